@@ -1,0 +1,26 @@
+"""The `converge` console script: the window by default, headless subcommands for QA."""
+
+from __future__ import annotations
+
+import sys
+
+HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "qa"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch to a headless subcommand or open the desktop window.
+
+    Headless commands are imported lazily so that `converge ls` never loads Qt.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in HEADLESS_COMMANDS:
+        from sync.cli import main as cli_main
+
+        return cli_main(args)
+    from app.desktop import run
+
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
