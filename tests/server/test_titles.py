@@ -1,0 +1,99 @@
+"""The title rule, case by case (CONTRACT §2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from server_stub.titles import normalize_text, normalize_title, title_from_message
+
+
+def _msg(*texts: str) -> dict[str, object]:
+    return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Hello world", "Hello world"),
+        ("  padded  ", "padded"),
+        ("tabs\tand\nnewlines\r\n here", "tabs and newlines here"),
+        # NFC: e + combining acute composes to é (one code point).
+        ("Cafe\u0301", "Caf\u00e9"),
+        # Cc characters that are not White_Space vanish without leaving a space.
+        ("a\u0000b\u0007c\u001bd", "abcd"),
+        # U+001C..U+001F are Cc but not Unicode White_Space (Python's isspace() disagrees).
+        ("x\u001cy\u001dz\u001e!\u001f?", "xyz!?"),
+        # U+0085 (NEL) is Cc *and* White_Space: it becomes a space.
+        ("one\u0085two", "one two"),
+        # Other White_Space: no-break space, ideographic space, line separator, em space.
+        ("a\u00a0b\u3000c\u2028d\u2003e", "a b c d e"),
+        # Zero-width space is not White_Space (category Cf): it stays.
+        ("a\u200bb", "a\u200bb"),
+    ],
+)
+def test_normalisation_steps(raw: str, expected: str) -> None:
+    assert normalize_title(raw) == expected
+
+
+def test_title_is_cut_to_64_code_points_and_trailing_space_stripped() -> None:
+    text = "word " * 20
+    title = normalize_title(text)
+    assert title is not None
+    assert len(title) <= 64
+    assert title == ("word " * 13).rstrip()  # 65 chars -> cut at 64 -> "word ... word" stripped
+
+
+def test_exactly_64_code_points_is_kept_whole() -> None:
+    text = "x" * 64
+    assert normalize_title(text) == text
+
+
+def test_zwj_emoji_sequence_on_the_boundary_is_dropped_whole() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 7 code points
+    text = "a" * 60 + family  # the cluster spans code points 61..67
+    assert normalize_title(text) == "a" * 60
+
+
+def test_flag_on_the_boundary_is_not_split() -> None:
+    flag = "\U0001f1eb\U0001f1f7"  # regional indicators F + R, one cluster of 2 code points
+    assert normalize_title("b" * 63 + flag) == "b" * 63
+    assert normalize_title("b" * 62 + flag + "tail") == "b" * 62 + flag
+
+
+def test_combining_sequence_is_not_split() -> None:
+    # q + two combining marks has no precomposed form: a 3-code-point cluster.
+    cluster = "q\u0307\u0323"
+    text = "c" * 62 + cluster
+    assert normalize_title(text) == "c" * 62
+
+
+def test_cut_that_leaves_nothing_gives_null() -> None:
+    # A single grapheme cluster longer than 64 code points.
+    assert normalize_title("a" + "\u0301" * 80) is None
+
+
+def test_first_non_empty_text_block_wins() -> None:
+    message = {
+        "role": "user",
+        "content": [
+            {"type": "image", "media_type": "image/png", "data": "AAAA"},
+            {"type": "text", "text": " \u0000\t "},
+            {"type": "text", "text": "Second block"},
+            {"type": "text", "text": "Third"},
+        ],
+    }
+    assert title_from_message(message) == "Second block"
+
+
+def test_no_text_block_gives_null() -> None:
+    assert title_from_message({"role": "user", "content": []}) is None
+    assert title_from_message(_msg("   ", "\u0007")) is None
+
+
+@pytest.mark.parametrize("bad", [None, "text", 3, {"content": "str"}, {"content": [1, None]}])
+def test_malformed_legacy_data_gives_null_not_an_error(bad: object) -> None:
+    assert title_from_message(bad) is None
+
+
+def test_normalize_text_keeps_inner_single_spaces() -> None:
+    assert normalize_text("a  b   c") == "a b c"
