@@ -1,0 +1,32 @@
+"""`python -m bench {server,sync,ui,all}`: benchmarks that print figures.
+
+Benchmarks are never timed tests: they measure, print a table, and save JSON under
+`bench/results/` so that `docs/performance.md` can quote a run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+SUITES = ("server", "sync", "ui")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in {"-h", "--help"}:
+        print(f"usage: python -m bench {{{','.join(SUITES)},all}} [options]")
+        return 0 if args else 2
+    names = SUITES if args[0] == "all" else (args[0],)
+    status = 0
+    for name in names:
+        if name not in SUITES:
+            print(f"unknown benchmark {name!r}; choose from {', '.join(SUITES)} or all")
+            return 2
+        module = importlib.import_module(f"bench.{name}")
+        status |= int(module.main(args[1:]))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
