@@ -1,0 +1,391 @@
+"""The HTTP client of the sixteen `/v1` routes, on one long-lived `httpx.AsyncClient`.
+
+Why one client: connection reuse (a reconcile pass is many small requests) and one place for
+timeouts, the bearer token and retries. Retries (tenacity, exponential backoff with jitter)
+apply only to idempotent methods (GET, DELETE: the contract makes DELETE idempotent through
+its tombstone) and only to failures that say nothing happened: a connection that was never
+established, or a 503. A POST is never retried; a read error after the request was sent is
+never retried here (the caller decides: the reconciler keeps rows, the delete service says
+nothing was confirmed).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from httpx_sse import aconnect_sse
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from sync.errors import (
+    ApiError,
+    BadCursor,
+    NetworkError,
+    SyncError,
+    Unavailable,
+    UnexpectedResponse,
+    error_class_for,
+)
+from sync.models import (
+    Approval,
+    Artifact,
+    Event,
+    EventPage,
+    RunView,
+    SessionPage,
+    SessionView,
+)
+
+log = logging.getLogger(__name__)
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+#: An SSE stream gets a keep-alive comment at least every 15 s, so 45 s of silence is a
+#: dead connection, not a quiet run.
+STREAM_TIMEOUT = httpx.Timeout(10.0, connect=5.0, read=45.0)
+PAGE_LIMIT = 200
+
+
+def _seg(value: str) -> str:
+    """Quote an opaque id for use as one path segment (ids are never parsed, only echoed)."""
+    return quote(value, safe="")
+
+
+class _NotSent(Exception):
+    """Internal: the connection was never established, so the request had no effect."""
+
+
+class ApiClient:
+    """Typed access to the contract's routes; raises `sync.errors` classes, never httpx's."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        retry_attempts: int = 3,
+        retry_initial_wait: float = 0.2,
+        retry_max_wait: float = 2.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=False,
+        )
+        self._retry_attempts = max(1, retry_attempts)
+        self._retry_initial_wait = retry_initial_wait
+        self._retry_max_wait = retry_max_wait
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _network_error(self, exc: httpx.HTTPError, method: str, path: str) -> NetworkError:
+        kind = type(exc).__name__
+        return NetworkError(
+            f"Cannot reach the server at {self.base_url} ({kind} on {method} {path})."
+        )
+
+    def _error_from_response(
+        self, response: httpx.Response, body: bytes, *, has_cursor: bool = False
+    ) -> ApiError:
+        """Map an error answer to the most specific class; tolerate a missing envelope."""
+        method = response.request.method
+        path = response.request.url.path
+        code: str | None = None
+        server_message = ""
+        details: Mapping[str, Any] = {}
+        try:
+            payload = json.loads(body) if body else None
+        except ValueError:
+            payload = None
+        if isinstance(payload, Mapping) and isinstance(payload.get("error"), Mapping):
+            env = payload["error"]
+            code = env.get("code") if isinstance(env.get("code"), str) else None
+            server_message = env.get("message") if isinstance(env.get("message"), str) else ""
+            if isinstance(env.get("details"), Mapping):
+                details = env["details"]
+        status = response.status_code
+        cls = error_class_for(status, code, details)
+        if has_cursor and status == 400:
+            cls = BadCursor
+        message = _describe(status, code, server_message, details, self.base_url)
+        return cls(message, status=status, code=code, details=details, method=method, path=path)
+
+    async def _send_once(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None,
+        json_body: Any,
+        headers: Mapping[str, str] | None,
+    ) -> httpx.Response:
+        try:
+            return await self._client.request(
+                method, path, params=params, json=json_body, headers=headers
+            )
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise _NotSent(exc) from exc
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc, method, path) from exc
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        ok: tuple[int, ...] = (200,),
+        has_cursor: bool = False,
+    ) -> httpx.Response:
+        """Send one request (with retries where safe); return a response whose status is in
+        `ok`, else raise the mapped error."""
+        method = method.upper()
+        idempotent = method in IDEMPOTENT_METHODS
+
+        def retryable(exc: BaseException) -> bool:
+            return idempotent and isinstance(exc, (_NotSent, Unavailable))
+
+        async def attempt() -> httpx.Response:
+            response = await self._send_once(
+                method, path, params=params, json_body=json_body, headers=headers
+            )
+            if response.status_code in ok:
+                return response
+            raise self._error_from_response(response, response.content, has_cursor=has_cursor)
+
+        try:
+            async for state in AsyncRetrying(
+                retry=retry_if_exception(retryable),
+                stop=stop_after_attempt(self._retry_attempts),
+                wait=wait_exponential_jitter(
+                    initial=self._retry_initial_wait, max=self._retry_max_wait
+                ),
+                reraise=True,
+                before_sleep=lambda rs: log.info(
+                    "retrying %s %s after %r (attempt %d)",
+                    method,
+                    path,
+                    rs.outcome.exception() if rs.outcome else None,
+                    rs.attempt_number,
+                ),
+            ):
+                with state:
+                    return await attempt()
+        except _NotSent as exc:
+            cause = exc.args[0] if exc.args and isinstance(exc.args[0], httpx.HTTPError) else None
+            if cause is None:
+                raise NetworkError(f"Cannot reach the server at {self.base_url}.") from exc
+            raise self._network_error(cause, method, path) from cause
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _json(response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise UnexpectedResponse(
+                "The server sent a body that is not JSON.",
+                status=response.status_code,
+                method=response.request.method,
+                path=response.request.url.path,
+            ) from exc
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def list_sessions(
+        self, *, limit: int = PAGE_LIMIT, cursor: str | None = None, etag: str | None = None
+    ) -> SessionPage | None:
+        """One index page. With `etag` on the first page, None means 304: unchanged."""
+        params: dict[str, Any] = {"limit": limit}
+        headers: dict[str, str] = {}
+        if cursor:
+            params["cursor"] = cursor
+        elif etag:
+            headers["If-None-Match"] = etag
+        response = await self.request(
+            "GET",
+            "/v1/sessions",
+            params=params,
+            headers=headers,
+            ok=(200, 304),
+            has_cursor=bool(cursor),
+        )
+        if response.status_code == 304:
+            return None
+        body = self._json(response)
+        if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
+            raise UnexpectedResponse(
+                "The server sent a malformed session page.", status=response.status_code
+            )
+        next_cursor = body.get("next_cursor")
+        return SessionPage(
+            items=[SessionView.from_json(item) for item in body["items"]],
+            next_cursor=next_cursor if isinstance(next_cursor, str) and next_cursor else None,
+            etag=None if cursor else response.headers.get("ETag"),
+        )
+
+    async def get_session(self, session_id: str) -> SessionView:
+        response = await self.request("GET", f"/v1/sessions/{_seg(session_id)}")
+        return SessionView.from_json(self._json(response))
+
+    async def create_session(self) -> SessionView:
+        response = await self.request("POST", "/v1/sessions", json_body={}, ok=(201,))
+        return SessionView.from_json(self._json(response))
+
+    async def delete_session(self, session_id: str) -> None:
+        """204 (deleted now or before). Raises NotFound, ActiveRunExists, ... otherwise."""
+        await self.request("DELETE", f"/v1/sessions/{_seg(session_id)}", ok=(204,))
+
+    # -- runs and events --------------------------------------------------------------------
+
+    async def start_run(self, session_id: str, message: Mapping[str, Any]) -> RunView:
+        response = await self.request(
+            "POST",
+            f"/v1/sessions/{_seg(session_id)}/runs",
+            json_body={"input": dict(message)},
+            ok=(202,),
+        )
+        return RunView.from_json(self._json(response))
+
+    async def session_events(
+        self, session_id: str, *, after: int | None = None, limit: int = 1000
+    ) -> EventPage:
+        params: dict[str, Any] = {"limit": limit}
+        if after is not None:
+            params["after"] = after
+        response = await self.request(
+            "GET", f"/v1/sessions/{_seg(session_id)}/events", params=params
+        )
+        body = self._json(response)
+        if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
+            raise UnexpectedResponse("The server sent a malformed event page.", status=200)
+        next_after = body.get("next_after")
+        return EventPage(
+            items=[Event.from_json(item) for item in body["items"]],
+            next_after=next_after if isinstance(next_after, int) else None,
+        )
+
+    async def get_run(self, run_id: str) -> RunView:
+        response = await self.request("GET", f"/v1/runs/{_seg(run_id)}")
+        return RunView.from_json(self._json(response))
+
+    async def run_events(self, run_id: str) -> list[Event]:
+        """The run's events so far, as JSON (route 8 without SSE)."""
+        response = await self.request("GET", f"/v1/runs/{_seg(run_id)}/events")
+        body = self._json(response)
+        if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
+            raise UnexpectedResponse("The server sent a malformed event list.", status=200)
+        return [Event.from_json(item) for item in body["items"]]
+
+    async def cancel_run(self, run_id: str) -> RunView:
+        response = await self.request("POST", f"/v1/runs/{_seg(run_id)}/cancel", ok=(202,))
+        return RunView.from_json(self._json(response))
+
+    async def decide_approval(self, approval_id: str, decision: str) -> Approval:
+        response = await self.request(
+            "POST",
+            f"/v1/approvals/{_seg(approval_id)}/decision",
+            json_body={"decision": decision},
+        )
+        return Approval.from_json(self._json(response))
+
+    async def stream_run_events(
+        self, run_id: str, *, last_event_id: int | None = None
+    ) -> AsyncIterator[Event]:
+        """One SSE connection to a run's events; ends when the server closes the stream.
+
+        Keep-alive comments (empty data) are skipped. Raises NetworkError when the
+        connection drops; `sync.conversation.follow_run` resumes with Last-Event-ID.
+        Consumers should cancel the consuming task rather than break out (PITFALLS §2).
+        """
+        path = f"/v1/runs/{_seg(run_id)}/events"
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        try:
+            async with aconnect_sse(
+                self._client, "GET", path, headers=headers, timeout=STREAM_TIMEOUT
+            ) as source:
+                response = source.response
+                if response.status_code != 200:
+                    body = await response.aread()
+                    raise self._error_from_response(response, body)
+                async for sse in source.aiter_sse():
+                    if not sse.data:
+                        continue  # keep-alive comment
+                    try:
+                        payload = json.loads(sse.data)
+                    except ValueError as exc:
+                        raise UnexpectedResponse(
+                            "The server sent an SSE frame that is not JSON.", status=200
+                        ) from exc
+                    yield Event.from_json(payload)
+        except SyncError:
+            raise
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc, "GET", path) from exc
+
+    # -- artifacts --------------------------------------------------------------------------
+
+    async def get_artifact(self, artifact_id: str) -> Artifact:
+        response = await self.request("GET", f"/v1/artifacts/{_seg(artifact_id)}")
+        return Artifact.from_json(self._json(response))
+
+    async def artifact_content(self, artifact_id: str) -> bytes:
+        response = await self.request(
+            "GET", f"/v1/artifacts/{_seg(artifact_id)}/content", headers={"Accept": "*/*"}
+        )
+        return response.content
+
+
+def _describe(
+    status: int, code: str | None, server_message: str, details: Mapping[str, Any], base_url: str
+) -> str:
+    """A sentence a user can act on, built from the status and the server's own words."""
+    suffix = f" ({server_message})" if server_message else ""
+    if status == 401:
+        return f"The server at {base_url} did not accept the token{suffix}. Check the token."
+    if status == 403:
+        scope = details.get("required_scope")
+        need = f" (needs scope {scope})" if isinstance(scope, str) else ""
+        return f"The token is not allowed to do this{need}."
+    if status == 404:
+        if details.get("reason") == "deleted":
+            return "The conversation was deleted."
+        return "Not found on the server."
+    if status == 409:
+        if details.get("reason") == "active_run_exists":
+            return f"A run is still active ({details.get('active_run_id')})."
+        return f"The server refused because of the current state{suffix}."
+    if status == 400:
+        return f"The server rejected the request as invalid{suffix}."
+    if status == 503:
+        return f"The server at {base_url} is unavailable right now (503){suffix}."
+    if status >= 500:
+        return f"The server at {base_url} failed ({status}){suffix}."
+    return f"Unexpected answer {status} from the server{suffix}."

@@ -1,0 +1,74 @@
+"""Opening a conversation: the whole event log, and following a live run over SSE.
+
+`follow_run` survives a dropped connection: it reconnects with `Last-Event-ID` set to the
+last sequence it delivered, so the server replays only what was missed, and it drops any
+frame it has already delivered. It ends after the run's terminal event. Consumers that want
+to stop early should cancel the consuming task rather than `break` (PITFALLS §2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from sync.api import ApiClient
+from sync.errors import NetworkError, ServerError
+from sync.models import Event
+
+log = logging.getLogger(__name__)
+
+
+async def transcript(api: ApiClient, session_id: str, *, page_limit: int = 1000) -> list[Event]:
+    """Every event of the session, all pages, in sequence order."""
+    events: list[Event] = []
+    after: int | None = None
+    while True:
+        page = await api.session_events(session_id, after=after, limit=page_limit)
+        events.extend(page.items)
+        if page.next_after is None or not page.items:
+            return events
+        after = page.next_after
+
+
+async def follow_run(
+    api: ApiClient,
+    run_id: str,
+    *,
+    after: int | None = None,
+    max_reconnects: int = 20,
+    reconnect_delay: float = 0.25,
+) -> AsyncIterator[Event]:
+    """The run's events from `after` (exclusive) to its terminal event, resuming on drops."""
+    last = after
+    failures = 0
+    while True:
+        try:
+            async for event in api.stream_run_events(run_id, last_event_id=last):
+                if last is not None and event.sequence <= last:
+                    continue  # already delivered before the reconnect
+                last = event.sequence
+                failures = 0
+                yield event
+                if event.is_terminal:
+                    return
+        except (NetworkError, ServerError) as exc:
+            failures += 1
+            if failures > max_reconnects:
+                raise
+            log.info("run %s stream dropped (%s); resuming after %s", run_id, exc.message, last)
+            await asyncio.sleep(min(reconnect_delay * failures, 2.0))
+            continue
+        # The server closed the stream without a terminal event: the run may have ended
+        # between frames, or the stream was cut cleanly. Ask before reconnecting.
+        run = await api.get_run(run_id)
+        if run.is_terminal:
+            for event in await api.run_events(run_id):
+                if last is None or event.sequence > last:
+                    last = event.sequence
+                    yield event
+            return
+        failures += 1
+        if failures > max_reconnects:
+            raise NetworkError(f"The event stream of run {run_id} keeps closing early.")
+        await asyncio.sleep(min(reconnect_delay * failures, 2.0))

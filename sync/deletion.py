@@ -1,0 +1,153 @@
+"""Server-first delete (CONTRACT §7, ADR-0050 §3–§4 and §8).
+
+The local row and its cached bytes leave the mirror only after the server answers 204, or
+404 (the server confirms the session is absent). 409 keeps the row and names the active run:
+a delete never cancels a run by itself; `stop_run_and_delete` is the separate, explicit
+action that cancels, waits until the run has ended (completion must be observed), then
+deletes. Anything else keeps the row and says that nothing was deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from sync import wording
+from sync.api import ApiClient
+from sync.cache import remove_cached_files
+from sync.errors import ActiveRunExists, NotFound, SyncError
+from sync.mirror import Mirror
+
+log = logging.getLogger(__name__)
+
+
+class DeleteStatus(Enum):
+    DELETED = "deleted"  # 204: removed from server and mirror
+    ALREADY_GONE = "already_gone"  # 404: the server confirms absence; removed from mirror
+    ACTIVE_RUN = "active_run"  # 409: nothing deleted; row kept; stop the run first
+    FAILED = "failed"  # anything else: nothing deleted (as far as we know); row kept
+
+
+@dataclass(frozen=True)
+class DeleteOutcome:
+    """One session's result; `removed` tells whether the row left the mirror."""
+
+    session_id: str
+    status: DeleteStatus
+    message: str
+    active_run_id: str | None = None
+    error: SyncError | None = field(default=None, compare=False)
+
+    @property
+    def removed(self) -> bool:
+        return self.status in (DeleteStatus.DELETED, DeleteStatus.ALREADY_GONE)
+
+
+class DeleteService:
+    def __init__(
+        self,
+        api: ApiClient,
+        mirror: Mirror,
+        cache_dir: Path | None,
+        *,
+        on_removed: Callable[[str], None] | None = None,
+        concurrency: int = 4,
+    ) -> None:
+        self.api = api
+        self.mirror = mirror
+        self.cache_dir = cache_dir
+        self._on_removed = on_removed
+        self._limit = asyncio.Semaphore(max(1, concurrency))
+
+    async def _remove_locally(self, session_id: str) -> None:
+        if self._on_removed is not None:
+            self._on_removed(session_id)
+        applied = await asyncio.to_thread(self.mirror.apply, (), [session_id])
+        await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
+
+    async def delete(self, session_id: str) -> DeleteOutcome:
+        try:
+            await self.api.delete_session(session_id)
+        except NotFound:
+            await self._remove_locally(session_id)
+            return DeleteOutcome(
+                session_id,
+                DeleteStatus.ALREADY_GONE,
+                "The conversation was already gone from the server; removed here too.",
+            )
+        except ActiveRunExists as exc:
+            return DeleteOutcome(
+                session_id,
+                DeleteStatus.ACTIVE_RUN,
+                wording.run_in_progress(exc.active_run_id),
+                active_run_id=exc.active_run_id,
+                error=exc,
+            )
+        except SyncError as exc:
+            log.info("delete %s failed: %r", session_id, exc)
+            return DeleteOutcome(
+                session_id, DeleteStatus.FAILED, wording.nothing_deleted(exc.message), error=exc
+            )
+        await self._remove_locally(session_id)
+        return DeleteOutcome(session_id, DeleteStatus.DELETED, "The conversation was deleted.")
+
+    async def delete_many(self, ids: Sequence[str]) -> list[DeleteOutcome]:
+        """One outcome per id, in the given order; at most `concurrency` requests at once."""
+
+        async def bounded(sid: str) -> DeleteOutcome:
+            async with self._limit:
+                return await self.delete(sid)
+
+        unique = list(dict.fromkeys(ids))
+        outcomes = await asyncio.gather(*(bounded(sid) for sid in unique))
+        by_id = dict(zip(unique, outcomes, strict=True))
+        return [by_id[sid] for sid in ids]
+
+    async def wait_for_run_end(self, run_id: str, *, deadline: float, poll: float = 0.2) -> bool:
+        """Poll `GET /v1/runs/{id}` until the run is terminal; False when the deadline passes.
+
+        A terminal status means every write of the run has committed (CONTRACT §2), so the
+        purge cannot race the worker.
+        """
+        while True:
+            try:
+                run = await self.api.get_run(run_id)
+                if run.is_terminal:
+                    return True
+            except NotFound:
+                return True  # the run (and its session) is already gone
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+
+    async def stop_run_and_delete(
+        self, session_id: str, *, run_id: str | None = None, timeout: float = 30.0
+    ) -> DeleteOutcome:
+        """The explicit "Stop the run, then delete": cancel, observe the end, then delete."""
+        deadline = time.monotonic() + timeout
+        try:
+            if run_id is None:
+                run_id = (await self.api.get_session(session_id)).active_run_id
+            if run_id is not None:
+                await self.api.cancel_run(run_id)
+                if not await self.wait_for_run_end(run_id, deadline=deadline):
+                    return DeleteOutcome(
+                        session_id,
+                        DeleteStatus.FAILED,
+                        wording.nothing_deleted(
+                            f"the run {run_id} did not stop within {timeout:.0f} s."
+                        ),
+                        active_run_id=run_id,
+                    )
+        except NotFound:
+            pass  # the delete below answers 204 (tombstone) or 404; both remove the row
+        except SyncError as exc:
+            return DeleteOutcome(
+                session_id, DeleteStatus.FAILED, wording.nothing_deleted(exc.message), error=exc
+            )
+        return await self.delete(session_id)

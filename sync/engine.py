@@ -1,0 +1,369 @@
+"""`SyncEngine`: the one object the window and the command line talk to.
+
+It owns the long-lived API client and the profile's mirror, runs reconcile passes (one at a
+time, triggers coalesced), performs server-first deletes, opens conversations and follows
+live runs. Listeners get `IndexChanged` after anything changed the mirror and
+`StatusChanged` when the sync state moves, always on the event loop's thread; they should
+be quick (re-read `rows()` and diff, update a status line).
+
+No Qt here: the window adapts these callbacks to signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import httpx
+
+from sync.api import PAGE_LIMIT, ApiClient
+from sync.cache import ArtifactCache
+from sync.conversation import follow_run, transcript
+from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
+from sync.errors import (
+    NetworkError,
+    NotFound,
+    SyncError,
+    Unavailable,
+)
+from sync.mirror import Mirror, SessionRow
+from sync.models import Approval, Event, RunView, SessionView, text_message
+from sync.profile import Profile
+from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
+
+__all__ = [
+    "DeleteOutcome",
+    "DeleteStatus",
+    "EngineEvent",
+    "EngineState",
+    "EngineStatus",
+    "IndexChanged",
+    "ReconcileReport",
+    "SessionRow",
+    "StatusChanged",
+    "SyncEngine",
+    "TriggerReason",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMER_INTERVAL = 30.0
+
+
+class EngineState(Enum):
+    IDLE = "idle"  # the last pass concluded
+    SYNCING = "syncing"  # a pass is running
+    OFFLINE = "offline"  # the last pass could not reach the server (or got 503)
+    ERROR = "error"  # the server refused us (401/403) or answered nonsense
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    state: EngineState
+    message: str = ""
+    last_success: float | None = None  # time.time() of the last conclusive pass
+
+
+@dataclass(frozen=True)
+class IndexChanged:
+    """The mirror changed: ids inserted, updated, removed. `report` when a pass did it."""
+
+    inserted: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    report: ReconcileReport | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: EngineStatus
+
+
+EngineEvent = IndexChanged | StatusChanged
+Listener = Callable[[EngineEvent], None]
+
+
+class SyncEngine:
+    """The facade of `docs/architecture.md`; construct with `await SyncEngine.open(profile)`."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        api: ApiClient,
+        mirror: Mirror,
+        *,
+        page_limit: int = PAGE_LIMIT,
+        use_etag: bool = True,
+        timer_interval: float = DEFAULT_TIMER_INTERVAL,
+        page_hook: PageHook | None = None,
+        delete_concurrency: int = 4,
+    ) -> None:
+        self.profile = profile
+        self.api = api
+        self.mirror = mirror
+        self.timer_interval = timer_interval
+        self._listeners: list[Listener] = []
+        self._deleted: set[str] = set()
+        self._status = EngineStatus(EngineState.IDLE)
+        self.reconciler = Reconciler(
+            api,
+            mirror,
+            cache_dir=profile.cache_dir,
+            page_limit=page_limit,
+            use_etag=use_etag,
+            skip=self._deleted.__contains__,
+            page_hook=page_hook,
+        )
+        self._coalescer = Coalescer(self._run_pass)
+        self._deleter = DeleteService(
+            api,
+            mirror,
+            profile.cache_dir,
+            on_removed=self._deleted.add,
+            concurrency=delete_concurrency,
+        )
+        self._cache = ArtifactCache(api, mirror, profile.cache_dir)
+        self._timer: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[object]] = set()
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        profile: Profile,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        page_limit: int = PAGE_LIMIT,
+        use_etag: bool = True,
+        timer_interval: float = DEFAULT_TIMER_INTERVAL,
+        retry_attempts: int = 3,
+        page_hook: PageHook | None = None,
+    ) -> SyncEngine:
+        """Open the profile's mirror (migrating it) and the API client.
+
+        Raises ProfileError (no server or token), MirrorTooNew, MirrorError. Makes no
+        request: call `trigger(TriggerReason.CONNECT)` once the window is up.
+        """
+        server, token = profile.require_connection()
+        await asyncio.to_thread(profile.ensure_dirs)
+        mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
+        api = ApiClient(server, token, transport=transport, retry_attempts=retry_attempts)
+        return cls(
+            profile,
+            api,
+            mirror,
+            page_limit=page_limit,
+            use_etag=use_etag,
+            timer_interval=timer_interval,
+            page_hook=page_hook,
+        )
+
+    # -- events -----------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Add a listener; returns the function that removes it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("engine listener failed on %r", type(event).__name__)
+
+    @property
+    def status(self) -> EngineStatus:
+        return self._status
+
+    def _set_status(self, status: EngineStatus) -> None:
+        if status != self._status:
+            self._status = status
+            self._emit(StatusChanged(status))
+
+    # -- the mirror -------------------------------------------------------------------------
+
+    async def rows(self, filter_text: str = "") -> list[SessionRow]:
+        """Sidebar rows (updated_at DESC, id DESC), read off the event loop thread."""
+        return await asyncio.to_thread(self.mirror.rows, filter_text)
+
+    async def row(self, session_id: str) -> SessionRow | None:
+        return await asyncio.to_thread(self.mirror.get, session_id)
+
+    # -- reconcile --------------------------------------------------------------------------
+
+    def trigger(self, reason: TriggerReason) -> None:
+        """Ask for a pass; during a pass, all triggers fold into exactly one more pass."""
+        if self._closed:
+            return
+        future = self._coalescer.request(reason)
+        future.add_done_callback(_consume_future)
+
+    async def reconcile(self, reason: TriggerReason = TriggerReason.MANUAL) -> ReconcileReport:
+        """Run (or join) a pass that starts no earlier than this call, and return its report.
+
+        Never raises for network or server conditions: see `report.error`.
+        """
+        return await asyncio.shield(self._coalescer.request(reason))
+
+    @property
+    def passes_started(self) -> int:
+        return self._coalescer.passes_started
+
+    async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
+        last_success = self._status.last_success
+        self._set_status(EngineStatus(EngineState.SYNCING, "Synchronizing…", last_success))
+        report = await self.reconciler.run_pass(reason)
+        if report.changed:
+            self._emit(IndexChanged(report.inserted, report.updated, report.pruned, report))
+        if report.error is None:
+            self._set_status(EngineStatus(EngineState.IDLE, "", time.time()))
+        elif isinstance(report.error, (NetworkError, Unavailable)):
+            self._set_status(EngineStatus(EngineState.OFFLINE, report.error.message, last_success))
+        else:
+            self._set_status(EngineStatus(EngineState.ERROR, report.error.message, last_success))
+        return report
+
+    def start_timer(self, interval: float | None = None) -> None:
+        """Trigger TIMER every `interval` seconds (default 30) until `stop_timer`/`close`."""
+        if interval is not None:
+            self.timer_interval = interval
+        self.stop_timer()
+        self._timer = asyncio.get_running_loop().create_task(self._tick())
+
+    def stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self.timer_interval)
+            self.trigger(TriggerReason.TIMER)
+
+    # -- delete -----------------------------------------------------------------------------
+
+    async def delete(self, session_id: str) -> DeleteOutcome:
+        """Server-first delete of one session; see `DeleteOutcome.status`."""
+        outcome = await self._deleter.delete(session_id)
+        self._after_delete([outcome])
+        if outcome.status is DeleteStatus.ACTIVE_RUN:
+            await self._refresh_one(session_id)
+        return outcome
+
+    async def delete_many(self, ids: Sequence[str]) -> list[DeleteOutcome]:
+        """One outcome per id, in order (bounded concurrency)."""
+        outcomes = await self._deleter.delete_many(ids)
+        self._after_delete(outcomes)
+        return outcomes
+
+    async def stop_run_and_delete(
+        self, session_id: str, *, run_id: str | None = None, timeout: float = 30.0
+    ) -> DeleteOutcome:
+        """The explicit second action after a 409: cancel, observe the end, then delete."""
+        outcome = await self._deleter.stop_run_and_delete(
+            session_id, run_id=run_id, timeout=timeout
+        )
+        self._after_delete([outcome])
+        return outcome
+
+    def _after_delete(self, outcomes: Sequence[DeleteOutcome]) -> None:
+        removed = tuple(o.session_id for o in outcomes if o.removed)
+        if removed:
+            self._emit(IndexChanged(removed=removed))
+
+    async def _refresh_one(self, session_id: str) -> SessionView | None:
+        """Point-read one session into the mirror (best effort; prune on 404)."""
+        try:
+            view = await self.api.get_session(session_id)
+        except NotFound:
+            applied = await asyncio.to_thread(self.mirror.apply, (), [session_id])
+            if applied.removed:
+                self._emit(IndexChanged(removed=tuple(applied.removed)))
+            return None
+        except SyncError as exc:
+            log.info("refresh of %s failed: %s", session_id, exc.message)
+            return None
+        applied = await asyncio.to_thread(
+            self.mirror.apply, [view], (), skip=self._deleted.__contains__
+        )
+        if applied.inserted or applied.updated:
+            self._emit(IndexChanged(tuple(applied.inserted), tuple(applied.updated)))
+        return view
+
+    # -- conversations ----------------------------------------------------------------------
+
+    async def transcript(self, session_id: str) -> list[Event]:
+        """All pages of the session's events, in sequence order."""
+        return await transcript(self.api, session_id)
+
+    async def stream_run(self, run_id: str, after: int | None = None) -> AsyncIterator[Event]:
+        """The run's events after `after`, live, resuming over dropped connections; ends
+        after the terminal event (then the session's row is refreshed). Cancel the consuming
+        task to stop early (PITFALLS §2)."""
+        async for event in follow_run(self.api, run_id, after=after):
+            yield event
+            if event.is_terminal:
+                await self._refresh_one(event.session_id)
+
+    async def send_message(self, session_id: str | None, text: str) -> tuple[SessionView, RunView]:
+        """Start a run with `text` (in a new session when `session_id` is None)."""
+        if session_id is None:
+            created = await self.api.create_session()
+            session_id = created.id
+        run = await self.api.start_run(session_id, text_message(text))
+        view = await self._refresh_one(session_id)
+        if view is None:
+            view = await self.api.get_session(session_id)
+        return view, run
+
+    async def cancel_run(self, run_id: str) -> RunView:
+        return await self.api.cancel_run(run_id)
+
+    async def get_run(self, run_id: str) -> RunView:
+        return await self.api.get_run(run_id)
+
+    async def decide_approval(self, approval_id: str, decision: str) -> Approval:
+        """`decision` is "approve" or "deny"."""
+        return await self.api.decide_approval(approval_id, decision)
+
+    async def artifact_file(self, artifact_id: str) -> Path:
+        """The artifact's bytes as a cached, sha256-verified file."""
+        return await self._cache.file(artifact_id)
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_timer()
+        await self._coalescer.aclose()
+        await self.api.aclose()
+        await asyncio.to_thread(self.mirror.close)
+
+    async def __aenter__(self) -> SyncEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _consume_future(future: asyncio.Future[ReconcileReport]) -> None:
+    """Retrieve a fire-and-forget pass's outcome so asyncio never warns about it."""
+    if future.cancelled():
+        return
+    exc = future.exception()
+    if exc is not None:
+        log.error("reconcile pass failed: %r", exc)

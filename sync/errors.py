@@ -1,0 +1,206 @@
+"""Typed errors of the sync engine, mirroring the wire contract's error codes.
+
+The tree, in the manner of httpx's `_exceptions.py`::
+
+    SyncError                       anything the engine reports to its caller
+    ├── ApiError                    the server answered, with the contract's error envelope
+    │   ├── InvalidRequest          400 invalid_request (malformed body, bad parameter)
+    │   │   └── BadCursor           400 on a request that carried a cursor: restart the walk
+    │   ├── Unauthenticated         401 unauthenticated (missing or unknown token)
+    │   ├── Forbidden               403 forbidden (details.required_scope)
+    │   ├── NotFound                404 not_found (reason "deleted" for a tombstoned session)
+    │   ├── Conflict                409 invalid_state
+    │   │   ├── ActiveRunExists     409 on DELETE: details.active_run_id
+    │   │   └── RunInProgress       409 on POST runs: details.reason run_in_progress
+    │   ├── PayloadTooLarge         413 payload_too_large
+    │   ├── ServerError             500 internal, and any other 5xx or unexpected status
+    │   │   └── Unavailable         503 unavailable
+    │   └── UnexpectedResponse      a status or body the contract does not allow
+    ├── NetworkError                no HTTP answer: connect error, timeout, dropped connection
+    ├── IntegrityError              downloaded bytes do not match the artifact's sha256
+    ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
+    └── MirrorError                 the local mirror cannot be used
+        └── MirrorTooNew            the mirror was written by a newer schema: never touched
+
+Callers branch on the class, never on message text. Every class carries a human `message`
+that the command line and the window can show as is (no traceback for the user).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class SyncError(Exception):
+    """Anything the engine reports to its caller; `message` is fit to show a user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ApiError(SyncError):
+    """The server answered with an error status and (normally) the contract's envelope."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        code: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        method: str = "",
+        path: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.details: dict[str, Any] = dict(details or {})
+        self.method = method
+        self.path = path
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status}, code={self.code!r}, "
+            f"{self.method} {self.path}, details={self.details!r})"
+        )
+
+
+class InvalidRequest(ApiError):
+    """400 invalid_request: the request was malformed; a client bug or a stale cursor."""
+
+
+class BadCursor(InvalidRequest):
+    """400 on a request that carried a cursor: the key rotated or the cursor is foreign."""
+
+
+class Unauthenticated(ApiError):
+    """401: the token is missing or unknown to this server."""
+
+
+class Forbidden(ApiError):
+    """403: the token lacks the scope named in `required_scope`."""
+
+    @property
+    def required_scope(self) -> str | None:
+        value = self.details.get("required_scope")
+        return value if isinstance(value, str) else None
+
+
+class NotFound(ApiError):
+    """404: absent, never existed, another principal's, or (reason "deleted") tombstoned."""
+
+    @property
+    def reason(self) -> str | None:
+        value = self.details.get("reason")
+        return value if isinstance(value, str) else None
+
+
+class Conflict(ApiError):
+    """409 invalid_state: the resource's state forbids the operation right now."""
+
+    @property
+    def reason(self) -> str | None:
+        value = self.details.get("reason")
+        return value if isinstance(value, str) else None
+
+
+class ActiveRunExists(Conflict):
+    """409 on DELETE: a run is active; stop it (separately) before deleting."""
+
+    @property
+    def active_run_id(self) -> str | None:
+        value = self.details.get("active_run_id")
+        return value if isinstance(value, str) else None
+
+
+class RunInProgress(Conflict):
+    """409 on starting a run while another run of the session is active."""
+
+
+class PayloadTooLarge(ApiError):
+    """413: the request body exceeded the server's limit (1 MiB)."""
+
+
+class ServerError(ApiError):
+    """500 internal, or any other 5xx: the server failed; nothing can be concluded."""
+
+
+class Unavailable(ServerError):
+    """503: the server is temporarily unable to answer; retried on idempotent requests."""
+
+
+class UnexpectedResponse(ApiError):
+    """A status or body the contract does not allow for this route."""
+
+
+class NetworkError(SyncError):
+    """No HTTP answer at all: refused, timed out, or dropped mid-response."""
+
+
+class IntegrityError(SyncError):
+    """Downloaded artifact bytes do not match the sha256 in the artifact's metadata."""
+
+
+class ProfileError(SyncError):
+    """The profile has no server URL or token, or its settings cannot be read."""
+
+
+class MirrorError(SyncError):
+    """The local mirror database cannot be opened or used."""
+
+
+class MirrorTooNew(MirrorError):
+    """The mirror's schema is newer than this program: it is left exactly as it is."""
+
+    def __init__(self, message: str, *, found: int, supported: int) -> None:
+        super().__init__(message)
+        self.found = found
+        self.supported = supported
+
+
+_BY_CODE: dict[str, type[ApiError]] = {
+    "invalid_request": InvalidRequest,
+    "unauthenticated": Unauthenticated,
+    "forbidden": Forbidden,
+    "not_found": NotFound,
+    "invalid_state": Conflict,
+    "payload_too_large": PayloadTooLarge,
+    "internal": ServerError,
+    "unavailable": Unavailable,
+}
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: InvalidRequest,
+    401: Unauthenticated,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    500: ServerError,
+    503: Unavailable,
+}
+
+
+def error_class_for(status: int, code: str | None, details: Mapping[str, Any]) -> type[ApiError]:
+    """Pick the most specific class for an error answer.
+
+    The status decides first (a proxy's bare 503 has no envelope); the code and the details
+    refine it (409 `active_run_exists` vs `run_in_progress`).
+    """
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        if status >= 500:
+            cls = ServerError
+        elif code is not None and code in _BY_CODE:
+            cls = _BY_CODE[code]
+        else:
+            cls = UnexpectedResponse
+    if cls is Conflict:
+        reason = details.get("reason")
+        if reason == "active_run_exists":
+            cls = ActiveRunExists
+        elif reason == "run_in_progress":
+            cls = RunInProgress
+    return cls

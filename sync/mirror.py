@@ -1,0 +1,489 @@
+"""The SQLite mirror of a profile: session rows and the index of cached artifact bytes.
+
+The mirror is never authoritative (ADR-0050 §8): it holds what the last reconcile saw, so the
+window can draw at once and `converge ls` can answer offline.
+
+Why SQLite `user_version` with ordered steps rather than alembic: the mirror is a private
+cache with three tables, and `converge ls` must start fast; a list of DDL steps, each run in
+one `BEGIN IMMEDIATE` transaction together with the version bump, gives forward migrations
+with no extra machinery. A mirror whose version is newer than `SCHEMA_VERSION` was written by
+a newer program: it is refused with `MirrorTooNew` before anything writes to it (the check
+opens the file read-only, before the WAL pragma would touch it).
+
+Threads: every method is synchronous and meant to run off the event loop
+(`asyncio.to_thread`). Each call opens its own `Session`/connection from a pool; nothing is
+shared across threads. Writes are serialised inside the process by a lock and across
+processes by `BEGIN IMMEDIATE` plus `busy_timeout`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Engine,
+    Index,
+    Integer,
+    String,
+    create_engine,
+    delete,
+    event,
+    func,
+    or_,
+    select,
+)
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from sync.errors import MirrorError, MirrorTooNew
+from sync.models import SessionView
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class SessionRecord(Base):
+    """One mirrored SessionView."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    title: Mapped[str | None] = mapped_column(String, nullable=True)
+    created_at: Mapped[str] = mapped_column(String)
+    updated_at: Mapped[str] = mapped_column(String)
+    active_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    last_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    synced_at: Mapped[float] = mapped_column(default=0.0)
+
+    __table_args__ = (Index("ix_sessions_order", updated_at.desc(), id.desc()),)
+
+
+class CachedArtifact(Base):
+    """Index of artifact bytes cached as files in the profile's cache folder."""
+
+    __tablename__ = "artifacts"
+
+    artifact_id: Mapped[str] = mapped_column(String, primary_key=True)
+    session_id: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str] = mapped_column(String)
+    media_type: Mapped[str] = mapped_column(String)
+    size: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String)
+    file_name: Mapped[str] = mapped_column(String)
+    cached_at: Mapped[float] = mapped_column(default=0.0)
+
+
+class SyncState(Base):
+    """Small key/value facts about the mirror (the first page's ETag)."""
+
+    __tablename__ = "sync_state"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str | None] = mapped_column(String, nullable=True)
+
+
+#: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
+#: released step: append a new one. DDL is spelled out so a step never depends on the models.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE sessions (
+            id TEXT NOT NULL PRIMARY KEY,
+            title TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            active_run_id TEXT,
+            last_run_id TEXT,
+            synced_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_sessions_order ON sessions (updated_at DESC, id DESC)",
+        """CREATE TABLE artifacts (
+            artifact_id TEXT NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            cached_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
+        "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+ETAG_KEY = "sessions_first_page_etag"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One sidebar row, as the mirror holds it."""
+
+    id: str
+    title: str | None
+    created_at: str
+    updated_at: str
+    active_run_id: str | None
+    last_run_id: str | None
+
+    @classmethod
+    def from_view(cls, view: SessionView) -> SessionRow:
+        return cls(
+            id=view.id,
+            title=view.title,
+            created_at=view.created_at,
+            updated_at=view.updated_at,
+            active_run_id=view.active_run_id,
+            last_run_id=view.last_run_id,
+        )
+
+    def to_json(self) -> dict[str, str | None]:
+        """The `converge ls --json` shape."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "updated_at": self.updated_at,
+            "active_run_id": self.active_run_id,
+            "last_run_id": self.last_run_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CachedFile:
+    artifact_id: str
+    session_id: str
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    file_name: str
+
+
+def read_schema_version(path: Path) -> int:
+    """The mirror's user_version, read without writing anything (0 for a missing file)."""
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("PRAGMA user_version").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise MirrorError(f"Cannot open the mirror {path}: {exc}.") from exc
+    return int(row[0]) if row else 0
+
+
+def _make_engine(path: Path, *, immediate: bool) -> Engine:
+    engine = create_engine(
+        f"sqlite:///{path}",
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event choose the BEGIN kind (SQLAlchemy's SQLite recipe).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.close()
+
+    begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql(begin_sql)
+
+    return engine
+
+
+_UPSERT_COLUMNS = ("title", "created_at", "updated_at", "active_run_id", "last_run_id")
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyResult:
+    inserted: list[str]
+    updated: list[str]
+    removed: list[str]
+    removed_files: list[str]
+
+
+class Mirror:
+    """Synchronous access to one profile's mirror file; call it off the event loop."""
+
+    def __init__(self, path: Path, write_engine: Engine, read_engine: Engine) -> None:
+        self.path = path
+        self._write = write_engine
+        self._read = read_engine
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool = True) -> Mirror:
+        """Open (creating and migrating when needed) the mirror at `path`.
+
+        Raises MirrorTooNew, leaving the file untouched, when it comes from a newer schema.
+        """
+        found = read_schema_version(path)
+        if found > SCHEMA_VERSION:
+            raise MirrorTooNew(
+                f"The mirror {path} was written by a newer version of Converge "
+                f"(schema {found}; this version knows up to {SCHEMA_VERSION}). "
+                "It was left untouched: update Converge or use another profile.",
+                found=found,
+                supported=SCHEMA_VERSION,
+            )
+        if not path.exists():
+            if not create:
+                raise MirrorError(f"There is no mirror at {path} yet.")
+            path.parent.mkdir(parents=True, exist_ok=True)
+        write_engine = _make_engine(path, immediate=True)
+        read_engine = _make_engine(path, immediate=False)
+        mirror = cls(path, write_engine, read_engine)
+        try:
+            mirror._migrate()
+        except BaseException:
+            mirror.close()
+            raise
+        return mirror
+
+    def close(self) -> None:
+        self._write.dispose()
+        self._read.dispose()
+
+    # -- schema -----------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._write_lock, self._write.begin() as conn:
+            current = int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
+            if current > SCHEMA_VERSION:  # raced with a newer program since the check
+                raise MirrorTooNew(
+                    f"The mirror {self.path} was written by a newer version of Converge.",
+                    found=current,
+                    supported=SCHEMA_VERSION,
+                )
+            for step in range(current, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step]:
+                    conn.exec_driver_sql(statement)
+                conn.exec_driver_sql(f"PRAGMA user_version={step + 1}")
+
+    def schema_version(self) -> int:
+        with self._read.connect() as conn:
+            return int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def rows(self, filter_text: str = "") -> list[SessionRow]:
+        """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
+        stmt = select(SessionRecord).order_by(
+            SessionRecord.updated_at.desc(), SessionRecord.id.desc()
+        )
+        needle = filter_text.strip()
+        if needle:
+            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            pattern += "%"
+            stmt = stmt.where(
+                or_(
+                    func.lower(SessionRecord.title).like(pattern.lower(), escape="\\"),
+                    SessionRecord.id.like(pattern, escape="\\"),
+                )
+            )
+        with Session(self._read) as session, session.begin():
+            return [_row(rec) for rec in session.scalars(stmt)]
+
+    def get(self, session_id: str) -> SessionRow | None:
+        with Session(self._read) as session, session.begin():
+            rec = session.get(SessionRecord, session_id)
+            return _row(rec) if rec is not None else None
+
+    def snapshot(self) -> dict[str, SessionRow]:
+        """Every row by id: the planner's view of the mirror."""
+        with self._read.connect() as conn, conn.begin():
+            result = conn.execute(
+                select(
+                    SessionRecord.id,
+                    SessionRecord.title,
+                    SessionRecord.created_at,
+                    SessionRecord.updated_at,
+                    SessionRecord.active_run_id,
+                    SessionRecord.last_run_id,
+                )
+            )
+            return {r[0]: SessionRow(*r) for r in result}
+
+    def count(self) -> int:
+        with self._read.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(SessionRecord)).scalar_one())
+
+    def get_state(self, key: str) -> str | None:
+        with Session(self._read) as session, session.begin():
+            rec = session.get(SyncState, key)
+            return rec.value if rec is not None else None
+
+    def cached_file(self, artifact_id: str) -> CachedFile | None:
+        with Session(self._read) as session, session.begin():
+            rec = session.get(CachedArtifact, artifact_id)
+            if rec is None:
+                return None
+            return CachedFile(
+                rec.artifact_id,
+                rec.session_id,
+                rec.name,
+                rec.media_type,
+                rec.size,
+                rec.sha256,
+                rec.file_name,
+            )
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def set_state(self, key: str, value: str | None) -> None:
+        with self._write_lock, self._write.begin() as conn:
+            _set_state(conn, key, value)
+
+    def apply(
+        self,
+        upserts: Sequence[SessionView] = (),
+        removals: Sequence[str] = (),
+        *,
+        state: dict[str, str | None] | None = None,
+        skip: Callable[[str], bool] | None = None,
+    ) -> ApplyResult:
+        """Upsert views and remove rows (with their artifact index) in ONE transaction.
+
+        Rows are classified as inserted or updated against the mirror as it is inside this
+        transaction, so a concurrent change is reported truthfully; an unchanged row is not
+        rewritten. `skip(id)` drops an upsert at write time (a session
+        this device deleted since the walk saw it must not come back).
+        """
+        now = time.time()
+        with self._write_lock, self._write.begin() as conn:
+            wanted = [v for v in upserts if skip is None or not skip(v.id)]
+            current = _rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
+            inserted: list[str] = []
+            updated: list[str] = []
+            params: list[dict[str, Any]] = []
+            for view in wanted:
+                before = current.get(view.id)
+                row = SessionRow.from_view(view)
+                if before is None:
+                    inserted.append(view.id)
+                elif before != row:
+                    updated.append(view.id)
+                else:
+                    continue
+                params.append(
+                    {
+                        "id": view.id,
+                        "title": view.title,
+                        "created_at": view.created_at,
+                        "updated_at": view.updated_at,
+                        "active_run_id": view.active_run_id,
+                        "last_run_id": view.last_run_id,
+                        "synced_at": now,
+                    }
+                )
+            if params:
+                stmt = sqlite_insert(SessionRecord)
+                stmt = stmt.on_conflict_do_update(
+                    index_elements=["id"],
+                    set_={c: stmt.excluded[c] for c in (*_UPSERT_COLUMNS, "synced_at")},
+                )
+                # PITFALLS §8: rows go as executemany parameters, never into .values(...).
+                conn.execute(stmt, params)
+            removed: list[str] = []
+            files: list[str] = []
+            if removals:
+                ids = list(dict.fromkeys(removals))
+                for chunk in _chunks(ids, 500):
+                    present = conn.execute(
+                        select(SessionRecord.id).where(SessionRecord.id.in_(chunk))
+                    ).scalars()
+                    removed.extend(present)
+                    files.extend(
+                        conn.execute(
+                            select(CachedArtifact.file_name).where(
+                                CachedArtifact.session_id.in_(chunk)
+                            )
+                        ).scalars()
+                    )
+                    conn.execute(delete(SessionRecord).where(SessionRecord.id.in_(chunk)))
+                    conn.execute(delete(CachedArtifact).where(CachedArtifact.session_id.in_(chunk)))
+            for key, value in (state or {}).items():
+                _set_state(conn, key, value)
+        return ApplyResult(inserted, updated, removed, files)
+
+    def record_cached_file(self, entry: CachedFile) -> None:
+        values = {
+            "artifact_id": entry.artifact_id,
+            "session_id": entry.session_id,
+            "name": entry.name,
+            "media_type": entry.media_type,
+            "size": entry.size,
+            "sha256": entry.sha256,
+            "file_name": entry.file_name,
+            "cached_at": time.time(),
+        }
+        stmt = sqlite_insert(CachedArtifact)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["artifact_id"],
+            set_={k: stmt.excluded[k] for k in values if k != "artifact_id"},
+        )
+        with self._write_lock, self._write.begin() as conn:
+            conn.execute(stmt, [values])
+
+    def forget_cached_file(self, artifact_id: str) -> None:
+        with self._write_lock, self._write.begin() as conn:
+            conn.execute(delete(CachedArtifact).where(CachedArtifact.artifact_id == artifact_id))
+
+
+def _row(rec: SessionRecord) -> SessionRow:
+    return SessionRow(
+        id=rec.id,
+        title=rec.title,
+        created_at=rec.created_at,
+        updated_at=rec.updated_at,
+        active_run_id=rec.active_run_id,
+        last_run_id=rec.last_run_id,
+    )
+
+
+def _rows_by_id(conn: Any, ids: Sequence[str]) -> dict[str, SessionRow]:
+    out: dict[str, SessionRow] = {}
+    cols = (
+        SessionRecord.id,
+        SessionRecord.title,
+        SessionRecord.created_at,
+        SessionRecord.updated_at,
+        SessionRecord.active_run_id,
+        SessionRecord.last_run_id,
+    )
+    if len(ids) > 2000:  # cheaper to read everything than to chunk a huge IN list
+        for r in conn.execute(select(*cols)):
+            out[r[0]] = SessionRow(*r)
+        return out
+    for chunk in _chunks(list(ids), 500):
+        for r in conn.execute(select(*cols).where(SessionRecord.id.in_(chunk))):
+            out[r[0]] = SessionRow(*r)
+    return out
+
+
+def _set_state(conn: Any, key: str, value: str | None) -> None:
+    stmt = sqlite_insert(SyncState)
+    stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
+    conn.execute(stmt, [{"key": key, "value": value}])
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])

@@ -1,0 +1,99 @@
+"""The pure reconcile planner (CONTRACT §7, ADR-0050 §8), testable without a network.
+
+Two steps, both pure functions:
+
+1. `plan_walk(walk, mirror, complete)`: what the walk saw is upserted (only rows that are new
+   or differ); a mirror row absent from a COMPLETE walk becomes a point-read candidate. An
+   interrupted walk yields no point reads, hence no prunes.
+2. `plan_prunes(results)`: after `GET /v1/sessions/{id}` for each candidate, prune exactly the
+   ones that answered 404; refresh the ones that answered 200; keep every other (401, 403,
+   5xx, network error). The point read is what saves a session that moved between keyset
+   pages during the walk from being mistaken for a deletion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from sync.mirror import SessionRow
+from sync.models import SessionView
+
+
+@dataclass(frozen=True)
+class WalkPlan:
+    inserts: list[SessionView] = field(default_factory=list)
+    updates: list[SessionView] = field(default_factory=list)
+    point_reads: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def upserts(self) -> list[SessionView]:
+        return [*self.inserts, *self.updates]
+
+
+def dedupe_walk(walk: Iterable[SessionView]) -> dict[str, SessionView]:
+    """One view per id; if a (misbehaving) walk repeats an id, the latest updated_at wins."""
+    seen: dict[str, SessionView] = {}
+    for view in walk:
+        prior = seen.get(view.id)
+        if prior is None or view.updated_at >= prior.updated_at:
+            seen[view.id] = view
+    return seen
+
+
+def plan_walk(
+    walk: Iterable[SessionView], mirror: Mapping[str, SessionRow], *, complete: bool
+) -> WalkPlan:
+    """Upserts from what the walk saw; point reads only when the walk covered everything."""
+    seen = dedupe_walk(walk)
+    inserts: list[SessionView] = []
+    updates: list[SessionView] = []
+    unchanged = 0
+    for view in seen.values():
+        row = mirror.get(view.id)
+        if row is None:
+            inserts.append(view)
+        elif row != SessionRow.from_view(view):
+            updates.append(view)
+        else:
+            unchanged += 1
+    point_reads = sorted(sid for sid in mirror if sid not in seen) if complete else []
+    return WalkPlan(inserts=inserts, updates=updates, point_reads=point_reads, unchanged=unchanged)
+
+
+class PointReadOutcome(Enum):
+    FOUND = "found"  # 200: the session lives (it moved during the walk); refresh it
+    ABSENT = "absent"  # 404: the server confirms it is gone; prune
+    UNKNOWN = "unknown"  # anything else: keep the row, conclude nothing
+
+
+@dataclass(frozen=True)
+class PointRead:
+    session_id: str
+    outcome: PointReadOutcome
+    view: SessionView | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class PrunePlan:
+    prunes: list[str] = field(default_factory=list)
+    refreshes: list[SessionView] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def plan_prunes(results: Iterable[PointRead]) -> PrunePlan:
+    """Prune only on a confirmed 404; 200 refreshes; everything else keeps the row."""
+    prunes: list[str] = []
+    refreshes: list[SessionView] = []
+    kept: list[str] = []
+    for result in results:
+        if result.outcome is PointReadOutcome.ABSENT:
+            prunes.append(result.session_id)
+        elif result.outcome is PointReadOutcome.FOUND and result.view is not None:
+            refreshes.append(result.view)
+        else:
+            kept.append(result.session_id)
+    return PrunePlan(prunes=prunes, refreshes=refreshes, kept=kept)

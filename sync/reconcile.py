@@ -1,0 +1,269 @@
+"""One reconcile pass (CONTRACT §7), and the coalescing of triggers into passes.
+
+A pass: walk the complete index (limit 200), upsert every walked item, point-read every
+mirror row the walk did not see, prune only on 404. An interrupted walk (network error, 5xx,
+401/403, or a second 400 on a cursor) writes nothing and prunes nothing; a first 400 on a
+cursor (the server's key rotated) restarts the walk once from the top. The first page's ETag
+is stored in the mirror after a conclusive pass, so an unchanged index costs one request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from sync.api import PAGE_LIMIT, ApiClient
+from sync.cache import remove_cached_files
+from sync.errors import BadCursor, NotFound, SyncError
+from sync.mirror import ETAG_KEY, Mirror
+from sync.models import SessionPage, SessionView
+from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk
+
+log = logging.getLogger(__name__)
+
+
+class TriggerReason(Enum):
+    """Why a pass runs; the window drives these (ADR-0050 §8)."""
+
+    CONNECT = "connect"
+    FOREGROUND = "foreground"
+    TIMER = "timer"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What one pass did. `error` is set when the pass could not conclude (nothing pruned)."""
+
+    reason: TriggerReason
+    inserted: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    pruned: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()  # absent from the walk, point read inconclusive: kept
+    not_modified: bool = False  # the first page answered 304
+    complete: bool = False  # the walk covered the whole index
+    restarted: bool = False  # a bad cursor restarted the walk once
+    pages: int = 0
+    requests: int = 0
+    walked: int = 0
+    error: SyncError | None = field(default=None, compare=False)
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.inserted or self.updated or self.pruned)
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    items: list[SessionView]
+    etag: str | None
+    not_modified: bool
+    pages: int
+    restarted: bool
+
+
+#: Called after each page is fetched (tests and the QA harness interleave mutations here).
+PageHook = Callable[[int, SessionPage], Awaitable[None]]
+
+
+class Reconciler:
+    """Executes passes against one API client and one mirror. Not re-entrant: use
+    `Coalescer` (the engine does) so that only one pass runs at a time."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        mirror: Mirror,
+        *,
+        cache_dir: Path | None = None,
+        page_limit: int = PAGE_LIMIT,
+        point_read_concurrency: int = 8,
+        use_etag: bool = True,
+        skip: Callable[[str], bool] | None = None,
+        page_hook: PageHook | None = None,
+    ) -> None:
+        self.api = api
+        self.mirror = mirror
+        self.cache_dir = cache_dir
+        self.page_limit = page_limit
+        self.use_etag = use_etag
+        self.page_hook = page_hook
+        self._skip = skip
+        self._point_read_limit = asyncio.Semaphore(max(1, point_read_concurrency))
+        self.passes_run = 0
+
+    async def run_pass(self, reason: TriggerReason = TriggerReason.MANUAL) -> ReconcileReport:
+        started = time.monotonic()
+        self.passes_run += 1
+        etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
+        try:
+            walk = await self._walk(etag)
+        except SyncError as exc:
+            log.warning("reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, exc)
+            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
+        if walk.not_modified:
+            return ReconcileReport(
+                reason=reason,
+                not_modified=True,
+                complete=True,
+                pages=walk.pages,
+                requests=walk.pages,
+                duration=time.monotonic() - started,
+            )
+        snapshot = await asyncio.to_thread(self.mirror.snapshot)
+        plan = plan_walk(walk.items, snapshot, complete=True)
+        results = await asyncio.gather(*(self._point_read(sid) for sid in plan.point_reads))
+        prunes = plan_prunes(results)
+        # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
+        # next pass must not be short-circuited by a 304 and must retry it.
+        new_etag = walk.etag if (self.use_etag and not prunes.kept) else None
+        applied = await asyncio.to_thread(
+            self.mirror.apply,
+            [*plan.upserts, *prunes.refreshes],
+            prunes.prunes,
+            state={ETAG_KEY: new_etag},
+            skip=self._skip,
+        )
+        await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
+        report = ReconcileReport(
+            reason=reason,
+            inserted=tuple(applied.inserted),
+            updated=tuple(applied.updated),
+            pruned=tuple(applied.removed),
+            kept=tuple(prunes.kept),
+            complete=True,
+            restarted=walk.restarted,
+            pages=walk.pages,
+            requests=walk.pages + len(plan.point_reads),
+            walked=len(walk.items),
+            duration=time.monotonic() - started,
+        )
+        log.info(
+            "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",
+            reason.value,
+            report.walked,
+            len(report.inserted),
+            len(report.updated),
+            len(report.pruned),
+            len(report.kept),
+            report.requests,
+            report.duration,
+        )
+        return report
+
+    async def _walk(self, etag: str | None) -> WalkResult:
+        restarted = False
+        while True:
+            items: list[SessionView] = []
+            cursor: str | None = None
+            first_etag: str | None = None
+            pages = 0
+            try:
+                while True:
+                    page = await self.api.list_sessions(
+                        limit=self.page_limit,
+                        cursor=cursor,
+                        etag=etag if (cursor is None and not restarted) else None,
+                    )
+                    pages += 1
+                    if page is None:
+                        return WalkResult([], etag, True, pages, restarted)
+                    if cursor is None:
+                        first_etag = page.etag
+                    items.extend(page.items)
+                    if self.page_hook is not None:
+                        await self.page_hook(pages, page)
+                    if page.next_cursor is None:
+                        return WalkResult(items, first_etag, False, pages, restarted)
+                    cursor = page.next_cursor
+            except BadCursor:
+                if restarted:
+                    raise
+                log.info("reconcile: cursor refused (key rotated?), restarting the walk once")
+                restarted = True
+
+    async def _point_read(self, session_id: str) -> PointRead:
+        async with self._point_read_limit:
+            try:
+                view = await self.api.get_session(session_id)
+            except NotFound as exc:
+                return PointRead(session_id, PointReadOutcome.ABSENT, detail=exc.reason or "")
+            except SyncError as exc:
+                return PointRead(session_id, PointReadOutcome.UNKNOWN, detail=exc.message)
+            return PointRead(session_id, PointReadOutcome.FOUND, view=view)
+
+
+class Coalescer:
+    """One pass at a time; every trigger during a pass folds into exactly one more pass.
+
+    `request()` returns a future for the pass that will cover the trigger: the running pass
+    only if none is running (a new one starts), else the single queued follow-up pass.
+    """
+
+    def __init__(self, run_pass: Callable[[TriggerReason], Awaitable[ReconcileReport]]) -> None:
+        self._run_pass = run_pass
+        self._running = False
+        self._task: asyncio.Task[None] | None = None
+        self._next: asyncio.Future[ReconcileReport] | None = None
+        self._next_reason = TriggerReason.MANUAL
+        self.passes_started = 0
+
+    @property
+    def busy(self) -> bool:
+        return self._running
+
+    def request(self, reason: TriggerReason) -> asyncio.Future[ReconcileReport]:
+        loop = asyncio.get_running_loop()
+        if not self._running:
+            future: asyncio.Future[ReconcileReport] = loop.create_future()
+            self._running = True
+            self._task = loop.create_task(self._drive(reason, future))
+            return future
+        if self._next is None:
+            self._next = loop.create_future()
+            self._next_reason = reason
+        return self._next
+
+    async def _drive(self, reason: TriggerReason, future: asyncio.Future[ReconcileReport]) -> None:
+        try:
+            while True:
+                self.passes_started += 1
+                try:
+                    report = await self._run_pass(reason)
+                except asyncio.CancelledError:
+                    future.cancel()
+                    raise
+                except Exception as exc:  # a bug, not a network condition: surface it
+                    log.exception("reconcile pass crashed")
+                    if not future.done():
+                        future.set_exception(exc)
+                else:
+                    if not future.done():
+                        future.set_result(report)
+                if self._next is None:
+                    return
+                future, reason = self._next, self._next_reason
+                self._next = None
+        finally:
+            self._running = False
+            if self._next is not None and not self._next.done():
+                self._next.cancel()
+                self._next = None
+
+    async def aclose(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
