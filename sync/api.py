@@ -183,7 +183,9 @@ class ApiClient:
                 retry=retry_if_exception(retryable),
                 stop=stop_after_attempt(self._retry_attempts),
                 wait=wait_exponential_jitter(
-                    initial=self._retry_initial_wait, max=self._retry_max_wait
+                    multiplier=self._retry_initial_wait,
+                    max=self._retry_max_wait,
+                    jitter=self._retry_initial_wait,
                 ),
                 reraise=True,
                 before_sleep=lambda rs: log.info(
