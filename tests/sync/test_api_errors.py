@@ -51,8 +51,12 @@ def run(coro: Any) -> Any:
         (403, "forbidden", {"required_scope": "session.read"}, errors.Forbidden),
         (404, "not_found", None, errors.NotFound),
         (404, "not_found", {"reason": "deleted"}, errors.NotFound),
-        (409, "invalid_state", {"reason": "active_run_exists", "active_run_id": "run_9"},
-         errors.ActiveRunExists),
+        (
+            409,
+            "invalid_state",
+            {"reason": "active_run_exists", "active_run_id": "run_9"},
+            errors.ActiveRunExists,
+        ),
         (409, "invalid_state", {"reason": "run_in_progress"}, errors.RunInProgress),
         (413, "payload_too_large", None, errors.PayloadTooLarge),
         (500, "internal", None, errors.ServerError),
@@ -91,7 +95,9 @@ def test_not_found_carries_the_deleted_reason() -> None:
 
 def test_active_run_conflict_carries_the_run_id() -> None:
     api = client(
-        lambda r: envelope(409, "invalid_state", {"reason": "active_run_exists", "active_run_id": "run_7"})
+        lambda r: envelope(
+            409, "invalid_state", {"reason": "active_run_exists", "active_run_id": "run_7"}
+        )
     )
 
     async def go() -> None:

@@ -107,7 +107,9 @@ def test_bulk_upsert_of_ten_thousand_rows_is_fast(tmp_path: Path) -> None:
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     try:
-        views = [view(f"ses_{i:06d}", f"2026-01-01T00:00:{i % 60:02d}.000000Z") for i in range(10_000)]
+        views = [
+            view(f"ses_{i:06d}", f"2026-01-01T00:00:{i % 60:02d}.000000Z") for i in range(10_000)
+        ]
         started = time.perf_counter()
         result = mirror.apply(views)
         elapsed = time.perf_counter() - started

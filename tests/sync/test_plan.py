@@ -15,8 +15,10 @@ from sync.plan import (
     plan_walk,
 )
 
+T0 = "2026-01-01T00:00:00.000000Z"
 
-def view(sid: str, updated: str = "2026-01-01T00:00:00.000000Z", title: str | None = "t") -> SessionView:
+
+def view(sid: str, updated: str = T0, title: str | None = "t") -> SessionView:
     return SessionView(sid, title, "2026-01-01T00:00:00.000000Z", updated, None, None)
 
 
@@ -89,10 +91,7 @@ def test_planner_never_prunes_a_walked_or_unconfirmed_session(
     plan = plan_walk([view(s) for s in walk_ids], mirror, complete=complete)
     assert set(plan.point_reads) == ((mirror_ids - set(walk_ids)) if complete else set())
     assert {v.id for v in plan.upserts} <= set(walk_ids)
-    reads = [
-        PointRead(sid, outcomes[int(sid[4:])], view=view(sid))
-        for sid in plan.point_reads
-    ]
+    reads = [PointRead(sid, outcomes[int(sid[4:])], view=view(sid)) for sid in plan.point_reads]
     prunes = plan_prunes(reads)
     confirmed = {r.session_id for r in reads if r.outcome is PointReadOutcome.ABSENT}
     assert set(prunes.prunes) == confirmed
