@@ -2,6 +2,14 @@
 
 Qt must be told to render offscreen before anything imports it, so this is set here, in the
 test configuration itself, rather than relying on the caller's environment.
+
+Fixtures for every package:
+- `live_server`: a real stub server (uvicorn on a loopback port, SQLite file, control plane
+  on, agent delay 0); `.url`, `.client(token)`, `.control()`.
+- `server_factory`: start more servers with custom settings (e.g. the same database file
+  again, for restart scenarios); all are stopped at teardown.
+- `postgres_cluster`: a throwaway PostgreSQL cluster (session-scoped) started as the
+  `postgres` user from /usr/lib/postgresql/15/bin; `.new_database()` gives a fresh URL.
 """
 
 from __future__ import annotations
@@ -9,3 +17,207 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import itertools
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+@dataclass
+class LiveServer:
+    """A running stub server and the clients made for it (closed at teardown)."""
+
+    url: str
+    backend: str
+    settings: Any
+    thread: Any
+    _clients: list[httpx.Client] = field(default_factory=list)
+
+    def client(self, token: str | None = "dev-alice", **kwargs: Any) -> httpx.Client:
+        """An httpx client for this server, authenticated with `token` (None: no header)."""
+        headers = dict(kwargs.pop("headers", {}))
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        client = httpx.Client(
+            base_url=self.url, headers=headers, timeout=kwargs.pop("timeout", 30.0), **kwargs
+        )
+        self._clients.append(client)
+        return client
+
+    def control(self) -> httpx.Client:
+        """A client for the unauthenticated `/_stub` control plane."""
+        return self.client(None)
+
+    def stop(self) -> None:
+        """Close the clients and stop the server."""
+        for client in self._clients:
+            client.close()
+        self._clients.clear()
+        self.thread.stop()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PostgresCluster:
+    """A throwaway cluster run as `postgres` in a temp dir, trust auth, loopback only."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="converge-pg-"))
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self._counter = itertools.count(1)
+        shutil.chown(self.root, "postgres", "postgres")
+        self.root.chmod(0o700)
+
+    def _as_postgres(self, *args: str) -> None:
+        subprocess.run(
+            ["runuser", "-u", "postgres", "--", *args],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    def start(self) -> None:
+        self._as_postgres(
+            str(PG_BIN / "initdb"),
+            "-D",
+            str(self.data),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
+        options = (
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+            "-c max_connections=300"
+        )
+        self._as_postgres(
+            str(PG_BIN / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "log"),
+            "-w",
+            "start",
+        )
+
+    def stop(self) -> None:
+        try:
+            self._as_postgres(
+                str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"
+            )
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def url(self, database: str) -> str:
+        """SQLAlchemy URL of one database of the cluster."""
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """Create a fresh, empty database; return its URL."""
+        import psycopg
+
+        name = f"t{os.getpid()}_{next(self._counter)}"
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True
+        ) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+def postgres_unavailable_reason() -> str | None:
+    """Why PostgreSQL tests cannot run here, or None."""
+    if not (PG_BIN / "initdb").exists() or not (PG_BIN / "pg_ctl").exists():
+        return f"PostgreSQL 15 binaries not found in {PG_BIN}"
+    if shutil.which("runuser") is None:
+        return "runuser not found (needed to run PostgreSQL as the postgres user)"
+    try:
+        import pwd
+
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return "no postgres system user"
+    if os.geteuid() != 0:
+        return "not running as root (cannot switch to the postgres user)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A PostgreSQL cluster for the whole test session (skips where it cannot run)."""
+    reason = postgres_unavailable_reason()
+    if reason is not None:
+        print(f"skipping PostgreSQL tests: {reason}")
+        pytest.skip(reason)
+    cluster = PostgresCluster()
+    try:
+        cluster.start()
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(cluster.root, ignore_errors=True)
+        pytest.skip(f"could not start PostgreSQL: {exc.stderr.decode(errors='replace')[-500:]}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+ServerFactory = Callable[..., LiveServer]
+
+
+@pytest.fixture
+def server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
+    """`start(backend="sqlite", database_url=None, **settings)` → a running LiveServer.
+
+    Defaults: a fresh SQLite file, control plane on, agent delay 0, maintenance effectively
+    manual (POST /_stub/maintenance). Pass `database_url` to reuse a database (restart).
+    """
+    from server_stub.config import ServerSettings
+    from server_stub.runner import ServerThread
+
+    started: list[LiveServer] = []
+
+    def start(backend: str = "sqlite", **overrides: Any) -> LiveServer:
+        folder = tmp_path_factory.mktemp("server")
+        settings = ServerSettings(
+            database_url=f"sqlite:///{folder / 'server.sqlite3'}",
+            artifacts_dir=folder / "objects",
+            control=True,
+            agent_delay=0.0,
+            maintenance_interval=3600.0,
+        )
+        settings = replace(settings, **overrides)
+        thread = ServerThread(settings).start()
+        server = LiveServer(url=thread.url, backend=backend, settings=settings, thread=thread)
+        started.append(server)
+        return server
+
+    yield start
+    for server in reversed(started):
+        server.stop()
+
+
+@pytest.fixture
+def live_server(server_factory: ServerFactory) -> LiveServer:
+    """A fresh stub server on SQLite (control plane on, agent delay 0)."""
+    return server_factory()

@@ -1,0 +1,561 @@
+"""The scripted agent of CONTRACT §4: deterministic runs for demos and tests.
+
+Each step is its own short write transaction (the session row locked, the event appended,
+the waiters notified after the commit). Cancellation is cooperative: the agent looks at
+`cancel_requested` before every step, and its waits (`/wait`, an approval) wake on the run's
+notifier, so a cancel ends them at once. The terminal status and terminal event commit
+together, after every other write of the run; nothing is written for the run after them.
+Tasks belong to the app's lifespan, which cancels them at shutdown; runs left active by a
+previous process are failed at start-up (`recover`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from server_stub import ids, timestamps
+from server_stub.db.engine import Database
+from server_stub.db.models import (
+    ApprovalRow,
+    ArtifactRow,
+    CheckpointRow,
+    KnowledgeDocumentRow,
+    MemoryRow,
+    ProjectionRow,
+    RecallTraceItemRow,
+    RecallTraceRow,
+    RunRow,
+    SessionRow,
+    SkillRevisionRow,
+    SkillRow,
+    ToolInvocationRow,
+)
+from server_stub.history import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    append_event,
+    finish_run,
+    lock_session,
+    set_run_status,
+)
+from server_stub.notifier import RunNotifier, wait_for
+from server_stub.objectstore import ObjectStore, locator_for
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_WORD = re.compile(r"\w+")
+
+
+class RunCancelled(Exception):
+    """The run saw `cancel_requested` and must end as cancelled."""
+
+
+class RunFailed(Exception):
+    """The run must end as failed."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """The parsed first line of the first text block."""
+
+    name: str
+    arg: str
+
+
+def parse_command(text: str) -> Command | None:
+    """`/name rest-of-line` from the first line, else None (plain echo)."""
+    first = text.split("\n", 1)[0].strip()
+    if not first.startswith("/"):
+        return None
+    name, _, rest = first[1:].partition(" ")
+    if name not in {"wait", "approve", "artifact", "remember", "skill", "fail"}:
+        return None
+    return Command(name, rest.strip())
+
+
+def first_text(message: dict[str, Any]) -> str:
+    """The first text block's text ('' when there is none)."""
+    for block in message.get("content", []):
+        if isinstance(block, dict) and block.get("type") == "text":
+            return str(block.get("text", ""))
+    return ""
+
+
+def split_reply(text: str, parts: int = 3) -> list[str]:
+    """The reply in a few chunks (streamed as deltas)."""
+    size = max(1, -(-len(text) // parts))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+class AgentManager:
+    """Starts and owns the agent tasks of one app."""
+
+    def __init__(
+        self,
+        db: Database,
+        store: ObjectStore,
+        notifier: RunNotifier,
+        loop: asyncio.AbstractEventLoop,
+        delay: float,
+    ) -> None:
+        self.db = db
+        self.store = store
+        self.notifier = notifier
+        self.loop = loop
+        self.delay = delay
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+
+    def start(self, run_id: str) -> None:
+        """Run `run_id` in the background; callable from any thread."""
+        self.loop.call_soon_threadsafe(self._spawn, run_id)
+
+    def _spawn(self, run_id: str) -> None:
+        if self._closing:
+            return
+        task = self.loop.create_task(self._guarded(run_id), name=f"agent-{run_id}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def shutdown(self) -> None:
+        """Cancel every agent task and wait for them to go."""
+        self._closing = True
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def recover(self) -> int:
+        """Fail runs left active by a previous process (their task died with it)."""
+        with self.db.write() as s:
+            stale = list(s.scalars(select(RunRow).where(RunRow.status.in_(ACTIVE_STATUSES))))
+            for run in stale:
+                session = lock_session(s, run.session_id)
+                if session is None:
+                    continue
+                for approval in s.scalars(
+                    select(ApprovalRow).where(
+                        ApprovalRow.run_id == run.id, ApprovalRow.status == "pending"
+                    )
+                ):
+                    approval.status = "cancelled"
+                    approval.decided_at = timestamps.now()
+                finish_run(s, session, run, "failed", {"error": "interrupted by a server restart"})
+            return len(stale)
+
+    async def _guarded(self, run_id: str) -> None:
+        try:
+            await _Run(self, run_id).execute()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("agent crashed on %s", run_id)
+            try:
+                await asyncio.to_thread(self._fail_now, run_id)
+            except Exception:
+                log.exception("could not fail %s", run_id)
+
+    def _fail_now(self, run_id: str) -> None:
+        with self.db.write() as s:
+            run = s.get(RunRow, run_id)
+            if run is None or run.status in TERMINAL_STATUSES:
+                return
+            session = lock_session(s, run.session_id)
+            if session is not None:
+                finish_run(s, session, run, "failed", {"error": "internal agent error"})
+        self.notifier.notify(run_id)
+
+
+class _Run:
+    """One execution of one run."""
+
+    def __init__(self, manager: AgentManager, run_id: str) -> None:
+        self.m = manager
+        self.run_id = run_id
+        self.tenant = ""
+        self.principal = ""
+        self.session_id = ""
+        self.message: dict[str, Any] = {}
+
+    async def tx(self, fn: Callable[[Session, SessionRow, RunRow], T]) -> T:
+        """One write transaction over the locked session and the run; notify after commit."""
+
+        def work() -> T:
+            with self.m.db.write() as s:
+                run = s.get(RunRow, self.run_id)
+                assert run is not None
+                session = lock_session(s, run.session_id)
+                assert session is not None
+                s.refresh(run)
+                return fn(s, session, run)
+
+        result = await asyncio.to_thread(work)
+        self.m.notifier.notify(self.run_id)
+        return result
+
+    async def cancel_requested(self) -> bool:
+        def work() -> bool:
+            with self.m.db.read() as s:
+                value = s.scalar(select(RunRow.cancel_requested).where(RunRow.id == self.run_id))
+                return bool(value)
+
+        return await asyncio.to_thread(work)
+
+    async def checkpoint(self) -> None:
+        """Between steps: honour a cancel, then pause for `--agent-delay`."""
+        if await self.cancel_requested():
+            raise RunCancelled
+        await asyncio.sleep(self.m.delay)
+        if self.m.delay > 0 and await self.cancel_requested():
+            raise RunCancelled
+
+    async def emit(self, type_: str, data: dict[str, Any]) -> None:
+        await self.tx(lambda s, ses, run: append_event(s, ses, run.id, type_, data))
+
+    async def execute(self) -> None:
+        def begin(s: Session, ses: SessionRow, run: RunRow) -> bool:
+            if run.status in TERMINAL_STATUSES:
+                return False
+            self.tenant, self.principal, self.session_id = run.tenant, run.principal, ses.id
+            self.message = dict(run.input)
+            if run.status == "queued":
+                set_run_status(s, run, "running")
+            return True
+
+        if not await self.tx(begin):
+            return
+        text = first_text(self.message)
+        outcome = "completed"
+        detail: dict[str, Any] = {}
+        try:
+            await self.checkpoint()
+            command = parse_command(text)
+            if command is not None:
+                await self.command(command)
+            await self.echo(text)
+            await self.checkpoint()
+        except RunCancelled:
+            outcome = "cancelled"
+        except RunFailed as exc:
+            outcome, detail = "failed", {"error": str(exc)}
+        await self.tx(lambda s, ses, run: self.write_state(s, run, text, outcome))
+        await self.tx(lambda s, ses, run: finish_run(s, ses, run, outcome, detail))
+        self.m.notifier.notify(self.run_id, final=True)
+
+    async def echo(self, text: str) -> None:
+        reply = f"Echo: {text}"
+        for chunk in split_reply(reply):
+            await self.emit("message.assistant.delta", {"text": chunk})
+            await self.checkpoint()
+        await self.emit(
+            "message.assistant",
+            {"role": "assistant", "content": [{"type": "text", "text": reply}]},
+        )
+
+    async def command(self, command: Command) -> None:
+        handler = {
+            "wait": self.do_wait,
+            "approve": self.do_approve,
+            "artifact": self.do_artifact,
+            "remember": self.do_remember,
+            "skill": self.do_skill,
+            "fail": self.do_fail,
+        }[command.name]
+        await handler(command.arg)
+
+    async def do_fail(self, _arg: str) -> None:
+        raise RunFailed("scripted failure")
+
+    async def do_wait(self, arg: str) -> None:
+        try:
+            seconds = min(max(float(arg or "1"), 0.0), 3600.0)
+        except ValueError:
+            seconds = 1.0
+        start = time.monotonic()
+        deadline = start + seconds
+        next_tick = start + 1.0
+        while True:
+            wake = self.m.notifier.waiter(self.run_id)
+            if await self.cancel_requested():
+                raise RunCancelled
+            now = time.monotonic()
+            if now >= deadline:
+                return
+            if now >= next_tick:
+                await self.emit("message.assistant.delta", {"text": "."})
+                next_tick += 1.0
+                continue
+            await wait_for(wake, min(next_tick, deadline) - now)
+
+    async def do_approve(self, arg: str) -> None:
+        tool = arg.split()[0] if arg.split() else "tool"
+
+        def request(s: Session, ses: SessionRow, run: RunRow) -> str:
+            approval = ApprovalRow(
+                id=ids.new_id("apr"),
+                run_id=run.id,
+                session_id=ses.id,
+                tenant=run.tenant,
+                principal=run.principal,
+                tool=tool,
+                status="pending",
+                created_at=timestamps.now(),
+            )
+            s.add(approval)
+            s.flush()
+            append_event(
+                s, ses, run.id, "approval.requested", {"approval_id": approval.id, "tool": tool}
+            )
+            set_run_status(s, run, "waiting_for_approval")
+            return approval.id
+
+        approval_id = await self.tx(request)
+        while True:
+            wake = self.m.notifier.waiter(self.run_id)
+            status, cancel = await asyncio.to_thread(self._approval_state, approval_id)
+            if status in ("approved", "denied"):
+                break
+            if cancel or status == "cancelled":
+                await self.tx(lambda s, ses, run: self._cancel_approval(s, ses, run, approval_id))
+                raise RunCancelled
+            await wait_for(wake, 1.0)
+        if status == "approved":
+
+            def invoke(s: Session, ses: SessionRow, run: RunRow) -> None:
+                output = f"{tool} ran"
+                s.add(
+                    ToolInvocationRow(
+                        id=ids.new_id("tiv"),
+                        run_id=run.id,
+                        session_id=ses.id,
+                        approval_id=approval_id,
+                        tool=tool,
+                        status="succeeded",
+                        output=output,
+                        created_at=timestamps.now(),
+                    )
+                )
+                append_event(
+                    s,
+                    ses,
+                    run.id,
+                    "tool.invocation",
+                    {"tool": tool, "status": "succeeded", "output": output},
+                )
+
+            await self.checkpoint()
+            await self.tx(invoke)
+
+    def _approval_state(self, approval_id: str) -> tuple[str, bool]:
+        with self.m.db.read() as s:
+            approval = s.get(ApprovalRow, approval_id)
+            run = s.get(RunRow, self.run_id)
+            return (
+                approval.status if approval else "cancelled",
+                bool(run and run.cancel_requested),
+            )
+
+    @staticmethod
+    def _cancel_approval(s: Session, ses: SessionRow, run: RunRow, approval_id: str) -> None:
+        approval = s.get(ApprovalRow, approval_id)
+        if approval is not None and approval.status == "pending":
+            approval.status = "cancelled"
+            approval.decided_at = timestamps.now()
+            append_event(
+                s,
+                ses,
+                run.id,
+                "approval.resolved",
+                {"approval_id": approval_id, "decision": "cancelled"},
+            )
+
+    async def do_artifact(self, arg: str) -> None:
+        name, _, rest = arg.partition(" ")
+        name = name or "artifact.txt"
+        data = rest.strip().encode("utf-8")
+        artifact_id = ids.new_id("art")
+        locator = locator_for(self.session_id, artifact_id)
+        try:
+            await asyncio.to_thread(self.m.store.put, locator, data)
+        except OSError as exc:
+            raise RunFailed(f"could not store the artifact: {exc}") from exc
+
+        def record(s: Session, ses: SessionRow, run: RunRow) -> None:
+            now = timestamps.now()
+            s.add(
+                ArtifactRow(
+                    id=artifact_id,
+                    session_id=ses.id,
+                    run_id=run.id,
+                    tenant=run.tenant,
+                    principal=run.principal,
+                    name=name,
+                    media_type="text/plain",
+                    size=len(data),
+                    sha256=hashlib.sha256(data).hexdigest(),
+                    locator=locator,
+                    created_at=now,
+                )
+            )
+            s.flush()
+            s.add(
+                KnowledgeDocumentRow(
+                    id=ids.new_id("kdoc"),
+                    tenant=run.tenant,
+                    principal=run.principal,
+                    title=name,
+                    source_artifact_id=artifact_id,
+                    source_session_id=ses.id,
+                    created_at=now,
+                )
+            )
+            append_event(
+                s, ses, run.id, "artifact.created", {"artifact_id": artifact_id, "name": name}
+            )
+
+        await self.tx(record)
+
+    async def do_remember(self, arg: str) -> None:
+        text = arg.strip()
+        if not text:
+            return
+
+        def form(s: Session, ses: SessionRow, run: RunRow) -> None:
+            existing = s.scalars(
+                select(MemoryRow)
+                .where(
+                    MemoryRow.tenant == run.tenant,
+                    MemoryRow.principal == run.principal,
+                    MemoryRow.text == text,
+                )
+                .order_by(MemoryRow.created_at, MemoryRow.id)
+                .limit(1)
+            ).first()
+            if existing is not None:
+                existing.reinforcement_count += 1
+                append_event(
+                    s,
+                    ses,
+                    run.id,
+                    "memory.formed",
+                    {"memory_id": existing.id, "reinforced": True},
+                )
+                return
+            memory = MemoryRow(
+                id=ids.new_id("mem"),
+                tenant=run.tenant,
+                principal=run.principal,
+                text=text,
+                source_session_id=ses.id,
+                source_run_id=run.id,
+                reinforcement_count=0,
+                created_at=timestamps.now(),
+            )
+            s.add(memory)
+            s.flush()
+            append_event(
+                s, ses, run.id, "memory.formed", {"memory_id": memory.id, "reinforced": False}
+            )
+
+        await self.tx(form)
+
+    async def do_skill(self, arg: str) -> None:
+        name = arg.strip() or "skill"
+
+        def publish(s: Session, ses: SessionRow, run: RunRow) -> None:
+            skill = s.scalars(
+                select(SkillRow).where(
+                    SkillRow.tenant == run.tenant,
+                    SkillRow.principal == run.principal,
+                    SkillRow.name == name,
+                )
+            ).first()
+            now = timestamps.now()
+            if skill is None:
+                skill = SkillRow(
+                    id=ids.new_id("skl"),
+                    tenant=run.tenant,
+                    principal=run.principal,
+                    name=name,
+                    created_at=now,
+                )
+                s.add(skill)
+                s.flush()
+            latest = s.scalar(
+                select(func.max(SkillRevisionRow.revision)).where(
+                    SkillRevisionRow.skill_id == skill.id
+                )
+            )
+            revision = SkillRevisionRow(
+                id=ids.new_id("rev"),
+                skill_id=skill.id,
+                revision=int(latest or 0) + 1,
+                authoring_run_id=run.id,
+                authoring_session_id=ses.id,
+                published_at=now,
+            )
+            s.add(revision)
+            s.flush()
+            append_event(
+                s,
+                ses,
+                run.id,
+                "skill.published",
+                {"skill_id": skill.id, "revision_id": revision.id, "name": name},
+            )
+
+        await self.tx(publish)
+
+    def write_state(self, s: Session, run: RunRow, text: str, outcome: str) -> None:
+        """Checkpoint, projection and recall trace of the run (before its terminal write)."""
+        now = timestamps.now()
+        s.add(
+            CheckpointRow(
+                id=ids.new_id("chk"),
+                run_id=run.id,
+                session_id=run.session_id,
+                state={"outcome": outcome, "input_chars": len(text)},
+                created_at=now,
+            )
+        )
+        s.add(
+            ProjectionRow(
+                id=ids.new_id("prj"),
+                run_id=run.id,
+                session_id=run.session_id,
+                summary=text[:200],
+                created_at=now,
+            )
+        )
+        trace = RecallTraceRow(
+            id=ids.new_id("rct"), run_id=run.id, session_id=run.session_id, created_at=now
+        )
+        s.add(trace)
+        s.flush()
+        words = {w.lower() for w in _WORD.findall(text) if not w.startswith("/")}
+        if not words:
+            return
+        memories = s.scalars(
+            select(MemoryRow).where(
+                MemoryRow.tenant == run.tenant, MemoryRow.principal == run.principal
+            )
+        )
+        for memory in memories:
+            if words & {w.lower() for w in _WORD.findall(memory.text)}:
+                s.add(
+                    RecallTraceItemRow(
+                        trace_id=trace.id,
+                        memory_id=memory.id,
+                        memory_session_id=memory.source_session_id,
+                    )
+                )

@@ -1,0 +1,118 @@
+"""`create_app(settings)`: the FastAPI app, whose lifespan owns every shared resource.
+
+The lifespan opens the database (creating the schema), seeds it when asked, fails runs left
+active by a previous process, and starts the maintenance loop; at shutdown it cancels agent
+tasks and maintenance and disposes of the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from server_stub import control, schemas
+from server_stub.agent import AgentManager
+from server_stub.auth import DEV_PRINCIPALS, TokenTable
+from server_stub.bodylimit import BodyLimitMiddleware
+from server_stub.config import ServerSettings
+from server_stub.cursors import CursorCodec
+from server_stub.db.engine import Database
+from server_stub.errors import install_error_handlers
+from server_stub.maintenance import maintenance_loop
+from server_stub.notifier import RunNotifier
+from server_stub.objectstore import FilesystemObjectStore
+from server_stub.routes import api_router
+from server_stub.state import AppState
+
+log = logging.getLogger(__name__)
+
+API_DESCRIPTION = (
+    "Stub of the shared core's sixteen public routes (the fourteen-route baseline plus the "
+    "session list and delete of ADR-0050). Authenticate with `Authorization: Bearer <token>`."
+)
+
+
+def create_app(settings: ServerSettings) -> FastAPI:
+    """Build the app for `settings` (nothing is opened until the lifespan starts)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = await asyncio.to_thread(_open_state, settings, asyncio.get_running_loop())
+        app.state.converge = state
+        recovered = await asyncio.to_thread(state.agents.recover)
+        if recovered:
+            log.info("failed %d runs left active by a previous process", recovered)
+        maint = asyncio.create_task(
+            maintenance_loop(state.db, state.store, settings.maintenance_interval),
+            name="maintenance",
+        )
+        try:
+            yield
+        finally:
+            maint.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await maint
+            await state.agents.shutdown()
+            await asyncio.to_thread(state.db.dispose)
+
+    app = FastAPI(
+        title="Converge stub server",
+        version="1.0",
+        description=API_DESCRIPTION,
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(api_router())
+    if settings.control:
+        app.include_router(control.router)
+    app.add_middleware(BodyLimitMiddleware)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for name, value in schemas.EXTRA_COMPONENTS.items():
+                components.setdefault(name, value)
+            schema["components"]["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer"}
+            }
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:
+    db = Database(settings.database_url)
+    db.create_schema()
+    store = FilesystemObjectStore(settings.resolved_artifacts_dir())
+    if settings.seed == "demo":
+        from server_stub.seed import seed_demo
+
+        seed_demo(db, store)
+    notifier = RunNotifier(loop)
+    agents = AgentManager(db, store, notifier, loop, settings.agent_delay)
+    return AppState(
+        settings=settings,
+        db=db,
+        tokens=TokenTable(settings.principals or DEV_PRINCIPALS),
+        cursors=CursorCodec(db.cursor_key()),
+        store=store,
+        notifier=notifier,
+        epoch=db.epoch(),
+        agents=agents,
+        loop=loop,
+    )

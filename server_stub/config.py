@@ -1,0 +1,55 @@
+"""Typed server settings, read once (from the command line or a test) and passed to the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "converge-server"
+
+
+def default_data_dir() -> Path:
+    """The user data directory where the default database and object store live."""
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_database_url() -> str:
+    """A SQLite file in the user data directory."""
+    return f"sqlite:///{default_data_dir() / 'converge-server.sqlite3'}"
+
+
+@dataclass(frozen=True)
+class PrincipalEntry:
+    """One accepted bearer token and who it stands for."""
+
+    token: str
+    tenant: str
+    principal: str
+    scopes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything the stub needs to run; defaults match `converge-server` without options."""
+
+    database_url: str = field(default_factory=default_database_url)
+    artifacts_dir: Path | None = None
+    principals: tuple[PrincipalEntry, ...] | None = None
+    control: bool = False
+    agent_delay: float = 0.2
+    maintenance_interval: float = 60.0
+    seed: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8765
+
+    def resolved_artifacts_dir(self) -> Path:
+        """The object store folder: explicit, else beside a SQLite file, else the data dir."""
+        if self.artifacts_dir is not None:
+            return self.artifacts_dir
+        prefix = "sqlite:///"
+        if self.database_url.startswith(prefix) and ":memory:" not in self.database_url:
+            db_path = Path(self.database_url[len(prefix) :])
+            return db_path.parent / (db_path.name + ".objects")
+        return default_data_dir() / "objects"

@@ -1,0 +1,320 @@
+"""Typed SQLAlchemy models of the whole conversation graph of ADR-0050 §5.
+
+Timestamps and ids are stored as text in the contract's forms; on PostgreSQL they use
+`COLLATE "C"` so that comparisons are bytewise, as on SQLite. Some tables carry a
+denormalised `session_id` (e.g. a recall-trace item records the source session of the memory
+it points at) so that the purge and the residue audit can find every row that refers to a
+session, directly or through its runs, artifacts and memories, with an index seek.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
+
+
+def _bytewise(length: int) -> TypeEngine[str]:
+    """A string column compared bytewise on every backend."""
+    return String(length).with_variant(String(length, collation="C"), "postgresql")
+
+
+Id = _bytewise(64)
+Ts = _bytewise(32)
+Name = _bytewise(200)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every table of the stub."""
+
+
+class ServerMeta(Base):
+    """Per-database constants (cursor key, ETag epoch), created on first start."""
+
+    __tablename__ = "server_meta"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))
+
+
+class PrincipalVersion(Base):
+    """Per-principal index version: bumped by every change to that principal's session index."""
+
+    __tablename__ = "principal_versions"
+    tenant: Mapped[str] = mapped_column(Name, primary_key=True)
+    principal: Mapped[str] = mapped_column(Name, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SessionRow(Base):
+    """A conversation. `title_state`: pending (no run yet), stored, or legacy (derive)."""
+
+    __tablename__ = "sessions"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    title: Mapped[str | None] = mapped_column(Text, nullable=True)
+    title_state: Mapped[str] = mapped_column(String(16), default="pending")
+    created_at: Mapped[str] = mapped_column(Ts)
+    updated_at: Mapped[str] = mapped_column(Ts)
+    last_event_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
+    last_sequence: Mapped[int] = mapped_column(Integer, default=0)
+    active_run_id: Mapped[str | None] = mapped_column(Id, nullable=True)
+    last_run_id: Mapped[str | None] = mapped_column(Id, nullable=True)
+    last_run_started_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
+
+    __table_args__ = (
+        Index(
+            "ix_sessions_index_order",
+            "tenant",
+            "principal",
+            updated_at.desc(),
+            id.desc(),
+        ),
+    )
+
+
+class RunRow(Base):
+    """One run of the scripted agent inside a session."""
+
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    status: Mapped[str] = mapped_column(String(32))
+    input: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[str] = mapped_column(Ts)
+    updated_at: Mapped[str] = mapped_column(Ts)
+    completed_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class EventRow(Base):
+    """One persisted event; `sequence` is per session, gap-free, from 1."""
+
+    __tablename__ = "events"
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), primary_key=True)
+    sequence: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(Id, ForeignKey("runs.id"), nullable=True)
+    type: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[str] = mapped_column(Ts)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    __table_args__ = (
+        Index("ix_events_run", "run_id", "sequence"),
+        Index("ix_events_session_type", "session_id", "type", "sequence"),
+    )
+
+
+class CheckpointRow(Base):
+    """The agent's resumable state at the end of a run."""
+
+    __tablename__ = "checkpoints"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class ProjectionRow(Base):
+    """A read projection of the conversation after a run (ADR-0003)."""
+
+    __tablename__ = "projections"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    summary: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class ApprovalRow(Base):
+    """A tool approval requested by a run: pending, approved, denied or cancelled."""
+
+    __tablename__ = "approvals"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    tool: Mapped[str] = mapped_column(Name)
+    status: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[str] = mapped_column(Ts)
+    decided_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
+
+
+class ToolInvocationRow(Base):
+    """A tool the agent ran (after an approval)."""
+
+    __tablename__ = "tool_invocations"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    approval_id: Mapped[str | None] = mapped_column(
+        Id, ForeignKey("approvals.id"), nullable=True, index=True
+    )
+    tool: Mapped[str] = mapped_column(Name)
+    status: Mapped[str] = mapped_column(String(16))
+    output: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class ArtifactRow(Base):
+    """Artifact metadata; the bytes live in the object store at `locator` (one per artifact)."""
+
+    __tablename__ = "artifacts"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    run_id: Mapped[str | None] = mapped_column(Id, ForeignKey("runs.id"), nullable=True, index=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    name: Mapped[str] = mapped_column(Name)
+    media_type: Mapped[str] = mapped_column(String(100))
+    size: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    locator: Mapped[str] = mapped_column(String(300))
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class MemoryRow(Base):
+    """A memory of a principal; single-source: formed in exactly one session."""
+
+    __tablename__ = "memories"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    text: Mapped[str] = mapped_column(Text)
+    source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    source_run_id: Mapped[str | None] = mapped_column(Id, ForeignKey("runs.id"), nullable=True)
+    reinforcement_count: Mapped[int] = mapped_column(Integer, default=0)
+    consolidated_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+    __table_args__ = (
+        Index("ix_memories_list", "tenant", "principal", created_at.desc(), id.desc()),
+    )
+
+
+class MemoryRejectionRow(Base):
+    """A user's rejection of a memory, optionally recorded in a session."""
+
+    __tablename__ = "memory_rejections"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    memory_id: Mapped[str] = mapped_column(Id, ForeignKey("memories.id"), index=True)
+    memory_session_id: Mapped[str] = mapped_column(Id, index=True)
+    session_id: Mapped[str | None] = mapped_column(
+        Id, ForeignKey("sessions.id"), nullable=True, index=True
+    )
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class RecallTraceRow(Base):
+    """Which of the principal's memories one run recalled."""
+
+    __tablename__ = "recall_traces"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
+    session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class RecallTraceItemRow(Base):
+    """One recalled memory of a trace; `memory_session_id` is that memory's source session."""
+
+    __tablename__ = "recall_trace_items"
+    trace_id: Mapped[str] = mapped_column(Id, ForeignKey("recall_traces.id"), primary_key=True)
+    memory_id: Mapped[str] = mapped_column(Id, ForeignKey("memories.id"), primary_key=True)
+    memory_session_id: Mapped[str] = mapped_column(Id, index=True)
+
+    __table_args__ = (Index("ix_recall_trace_items_memory", "memory_id"),)
+
+
+class ConsolidationRecordRow(Base):
+    """A maintenance consolidation of memories; cites exactly one source session."""
+
+    __tablename__ = "consolidation_records"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    memory_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+
+class KnowledgeDocumentRow(Base):
+    """A knowledge document sourced from a conversation artifact."""
+
+    __tablename__ = "knowledge_documents"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    title: Mapped[str] = mapped_column(Text)
+    source_artifact_id: Mapped[str] = mapped_column(Id, ForeignKey("artifacts.id"), index=True)
+    source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+    __table_args__ = (Index("ix_kdocs_list", "tenant", "principal", created_at.desc(), id.desc()),)
+
+
+class SkillRow(Base):
+    """A skill of a principal: a durable resource that outlives the sessions that shaped it."""
+
+    __tablename__ = "skills"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    name: Mapped[str] = mapped_column(Name)
+    created_at: Mapped[str] = mapped_column(Ts)
+
+    __table_args__ = (UniqueConstraint("tenant", "principal", "name"),)
+
+
+class SkillRevisionRow(Base):
+    """A published revision; the authoring run is detached (null) when its session is purged."""
+
+    __tablename__ = "skill_revisions"
+    id: Mapped[str] = mapped_column(Id, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Id, ForeignKey("skills.id"), index=True)
+    revision: Mapped[int] = mapped_column(Integer)
+    authoring_run_id: Mapped[str | None] = mapped_column(
+        Id, ForeignKey("runs.id"), nullable=True, index=True
+    )
+    authoring_session_id: Mapped[str | None] = mapped_column(Id, nullable=True, index=True)
+    published_at: Mapped[str] = mapped_column(Ts)
+
+    __table_args__ = (UniqueConstraint("skill_id", "revision"),)
+
+
+class DeletionTombstoneRow(Base):
+    """Content-free proof of a delete: exactly these four columns (ADR-0050 §6)."""
+
+    __tablename__ = "deletion_tombstones"
+    session_id: Mapped[str] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(Name)
+    principal: Mapped[str] = mapped_column(Name)
+    deleted_at: Mapped[str] = mapped_column(Ts)
+
+
+class DeletionOutboxRow(Base):
+    """An artifact locator whose bytes still have to leave the object store (ADR-0050 §7)."""
+
+    __tablename__ = "deletion_outbox"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(Id, index=True)
+    locator: Mapped[str] = mapped_column(String(300))
+    enqueued_at: Mapped[str] = mapped_column(Ts)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,127 @@
+"""The error envelope of the contract, for every 4xx and 5xx (never 422, never a bare 500).
+
+`ApiError` is raised by routes; the handlers installed by `install_error_handlers` turn it,
+framework errors (unknown route, wrong method, validation) and unexpected exceptions into
+`{"error": {"code", "message", "details"?}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+log = logging.getLogger(__name__)
+
+_CODES = {
+    400: "invalid_request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "invalid_state",
+    413: "payload_too_large",
+    500: "internal",
+    503: "unavailable",
+}
+
+
+def envelope_bytes(
+    status: int, message: str, details: dict[str, Any] | None = None, code: str | None = None
+) -> bytes:
+    """The serialized envelope; deterministic, so equal inputs give byte-identical bodies."""
+    error: dict[str, Any] = {"code": code or _CODES[status], "message": message}
+    if details:
+        error["details"] = details
+    return json.dumps({"error": error}, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def envelope_response(
+    status: int,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A JSON response carrying the envelope."""
+    return Response(
+        envelope_bytes(status, message, details),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+class ApiError(Exception):
+    """An error the contract names: status, code (derived), message, details."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.details = details
+        self.headers = headers
+
+    def response(self) -> Response:
+        """This error as an envelope response."""
+        return envelope_response(self.status, self.message, self.details, self.headers)
+
+
+def bad_request(message: str, **details: Any) -> ApiError:
+    """A 400 `invalid_request`."""
+    return ApiError(400, message, details or None)
+
+
+def not_found(message: str) -> ApiError:
+    """A plain 404: the message is a per-route constant, never the requested id."""
+    return ApiError(404, message)
+
+
+def invalid_state(message: str, **details: Any) -> ApiError:
+    """A 409 `invalid_state`."""
+    return ApiError(409, message, details or None)
+
+
+UNKNOWN_ROUTE = "no such route"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every error through the envelope."""
+
+    async def on_api_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return exc.response()
+
+    async def on_http_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        status = exc.status_code
+        headers = dict(exc.headers) if exc.headers else None
+        if status == 404:
+            return envelope_response(404, UNKNOWN_ROUTE)
+        if status == 405:
+            return envelope_response(405, "method not allowed", headers=headers)
+        if status in _CODES:
+            return envelope_response(status, str(exc.detail), headers=headers)
+        return envelope_response(400 if status < 500 else 500, str(exc.detail))
+
+    async def on_validation_error(_request: Request, exc: Exception) -> Response:
+        return envelope_response(400, "invalid request")
+
+    async def on_unexpected(_request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error", exc_info=exc)
+        return envelope_response(500, "internal error")
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(Exception, on_unexpected)

@@ -1,0 +1,217 @@
+"""Data functions over the conversation graph; they take a Session and never commit.
+
+Appending an event is the only way history grows: it assigns the next per-session sequence,
+keeps event times non-decreasing, advances the session's `updated_at` (ADR-0050 §2) and
+bumps the owner's index version, which is the source of the session list's ETag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from server_stub import timestamps
+from server_stub.db.models import (
+    DeletionTombstoneRow,
+    EventRow,
+    PrincipalVersion,
+    RunRow,
+    SessionRow,
+)
+from server_stub.titles import title_from_message
+
+ACTIVE_STATUSES = frozenset({"queued", "running", "waiting_for_approval"})
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_EVENTS = {
+    "completed": "run.completed",
+    "failed": "run.failed",
+    "cancelled": "run.cancelled",
+}
+
+
+def bump_version(s: Session, tenant: str, principal: str) -> None:
+    """Advance the principal's index version (an upsert, safe under concurrency).
+
+    Called last in a transaction, so on PostgreSQL the version row lock is always taken after
+    the session row lock (one lock order, no deadlock).
+    """
+    dialect = s.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = insert(PrincipalVersion).values(tenant=tenant, principal=principal, version=1)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["tenant", "principal"],
+        set_={"version": PrincipalVersion.version + 1},
+    )
+    s.execute(stmt)
+
+
+def index_version(s: Session, tenant: str, principal: str) -> int:
+    """The principal's current index version (0 before any change)."""
+    value = s.scalar(
+        select(PrincipalVersion.version).where(
+            PrincipalVersion.tenant == tenant, PrincipalVersion.principal == principal
+        )
+    )
+    return int(value or 0)
+
+
+def etag_for(epoch: str, tenant: str, principal: str, version: int) -> str:
+    """The first page's ETag: a function of the principal's version only (not of `limit`)."""
+    digest = hashlib.sha256(f"{epoch}\0{tenant}\0{principal}\0{version}".encode()).hexdigest()
+    return f'"{digest[:32]}"'
+
+
+def lock_session(s: Session, session_id: str) -> SessionRow | None:
+    """The session row, locked for update on PostgreSQL (SQLite already holds the writer)."""
+    stmt = select(SessionRow).where(SessionRow.id == session_id)
+    if s.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update()
+    return s.scalars(stmt).one_or_none()
+
+
+def owned(row: SessionRow | None, tenant: str, principal: str) -> bool:
+    """Whether the caller owns `row`."""
+    return row is not None and row.tenant == tenant and row.principal == principal
+
+
+def tombstone_of(s: Session, session_id: str) -> DeletionTombstoneRow | None:
+    """The deletion tombstone of `session_id`, if it was deleted."""
+    return s.get(DeletionTombstoneRow, session_id)
+
+
+def append_event(
+    s: Session,
+    session: SessionRow,
+    run_id: str | None,
+    type_: str,
+    data: dict[str, Any],
+    at: str | None = None,
+) -> EventRow:
+    """Append one event to a locked session and advance its activity."""
+    created = at or timestamps.now()
+    if session.last_event_at is not None and created < session.last_event_at:
+        created = session.last_event_at
+    session.last_sequence += 1
+    row = EventRow(
+        session_id=session.id,
+        sequence=session.last_sequence,
+        run_id=run_id,
+        type=type_,
+        created_at=created,
+        data=data,
+    )
+    s.add(row)
+    session.last_event_at = created
+    if created > session.updated_at:
+        session.updated_at = created
+    s.flush()
+    bump_version(s, session.tenant, session.principal)
+    return row
+
+
+def first_user_message(s: Session, session_id: str) -> dict[str, Any] | None:
+    """The data of the session's first `message.user` event, if any."""
+    data = s.scalar(
+        select(EventRow.data)
+        .where(EventRow.session_id == session_id, EventRow.type == "message.user")
+        .order_by(EventRow.sequence)
+        .limit(1)
+    )
+    return data if isinstance(data, dict) else None
+
+
+def derived_titles(s: Session, sessions: list[SessionRow]) -> dict[str, str | None]:
+    """Titles for legacy sessions, derived from their immutable first user message."""
+    result: dict[str, str | None] = {}
+    for row in sessions:
+        if row.title_state == "legacy":
+            message = first_user_message(s, row.id)
+            result[row.id] = title_from_message(message) if message else None
+    return result
+
+
+def session_view(row: SessionRow, title: str | None = None) -> dict[str, Any]:
+    """SessionView JSON."""
+    return {
+        "id": row.id,
+        "title": row.title if row.title_state != "legacy" else title,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "active_run_id": row.active_run_id,
+        "last_run_id": row.last_run_id,
+    }
+
+
+def session_views(s: Session, rows: list[SessionRow]) -> list[dict[str, Any]]:
+    """SessionViews of several rows, deriving legacy titles."""
+    derived = derived_titles(s, rows)
+    return [session_view(r, derived.get(r.id)) for r in rows]
+
+
+def run_view(row: RunRow) -> dict[str, Any]:
+    """RunView JSON."""
+    return {
+        "id": row.id,
+        "session_id": row.session_id,
+        "status": row.status,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "completed_at": row.completed_at,
+        "cancel_requested": row.cancel_requested,
+    }
+
+
+def event_view(row: EventRow) -> dict[str, Any]:
+    """Event JSON."""
+    return {
+        "session_id": row.session_id,
+        "run_id": row.run_id,
+        "sequence": row.sequence,
+        "type": row.type,
+        "created_at": row.created_at,
+        "data": row.data,
+    }
+
+
+def owned_run(s: Session, run_id: str, tenant: str, principal: str) -> RunRow | None:
+    """The caller's run (live sessions only: runs vanish with their session)."""
+    row = s.get(RunRow, run_id)
+    if row is None or row.tenant != tenant or row.principal != principal:
+        return None
+    return row
+
+
+def finish_run(
+    s: Session,
+    session: SessionRow,
+    run: RunRow,
+    status: str,
+    data: dict[str, Any] | None = None,
+) -> EventRow:
+    """Commit-together step: terminal status, terminal event, session pointers, version."""
+    event = append_event(s, session, run.id, TERMINAL_EVENTS[status], data or {})
+    run.status = status
+    run.updated_at = event.created_at
+    run.completed_at = event.created_at
+    if session.active_run_id == run.id:
+        session.active_run_id = None
+    if session.last_run_started_at is None or run.created_at >= session.last_run_started_at:
+        session.last_run_id = run.id
+        session.last_run_started_at = run.created_at
+    bump_version(s, session.tenant, session.principal)
+    return event
+
+
+def set_run_status(s: Session, run: RunRow, status: str) -> None:
+    """A non-terminal status change."""
+    run.status = status
+    run.updated_at = timestamps.now()
+
+
+def request_cancel(s: Session, run_id: str) -> None:
+    """Set `cancel_requested` on a run."""
+    s.execute(update(RunRow).where(RunRow.id == run_id).values(cancel_requested=True))

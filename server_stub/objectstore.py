@@ -1,0 +1,87 @@
+"""Artifact bytes outside the database, behind a small protocol.
+
+Each artifact has its own object (`<session_id>/<artifact_id>`), never shared and never
+content-addressed, so deleting one session's bytes can never take another's. The session id
+in the locator lets the residue audit count a session's objects after its metadata is gone.
+The fault switch (`available = False`) makes every delete fail, for the outbox scenarios.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+from typing import Protocol
+
+
+class ObjectStoreUnavailable(Exception):
+    """The store refused an operation (the fault switch is down, or I/O failed)."""
+
+
+class ObjectStore(Protocol):
+    """What the server needs from a byte store."""
+
+    available: bool
+
+    def put(self, locator: str, data: bytes) -> None:
+        """Store `data` under `locator` (a new object)."""
+
+    def get(self, locator: str) -> bytes:
+        """The bytes at `locator`; FileNotFoundError when absent."""
+
+    def delete(self, locator: str) -> None:
+        """Remove `locator`; deleting a missing object succeeds. Raises when unavailable."""
+
+    def count(self, session_id: str) -> int:
+        """How many objects belong to `session_id`'s artifacts."""
+
+
+def locator_for(session_id: str, artifact_id: str) -> str:
+    """The one object of one artifact."""
+    return f"{session_id}/{artifact_id}"
+
+
+class FilesystemObjectStore:
+    """One file per object under a root folder (created when missing)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.available = True
+        self._lock = threading.Lock()
+
+    def _path(self, locator: str) -> Path:
+        parts = locator.split("/")
+        if len(parts) != 2 or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"bad locator {locator!r}")
+        return self.root / parts[0] / parts[1]
+
+    def put(self, locator: str, data: bytes) -> None:
+        path = self._path(locator)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+    def get(self, locator: str) -> bytes:
+        return self._path(locator).read_bytes()
+
+    def delete(self, locator: str) -> None:
+        if not self.available:
+            raise ObjectStoreUnavailable("object store is down (fault switch)")
+        path = self._path(locator)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise ObjectStoreUnavailable(str(exc)) from exc
+        with self._lock, contextlib.suppress(OSError):
+            path.parent.rmdir()
+
+    def count(self, session_id: str) -> int:
+        folder = self.root / session_id
+        if not folder.is_dir():
+            return 0
+        return sum(1 for p in folder.iterdir() if p.is_file() and p.suffix != ".tmp")

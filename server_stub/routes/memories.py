@@ -1,0 +1,136 @@
+"""Routes 13–14: the caller's memories (rejected ones included) and rejecting one."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+from sqlalchemy import and_, or_, select
+
+from server_stub import ids, schemas, timestamps
+from server_stub.cursors import Position
+from server_stub.db.models import MemoryRejectionRow, MemoryRow, SessionRow
+from server_stub.errors import bad_request, not_found
+from server_stub.history import owned
+from server_stub.routes.common import parse_cursor, parse_limit, read_json_object
+from server_stub.state import AppState, get_state
+
+router = APIRouter(tags=["memories"])
+StateDep = Annotated[AppState, Depends(get_state)]
+
+MEMORY_NOT_FOUND = "memory not found"
+
+
+def memory_view(row: MemoryRow, rejected: bool) -> dict[str, Any]:
+    """Memory JSON."""
+    return {
+        "id": row.id,
+        "text": row.text,
+        "source_session_id": row.source_session_id,
+        "source_run_id": row.source_run_id,
+        "reinforcement_count": row.reinforcement_count,
+        "rejected": rejected,
+        "created_at": row.created_at,
+    }
+
+
+@router.get(
+    "/memories",
+    response_model=schemas.MemoryPage,
+    responses=schemas.errors(400, 401, 403),
+    summary="List the caller's memories, newest first",
+)
+async def list_memories(request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "memory.read")
+    limit = parse_limit(request, 50, 200)
+    cursor = parse_cursor(request)
+    after = st.cursors.decode(cursor, "memories", who.tenant, who.principal) if cursor else None
+
+    def work() -> dict[str, Any]:
+        with st.db.read() as s:
+            stmt = select(MemoryRow).where(
+                MemoryRow.tenant == who.tenant, MemoryRow.principal == who.principal
+            )
+            if after is not None:
+                stmt = stmt.where(
+                    or_(
+                        MemoryRow.created_at < after.timestamp,
+                        and_(
+                            MemoryRow.created_at == after.timestamp,
+                            MemoryRow.id < after.item_id,
+                        ),
+                    )
+                )
+            rows = list(
+                s.scalars(
+                    stmt.order_by(MemoryRow.created_at.desc(), MemoryRow.id.desc()).limit(limit + 1)
+                )
+            )
+            more = len(rows) > limit
+            rows = rows[:limit]
+            rejected = set(
+                s.scalars(
+                    select(MemoryRejectionRow.memory_id).where(
+                        MemoryRejectionRow.memory_id.in_([r.id for r in rows])
+                    )
+                )
+            )
+            next_cursor = None
+            if more:
+                last = rows[-1]
+                next_cursor = st.cursors.encode(
+                    "memories", who.tenant, who.principal, Position(last.created_at, last.id)
+                )
+            return {
+                "items": [memory_view(r, r.id in rejected) for r in rows],
+                "next_cursor": next_cursor,
+            }
+
+    return JSONResponse(await st.run(work))
+
+
+@router.post(
+    "/memories/{memory_id}/rejection",
+    status_code=201,
+    response_model=schemas.Rejection,
+    responses=schemas.errors(400, 401, 403, 404, 413),
+    openapi_extra=schemas.body(schemas.RejectionRequest),
+    summary="Reject a memory, optionally in the context of a session",
+)
+async def reject_memory(memory_id: str, request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "memory.write")
+    doc = await read_json_object(request, allow_empty=True)
+    session_id = doc.get("session_id")
+    reason = doc.get("reason")
+    if session_id is not None and not isinstance(session_id, str):
+        raise bad_request("session_id must be a string", field="session_id")
+    if reason is not None and not isinstance(reason, str):
+        raise bad_request("reason must be a string", field="reason")
+
+    def work() -> dict[str, Any]:
+        with st.db.write() as s:
+            memory = s.get(MemoryRow, memory_id)
+            if memory is None or (memory.tenant, memory.principal) != (
+                who.tenant,
+                who.principal,
+            ):
+                raise not_found(MEMORY_NOT_FOUND)
+            if session_id is not None and not owned(
+                s.get(SessionRow, session_id), who.tenant, who.principal
+            ):
+                raise not_found(MEMORY_NOT_FOUND)
+            row = MemoryRejectionRow(
+                id=ids.new_id("mrj"),
+                memory_id=memory.id,
+                memory_session_id=memory.source_session_id,
+                session_id=session_id,
+                tenant=who.tenant,
+                principal=who.principal,
+                reason=reason,
+                created_at=timestamps.now(),
+            )
+            s.add(row)
+            return {"id": row.id, "memory_id": memory.id, "session_id": session_id}
+
+    return JSONResponse(await st.run(work), status_code=201)

@@ -1,0 +1,287 @@
+"""Routes 1–6: the session index, sessions, their deletion, run start and event pages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from server_stub import ids, purge, schemas, timestamps
+from server_stub.auth import Principal
+from server_stub.cursors import Position
+from server_stub.db.models import EventRow, RunRow, SessionRow
+from server_stub.errors import ApiError, invalid_state, not_found
+from server_stub.history import (
+    append_event,
+    bump_version,
+    etag_for,
+    event_view,
+    first_user_message,
+    index_version,
+    lock_session,
+    owned,
+    run_view,
+    session_view,
+    session_views,
+    tombstone_of,
+)
+from server_stub.routes.common import (
+    parse_cursor,
+    parse_int,
+    parse_limit,
+    read_json_object,
+    validate_message,
+)
+from server_stub.state import AppState, get_state
+from server_stub.titles import title_from_message
+
+router = APIRouter(tags=["sessions"])
+StateDep = Annotated[AppState, Depends(get_state)]
+
+SESSION_NOT_FOUND = "session not found"
+
+
+def _plain_404() -> ApiError:
+    return not_found(SESSION_NOT_FOUND)
+
+
+@router.get(
+    "/sessions",
+    response_model=schemas.SessionPage,
+    responses={304: {"description": "Not modified"}, **schemas.errors(400, 401, 403)},
+    summary="List the caller's sessions, most recently active first",
+)
+async def list_sessions(request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "session.read")
+    limit = parse_limit(request, 50, 200)
+    cursor = parse_cursor(request)
+    after = st.cursors.decode(cursor, "sessions", who.tenant, who.principal) if cursor else None
+    inm = request.headers.get("if-none-match")
+
+    def work() -> tuple[list[dict[str, Any]], str | None, int]:
+        with st.db.read() as s:
+            version = index_version(s, who.tenant, who.principal)
+            stmt = select(SessionRow).where(
+                SessionRow.tenant == who.tenant, SessionRow.principal == who.principal
+            )
+            if after is not None:
+                stmt = stmt.where(
+                    or_(
+                        SessionRow.updated_at < after.timestamp,
+                        and_(
+                            SessionRow.updated_at == after.timestamp,
+                            SessionRow.id < after.item_id,
+                        ),
+                    )
+                )
+            stmt = stmt.order_by(SessionRow.updated_at.desc(), SessionRow.id.desc())
+            rows = list(s.scalars(stmt.limit(limit + 1)))
+            more = len(rows) > limit
+            rows = rows[:limit]
+            views = session_views(s, rows)
+            next_cursor = None
+            if more:
+                last = rows[-1]
+                next_cursor = st.cursors.encode(
+                    "sessions", who.tenant, who.principal, Position(last.updated_at, last.id)
+                )
+            return views, next_cursor, version
+
+    if cursor is None and inm is not None:
+        # Cheap path: the version alone answers a conditional first page.
+        def version_only() -> int:
+            with st.db.read() as s:
+                return index_version(s, who.tenant, who.principal)
+
+        etag = etag_for(st.epoch, who.tenant, who.principal, await st.run(version_only))
+        if _etag_matches(inm, etag):
+            return Response(status_code=304, headers={"ETag": etag})
+    views, next_cursor, version = await st.run(work)
+    headers = {}
+    if cursor is None:
+        etag = etag_for(st.epoch, who.tenant, who.principal, version)
+        headers["ETag"] = etag
+        if inm is not None and _etag_matches(inm, etag):
+            return Response(status_code=304, headers=headers)
+    return JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+
+
+def _etag_matches(header: str, etag: str) -> bool:
+    candidates = [c.strip() for c in header.split(",")]
+    return "*" in candidates or etag in candidates or f"W/{etag}" in candidates
+
+
+def create_session_row(s: Session, who: Principal, at: str | None = None) -> SessionRow:
+    """A new, empty session owned by `who` (title pending until its first run)."""
+    created = at or timestamps.now()
+    row = SessionRow(
+        id=ids.new_id("ses"),
+        tenant=who.tenant,
+        principal=who.principal,
+        title=None,
+        title_state="pending",
+        created_at=created,
+        updated_at=created,
+        last_event_at=None,
+        last_sequence=0,
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+@router.post(
+    "/sessions",
+    status_code=201,
+    response_model=schemas.SessionView,
+    responses=schemas.errors(400, 401, 403, 413),
+    summary="Create an empty session",
+)
+async def create_session(request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "session.write")
+    await read_json_object(request, allow_empty=True)
+
+    def work() -> dict[str, Any]:
+        with st.db.write() as s:
+            row = create_session_row(s, who)
+            bump_version(s, who.tenant, who.principal)
+            return session_view(row)
+
+    return JSONResponse(await st.run(work), status_code=201)
+
+
+@router.get(
+    "/sessions/{session_id}",
+    response_model=schemas.SessionView,
+    responses=schemas.errors(401, 403, 404),
+    summary="Read one session",
+)
+async def get_session(session_id: str, request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "session.read")
+
+    def work() -> dict[str, Any]:
+        with st.db.read() as s:
+            row = s.get(SessionRow, session_id)
+            if owned(row, who.tenant, who.principal):
+                assert row is not None
+                return session_views(s, [row])[0]
+            if row is None:
+                tomb = tombstone_of(s, session_id)
+                if tomb is not None and (tomb.tenant, tomb.principal) == (
+                    who.tenant,
+                    who.principal,
+                ):
+                    raise ApiError(404, SESSION_NOT_FOUND, {"reason": "deleted"})
+            raise _plain_404()
+
+    return JSONResponse(await st.run(work))
+
+
+@router.delete(
+    "/sessions/{session_id}",
+    status_code=204,
+    response_class=Response,
+    responses=schemas.errors(401, 403, 404, 409),
+    summary="Delete a session and its whole conversation graph, everywhere",
+)
+async def delete_session(session_id: str, request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "session.write")
+    outcome = await st.run(lambda: purge.delete_session(st.db, who, session_id))
+    if outcome.kind == "not_found":
+        raise _plain_404()
+    if outcome.kind == "active":
+        raise invalid_state(
+            "a run is active in this session",
+            reason="active_run_exists",
+            active_run_id=outcome.active_run_id,
+        )
+    if outcome.locators:
+        await st.run(lambda: purge.flush_outbox(st.db, st.store, session_id))
+    return Response(status_code=204)
+
+
+@router.post(
+    "/sessions/{session_id}/runs",
+    status_code=202,
+    response_model=schemas.RunView,
+    responses=schemas.errors(400, 401, 403, 404, 409, 413),
+    openapi_extra=schemas.body(schemas.RunRequest),
+    summary="Start a run with a user message",
+)
+async def start_run(session_id: str, request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "run.write")
+    doc = await read_json_object(request)
+    message = validate_message(doc.get("input"))
+
+    def work() -> dict[str, Any]:
+        with st.db.write() as s:
+            row = lock_session(s, session_id)
+            if not owned(row, who.tenant, who.principal):
+                raise _plain_404()
+            assert row is not None
+            if row.active_run_id is not None:
+                raise invalid_state(
+                    "a run is already in progress",
+                    reason="run_in_progress",
+                    active_run_id=row.active_run_id,
+                )
+            now = timestamps.now()
+            run = RunRow(
+                id=ids.new_id("run"),
+                session_id=row.id,
+                tenant=row.tenant,
+                principal=row.principal,
+                status="queued",
+                input=message,
+                created_at=now,
+                updated_at=now,
+                completed_at=None,
+                cancel_requested=False,
+            )
+            s.add(run)
+            s.flush()
+            if row.title_state != "stored":
+                existing = first_user_message(s, row.id)
+                row.title = title_from_message(existing if existing else message)
+                row.title_state = "stored"
+            row.active_run_id = run.id
+            append_event(s, row, run.id, "run.started", {}, at=now)
+            append_event(s, row, run.id, "message.user", message)
+            return run_view(run)
+
+    view = await st.run(work)
+    st.agents.start(view["id"])
+    return JSONResponse(view, status_code=202)
+
+
+@router.get(
+    "/sessions/{session_id}/events",
+    response_model=schemas.EventPage,
+    responses=schemas.errors(400, 401, 403, 404),
+    summary="Page through a session's events by sequence",
+)
+async def list_events(session_id: str, request: Request, st: StateDep) -> Response:
+    who = st.tokens.require(request, "run.read")
+    after = parse_int(request, "after", 0, 0, 2**62)
+    limit = parse_limit(request, 200, 1000)
+
+    def work() -> dict[str, Any]:
+        with st.db.read() as s:
+            row = s.get(SessionRow, session_id)
+            if not owned(row, who.tenant, who.principal):
+                raise _plain_404()
+            rows = list(
+                s.scalars(
+                    select(EventRow)
+                    .where(EventRow.session_id == session_id, EventRow.sequence > (after or 0))
+                    .order_by(EventRow.sequence)
+                    .limit(limit)
+                )
+            )
+            next_after = rows[-1].sequence if len(rows) == limit else None
+            return {"items": [event_view(e) for e in rows], "next_after": next_after}
+
+    return JSONResponse(await st.run(work))

@@ -1,0 +1,74 @@
+"""`ServerThread`: the stub on a daemon thread, for tests, the desktop app and the QA harness.
+
+uvicorn binds `127.0.0.1:0` itself (a socket it makes keeps TCP_NODELAY, PITFALLS §3), with
+signal handlers off (not the main thread) and a 1 s graceful timeout so an open SSE stream
+cannot hold shutdown (PITFALLS §7). `start()` waits for `started` while watching that the
+thread is still alive (a bind failure kills it silently).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import TracebackType
+
+import uvicorn
+
+from server_stub.app import create_app
+from server_stub.config import ServerSettings
+
+
+class ServerStartError(RuntimeError):
+    """The server thread died or did not start in time."""
+
+
+class ServerThread:
+    """Context manager running one stub server; `.url` is its base URL once started."""
+
+    def __init__(self, settings: ServerSettings, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.settings = settings
+        config = uvicorn.Config(
+            create_app(settings),
+            host=host,
+            port=port,
+            timeout_graceful_shutdown=1,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="converge-server", daemon=True)
+        self.url = ""
+
+    def start(self, timeout: float = 30.0) -> ServerThread:
+        """Start and wait until the socket accepts connections."""
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise ServerStartError("the server thread died during start-up")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerStartError("the server did not start in time")
+            time.sleep(0.005)
+        sock = self.server.servers[0].sockets[0]
+        host, port = sock.getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the server to exit and join its thread."""
+        self.server.should_exit = True
+        if self.thread.is_alive():
+            self.thread.join(timeout)
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

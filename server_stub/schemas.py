@@ -1,0 +1,181 @@
+"""Pydantic models of the wire contract, used to describe the API in `/openapi.json`.
+
+Routes build their JSON by hand (exact timestamp strings, no coercion) and return it directly;
+these models document the shapes and are checked against real responses in the tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] | None = None
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+
+
+class SessionView(BaseModel):
+    id: str
+    title: str | None
+    created_at: str
+    updated_at: str
+    active_run_id: str | None
+    last_run_id: str | None
+
+
+class SessionPage(BaseModel):
+    items: list[SessionView]
+    next_cursor: str | None
+
+
+class TextBlock(BaseModel):
+    type: Literal["text"]
+    text: str
+
+
+class ImageBlock(BaseModel):
+    type: Literal["image"]
+    media_type: str
+    data: str
+
+
+class Message(BaseModel):
+    role: Literal["user"]
+    content: list[TextBlock | ImageBlock] = Field(min_length=1)
+
+
+class RunRequest(BaseModel):
+    input: Message
+
+
+class RunView(BaseModel):
+    id: str
+    session_id: str
+    status: Literal["queued", "running", "waiting_for_approval", "completed", "failed", "cancelled"]
+    created_at: str
+    updated_at: str
+    completed_at: str | None
+    cancel_requested: bool
+
+
+class Event(BaseModel):
+    session_id: str
+    run_id: str | None
+    sequence: int
+    type: str
+    created_at: str
+    data: dict[str, Any]
+
+
+class EventPage(BaseModel):
+    items: list[Event]
+    next_after: int | None
+
+
+class RunEvents(BaseModel):
+    items: list[Event]
+
+
+class DecisionRequest(BaseModel):
+    decision: Literal["approve", "deny"]
+
+
+class Approval(BaseModel):
+    id: str
+    run_id: str
+    tool: str
+    status: Literal["pending", "approved", "denied", "cancelled"]
+
+
+class Artifact(BaseModel):
+    id: str
+    session_id: str
+    run_id: str | None
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    created_at: str
+
+
+class Memory(BaseModel):
+    id: str
+    text: str
+    source_session_id: str
+    source_run_id: str | None
+    reinforcement_count: int
+    rejected: bool
+    created_at: str
+
+
+class MemoryPage(BaseModel):
+    items: list[Memory]
+    next_cursor: str | None
+
+
+class RejectionRequest(BaseModel):
+    session_id: str | None = None
+    reason: str | None = None
+
+
+class Rejection(BaseModel):
+    id: str
+    memory_id: str
+    session_id: str | None
+
+
+class KnowledgeDocument(BaseModel):
+    id: str
+    title: str
+    source_artifact_id: str
+    source_session_id: str
+    created_at: str
+
+
+class KnowledgePage(BaseModel):
+    items: list[KnowledgeDocument]
+    next_cursor: str | None
+
+
+class SkillRevision(BaseModel):
+    id: str
+    revision: int
+    authoring_run_id: str | None
+    published_at: str
+
+
+class Skill(BaseModel):
+    id: str
+    name: str
+    revisions: list[SkillRevision]
+
+
+def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for error statuses, all in the envelope."""
+    return {s: {"model": ErrorEnvelope} for s in statuses}
+
+
+EXTRA_COMPONENTS: dict[str, Any] = {}
+
+
+def body(model: type[BaseModel]) -> dict[str, Any]:
+    """`openapi_extra` describing a JSON request body read by hand (not by FastAPI, so that
+    authentication is checked before the body's syntax)."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    EXTRA_COMPONENTS.update(schema.pop("$defs", {}))
+    EXTRA_COMPONENTS[model.__name__] = schema
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
+            },
+        }
+    }

@@ -1,0 +1,104 @@
+"""The server suite runs every test on SQLite and on a real PostgreSQL.
+
+`live_server` is overridden here, parametrized over both backends; PostgreSQL cases skip
+with a printed reason where the binaries are absent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import LiveServer, ServerFactory
+
+TEXT = "hello world"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def live_server(
+    backend: str, server_factory: ServerFactory, request: pytest.FixtureRequest
+) -> LiveServer:
+    """A fresh server on the parametrized backend (a new database per test)."""
+    if backend == "postgres":
+        cluster = request.getfixturevalue("postgres_cluster")
+        return server_factory(backend="postgres", database_url=cluster.new_database())
+    return server_factory()
+
+
+def message(text: str = TEXT) -> dict[str, Any]:
+    """A user message with one text block."""
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01) -> Any:
+    """Poll `predicate` until it returns something truthy (or fail after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(interval)
+
+
+def new_session(client: httpx.Client) -> str:
+    response = client.post("/v1/sessions", json={})
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def start_run(client: httpx.Client, session_id: str, text: str = TEXT) -> dict[str, Any]:
+    response = client.post(f"/v1/sessions/{session_id}/runs", json={"input": message(text)})
+    assert response.status_code == 202, response.text
+    return dict(response.json())
+
+
+def wait_terminal(client: httpx.Client, run_id: str, timeout: float = 15.0) -> dict[str, Any]:
+    """Follow the run's SSE stream until the server closes it (after the terminal event)."""
+    with client.stream(
+        "GET",
+        f"/v1/runs/{run_id}/events",
+        headers={"Accept": "text/event-stream"},
+        timeout=timeout,
+    ) as stream:
+        assert stream.status_code == 200
+        for _ in stream.iter_bytes():
+            pass
+    view = client.get(f"/v1/runs/{run_id}").json()
+    assert view["status"] in ("completed", "failed", "cancelled"), view
+    return dict(view)
+
+
+def wait_status(client: httpx.Client, run_id: str, status: str) -> dict[str, Any]:
+    def check() -> dict[str, Any] | None:
+        view = client.get(f"/v1/runs/{run_id}").json()
+        return view if view["status"] == status else None
+
+    return dict(wait_until(check))
+
+
+def run_to_end(client: httpx.Client, session_id: str, text: str = TEXT) -> dict[str, Any]:
+    run = start_run(client, session_id, text)
+    return wait_terminal(client, run["id"])
+
+
+def run_events(client: httpx.Client, run_id: str) -> list[dict[str, Any]]:
+    response = client.get(f"/v1/runs/{run_id}/events")
+    assert response.status_code == 200, response.text
+    return list(response.json()["items"])
+
+
+def residue(server: LiveServer, session_id: str) -> dict[str, Any]:
+    response = server.control().get(f"/_stub/sessions/{session_id}/residue")
+    assert response.status_code == 200, response.text
+    return dict(response.json())
