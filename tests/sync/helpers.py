@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 
@@ -18,12 +18,10 @@ from sync.profile import Profile
 from sync.reconcile import PageHook
 from tests.sync.faults import FaultTransport
 
-T = TypeVar("T")
-
 TEST_DEADLINE = 60.0
 
 
-def run(coro: Coroutine[Any, Any, T], timeout: float = TEST_DEADLINE) -> T:
+def run[T](coro: Coroutine[Any, Any, T], timeout: float = TEST_DEADLINE) -> T:
     """Run one test coroutine on a fresh loop, bounded so a hang fails instead of blocking."""
 
     async def bounded() -> T:
