@@ -67,6 +67,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         description=API_DESCRIPTION,
         lifespan=lifespan,
     )
+    app.router.redirect_slashes = False  # `/v1/sessions/` is an unknown route, not a redirect
     install_error_handlers(app)
     app.include_router(api_router())
     if settings.control:

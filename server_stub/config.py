@@ -43,6 +43,7 @@ class ServerSettings:
     seed: str | None = None
     host: str = "127.0.0.1"
     port: int = 8765
+    sse_keepalive: float = 15.0
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

@@ -104,6 +104,8 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
         items, _ = await st.run(lambda: _read_after(st, run_id, 0))
         return JSONResponse({"items": items})
 
+    keepalive = min(st.settings.sse_keepalive, KEEPALIVE_SECONDS)
+
     async def stream() -> AsyncIterator[bytes]:
         cursor = after
         last_write = time.monotonic()
@@ -116,7 +118,7 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
                 last_write = time.monotonic()
             if terminal:
                 return
-            remaining = KEEPALIVE_SECONDS - (time.monotonic() - last_write)
+            remaining = keepalive - (time.monotonic() - last_write)
             if remaining <= 0:
                 yield b": keep-alive\n\n"
                 last_write = time.monotonic()
