@@ -1,0 +1,238 @@
+"""The headless command line (CONTRACT §8) as a user runs it: a subprocess per command,
+against a REAL stub server."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sync import wording
+from tests.sync.helpers import Server, run
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def converge(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Any:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVERGE_")}
+    clean.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "app.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=clean,
+        timeout=60,
+    )
+
+
+def conn(url: str, profile: Path, token: str = "dev-alice") -> list[str]:
+    return ["--server", url, "--token", token, "--profile", str(profile)]
+
+
+def ls_json(profile: Path) -> list[dict[str, Any]]:
+    result = converge("ls", "--json", "--profile", str(profile))
+    assert result.returncode == 0, result.stderr
+    parsed = json.loads(result.stdout)
+    assert isinstance(parsed, list)
+    return parsed
+
+
+def test_sync_prints_inserted_updated_pruned_and_exits_zero(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def setup() -> list[str]:
+        async with Server(live_server.url) as server:
+            return [(await server.create(f"chat {i}")).id for i in range(3)]
+
+    ids = run(setup())
+    profile = tmp_path / "p"
+    first = converge("sync", *conn(live_server.url, profile))
+    assert first.returncode == 0, first.stderr
+    assert "inserted 3" in first.stdout and all(i in first.stdout for i in ids)
+
+    async def mutate() -> str:
+        async with Server(live_server.url) as server:
+            await server.delete(ids[0])
+            await server.wait_run(await server.start(ids[1], "more"))
+            return (await server.create("new one")).id
+
+    new = run(mutate())
+    # options after the subcommand, in any order, and from the environment
+    second = converge(
+        "sync",
+        "--profile",
+        str(profile),
+        env={"CONVERGE_SERVER": live_server.url, "CONVERGE_TOKEN": "dev-alice"},
+    )
+    assert second.returncode == 0, second.stderr
+    assert f"inserted 1: {new}" in second.stdout
+    assert f"updated 1: {ids[1]}" in second.stdout
+    assert f"pruned 1: {ids[0]}" in second.stdout
+
+
+def test_ls_json_prints_exactly_one_array_in_sidebar_order(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def setup() -> None:
+        async with Server(live_server.url) as server:
+            for i in range(4):
+                await server.create(f"chat {i}")
+            await server.control_session("old", updated_at="2020-01-01T00:00:00.000000Z")
+
+    run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    # ls never uses the network: the server given here does not exist
+    result = converge(
+        "ls", "--json", "--profile", str(profile), "--server", "http://127.0.0.1:9", "--token", "x"
+    )
+    assert result.returncode == 0 and result.stderr == ""
+    rows = json.loads(result.stdout)  # the whole stdout is one JSON document
+    assert len(rows) == 5
+    assert all(
+        set(r) == {"id", "title", "updated_at", "active_run_id", "last_run_id"} for r in rows
+    )
+    keys = [(r["updated_at"], r["id"]) for r in rows]
+    assert keys == sorted(keys, reverse=True)
+    assert rows[-1]["title"] == "old"
+    plain = converge("ls", "--profile", str(profile))
+    assert plain.returncode == 0 and "chat 3" in plain.stdout
+
+
+def test_ls_of_a_profile_that_never_synced_is_empty_and_creates_nothing(tmp_path: Path) -> None:
+    assert ls_json(tmp_path / "fresh") == []
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_delete_yes_removes_from_server_and_mirror(live_server: Any, tmp_path: Path) -> None:
+    async def setup() -> str:
+        async with Server(live_server.url) as server:
+            await server.create("stays")
+            return (await server.create("goes")).id
+
+    victim = run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    # CONTRACT §8's own example: options before the id, --yes after it
+    result = converge("delete", *conn(live_server.url, profile), victim, "--yes")
+    assert result.returncode == 0, result.stderr
+    assert victim not in {r["id"] for r in ls_json(profile)}
+
+    async def gone() -> bool:
+        async with Server(live_server.url) as server:
+            return not await server.exists(victim)
+
+    assert run(gone())
+
+
+def test_delete_asks_first_and_no_is_the_default(live_server: Any, tmp_path: Path) -> None:
+    async def setup() -> str:
+        async with Server(live_server.url) as server:
+            return (await server.create("precious")).id
+
+    sid = run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    declined = converge("delete", sid, *conn(live_server.url, profile), stdin="\n")
+    assert declined.returncode != 0
+    assert wording.delete_confirmation("precious") in declined.stderr
+    assert "every synchronized client" in declined.stderr
+    assert "cannot be undone" in declined.stderr
+    assert sid in {r["id"] for r in ls_json(profile)}
+    accepted = converge("delete", sid, *conn(live_server.url, profile), stdin="y\n")
+    assert accepted.returncode == 0, accepted.stderr
+    assert sid not in {r["id"] for r in ls_json(profile)}
+
+
+def test_delete_during_a_run_exits_non_zero_names_the_run_and_keeps_everything(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def setup() -> tuple[str, str]:
+        async with Server(live_server.url) as server:
+            view = await server.create()
+            return view.id, await server.start(view.id, "/wait 20")
+
+    sid, run_id = run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    result = converge("delete", sid, "--yes", *conn(live_server.url, profile))
+    assert result.returncode not in (0, 1)  # its own code: 3
+    assert run_id in result.stderr and "Traceback" not in result.stderr
+    assert sid in {r["id"] for r in ls_json(profile)}
+
+    async def check_and_stop() -> None:
+        async with Server(live_server.url) as server:
+            state = await server.api.get_run(run_id)
+            assert not state.is_terminal and not state.cancel_requested
+            await server.api.cancel_run(run_id)
+
+    run(check_and_stop())
+
+
+def closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_sync_with_the_server_unreachable_fails_fast_and_changes_nothing(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def setup() -> None:
+        async with Server(live_server.url) as server:
+            await server.create("mirrored")
+
+    run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    before = ls_json(profile)
+    started = time.monotonic()
+    result = converge("sync", *conn(f"http://127.0.0.1:{closed_port()}", profile))
+    assert time.monotonic() - started < 30
+    assert result.returncode != 0
+    assert "Cannot reach the server" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert ls_json(profile) == before
+
+
+def test_sync_with_a_rejected_token_says_so(live_server: Any, tmp_path: Path) -> None:
+    result = converge("sync", *conn(live_server.url, tmp_path / "p", token="wrong"))
+    assert result.returncode != 0
+    assert "token" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_missing_server_is_a_clear_message(tmp_path: Path) -> None:
+    result = converge("sync", "--profile", str(tmp_path / "p"))
+    assert result.returncode != 0
+    assert "CONVERGE_SERVER" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [["ls", "--json"], ["sync"]])
+def test_a_mirror_from_a_newer_version_is_refused_untouched(
+    tmp_path: Path, command: list[str]
+) -> None:
+    profile = tmp_path / "p"
+    profile.mkdir()
+    mirror = profile / "mirror.sqlite3"
+    db = sqlite3.connect(mirror)
+    db.execute("PRAGMA user_version=999")
+    db.commit()
+    db.close()
+    before = mirror.read_bytes()
+    result = converge(
+        *command, "--profile", str(profile), "--server", "http://127.0.0.1:9", "--token", "t"
+    )
+    assert result.returncode != 0
+    assert "newer version" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert mirror.read_bytes() == before
