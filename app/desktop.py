@@ -1,0 +1,268 @@
+"""`converge` with no subcommand: the desktop window.
+
+Start-up order, so that the window is never blank or frozen:
+
+1. the window is shown at once;
+2. the profile's mirror is read off the UI thread and painted (history works offline);
+3. the server: the configured one, or else the bundled stub started on a worker thread;
+4. the engine is attached: one reconcile on connect, then on foreground and every 30 s.
+
+The application quits when the main window closes (not when the last window closes: a
+dialog can be the only visible window for a moment, PITFALLS §4). On the way out the engine
+is closed and the bundled server stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import logging.handlers
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from app.bundled import DEMO_TOKEN, BundledServer
+from app.loop import ConvergeEventLoop
+from sync.engine import SyncEngine
+from sync.errors import SyncError
+from sync.mirror import Mirror
+from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
+from ui.controller import WindowController
+from ui.dialogs import ConnectionSettings
+from ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+ENV_SYNC_INTERVAL = "CONVERGE_SYNC_INTERVAL"
+DEFAULT_SYNC_INTERVAL = 30.0
+
+
+@dataclass(frozen=True)
+class DesktopOptions:
+    profile: Path
+    server: str | None
+    token: str | None
+    sync_interval: float
+
+
+def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> DesktopOptions:
+    env = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(
+        prog="converge",
+        description="Converge: your conversation history, the same on every device.",
+        epilog="Subcommands for scripts: converge sync | ls | delete | qa (see --help of each).",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help=f"profile folder (settings, mirror, cache); default ${ENV_PROFILE} or "
+        f"{default_profile_dir()}. Two profiles act as two devices.",
+    )
+    parser.add_argument("--server", help="server URL (default: saved settings, else the demo)")
+    parser.add_argument("--token", help="bearer token (default: saved settings)")
+    parser.add_argument(
+        "--sync-interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"seconds between periodic reconciles (default ${ENV_SYNC_INTERVAL} or 30; 0: never)",
+    )
+    ns = parser.parse_args(argv)
+    interval = ns.sync_interval
+    if interval is None:
+        try:
+            interval = float(env.get(ENV_SYNC_INTERVAL, DEFAULT_SYNC_INTERVAL))
+        except ValueError:
+            parser.error(f"{ENV_SYNC_INTERVAL} must be a number of seconds")
+    if interval < 0:
+        parser.error("--sync-interval must not be negative")
+    profile = ns.profile.expanduser() if ns.profile else default_profile_dir()
+    return DesktopOptions(profile, ns.server, ns.token, float(interval))
+
+
+def configure_logging(profile: Path) -> Path | None:
+    """Warnings to stderr; everything from INFO to a rotating file in the profile folder."""
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    console = logging.StreamHandler()
+    console.setLevel(logging.WARNING)
+    console.setFormatter(logging.Formatter("converge: %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(console)
+    path = profile / "converge.log"
+    try:
+        profile.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=1_000_000, backupCount=2, encoding="utf-8"
+        )
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    return path
+
+
+class Desktop:
+    """The running application: window, controller, mirror, server, engine."""
+
+    def __init__(self, options: DesktopOptions, *, log_path: Path | None = None) -> None:
+        self.options = options
+        self.log_path = log_path
+        self.window = MainWindow()
+        self.controller = WindowController(self.window, sync_interval=options.sync_interval)
+        self.controller.settings_saved.connect(
+            lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
+        )
+        self.engine: SyncEngine | None = None
+        self.bundled: BundledServer | None = None
+        self._closed: asyncio.Future[None] | None = None
+        self.window.closed.connect(self._on_closed)
+        self.ready = asyncio.Event()
+
+    def _on_closed(self) -> None:
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
+
+    async def main(self) -> int:
+        """Show the window, start up in the background, run until the window closes."""
+        self._closed = asyncio.get_running_loop().create_future()
+        self.window.set_status("Opening your history…")
+        self.window.show()
+        self.controller.spawn(self.start(), "start")
+        await self._closed
+        await self.stop()
+        return 0
+
+    async def start(self) -> None:
+        """Paint the mirror, then connect."""
+        profile = self._profile()
+        await asyncio.to_thread(profile.ensure_dirs)
+        mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
+        try:
+            self.controller.set_row_source(lambda text: asyncio.to_thread(mirror.rows, text))
+            await self.controller.refresh_now()
+        finally:
+            # The engine opens its own connection to the same file; this one was for the
+            # first paint only.
+            await asyncio.to_thread(mirror.close)
+        await self.connect(profile)
+
+    def _profile(self) -> Profile:
+        return Profile.load(
+            self.options.profile, server=self.options.server, token=self.options.token
+        )
+
+    def _saved_settings(self) -> ConnectionSettings:
+        saved = read_settings(self.options.profile)
+        server = saved.get("server")
+        token = saved.get("token")
+        return ConnectionSettings(
+            server if isinstance(server, str) else "", token if isinstance(token, str) else ""
+        )
+
+    async def connect(self, profile: Profile) -> None:
+        """Use the configured server, or start the bundled one; then attach the engine."""
+        self.controller.settings = self._saved_settings()
+        if profile.server:
+            if not profile.token:
+                self.window.set_status(
+                    "No token is configured for this server. Open Settings to add one.",
+                    error=True,
+                )
+                return
+            url, token = profile.server, str(profile.token)
+        else:
+            self.window.set_status("Starting the built-in demo server…")
+            self.bundled = BundledServer(profile.root)
+            url = await self.bundled.start()
+            token = str(profile.token) if profile.token else DEMO_TOKEN
+        engine_profile = Profile(profile.root, server=url, token=token)
+        self.engine = await SyncEngine.open(
+            engine_profile, timer_interval=self.options.sync_interval
+        )
+        self.controller.attach(self.engine)
+        self.ready.set()
+
+    async def disconnect(self) -> None:
+        self.ready.clear()
+        self.controller.detach()
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            await engine.close()
+        bundled, self.bundled = self.bundled, None
+        if bundled is not None:
+            await bundled.stop()
+
+    async def reconnect(self, settings: ConnectionSettings) -> None:
+        """Save new connection settings in the profile and switch to them now."""
+        saved = Profile(
+            self.options.profile, server=settings.server or None, token=settings.token or None
+        )
+        await asyncio.to_thread(saved.save)
+        # Explicit command-line values would override what was just saved: drop them.
+        self.options = DesktopOptions(self.options.profile, None, None, self.options.sync_interval)
+        await self.disconnect()
+        self.window.set_status("Connecting…")
+        await self.connect(self._profile())
+
+    async def stop(self) -> None:
+        await self.controller.shutdown()
+        try:
+            await self.disconnect()
+        except Exception:
+            log.exception("error while shutting down")
+
+
+def _install_exception_hooks(desktop: Desktop, loop: asyncio.AbstractEventLoop) -> None:
+    """Uncaught errors go to the log; the user sees one sentence in the status line."""
+
+    def tell_user() -> None:
+        where = f" Details are in {desktop.log_path}." if desktop.log_path else ""
+        desktop.window.set_status(f"Something went wrong.{where}", error=True)
+
+    def excepthook(
+        kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
+        if isinstance(value, SyncError):
+            desktop.window.set_status(value.message, error=True)
+            log.warning("unhandled %s: %s", kind.__name__, value.message)
+            return
+        log.error("uncaught exception", exc_info=(kind, value, tb))
+        tell_user()
+
+    def loop_handler(_loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        log.error("event loop: %s", context.get("message"), exc_info=exc)
+        if exc is not None and not isinstance(exc, (ConnectionError, asyncio.CancelledError)):
+            tell_user()
+
+    sys.excepthook = excepthook
+    loop.set_exception_handler(loop_handler)
+
+
+def run(args: list[str]) -> int:
+    """Open the window and run until it closes; the process exit code."""
+    options = parse_args(args)
+    log_path = configure_logging(options.profile)
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Converge")
+    app.setApplicationDisplayName("Converge")
+    app.setQuitOnLastWindowClosed(False)
+    app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, True)
+    loop = ConvergeEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        desktop = Desktop(options, log_path=log_path)
+        _install_exception_hooks(desktop, loop)
+        return int(loop.run_until_complete(desktop.main()))
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        asyncio.set_event_loop(None)

@@ -1,0 +1,174 @@
+"""The sidebar model: diffed updates that keep the selection, checked by Qt's model tester."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import QItemSelectionModel, QTimer
+from PySide6.QtWidgets import QListView
+from pytestqt.modeltest import ModelTester
+
+from app.loop import ConvergeEventLoop
+from tests.ui.conftest import row, run
+from ui.session_model import UNTITLED, SessionListModel
+
+
+def ids(model: SessionListModel) -> list[str]:
+    return [r.id for r in model.rows()]
+
+
+def test_rows_show_title_or_untitled(qtmodeltester: ModelTester) -> None:
+    model = SessionListModel()
+    qtmodeltester.check(model)
+    model.replace_now([row("ses_a", "Trip to Lisbon"), row("ses_b", None)])
+    assert model.index(0, 0).data() == "Trip to Lisbon"
+    assert model.index(1, 0).data() == UNTITLED
+    assert model.index(1, 0).data(SessionListModel.IdRole) == "ses_b"
+
+
+def test_update_inserts_moves_and_removes_while_the_selection_stays(
+    qtmodeltester: ModelTester, loop: ConvergeEventLoop
+) -> None:
+    model = SessionListModel()
+    qtmodeltester.check(model)
+    selection = QItemSelectionModel(model)
+    model.replace_now([row(f"ses_{i}", f"T{i}") for i in range(6)])
+    selection.setCurrentIndex(model.index(3, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    resets: list[None] = []
+    model.modelReset.connect(lambda: resets.append(None))
+
+    new = [row("ses_5", "T5 again"), row("ses_new", "New"), row("ses_0"), row("ses_3", "T3")]
+    new += [row("ses_2", "T2")]
+    assert run(loop, model.update(new))
+
+    assert ids(model) == ["ses_5", "ses_new", "ses_0", "ses_3", "ses_2"]
+    assert model.index(0, 0).data() == "T5 again"
+    assert [i.data(SessionListModel.IdRole) for i in selection.selectedIndexes()] == ["ses_3"]
+    assert selection.currentIndex().data(SessionListModel.IdRole) == "ses_3"
+    assert resets == []
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.lists(st.integers(0, 25), unique=True, max_size=20), min_size=1, max_size=6))
+def test_any_sequence_of_updates_keeps_the_model_tester_happy(
+    qtmodeltester: ModelTester, steps: list[list[int]]
+) -> None:
+    model = SessionListModel()
+    qtmodeltester.check(model)
+    selection = QItemSelectionModel(model)
+    for step in steps:
+        chosen = selection.currentIndex().data(SessionListModel.IdRole)
+        model.replace_now([row(f"ses_{i}", f"T{i}") for i in step])
+        assert ids(model) == [f"ses_{i}" for i in step]
+        if chosen is not None and f"ses_{chosen[4:]}" in ids(model):
+            assert selection.currentIndex().data(SessionListModel.IdRole) == chosen
+        if model.rowCount():
+            selection.setCurrentIndex(
+                model.index(len(step) // 2, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+
+
+def test_a_mass_reorder_is_a_layout_change_that_keeps_the_selection(
+    qtmodeltester: ModelTester, loop: ConvergeEventLoop
+) -> None:
+    model = SessionListModel()
+    qtmodeltester.check(model)
+    selection = QItemSelectionModel(model)
+    rows = [row(f"ses_{i:05d}") for i in range(5000)]
+    model.replace_now(rows)
+    selection.setCurrentIndex(model.index(10, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    shuffled = list(rows)
+    random.Random(7).shuffle(shuffled)
+    layouts: list[None] = []
+    model.layoutChanged.connect(lambda *_: layouts.append(None))
+    assert run(loop, model.update(shuffled))
+    assert ids(model) == [r.id for r in shuffled]
+    assert layouts, "expected one layout change rather than thousands of moves"
+    assert selection.currentIndex().data(SessionListModel.IdRole) == "ses_00010"
+
+
+def test_pending_delete_marks_a_row_until_it_leaves(loop: ConvergeEventLoop) -> None:
+    model = SessionListModel()
+    model.replace_now([row("ses_a"), row("ses_b")])
+    model.set_pending_delete(["ses_a"], True)
+    assert model.index(0, 0).data(SessionListModel.PendingDeleteRole) is True
+    assert model.index(1, 0).data(SessionListModel.PendingDeleteRole) is False
+    assert run(loop, model.update([row("ses_b")]))
+    assert not model.is_pending_delete("ses_a")
+
+
+def test_a_newer_update_supersedes_an_unfinished_one(loop: ConvergeEventLoop) -> None:
+    model = SessionListModel(budget_ms=0.0)
+    first = [row(f"ses_{i:06d}") for i in range(20_000)]
+    second = [row(f"ses_{i:06d}") for i in range(0, 20_000, 2)]
+
+    async def both() -> tuple[bool, bool]:
+        a = asyncio.ensure_future(model.update(first))
+        await asyncio.sleep(0)
+        b = asyncio.ensure_future(model.update(second))
+        return await a, await b
+
+    done_first, done_second = run(loop, both())
+    assert (done_first, done_second) == (False, True)
+    assert ids(model) == [r.id for r in second]
+
+
+def test_reconciling_100k_rows_never_stalls_the_event_loop(
+    qtmodeltester: ModelTester, loop: ConvergeEventLoop
+) -> None:
+    model = SessionListModel()
+    view = QListView()
+    view.setUniformItemSizes(True)
+    view.setLayoutMode(QListView.LayoutMode.Batched)
+    view.setBatchSize(1000)
+    view.setModel(model)
+    view.resize(300, 600)
+    view.show()
+    selection = view.selectionModel()
+    n = 100_000
+    rnd = random.Random(3)
+    base = [row(f"ses_{i:06d}", f"Conversation {i}") for i in range(n)]
+    after = list(base)
+    for k in range(300):  # 300 sessions got activity: they move to the top, changed
+        moved = after.pop(rnd.randrange(len(after)))
+        after.insert(0, row(moved.id, f"{moved.title} (updated {k})"))
+    after = [r for r in after if rnd.random() > 0.01]  # ~1,000 deleted elsewhere
+    for k in range(500):
+        after.insert(rnd.randrange(len(after)), row(f"ses_new_{k:04d}", "New"))
+
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(2)
+    timer.timeout.connect(tick)
+
+    async def scenario() -> None:
+        await model.update(base)
+        keep = next(r for r in after[1000:] if r.id in {b.id for b in base[:50_000]})
+        selection.setCurrentIndex(
+            model.index_of(keep.id), QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        last[0] = time.perf_counter()
+        gaps.clear()
+        timer.start()
+        await model.update(after)
+        timer.stop()
+        assert selection.currentIndex().data(SessionListModel.IdRole) == keep.id
+
+    run(loop, scenario(), timeout=60)
+    assert ids(model) == [r.id for r in after]
+    worst = max(gaps) * 1000
+    # The target is 50 ms (bench/ui.py measures it alone); the suite may share the CPU.
+    assert worst < 100, f"event loop stalled {worst:.0f} ms"

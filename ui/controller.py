@@ -1,0 +1,541 @@
+"""Wires the main window to the sync engine: the window's intents become engine calls, the
+engine's events become model diffs, status words and pane updates.
+
+Nothing here talks HTTP or SQL. Every coroutine is started through `spawn`, which logs a
+failure and shows it as words in the status line, never as a traceback.
+
+Which row is open is the pane's business, not the selection's: when a reconcile removes the
+open conversation, Qt moves the current index to a neighbour, and the model reports that it
+was applying an update, so the pane stays and says the conversation was deleted elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QFileDialog
+
+from sync.engine import (
+    DeleteOutcome,
+    DeleteStatus,
+    EngineEvent,
+    EngineState,
+    EngineStatus,
+    IndexChanged,
+    SessionRow,
+    StatusChanged,
+    SyncEngine,
+    TriggerReason,
+)
+from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, SyncError
+from ui.conversation_pane import ConversationPane
+from ui.dialogs import ConnectionSettings, Prompts, run_dialog
+from ui.foreground import ForegroundWatcher
+from ui.main_window import MainWindow
+from ui.session_model import UNTITLED, SessionListModel, display_title
+
+log = logging.getLogger(__name__)
+
+type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
+
+SYNCING = "Syncing…"
+OFFLINE = "Offline – showing saved history"
+RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
+
+
+def synced_words(last_success: float | None, now: float | None = None) -> str:
+    """ "Synced just now", "Synced 3 min ago", …"""
+    if last_success is None:
+        return ""
+    age = max(0.0, (now or time.time()) - last_success)
+    if age < 60:
+        return "Synced just now"
+    if age < 3600:
+        return f"Synced {int(age // 60)} min ago"
+    return f"Synced {int(age // 3600)} h ago"
+
+
+class WindowController(QObject):
+    """The behaviour of the main window."""
+
+    # Emitted after each sidebar refresh has been applied (tests wait on it through futures).
+    rows_applied = Signal()
+    settings_saved = Signal(object)  # ConnectionSettings
+
+    def __init__(
+        self,
+        window: MainWindow,
+        *,
+        app: QGuiApplication | None = None,
+        prompts: Prompts | None = None,
+        sync_interval: float = 30.0,
+        foreground_debounce_ms: int = 500,
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.model: SessionListModel = window.model
+        self.pane: ConversationPane = window.pane
+        self.prompts = prompts or Prompts(window)
+        self.sync_interval = sync_interval
+        self.engine: SyncEngine | None = None
+        self.settings = ConnectionSettings("", "")
+        self._row_source: RowSource | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._refreshing = False
+        self._refresh_again = False
+        self._filter = ""
+        self._deleting: set[str] = set()
+        self._select_after_refresh: str | None = None
+        self._open_token = 0
+        self._last_seq = 0
+        self._follow_task: asyncio.Task[None] | None = None
+        self._following_run: str | None = None
+        self._status = EngineStatus(EngineState.IDLE)
+        self._offline_retry = 0
+
+        application = app or QGuiApplication.instance()
+        self.foreground: ForegroundWatcher | None = None
+        if isinstance(application, QGuiApplication):
+            self.foreground = ForegroundWatcher(application, foreground_debounce_ms, self)
+            self.foreground.returned.connect(lambda: self._trigger(TriggerReason.FOREGROUND))
+
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(30_000)
+        self._status_timer.timeout.connect(self._refresh_status_words)
+        self._status_timer.start()
+        self._clock_timer = QTimer(self)
+        self._clock_timer.setInterval(60_000)
+        self._clock_timer.timeout.connect(window.list.viewport().update)
+        self._clock_timer.start()
+        self._offline_timer = QTimer(self)
+        self._offline_timer.setSingleShot(True)
+        self._offline_timer.timeout.connect(lambda: self._trigger(TriggerReason.CONNECT))
+
+        window.refresh_requested.connect(lambda: self._trigger(TriggerReason.MANUAL))
+        window.delete_requested.connect(lambda: self.spawn(self.delete_selected(), "delete"))
+        window.new_requested.connect(self.new_conversation)
+        window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
+        window.filter_changed.connect(self._on_filter)
+        window.current_changed.connect(self._on_current_changed)
+        self.pane.send_requested.connect(lambda text: self.spawn(self.send(text), "send"))
+        self.pane.stop_requested.connect(lambda: self.spawn(self.stop(), "stop the reply"))
+        self.pane.approval_decided.connect(
+            lambda aid, decision: self.spawn(self.decide(aid, decision), "send the decision")
+        )
+        self.pane.artifact_open_requested.connect(
+            lambda aid, name: self.spawn(self.open_artifact(aid), f"open {name}")
+        )
+        self.pane.artifact_save_requested.connect(
+            lambda aid, name: self.spawn(self.save_artifact(aid, name), f"save {name}")
+        )
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
+        """Run `coro` on the loop; a failure is logged and shown as words."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._tasks.discard(t)
+            if t.cancelled():
+                return
+            exc = t.exception()
+            if exc is None:
+                return
+            if isinstance(exc, SyncError):
+                message = exc.message
+            else:
+                log.error("could not %s", what, exc_info=exc)
+                message = "an internal error happened (details are in the log)"
+            self.window.set_status(f"Couldn't {what}: {message}", error=True)
+
+        task.add_done_callback(done)
+        return task
+
+    async def wait_idle(self) -> None:
+        """Wait for every task started by the controller (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def set_row_source(self, source: RowSource) -> None:
+        """Where sidebar rows come from before an engine is attached (the mirror)."""
+        self._row_source = source
+
+    def attach(self, engine: SyncEngine, *, connect: bool = True) -> None:
+        """Start using `engine`: listen, reconcile now (on connect), then on its timer."""
+        self.detach()
+        self.engine = engine
+        self._row_source = engine.rows
+        self._unsubscribe = engine.subscribe(self._on_engine_event)
+        self._show_status(engine.status)
+        if connect:
+            engine.trigger(TriggerReason.CONNECT)
+        if self.sync_interval > 0:
+            engine.start_timer(self.sync_interval)
+
+    def detach(self) -> None:
+        """Stop listening to the current engine (before it is closed)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self.engine is not None:
+            self.engine.stop_timer()
+        self._offline_timer.stop()
+        self._stop_following()
+        self.engine = None
+
+    async def shutdown(self) -> None:
+        """Cancel everything the controller runs."""
+        self.detach()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _trigger(self, reason: TriggerReason) -> None:
+        if self.engine is not None:
+            self.engine.trigger(reason)
+
+    def _require_engine(self) -> SyncEngine:
+        if self.engine is None:
+            raise SyncError("not connected to a server yet")
+        return self.engine
+
+    # --- engine events ------------------------------------------------------------------
+
+    def _on_engine_event(self, event: EngineEvent) -> None:
+        if isinstance(event, StatusChanged):
+            self._show_status(event.status)
+            return
+        if isinstance(event, IndexChanged):
+            open_id = self.pane.session_id
+            if open_id is not None and open_id in event.removed and open_id not in self._deleting:
+                self._stop_following()
+                self.pane.show_deleted_elsewhere()
+            self.request_refresh()
+
+    def _show_status(self, status: EngineStatus) -> None:
+        previous, self._status = self._status, status
+        if status.state is EngineState.SYNCING:
+            self.window.set_status(SYNCING)
+        elif status.state is EngineState.OFFLINE:
+            self.window.set_status(OFFLINE)
+            self.window.status.setToolTip(status.message)
+            self._schedule_offline_retry()
+        elif status.state is EngineState.ERROR:
+            self.window.set_status(status.message or "The server refused the request.", error=True)
+        else:
+            self.window.status.setToolTip("")
+            self._refresh_status_words()
+        if status.state is EngineState.IDLE and previous.state in (
+            EngineState.OFFLINE,
+            EngineState.ERROR,
+        ):
+            self._offline_retry = 0
+            self._offline_timer.stop()
+
+    def _refresh_status_words(self) -> None:
+        if self._status.state is EngineState.IDLE:
+            words = synced_words(self._status.last_success)
+            self.window.set_status(words or ("Connected" if self.engine else "Starting…"))
+
+    def _schedule_offline_retry(self) -> None:
+        """While offline, probe the server more often than the 30 s timer, so that the
+        reconcile "when the server becomes reachable again" happens soon after it does."""
+        delay = RETRY_OFFLINE_MS[min(self._offline_retry, len(RETRY_OFFLINE_MS) - 1)]
+        self._offline_retry += 1
+        self._offline_timer.start(delay)
+
+    # --- sidebar ------------------------------------------------------------------------
+
+    def request_refresh(self) -> None:
+        """Re-read the mirror and diff the sidebar (coalesced: one read at a time)."""
+        if self._refreshing:
+            self._refresh_again = True
+            return
+        self.spawn(self._refresh_loop(), "update the list")
+
+    async def refresh_now(self) -> None:
+        """Refresh and wait until the sidebar shows the mirror (tests, start-up)."""
+        if self._refreshing:
+            self._refresh_again = True
+            while self._refreshing:
+                await asyncio.sleep(0.01)
+            return
+        await self._refresh_loop()
+
+    async def _refresh_loop(self) -> None:
+        if self._row_source is None:
+            return
+        self._refreshing = True
+        try:
+            while True:
+                self._refresh_again = False
+                rows = await self._row_source(self._filter)
+                if await self.model.update(rows):
+                    self._after_rows()
+                if not self._refresh_again:
+                    break
+        finally:
+            self._refreshing = False
+
+    def _after_rows(self) -> None:
+        self.window.set_filter_hint(self._filter)
+        self.window._update_empty()
+        wanted = self._select_after_refresh
+        if wanted is not None and self.window.select_session(wanted):
+            self._select_after_refresh = None
+        open_id = self.pane.session_id
+        if open_id is not None:
+            row = self.model.find(open_id)
+            if row is not None:
+                self.pane.update_header(display_title(row), row.updated_at)
+                if row.active_run_id and row.active_run_id != self._following_run:
+                    self._follow(open_id, row.active_run_id, self._last_seq)
+        self.rows_applied.emit()
+
+    def _on_filter(self, text: str) -> None:
+        self._filter = text.strip()
+        self.request_refresh()
+
+    # --- opening a conversation ---------------------------------------------------------
+
+    def _on_current_changed(self, session_id: str | None) -> None:
+        if self.model.applying:
+            return  # the model moved the current index; the pane keeps what it shows
+        if session_id is None or session_id == self.pane.session_id:
+            return
+        self.spawn(self.open_session(session_id), "open the conversation")
+
+    async def open_session(self, session_id: str) -> None:
+        """Show a conversation's transcript, then follow its active run if there is one."""
+        engine = self._require_engine()
+        row = self.model.find(session_id)
+        self._stop_following()
+        self._open_token += 1
+        token = self._open_token
+        self._last_seq = 0
+        title = display_title(row) if row else "Conversation"
+        self.pane.show_session(session_id, title, row.updated_at if row else "")
+        self.pane.show_banner("Loading…")
+        try:
+            events = await engine.transcript(session_id)
+        except NotFound:
+            if token == self._open_token:
+                self.pane.show_deleted_elsewhere()
+                engine.trigger(TriggerReason.MANUAL)
+            return
+        except SyncError as exc:
+            if token == self._open_token:
+                self.pane.show_banner(f"Couldn't load this conversation: {exc.message}")
+            return
+        if token != self._open_token:
+            return
+        self.pane.show_banner("")
+        self.pane.set_events(events)
+        self._last_seq = events[-1].sequence if events else 0
+        if row is not None and row.active_run_id:
+            self._follow(session_id, row.active_run_id, self._last_seq)
+
+    def new_conversation(self) -> None:
+        self._stop_following()
+        self._open_token += 1
+        self.window.clear_selection()
+        self.pane.show_new()
+
+    # --- runs ---------------------------------------------------------------------------
+
+    def _follow(self, session_id: str, run_id: str, after: int | None) -> None:
+        self._stop_following()
+        self._following_run = run_id
+        self.pane.set_running(True)
+        self._follow_task = self.spawn(
+            self._follow_run(session_id, run_id, after), "follow the reply"
+        )
+
+    def _stop_following(self) -> None:
+        if self._follow_task is not None and not self._follow_task.done():
+            self._follow_task.cancel()  # cancel, never break out of the stream (PITFALLS §2)
+        self._follow_task = None
+        self._following_run = None
+        self.pane.set_running(False)
+
+    async def _follow_run(self, session_id: str, run_id: str, after: int | None) -> None:
+        engine = self._require_engine()
+        try:
+            async for event in engine.stream_run(run_id, after=after or None):
+                if self.pane.session_id != session_id:
+                    return
+                if event.sequence <= self._last_seq:
+                    continue
+                self._last_seq = event.sequence
+                self.pane.append_event(event)
+        except SyncError as exc:
+            if self.pane.session_id == session_id:
+                self.pane.show_banner(f"Lost the live reply: {exc.message}")
+        finally:
+            if self._following_run == run_id:
+                self._following_run = None
+                self.pane.set_running(False)
+
+    async def send(self, text: str) -> None:
+        """Send the composer's text: a new conversation, or the next turn of the open one."""
+        engine = self._require_engine()
+        session_id = self.pane.session_id
+        self.pane.set_composer_enabled(False)
+        try:
+            view, run = await engine.send_message(session_id, text)
+        except RunInProgress:
+            self.pane.show_banner("A reply is still running here. Stop it or wait for it to end.")
+            return
+        except SyncError as exc:
+            self.pane.show_banner(f"Couldn't send the message: {exc.message}")
+            return
+        finally:
+            self.pane.set_composer_enabled(True)
+        self.pane.clear_composer()
+        self.pane.show_banner("")
+        if session_id is None:
+            self._open_token += 1
+            self._last_seq = 0
+            self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
+            self._select_after_refresh = view.id
+            self.request_refresh()
+        self._follow(view.id, run.id, None)
+
+    async def stop(self) -> None:
+        """Cancel the open conversation's run (cooperative: the stream ends it)."""
+        engine = self._require_engine()
+        run_id = self._following_run
+        if run_id is None:
+            return
+        self.pane.stop_button.setEnabled(False)
+        await engine.cancel_run(run_id)
+
+    async def decide(self, approval_id: str, decision: str) -> None:
+        engine = self._require_engine()
+        try:
+            await engine.decide_approval(approval_id, decision)
+        except SyncError as exc:
+            self.pane.show_banner(f"Couldn't send the decision: {exc.message}")
+
+    async def open_artifact(self, artifact_id: str) -> None:
+        path = await self._require_engine().artifact_file(artifact_id)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    async def save_artifact(self, artifact_id: str, name: str) -> None:
+        engine = self._require_engine()
+        dialog = QFileDialog(self.window, f"Save {name}")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.selectFile(name)
+        if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
+            return
+        target = Path(dialog.selectedFiles()[0])
+        source = await engine.artifact_file(artifact_id)
+        await asyncio.to_thread(shutil.copyfile, source, target)
+        self.window.set_status(f"Saved {target.name}")
+
+    # --- delete -------------------------------------------------------------------------
+
+    def _title(self, session_id: str) -> str:
+        row = self.model.find(session_id)
+        return display_title(row) if row else session_id
+
+    async def delete_selected(self) -> None:
+        """Confirm, then delete the selected conversations server-first."""
+        ids = [i for i in self.window.selected_ids() if i not in self._deleting]
+        if not ids:
+            return
+        await self.delete(ids)
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        engine = self._require_engine()
+        titles = [self._title(i) for i in ids]
+        if not await self.prompts.confirm_delete(titles):
+            return
+        if len(ids) == 1:
+            await self._delete_one(engine, ids[0], titles[0])
+            return
+        self._mark_deleting(ids, True)
+        try:
+            outcomes = await engine.delete_many(ids)
+        finally:
+            self._mark_deleting(ids, False)
+        self._after_deleted(outcomes)
+        lines = [
+            (title, outcome.removed, _result_words(outcome))
+            for title, outcome in zip(titles, outcomes, strict=True)
+        ]
+        await self.prompts.show_results(lines)
+
+    async def _delete_one(self, engine: SyncEngine, session_id: str, title: str) -> None:
+        stop_first = False
+        while True:
+            self._mark_deleting([session_id], True)
+            try:
+                if stop_first:
+                    outcome = await engine.stop_run_and_delete(session_id)
+                else:
+                    outcome = await engine.delete(session_id)
+            finally:
+                self._mark_deleting([session_id], False)
+            self._after_deleted([outcome])
+            if outcome.removed:
+                self.window.set_status(f"Deleted “{title}” everywhere.")
+                return
+            if outcome.status is DeleteStatus.ACTIVE_RUN:
+                if not await self.prompts.offer_stop_and_delete(title, outcome.active_run_id):
+                    return
+                stop_first = True
+                continue
+            if isinstance(outcome.error, (NetworkError, ServerError)) or outcome.error is None:
+                reason = outcome.error.message if outcome.error else ""
+                if not await self.prompts.offer_retry([title], reason):
+                    return
+                continue
+            await self.prompts.show_error("Delete failed", outcome.message)
+            return
+
+    def _mark_deleting(self, ids: Sequence[str], pending: bool) -> None:
+        if pending:
+            self._deleting.update(ids)
+        else:
+            self._deleting.difference_update(ids)
+        self.model.set_pending_delete(ids, pending)
+
+    def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
+        removed = {o.session_id for o in outcomes if o.removed}
+        if self.pane.session_id in removed:
+            self._stop_following()
+            self.pane.show_nothing()
+        if removed:
+            self.request_refresh()
+
+    # --- settings -----------------------------------------------------------------------
+
+    async def edit_settings(self) -> None:
+        result = await self.prompts.edit_settings(self.settings)
+        if result is not None and result != self.settings:
+            self.settings = result
+            self.settings_saved.emit(result)
+
+
+def _result_words(outcome: DeleteOutcome) -> str:
+    if outcome.status is DeleteStatus.DELETED:
+        return "Deleted"
+    if outcome.status is DeleteStatus.ALREADY_GONE:
+        return "Already gone from the server"
+    if outcome.status is DeleteStatus.ACTIVE_RUN:
+        return "Not deleted: a run is in progress (stop it first)"
+    if isinstance(outcome.error, (NetworkError, ServerError)):
+        return "Not deleted: couldn't reach the server"
+    return f"Not deleted: {outcome.error.message if outcome.error else outcome.message}"

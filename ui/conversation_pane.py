@@ -1,0 +1,432 @@
+"""The right-hand pane: a conversation's transcript and the composer.
+
+The pane is a view: it renders events (`sync.models.Event`) as they come (a whole transcript,
+then streamed ones) and reports what the user asks for through signals; the controller does
+the work. Event types it draws (CONTRACT §2): user and assistant messages (assistant deltas
+stream into one bubble), tool invocations, approvals with Approve/Deny, artifacts with
+Open/Save, memories and skills as quiet notes, and a run's failure or cancellation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sync.models import Event
+from ui.relative_time import full_time
+
+DELETED_ELSEWHERE = (
+    "This conversation was deleted on another device. "
+    "It is no longer on the server, and it has been removed from this device's history."
+)
+EMPTY_STATE = "Select a conversation on the left, or start a new one."
+
+
+def message_text(data: dict[str, Any]) -> str:
+    """The text blocks of a message (`{"role", "content": [...]}`), joined; images named."""
+    content = data.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        text = data.get("text")
+        return text if isinstance(text, str) else ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "image":
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+def _label(text: str, name: str, *, selectable: bool = True) -> QLabel:
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    if selectable:
+        label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    return label
+
+
+class Bubble(QFrame):
+    """One message: "You" on the right, the assistant on the left."""
+
+    def __init__(self, role: str, text: str) -> None:
+        super().__init__()
+        self.role = role
+        self.setObjectName("userBubble" if role == "user" else "assistantBubble")
+        self.body = _label(text, "bubbleText")
+        self.body.setAccessibleName("Your message" if role == "user" else "Assistant's reply")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 8, 12, 9)
+        layout.addWidget(self.body)
+
+    def set_text(self, text: str) -> None:
+        self.body.setText(text)
+
+
+class Card(QFrame):
+    """A bordered box for a tool call, an approval or an artifact."""
+
+    def __init__(self, heading: str, detail: str = "", name: str = "card") -> None:
+        super().__init__()
+        self.setObjectName(name)
+        self.heading = _label(heading, "cardHeading")
+        self.detail = _label(detail, "cardDetail")
+        self.detail.setVisible(bool(detail))
+        self.buttons = QHBoxLayout()
+        self.buttons.setSpacing(8)
+        self.buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 9, 12, 10)
+        layout.setSpacing(4)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.detail)
+        layout.addLayout(self.buttons)
+
+    def add_button(self, text: str, accessible: str) -> QPushButton:
+        button = QPushButton(text)
+        button.setAccessibleName(accessible)
+        button.setAutoDefault(False)
+        self.buttons.insertWidget(self.buttons.count() - 1, button)
+        return button
+
+    def clear_buttons(self) -> None:
+        while self.buttons.count() > 1:
+            item = self.buttons.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+
+
+class ConversationPane(QWidget):
+    """Transcript + composer for one conversation (or a new one, or nothing)."""
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+    approval_decided = Signal(str, str)  # approval id, "approve" | "deny"
+    artifact_open_requested = Signal(str, str)  # artifact id, name
+    artifact_save_requested = Signal(str, str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("conversationPane")
+        self.session_id: str | None = None
+        self._streaming: dict[str | None, Bubble] = {}
+        self._approvals: dict[str, Card] = {}
+        self._follow = True
+
+        self.title = QLabel("")
+        self.title.setObjectName("paneTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setAccessibleName("Conversation title")
+        self.subtitle = QLabel("")
+        self.subtitle.setObjectName("paneSubtitle")
+        self.banner = _label("", "banner")
+        self.banner.setAccessibleName("Notice")
+        self.banner.hide()
+
+        self.transcript = QWidget()
+        self.transcript.setObjectName("transcript")
+        self._items = QVBoxLayout(self.transcript)
+        self._items.setContentsMargins(24, 16, 24, 16)
+        self._items.setSpacing(10)
+        self._items.addStretch(1)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("transcriptScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.transcript)
+        self.scroll.setAccessibleName("Transcript")
+        self.scroll.verticalScrollBar().rangeChanged.connect(self._keep_at_bottom)
+        self.scroll.verticalScrollBar().valueChanged.connect(self._track_follow)
+
+        self.empty = _label(EMPTY_STATE, "emptyState", selectable=False)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        self.composer = QPlainTextEdit()
+        self.composer.setObjectName("composer")
+        self.composer.setPlaceholderText("Write a message…  (Ctrl+Enter to send)")
+        self.composer.setAccessibleName("Message")
+        self.composer.setTabChangesFocus(True)
+        self.composer.setFixedHeight(76)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("sendButton")
+        self.send_button.setAccessibleName("Send message")
+        self.send_button.clicked.connect(self._send)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setAccessibleName("Stop the running reply")
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.stop_button.hide()
+        for sequence in ("Ctrl+Return", "Ctrl+Enter"):
+            shortcut = QShortcut(QKeySequence(sequence), self.composer)
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(self._send)
+
+        header = QVBoxLayout()
+        header.setContentsMargins(24, 14, 24, 10)
+        header.setSpacing(2)
+        header.addWidget(self.title)
+        header.addWidget(self.subtitle)
+        header_frame = QFrame()
+        header_frame.setObjectName("paneHeader")
+        header_frame.setLayout(header)
+
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        composer_row = QHBoxLayout()
+        composer_row.setContentsMargins(24, 10, 24, 14)
+        composer_row.setSpacing(10)
+        composer_row.addWidget(self.composer, 1)
+        composer_row.addLayout(buttons)
+        composer_frame = QFrame()
+        composer_frame.setObjectName("composerBar")
+        composer_frame.setLayout(composer_row)
+        self.composer_frame = composer_frame
+
+        banner_row = QHBoxLayout()
+        banner_row.setContentsMargins(24, 10, 24, 0)
+        banner_row.addWidget(self.banner)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(header_frame)
+        layout.addLayout(banner_row)
+        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.empty, 1)
+        layout.addWidget(composer_frame)
+        self.show_nothing()
+
+    # --- what the pane shows ------------------------------------------------------------
+
+    def show_nothing(self) -> None:
+        """No conversation open: the empty state, composer ready for a new conversation."""
+        self.session_id = None
+        self._reset("Converge", "")
+        self.scroll.hide()
+        self.empty.show()
+        self.set_composer_enabled(True)
+
+    def show_new(self) -> None:
+        """A new conversation: sending creates it."""
+        self.session_id = None
+        self._reset("New conversation", "Your first message becomes the title.")
+        self.scroll.hide()
+        self.empty.setText("Write your first message below.")
+        self.empty.show()
+        self.set_composer_enabled(True)
+        self.composer.setFocus()
+
+    def show_session(self, session_id: str, title: str, updated_at: str) -> None:
+        """Open a conversation; its events follow through `set_events`."""
+        self.session_id = session_id
+        self._reset(title, f"Last activity {full_time(updated_at)}" if updated_at else "")
+        self.empty.hide()
+        self.scroll.show()
+        self.set_composer_enabled(True)
+
+    def update_header(self, title: str, updated_at: str) -> None:
+        self.title.setText(title)
+        self.subtitle.setText(f"Last activity {full_time(updated_at)}" if updated_at else "")
+
+    def show_banner(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(bool(text))
+
+    def show_deleted_elsewhere(self) -> None:
+        """The open conversation vanished in a reconcile: say so plainly, block sending."""
+        self.show_banner(DELETED_ELSEWHERE)
+        self.set_running(False)
+        self.set_composer_enabled(False)
+        for card in self._approvals.values():
+            card.clear_buttons()
+
+    def set_composer_enabled(self, enabled: bool) -> None:
+        self.composer.setEnabled(enabled)
+        self.send_button.setEnabled(enabled)
+
+    def set_running(self, running: bool) -> None:
+        """While a run is active: Stop instead of Send."""
+        self.stop_button.setVisible(running)
+        self.stop_button.setEnabled(running)
+        self.send_button.setVisible(not running)
+
+    def composer_text(self) -> str:
+        return self.composer.toPlainText()
+
+    # --- events -------------------------------------------------------------------------
+
+    def set_events(self, events: Iterable[Event]) -> None:
+        """Render a whole transcript."""
+        self._clear_items()
+        for event in events:
+            self.append_event(event)
+        self._follow = True
+        QTimer.singleShot(0, self._scroll_to_end)
+
+    def append_event(self, event: Event) -> None:
+        data = event.data
+        kind = event.type
+        if kind == "message.user":
+            self._add(Bubble("user", message_text(data)), right=True)
+        elif kind == "message.assistant.delta":
+            bubble = self._streaming.get(event.run_id)
+            text = data.get("text") if isinstance(data.get("text"), str) else ""
+            if bubble is None:
+                bubble = Bubble("assistant", "")
+                self._streaming[event.run_id] = bubble
+                self._add(bubble)
+            bubble.set_text(bubble.body.text() + str(text))
+        elif kind == "message.assistant":
+            text = message_text(data)
+            bubble = self._streaming.pop(event.run_id, None)
+            if bubble is not None:
+                bubble.set_text(text)
+            else:
+                self._add(Bubble("assistant", text))
+        elif kind == "tool.invocation":
+            status = str(data.get("status", ""))
+            output = data.get("output")
+            card = Card(f"Tool: {data.get('tool', 'tool')} — {status}".rstrip(" —"), "", "toolCard")
+            if output not in (None, ""):
+                card.detail.setText(str(output))
+                card.detail.setObjectName("toolOutput")
+                card.detail.show()
+            self._add(card)
+        elif kind == "approval.requested":
+            self._add_approval(str(data.get("approval_id", "")), str(data.get("tool", "a tool")))
+        elif kind == "approval.resolved":
+            self._resolve_approval(str(data.get("approval_id", "")), str(data.get("decision", "")))
+        elif kind == "artifact.created":
+            self._add_artifact(str(data.get("artifact_id", "")), str(data.get("name", "file")))
+        elif kind == "memory.formed":
+            note = "Memory reinforced" if data.get("reinforced") else "Memory formed"
+            self._add(_label(note, "note", selectable=False))
+        elif kind == "skill.published":
+            self._add(_label("Skill published", "note", selectable=False))
+        elif kind == "run.failed":
+            self._streaming.pop(event.run_id, None)
+            self._add(_label("The reply failed.", "errorNote", selectable=False))
+        elif kind == "run.cancelled":
+            self._streaming.pop(event.run_id, None)
+            self._add(_label("Stopped.", "note", selectable=False))
+            self._cancel_open_approvals()
+        elif kind == "run.completed":
+            self._streaming.pop(event.run_id, None)
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _reset(self, title: str, subtitle: str) -> None:
+        self.title.setText(title)
+        self.subtitle.setText(subtitle)
+        self.show_banner("")
+        self.empty.setText(EMPTY_STATE)
+        self.set_running(False)
+        self._clear_items()
+
+    def _clear_items(self) -> None:
+        self._streaming.clear()
+        self._approvals.clear()
+        while self._items.count() > 1:
+            item = self._items.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+
+    def _add(self, widget: QWidget, *, right: bool = False) -> None:
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        holder = QWidget()
+        holder.setLayout(row)
+        if isinstance(widget, Bubble):
+            widget.setMaximumWidth(640)
+            if right:
+                row.addStretch(1)
+                row.addWidget(widget, 0)
+            else:
+                row.addWidget(widget, 0)
+                row.addStretch(1)
+        else:
+            row.addWidget(widget, 1)
+        self._items.insertWidget(self._items.count() - 1, holder)
+
+    def _add_approval(self, approval_id: str, tool: str) -> None:
+        card = Card(
+            f"Approval needed: run “{tool}”?",
+            "The reply is waiting for your decision.",
+            "approvalCard",
+        )
+        approve = card.add_button("Approve", f"Approve running {tool}")
+        deny = card.add_button("Deny", f"Deny running {tool}")
+        approve.clicked.connect(lambda: self.approval_decided.emit(approval_id, "approve"))
+        deny.clicked.connect(lambda: self.approval_decided.emit(approval_id, "deny"))
+        self._approvals[approval_id] = card
+        self._add(card)
+
+    def _resolve_approval(self, approval_id: str, decision: str) -> None:
+        card = self._approvals.get(approval_id)
+        if card is None:
+            return
+        card.clear_buttons()
+        word = {"approve": "Approved", "approved": "Approved", "deny": "Denied", "denied": "Denied"}
+        card.detail.setText(word.get(decision, decision.capitalize() or "Decided") + ".")
+
+    def _cancel_open_approvals(self) -> None:
+        for card in self._approvals.values():
+            if card.buttons.count() > 1:
+                card.clear_buttons()
+                card.detail.setText("Cancelled: the reply was stopped.")
+
+    def _add_artifact(self, artifact_id: str, name: str) -> None:
+        card = Card(f"File: {name}", "", "artifactCard")
+        open_button = card.add_button("Open", f"Open {name}")
+        save_button = card.add_button("Save…", f"Save {name}")
+        open_button.clicked.connect(lambda: self.artifact_open_requested.emit(artifact_id, name))
+        save_button.clicked.connect(lambda: self.artifact_save_requested.emit(artifact_id, name))
+        self._add(card)
+
+    def _send(self) -> None:
+        text = self.composer.toPlainText().strip()
+        if not text or not self.send_button.isEnabled() or not self.send_button.isVisible():
+            return
+        self.send_requested.emit(text)
+
+    def clear_composer(self) -> None:
+        self.composer.clear()
+
+    def _track_follow(self, value: int) -> None:
+        bar = self.scroll.verticalScrollBar()
+        self._follow = value >= bar.maximum() - 24
+
+    def _keep_at_bottom(self, _minimum: int, maximum: int) -> None:
+        if self._follow:
+            self.scroll.verticalScrollBar().setValue(maximum)
+
+    def _scroll_to_end(self) -> None:
+        bar = self.scroll.verticalScrollBar()
+        bar.setValue(bar.maximum())

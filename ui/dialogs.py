@@ -1,0 +1,288 @@
+"""The window's dialogs, shown without a nested event loop.
+
+Under qasync, `QDialog.exec()` inside a coroutine starves every other task (PITFALLS §4), so
+each dialog is opened with `open()` and awaited through a future that its `finished` signal
+resolves (`run_dialog`). The `build_*` functions only construct a dialog (the screenshot
+script grabs them); `Prompts` shows them and is the one seam the controller calls, so tests
+can click the real buttons of `Prompts.current` (or replace a method).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sync import wording
+
+DELETE_EVERYWHERE = "Delete Everywhere"
+CANCEL = "Cancel"
+STOP_RUN_AND_DELETE = "Stop Run and Delete"
+RETRY = "Retry"
+UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
+LIST_LIMIT = 6
+
+
+async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None = None) -> int:
+    """Show `dialog` window-modally with `open()` and wait for it to finish."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[int] = loop.create_future()
+
+    def finished(result: int) -> None:
+        if not future.done():
+            future.set_result(result)
+
+    dialog.finished.connect(finished)
+    dialog.open()
+    if on_open is not None:
+        on_open(dialog)
+    try:
+        return await future
+    finally:
+        dialog.finished.disconnect(finished)
+        if dialog.isVisible():
+            dialog.reject()
+
+
+def _quote(title: str) -> str:
+    return f"“{title}”"
+
+
+def _names(titles: Sequence[str]) -> str:
+    shown = [f"•  {title}" for title in titles[:LIST_LIMIT]]
+    if len(titles) > LIST_LIMIT:
+        shown.append(f"…and {len(titles) - LIST_LIMIT} more")
+    return "\n".join(shown)
+
+
+def delete_consequences(count: int = 1) -> str:
+    """What a delete removes, and where (ADR-0050: the copy must say it)."""
+    if count == 1:
+        what = (
+            "The conversation, its messages and files, "
+            "and the memories and knowledge derived from it"
+        )
+    else:
+        what = (
+            "These conversations, their messages and files, "
+            "and the memories and knowledge derived from them"
+        )
+    return (
+        f"{what} will be removed from the server and from every synchronized device. "
+        "This cannot be undone."
+    )
+
+
+def _message_box(
+    parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str, info: str
+) -> QMessageBox:
+    box = QMessageBox(parent)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    box.setText(text)
+    box.setInformativeText(info)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+    return box
+
+
+def _accessible(button: QAbstractButton, description: str) -> QAbstractButton:
+    button.setAccessibleName(button.text())
+    button.setAccessibleDescription(description)
+    return button
+
+
+def build_delete_box(parent: QWidget | None, titles: Sequence[str]) -> QMessageBox:
+    """The confirmation before a delete. Cancel is the default; Escape cancels."""
+    if len(titles) == 1:
+        text = f"Delete {_quote(titles[0])}?"
+        info = delete_consequences(1)
+    else:
+        text = f"Delete {len(titles)} conversations?"
+        info = f"{_names(titles)}\n\n{delete_consequences(len(titles))}"
+    box = _message_box(parent, QMessageBox.Icon.Warning, wording.DELETE_CONFIRM_TITLE, text, info)
+    delete = box.addButton(DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    _accessible(delete, "Delete the conversation from the server and every device")
+    _accessible(cancel, "Keep the conversation")
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
+    cancel.setFocus()
+    box.setObjectName("deleteConfirmation")
+    return box
+
+
+def build_run_in_progress_box(
+    parent: QWidget | None, title: str, active_run_id: str | None
+) -> QMessageBox:
+    """Shown on 409: the delete did nothing; stopping the run is a separate, explicit step."""
+    run = f" ({active_run_id})" if active_run_id else ""
+    box = _message_box(
+        parent,
+        QMessageBox.Icon.Information,
+        "Run in progress",
+        f"{_quote(title)} is still running. Nothing was deleted.",
+        f"A conversation can't be deleted while a run{run} is in progress. "
+        "You can stop the run; once it has ended, the conversation is deleted everywhere.",
+    )
+    stop = box.addButton(STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")
+    _accessible(cancel, "Keep the conversation and let the run continue")
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
+    box.setObjectName("runInProgress")
+    return box
+
+
+def build_unreachable_box(
+    parent: QWidget | None, titles: Sequence[str], reason: str
+) -> QMessageBox:
+    """Shown on a network error or a 5xx: nothing was deleted, retrying is safe."""
+    subject = _quote(titles[0]) if len(titles) == 1 else f"{len(titles)} conversations"
+    detail = f"{reason.rstrip('.')}." if reason else ""
+    box = _message_box(
+        parent,
+        QMessageBox.Icon.Warning,
+        "Delete failed",
+        UNREACHABLE,
+        f"{detail} {subject} {'is' if len(titles) == 1 else 'are'} kept. "
+        "Deleting again is safe.".strip(),
+    )
+    retry = box.addButton(RETRY, QMessageBox.ButtonRole.AcceptRole)
+    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    _accessible(retry, "Try the delete again")
+    _accessible(cancel, "Keep the conversation")
+    box.setDefaultButton(retry)
+    box.setEscapeButton(cancel)
+    box.setObjectName("deleteUnreachable")
+    return box
+
+
+def build_results_box(
+    parent: QWidget | None, lines: Sequence[tuple[str, bool, str]]
+) -> QMessageBox:
+    """A bulk delete's result per conversation: (title, removed?, what happened)."""
+    deleted = sum(1 for _, ok, _ in lines if ok)
+    if deleted == len(lines):
+        text = f"All {len(lines)} conversations were deleted."
+    else:
+        text = f"{deleted} of {len(lines)} conversations deleted. The others are kept."
+    body = "\n".join(f"{'✓' if ok else '✗'}  {title} — {result}" for title, ok, result in lines)
+    icon = QMessageBox.Icon.Information if deleted == len(lines) else QMessageBox.Icon.Warning
+    box = _message_box(parent, icon, "Delete results", text, body)
+    box.addButton(QMessageBox.StandardButton.Ok)
+    box.setObjectName("deleteResults")
+    return box
+
+
+def build_error_box(parent: QWidget | None, title: str, text: str, info: str = "") -> QMessageBox:
+    """A plain error in words (never a traceback)."""
+    box = _message_box(parent, QMessageBox.Icon.Warning, title, text, info)
+    box.addButton(QMessageBox.StandardButton.Ok)
+    box.setObjectName("errorMessage")
+    return box
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """What the settings dialog edits: empty server means the bundled demo server."""
+
+    server: str
+    token: str
+
+
+class SettingsDialog(QDialog):
+    """Server URL and token, kept per profile."""
+
+    def __init__(self, parent: QWidget | None, current: ConnectionSettings) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Connection settings")
+        self.setObjectName("settingsDialog")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.server = QLineEdit(current.server)
+        self.server.setPlaceholderText("Empty: use the built-in demo server")
+        self.server.setAccessibleName("Server URL")
+        self.server.setMinimumWidth(340)
+        self.token = QLineEdit(current.token)
+        self.token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token.setPlaceholderText("Bearer token, e.g. dev-alice")
+        self.token.setAccessibleName("Token")
+        form = QFormLayout()
+        form.addRow("&Server URL:", self.server)
+        form.addRow("&Token:", self.token)
+        note = QLabel("The settings are saved in this profile. They take effect after a restart.")
+        note.setWordWrap(True)
+        note.setEnabled(False)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+
+    def values(self) -> ConnectionSettings:
+        return ConnectionSettings(self.server.text().strip(), self.token.text().strip())
+
+
+class Prompts(QObject):
+    """The dialogs the controller awaits; `current` is the one on screen."""
+
+    shown = Signal(QDialog)
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self.current: QDialog | None = None
+
+    async def _show(self, dialog: QDialog) -> int:
+        self.current = dialog
+        try:
+            return await run_dialog(dialog, self.shown.emit)
+        finally:
+            self.current = None
+            dialog.deleteLater()
+
+    async def _choice(self, box: QMessageBox, accept_text: str) -> bool:
+        await self._show(box)
+        clicked = box.clickedButton()
+        return clicked is not None and clicked.text() == accept_text
+
+    async def confirm_delete(self, titles: Sequence[str]) -> bool:
+        """True only when the user chose "Delete Everywhere"."""
+        return await self._choice(build_delete_box(self._parent, titles), DELETE_EVERYWHERE)
+
+    async def offer_stop_and_delete(self, title: str, active_run_id: str | None) -> bool:
+        box = build_run_in_progress_box(self._parent, title, active_run_id)
+        return await self._choice(box, STOP_RUN_AND_DELETE)
+
+    async def offer_retry(self, titles: Sequence[str], reason: str) -> bool:
+        return await self._choice(build_unreachable_box(self._parent, titles, reason), RETRY)
+
+    async def show_results(self, lines: Sequence[tuple[str, bool, str]]) -> None:
+        await self._show(build_results_box(self._parent, lines))
+
+    async def show_error(self, title: str, text: str, info: str = "") -> None:
+        await self._show(build_error_box(self._parent, title, text, info))
+
+    async def edit_settings(self, current: ConnectionSettings) -> ConnectionSettings | None:
+        dialog = SettingsDialog(self._parent, current)
+        result = await self._show(dialog)
+        return dialog.values() if result == QDialog.DialogCode.Accepted else None

@@ -1,0 +1,245 @@
+"""The main window's widgets and actions: sidebar, filter, conversation pane, status line.
+
+Only layout and user intents live here: each intent is a signal (`refresh_requested`,
+`delete_requested`, …) that `ui.controller.WindowController` turns into engine calls.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMainWindow,
+    QMenu,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.conversation_pane import ConversationPane
+from ui.session_delegate import SessionDelegate
+from ui.session_model import SessionListModel
+from ui.style import STYLESHEET
+
+FILTER_DEBOUNCE_MS = 250
+
+
+class MainWindow(QMainWindow):
+    """Sidebar on the left, the open conversation on the right, sync status at the bottom."""
+
+    new_requested = Signal()
+    refresh_requested = Signal()
+    delete_requested = Signal()
+    settings_requested = Signal()
+    filter_changed = Signal(str)  # debounced
+    current_changed = Signal(object)  # session id or None
+    closed = Signal()
+
+    def __init__(self, model: SessionListModel | None = None) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("Converge")
+        self.resize(1100, 720)
+        self.setStyleSheet(STYLESHEET)
+        self.model = model or SessionListModel(self)
+
+        self.filter = QLineEdit()
+        self.filter.setObjectName("filter")
+        self.filter.setPlaceholderText("Search conversations")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setAccessibleName("Search conversations")
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(FILTER_DEBOUNCE_MS)
+        self._filter_timer.timeout.connect(lambda: self.filter_changed.emit(self.filter.text()))
+        self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
+
+        self.list = QListView()
+        self.list.setObjectName("sessionList")
+        self.list.setAccessibleName("Conversations")
+        self.list.setModel(self.model)
+        self.delegate = SessionDelegate(self.list)
+        self.list.setItemDelegate(self.delegate)
+        self.list.setUniformItemSizes(True)
+        # Lay out in batches: a full layout of 100,000 rows takes ~150 ms in one go.
+        self.list.setLayoutMode(QListView.LayoutMode.Batched)
+        self.list.setBatchSize(1000)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._context_menu)
+        selection = self.list.selectionModel()
+        selection.currentChanged.connect(self._on_current)
+        selection.selectionChanged.connect(lambda *_: self._update_actions())
+
+        self.sidebar_empty = QLabel("No conversations yet.\nStart one with “New Conversation”.")
+        self.sidebar_empty.setObjectName("sidebarEmpty")
+        self.sidebar_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.sidebar_empty.setWordWrap(True)
+        self.sidebar_stack = QStackedWidget()
+        self.sidebar_stack.addWidget(self.list)
+        self.sidebar_stack.addWidget(self.sidebar_empty)
+        self.model.rowsInserted.connect(self._update_empty)
+        self.model.rowsRemoved.connect(self._update_empty)
+        self.model.modelReset.connect(self._update_empty)
+
+        sidebar = QWidget()
+        sidebar.setObjectName("sidebar")
+        side_layout = QVBoxLayout(sidebar)
+        side_layout.setContentsMargins(10, 10, 10, 0)
+        side_layout.setSpacing(8)
+        side_layout.addWidget(self.filter)
+        side_layout.addWidget(self.sidebar_stack, 1)
+
+        self.pane = ConversationPane()
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("splitter")
+        splitter.addWidget(sidebar)
+        splitter.addWidget(self.pane)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([320, 780])
+        splitter.setChildrenCollapsible(False)
+        sidebar.setMinimumWidth(240)
+        self.setCentralWidget(splitter)
+
+        self.status = QLabel("")
+        self.status.setObjectName("syncStatus")
+        self.status.setAccessibleName("Sync status")
+        self.statusBar().addWidget(self.status, 1)
+        self.statusBar().setSizeGripEnabled(False)
+
+        self._build_actions()
+        self._update_empty()
+        self._update_actions()
+
+    # --- actions ------------------------------------------------------------------------
+
+    def _build_actions(self) -> None:
+        self.new_action = QAction("New Conversation", self)
+        self.new_action.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
+        self.new_action.setToolTip("Start a new conversation (Ctrl+N)")
+        self.new_action.triggered.connect(self.new_requested)
+
+        self.refresh_action = QAction("Refresh", self)
+        self.refresh_action.setShortcuts([QKeySequence("F5"), QKeySequence("Ctrl+R")])
+        self.refresh_action.setToolTip("Sync with the server now (F5)")
+        self.refresh_action.triggered.connect(self.refresh_requested)
+
+        self.delete_action = QAction("Delete", self)
+        self.delete_action.setShortcuts(
+            [QKeySequence(QKeySequence.StandardKey.Delete), QKeySequence("Ctrl+Backspace")]
+        )
+        # Only from the list: in the filter or the composer, Delete edits text.
+        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.delete_action.setToolTip("Delete the selected conversations everywhere (Delete)")
+        self.delete_action.triggered.connect(self.delete_requested)
+        self.list.addAction(self.delete_action)
+
+        self.settings_action = QAction("Settings…", self)
+        self.settings_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Preferences))
+        self.settings_action.triggered.connect(self.settings_requested)
+
+        self.find_action = QAction("Search", self)
+        self.find_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
+        self.find_action.triggered.connect(self._focus_filter)
+        self.addAction(self.find_action)
+
+        toolbar = QToolBar("Main")
+        toolbar.setObjectName("toolbar")
+        toolbar.setMovable(False)
+        toolbar.setFloatable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        toolbar.setAccessibleName("Main toolbar")
+        toolbar.addAction(self.new_action)
+        toolbar.addAction(self.refresh_action)
+        toolbar.addAction(self.delete_action)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        toolbar.addWidget(spacer)
+        toolbar.addAction(self.settings_action)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, toolbar)
+        self.toolbar = toolbar
+
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.list.indexAt(pos)
+        if not index.isValid():
+            return
+        selection = self.list.selectionModel()
+        if not selection.isSelected(index):
+            selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        menu = QMenu(self)
+        menu.addAction(self.delete_action)
+        menu.popup(self.list.viewport().mapToGlobal(pos))
+
+    def _focus_filter(self) -> None:
+        self.filter.setFocus()
+        self.filter.selectAll()
+
+    # --- state --------------------------------------------------------------------------
+
+    def selected_ids(self) -> list[str]:
+        """The selected sessions, in sidebar order."""
+        rows = sorted(index.row() for index in self.list.selectionModel().selectedRows())
+        ids = [self.model.data(self.model.index(row, 0), SessionListModel.IdRole) for row in rows]
+        return [i for i in ids if isinstance(i, str)]
+
+    def current_id(self) -> str | None:
+        value = self.list.selectionModel().currentIndex().data(SessionListModel.IdRole)
+        return value if isinstance(value, str) else None
+
+    def select_session(self, session_id: str) -> bool:
+        """Make a session current and selected (after creating one, for instance)."""
+        index = self.model.index_of(session_id)
+        if not index.isValid():
+            return False
+        self.list.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        self.list.scrollTo(index)
+        return True
+
+    def clear_selection(self) -> None:
+        self.list.selectionModel().clearSelection()
+        self.list.selectionModel().setCurrentIndex(
+            QModelIndex(), QItemSelectionModel.SelectionFlag.NoUpdate
+        )
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setProperty("error", error)
+        self.status.style().unpolish(self.status)
+        self.status.style().polish(self.status)
+
+    def set_filter_hint(self, text: str) -> None:
+        """Adapt the sidebar's empty state to the filter."""
+        if text:
+            self.sidebar_empty.setText(f"No conversations match “{text}”.")
+        else:
+            self.sidebar_empty.setText("No conversations yet.\nStart one with “New Conversation”.")
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        value = current.data(SessionListModel.IdRole) if current.isValid() else None
+        self.current_changed.emit(value if isinstance(value, str) else None)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        self.delete_action.setEnabled(bool(self.list.selectionModel().selectedRows()))
+
+    def _update_empty(self, *_args: object) -> None:
+        empty = self.model.rowCount() == 0
+        self.sidebar_stack.setCurrentWidget(self.sidebar_empty if empty else self.list)
+        self._update_actions()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.closed.emit()
+        super().closeEvent(event)

@@ -1,0 +1,61 @@
+"""Human wording of a contract timestamp relative to now: "2 min ago", "Yesterday", "12 Nov".
+
+Pure functions (no Qt), evaluated at paint time only for the visible rows, so a sidebar of
+100,000 sessions never formats 100,000 dates.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+@lru_cache(maxsize=4096)
+def parse_timestamp(value: str) -> datetime | None:
+    """Parse `YYYY-MM-DDTHH:MM:SS.ffffffZ` (CONTRACT §1) into an aware UTC datetime."""
+    try:
+        text = value[:-1] + "+00:00" if value.endswith("Z") else value
+        parsed = datetime.fromisoformat(text)
+    except (ValueError, TypeError):
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
+
+
+def relative_time(value: str, now: datetime | None = None) -> str:
+    """`value` in the sidebar's words, in the local time zone for day boundaries."""
+    moment = parse_timestamp(value)
+    if moment is None:
+        return ""
+    now = now or datetime.now(UTC)
+    delta = now - moment
+    if delta < timedelta(minutes=1):
+        return "Just now"
+    if delta < timedelta(hours=1):
+        return f"{int(delta.total_seconds() // 60)} min ago"
+    local_now = now.astimezone()
+    local = moment.astimezone(local_now.tzinfo)
+    days = (local_now.date() - local.date()).days
+    if days <= 0:
+        hours = int(delta.total_seconds() // 3600)
+        return f"{hours} h ago"
+    if days == 1:
+        return "Yesterday"
+    if days < 7:
+        return _WEEKDAYS[local.weekday()]
+    if local.year == local_now.year:
+        return f"{local.day} {_MONTHS[local.month - 1]}"
+    return f"{local.day} {_MONTHS[local.month - 1]} {local.year}"
+
+
+def full_time(value: str) -> str:
+    """A precise local date and time, for tooltips and the conversation header."""
+    moment = parse_timestamp(value)
+    if moment is None:
+        return value
+    local = moment.astimezone()
+    return f"{local.day} {_MONTHS[local.month - 1]} {local.year}, {local:%H:%M}"

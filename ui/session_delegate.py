@@ -1,0 +1,135 @@
+"""Paints one sidebar row: the title, a relative time, an active-run mark, a pending state.
+
+Every row has the same height (`QListView.setUniformItemSizes(True)` relies on that), so a
+sidebar of 100,000 rows lays out without asking the delegate about each one.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from ui.relative_time import relative_time
+from ui.session_model import SessionListModel, SidebarRow, display_title
+
+RUNNING_COLOR = QColor("#2e9d5b")
+H_PAD = 12
+V_PAD = 7
+LINE_GAP = 3
+
+
+class SessionDelegate(QStyledItemDelegate):
+    """Two lines per row: the title, then "2 min ago · ● Running" in a quieter colour."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._now: datetime | None = None
+
+    def set_now(self, now: datetime | None) -> None:
+        """Freeze "now" (screenshots, tests); None follows the clock."""
+        self._now = now
+
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        title = QFontMetrics(self._title_font(option.font))
+        small = QFontMetrics(self._small_font(option.font))
+        return QSize(200, V_PAD * 2 + title.height() + LINE_GAP + small.height())
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        row: SidebarRow | None = index.data(SessionListModel.RowRole)
+        if row is None:
+            super().paint(painter, option, index)
+            return
+        pending = bool(index.data(SessionListModel.PendingDeleteRole))
+        self.initStyleOption(option, index)
+        option.text = ""
+        widget = option.widget
+        style = widget.style() if widget is not None else None
+        painter.save()
+        try:
+            if style is not None:
+                style.drawPrimitive(
+                    QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget
+                )
+            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            palette = option.palette
+            group = (
+                QPalette.ColorGroup.Active
+                if option.state & QStyle.StateFlag.State_Active
+                else QPalette.ColorGroup.Inactive
+            )
+            text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+            text_color = palette.color(group, text_role)
+            quiet = QColor(text_color)
+            quiet.setAlphaF(0.62)
+            if pending:
+                text_color = QColor(quiet)
+
+            rect = option.rect.adjusted(H_PAD, V_PAD, -H_PAD, -V_PAD)
+            title_font = self._title_font(option.font)
+            small_font = self._small_font(option.font)
+            title_metrics = QFontMetrics(title_font)
+            small_metrics = QFontMetrics(small_font)
+
+            title = display_title(row)
+            if not row.title:
+                title_font.setItalic(True)
+            painter.setFont(title_font)
+            painter.setPen(text_color)
+            title_rect = QRect(rect.left(), rect.top(), rect.width(), title_metrics.height())
+            painter.drawText(
+                title_rect,
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, rect.width()),
+            )
+
+            line_top = title_rect.bottom() + 1 + LINE_GAP
+            line = QRect(rect.left(), line_top, rect.width(), small_metrics.height())
+            painter.setFont(small_font)
+            if pending:
+                painter.setPen(quiet)
+                painter.drawText(line, Qt.AlignmentFlag.AlignLeft, "Deleting…")
+                return
+            when = relative_time(row.updated_at, self._now or datetime.now(UTC))
+            painter.setPen(quiet)
+            painter.drawText(line, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, when)
+            if row.active_run_id:
+                x = line.left() + small_metrics.horizontalAdvance(when) + 10
+                dot = small_metrics.height() // 2 - 1
+                color = QColor("#ffffff") if selected else RUNNING_COLOR
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+                painter.setBrush(color)
+                painter.setPen(Qt.PenStyle.NoPen)
+                cy = line.center().y()
+                painter.drawEllipse(x, cy - dot // 2, dot, dot)
+                painter.setPen(color)
+                painter.drawText(
+                    QRect(x + dot + 5, line.top(), line.right() - x, line.height()),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    "Running",
+                )
+        finally:
+            painter.restore()
+
+    @staticmethod
+    def _title_font(base: QFont) -> QFont:
+        font = QFont(base)
+        font.setWeight(QFont.Weight.DemiBold)
+        return font
+
+    @staticmethod
+    def _small_font(base: QFont) -> QFont:
+        font = QFont(base)
+        size = base.pointSizeF()
+        if size > 0:
+            font.setPointSizeF(max(size - 1.5, 7.0))
+        return font

@@ -1,0 +1,263 @@
+"""The sidebar's list model: the mirror's rows, updated by diffs, never by a reset.
+
+`update(rows)` plans the operations from the rows shown to `rows` (`ui.diff`) and applies them,
+both in slices of a few milliseconds between event-loop iterations, so that a reconcile of
+100,000 sessions never freezes the window. The planning runs on the UI thread on purpose: a
+worker thread would hold the GIL for up to the switch interval at a time, and on a busy
+2-core machine the loop then stalled for 100 ms and more (measured), while slices never do.
+Selections and the current index live on persistent indexes, which Qt moves along with the
+rows, so they survive every update. Updates are serialised; a newer one supersedes an older
+one that has not finished (the next diff starts from whatever has been applied so far).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+
+from ui.diff import Change, Insert, Move, Op, Remove, Reorder, compute_diff, diff_steps
+from ui.relative_time import full_time
+
+log = logging.getLogger(__name__)
+
+UNTITLED = "Untitled conversation"
+
+type AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+class SidebarRow(Protocol):
+    """What the sidebar reads from a mirror row (`sync.mirror.SessionRow`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def created_at(self) -> str: ...
+    @property
+    def updated_at(self) -> str: ...
+    @property
+    def active_run_id(self) -> str | None: ...
+    @property
+    def last_run_id(self) -> str | None: ...
+
+
+def display_title(row: SidebarRow) -> str:
+    """The row's title, or the wording for a conversation without one."""
+    return row.title or UNTITLED
+
+
+class SessionListModel(QAbstractListModel):
+    """One row per session, in the mirror's activity order."""
+
+    IdRole = Qt.ItemDataRole.UserRole + 1
+    RowRole = Qt.ItemDataRole.UserRole + 2
+    UpdatedAtRole = Qt.ItemDataRole.UserRole + 3
+    ActiveRunRole = Qt.ItemDataRole.UserRole + 4
+    PendingDeleteRole = Qt.ItemDataRole.UserRole + 5
+
+    # Emitted after an update has been applied completely (not when superseded).
+    updated = Signal()
+
+    def __init__(self, parent: QObject | None = None, *, budget_ms: float = 8.0) -> None:
+        super().__init__(parent)
+        self._rows: list[SidebarRow] = []
+        self._pending: set[str] = set()
+        self._budget = budget_ms / 1000.0
+        self._generation = 0
+        self._lock: asyncio.Lock | None = None
+        self._applying = False
+
+    # --- Qt's interface -------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.column() != 0 or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return display_title(row)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{display_title(row)}\nLast activity: {full_time(row.updated_at)}"
+        if role == self.IdRole:
+            return row.id
+        if role == self.RowRole:
+            return row
+        if role == self.UpdatedAtRole:
+            return row.updated_at
+        if role == self.ActiveRunRole:
+            return row.active_run_id
+        if role == self.PendingDeleteRole:
+            return row.id in self._pending
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return (
+            Qt.ItemFlag.ItemIsEnabled
+            | Qt.ItemFlag.ItemIsSelectable
+            | Qt.ItemFlag.ItemNeverHasChildren
+        )
+
+    def roleNames(self) -> dict[int, QByteArray]:
+        names = dict(super().roleNames())
+        names.update(
+            {
+                self.IdRole: QByteArray(b"sessionId"),
+                self.UpdatedAtRole: QByteArray(b"updatedAt"),
+                self.ActiveRunRole: QByteArray(b"activeRunId"),
+                self.PendingDeleteRole: QByteArray(b"pendingDelete"),
+            }
+        )
+        return names
+
+    # --- reading --------------------------------------------------------------------
+
+    def rows(self) -> Sequence[SidebarRow]:
+        """The rows as shown (read-only view)."""
+        return tuple(self._rows)
+
+    def row_at(self, index: AnyIndex) -> SidebarRow | None:
+        """The row behind a valid index."""
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        return self._rows[index.row()]
+
+    def index_of(self, session_id: str) -> QModelIndex:
+        """The index of a session, or an invalid index (a linear scan: for user actions)."""
+        for i, row in enumerate(self._rows):
+            if row.id == session_id:
+                return self.index(i, 0)
+        return QModelIndex()
+
+    def find(self, session_id: str) -> SidebarRow | None:
+        """The row of a session, when shown."""
+        index = self.index_of(session_id)
+        return self._rows[index.row()] if index.isValid() else None
+
+    @property
+    def applying(self) -> bool:
+        """True while an operation is being applied: a current-index change then is the
+        model's doing (the current row was removed), not the user's."""
+        return self._applying
+
+    def is_pending_delete(self, session_id: str) -> bool:
+        return session_id in self._pending
+
+    # --- writing --------------------------------------------------------------------
+
+    def set_pending_delete(self, session_ids: Iterable[str], pending: bool) -> None:
+        """Mark rows as being deleted (a request is out) or not, and repaint them."""
+        for session_id in session_ids:
+            if pending:
+                self._pending.add(session_id)
+            else:
+                self._pending.discard(session_id)
+            index = self.index_of(session_id)
+            if index.isValid():
+                self.dataChanged.emit(index, index, [self.PendingDeleteRole])
+
+    async def update(self, rows: Sequence[SidebarRow]) -> bool:
+        """Bring the model to `rows`; False when a newer update superseded this one."""
+        self._generation += 1
+        generation = self._generation
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if generation != self._generation:
+                return False
+            steps = diff_steps(tuple(self._rows), tuple(rows))
+            deadline = time.perf_counter() + self._budget
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as finished:
+                    ops: list[Op[SidebarRow]] = finished.value
+                    break
+                if time.perf_counter() >= deadline:
+                    await asyncio.sleep(0)
+                    if generation != self._generation:
+                        return False
+                    deadline = time.perf_counter() + self._budget
+            done = await self._apply_in_slices(ops, generation)
+            if done:
+                self._pending.intersection_update(row.id for row in self._rows)
+                self.updated.emit()
+            return done
+
+    def replace_now(self, rows: Sequence[SidebarRow]) -> None:
+        """Apply a diff synchronously (small lists, tests, the first paint)."""
+        self._generation += 1
+        for op in compute_diff(tuple(self._rows), tuple(rows)):
+            self._apply(op)
+        self.updated.emit()
+
+    async def _apply_in_slices(self, ops: Sequence[Op[SidebarRow]], generation: int) -> bool:
+        deadline = time.perf_counter() + self._budget
+        for op in ops:
+            if generation != self._generation:
+                return False
+            self._apply(op)
+            if time.perf_counter() >= deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + self._budget
+        return True
+
+    def _apply(self, op: Op[SidebarRow]) -> None:
+        self._applying = True
+        try:
+            self._apply_op(op)
+        finally:
+            self._applying = False
+
+    def _apply_op(self, op: Op[SidebarRow]) -> None:
+        root = QModelIndex()
+        match op:
+            case Remove(start, count):
+                self.beginRemoveRows(root, start, start + count - 1)
+                del self._rows[start : start + count]
+                self.endRemoveRows()
+            case Move(source, dest):
+                if not self.beginMoveRows(root, source, source, root, dest):
+                    log.error("refused move %s -> %s", source, dest)
+                    return
+                row = self._rows.pop(source)
+                self._rows.insert(dest - 1 if dest > source else dest, row)
+                self.endMoveRows()
+            case Reorder(rows, position):
+                self._reorder(rows, position)
+            case Insert(start, rows):
+                self.beginInsertRows(root, start, start + len(rows) - 1)
+                self._rows[start:start] = rows
+                self.endInsertRows()
+            case Change(start, rows):
+                self._rows[start : start + len(rows)] = rows
+                self.dataChanged.emit(self.index(start, 0), self.index(start + len(rows) - 1, 0))
+
+    def _reorder(self, rows: Sequence[SidebarRow], position: dict[str, int]) -> None:
+        """A layout change: same rows, new order; persistent indexes follow their rows."""
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        targets = []
+        for index in persistent:
+            target = position.get(self._rows[index.row()].id) if index.isValid() else None
+            targets.append(self.index(target, 0) if target is not None else QModelIndex())
+        self._rows = list(rows)
+        self.changePersistentIndexList(persistent, targets)
+        self.layoutChanged.emit()
