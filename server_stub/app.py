@@ -82,7 +82,12 @@ def create_app(settings: ServerSettings) -> FastAPI:
                 description=app.description,
                 routes=app.routes,
             )
+            for item in schema["paths"].values():
+                for operation in item.values():
+                    operation.get("responses", {}).pop("422", None)  # we answer 400 instead
             components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.pop("HTTPValidationError", None)
+            components.pop("ValidationError", None)
             for name, value in schemas.EXTRA_COMPONENTS.items():
                 components.setdefault(name, value)
             schema["components"]["securitySchemes"] = {

@@ -43,14 +43,23 @@ class LiveServer:
     settings: Any
     thread: Any
     _clients: list[httpx.Client] = field(default_factory=list)
+    statuses: list[tuple[str, str, int]] = field(default_factory=list)
 
     def client(self, token: str | None = "dev-alice", **kwargs: Any) -> httpx.Client:
         """An httpx client for this server, authenticated with `token` (None: no header)."""
         headers = dict(kwargs.pop("headers", {}))
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
+        def record(response: httpx.Response) -> None:
+            request = response.request
+            self.statuses.append((request.method, request.url.path, response.status_code))
+
         client = httpx.Client(
-            base_url=self.url, headers=headers, timeout=kwargs.pop("timeout", 30.0), **kwargs
+            base_url=self.url,
+            headers=headers,
+            timeout=kwargs.pop("timeout", 30.0),
+            event_hooks={"response": [record]},
+            **kwargs,
         )
         self._clients.append(client)
         return client

@@ -7,7 +7,7 @@ with a printed reason where the binaries are absent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -24,14 +24,33 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def live_server(
+def start_server(
     backend: str, server_factory: ServerFactory, request: pytest.FixtureRequest
-) -> LiveServer:
+) -> Iterator[Callable[..., LiveServer]]:
+    """`start(**settings)`: a fresh server on the parametrized backend (a new database).
+
+    At teardown, asserts that no response of any server it started was a 500.
+    """
+    started: list[LiveServer] = []
+
+    def start(**overrides: Any) -> LiveServer:
+        if backend == "postgres" and "database_url" not in overrides:
+            cluster = request.getfixturevalue("postgres_cluster")
+            overrides["database_url"] = cluster.new_database()
+        server = server_factory(backend=backend, **overrides)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        failures = [s for s in server.statuses if s[2] >= 500]
+        assert not failures, f"server answered 5xx: {failures}"
+
+
+@pytest.fixture
+def live_server(start_server: Callable[..., LiveServer]) -> LiveServer:
     """A fresh server on the parametrized backend (a new database per test)."""
-    if backend == "postgres":
-        cluster = request.getfixturevalue("postgres_cluster")
-        return server_factory(backend="postgres", database_url=cluster.new_database())
-    return server_factory()
+    return start_server()
 
 
 def message(text: str = TEXT) -> dict[str, Any]:
