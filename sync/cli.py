@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(args_list)
     logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.ERROR,
+        level=logging.DEBUG if args.verbose else logging.ERROR,
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
@@ -215,6 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("interrupted.")
         return 130
+    except Exception as exc:  # a bug or an environment problem: one line, details in -v
+        log.debug("unexpected failure", exc_info=True)
+        _err(f"unexpected error ({type(exc).__name__}: {exc}). Run with -v for details.")
+        return EXIT_FAILED
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover
 

@@ -39,6 +39,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from sync.errors import MirrorError, MirrorTooNew
@@ -252,6 +253,12 @@ class Mirror:
         mirror = cls(path, write_engine, read_engine)
         try:
             mirror._migrate()
+        except SQLAlchemyError as exc:
+            mirror.close()
+            raise MirrorError(
+                f"Cannot open or upgrade the mirror {path}: {getattr(exc, 'orig', None) or exc}. "
+                "It was left at its previous version."
+            ) from exc
         except BaseException:
             mirror.close()
             raise

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.errors import MirrorTooNew
+from sync.errors import MirrorError, MirrorTooNew
 from sync.mirror import SCHEMA_VERSION, CachedFile, Mirror, read_schema_version
 from sync.models import SessionView
 
@@ -117,3 +117,45 @@ def test_bulk_upsert_of_ten_thousand_rows_is_fast(tmp_path: Path) -> None:
         assert elapsed < 3.0  # about 0.1 s measured; a list in .values() would take seconds
     finally:
         mirror.close()
+
+
+def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sync.mirror as mirror_module
+
+    path = tmp_path / "m.sqlite3"
+    mirror = Mirror.open(path)
+    mirror.apply([view("ses_a", "2026-01-01T00:00:01.000000Z")])
+    mirror.close()
+    future_step = ("CREATE TABLE transcripts (session_id TEXT PRIMARY KEY, body TEXT)",)
+    monkeypatch.setattr(mirror_module, "MIGRATIONS", (*mirror_module.MIGRATIONS, future_step))
+    monkeypatch.setattr(mirror_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    upgraded = mirror_module.Mirror.open(path)
+    try:
+        assert upgraded.schema_version() == SCHEMA_VERSION + 1
+        assert [r.id for r in upgraded.rows()] == ["ses_a"]
+        with upgraded._read.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM transcripts").scalar_one() == 0
+    finally:
+        upgraded.close()
+
+
+def test_a_failed_migration_step_leaves_the_old_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sync.mirror as mirror_module
+
+    path = tmp_path / "m.sqlite3"
+    Mirror.open(path).close()
+    broken = ("CREATE TABLE ok_table (x INTEGER)", "THIS IS NOT SQL")
+    monkeypatch.setattr(mirror_module, "MIGRATIONS", (*mirror_module.MIGRATIONS, broken))
+    monkeypatch.setattr(mirror_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with pytest.raises(MirrorError) as info:
+        mirror_module.Mirror.open(path)
+    assert "previous version" in info.value.message
+    assert read_schema_version(path) == SCHEMA_VERSION
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    conn.close()
+    assert "ok_table" not in tables  # the step's transaction rolled back as a whole
