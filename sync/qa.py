@@ -1,0 +1,713 @@
+"""`converge qa`: prove that N devices converge on the server's history (ADR-0050 §8).
+
+The harness starts a stub server as a child process (`converge-server --port 0 --control
+--agent-delay 0 ...`, restartable for real) or targets `--server URL` (which must serve the
+control plane), opens N simulated devices (`sync.qa_device`) with a short reconcile timer,
+and drives a seeded workload (`sync.qa_workload`): new conversations, turns that reorder the
+index, deletes from random devices, deletes refused by active runs, repeated deletes,
+object-store outages, server restarts, reconnects and foreground triggers. Then a quiet
+phase: no more operations, the object store up; the harness polls until every mirror equals
+the server's index (read by a full walk with a fresh client) or the convergence deadline
+passes. Finally the outbox must drain and deleted sessions must leave no residue.
+
+Everything observed goes into a `sync.qa_checker.History`; `qa_checker.check` decides the
+violations. The report (text, or one JSON object with `--json`) gives the operations by kind
+and outcome, the devices' request figures, the time each device took to converge after the
+quiet phase began, and the violations; the exit status is 1 when there is any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sync.api import ApiClient
+from sync.deletion import DeleteOutcome, DeleteStatus
+from sync.errors import BadCursor, NotFound, RunInProgress, SyncError
+from sync.models import SessionView
+from sync.qa_checker import (
+    DeleteAttempt,
+    DeleteResult,
+    History,
+    Residue,
+    RowKey,
+    Violation,
+    check,
+)
+from sync.qa_device import Device, Recorder, RequestStats
+from sync.qa_server import ControlPlane, QaSetupError, ServerProcess
+from sync.qa_workload import Op, OpKind, choose, plan, plan_digest
+from sync.reconcile import TriggerReason
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_VIOLATIONS = 1
+EXIT_SETUP = 2
+
+DEFAULT_OPERATIONS = 60
+WAIT_SECONDS = 1  # the `/wait N` of a delete that must be refused
+SAMPLE_EVERY = 10  # operations between mirror samples
+RESIDUE_LIMIT = 100  # deleted sessions audited at the end (the first ones deleted)
+WORDS = (
+    "budget",
+    "deploy",
+    "résumé",
+    "kitchen",
+    "naïve",
+    "lecture",
+    "weather",
+    "日本語",
+    "garden",
+    "refactor",
+)
+
+
+@dataclass(frozen=True)
+class QaOptions:
+    devices: int = 5
+    seed: int = 0
+    operations: int | None = None
+    duration: float | None = None
+    interval: float = 0.2
+    server: str | None = None
+    token: str = "dev-alice"
+    deadline: float = 60.0
+    keep: bool = False
+    workdir: Path | None = None
+
+
+@dataclass
+class QaReport:
+    """What `converge qa` prints; `to_json` is the `--json` object."""
+
+    options: QaOptions
+    url: str = ""
+    mode: str = "subprocess"
+    operations: int = 0
+    plan_digest: str = ""
+    ops: Counter[str] = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    workload_seconds: float = 0.0
+    quiet_seconds: float = 0.0
+    total_seconds: float = 0.0
+    restarts: int = 0
+    stats: RequestStats = field(default_factory=RequestStats)
+    converge_after: dict[int, float | None] = field(default_factory=dict)
+    sessions_final: int = 0
+    deleted: int = 0
+    outbox_pending: int | None = None
+    residue_checked: int = 0
+    violations: list[Violation] = field(default_factory=list)
+    workdir: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def converge_summary(self) -> dict[str, float | None]:
+        times = [t for t in self.converge_after.values() if t is not None]
+        if not times or len(times) < len(self.converge_after):
+            return {"max": None, "median": statistics.median(times) if times else None}
+        return {"max": max(times), "median": statistics.median(times)}
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.options
+        elapsed = self.total_seconds or 1e-9
+        return {
+            "ok": self.ok,
+            "seed": o.seed,
+            "devices": o.devices,
+            "interval": o.interval,
+            "server": {"url": self.url, "mode": self.mode, "restarts": self.restarts},
+            "plan_digest": self.plan_digest,
+            "operations": {
+                "total": self.operations,
+                "by_kind": dict(sorted(self.ops.items())),
+                "outcomes": dict(sorted(self.outcomes.items())),
+            },
+            "seconds": {
+                "workload": round(self.workload_seconds, 3),
+                "quiet": round(self.quiet_seconds, 3),
+                "total": round(self.total_seconds, 3),
+            },
+            "requests": {
+                **self.stats.to_json(),
+                "per_second": round(self.stats.requests / elapsed, 1),
+            },
+            "convergence": {
+                "deadline": o.deadline,
+                "per_device": {
+                    str(d): (None if t is None else round(t, 3))
+                    for d, t in sorted(self.converge_after.items())
+                },
+                **{
+                    k: (None if v is None else round(v, 3))
+                    for k, v in self.converge_summary().items()
+                },
+            },
+            "sessions": {"final": self.sessions_final, "deleted": self.deleted},
+            "outbox_pending": self.outbox_pending,
+            "residue_checked": self.residue_checked,
+            "violations": [v.to_json() for v in self.violations],
+            "workdir": self.workdir,
+        }
+
+    def to_text(self) -> str:
+        o = self.options
+        elapsed = self.total_seconds or 1e-9
+        lines = [
+            f"converge qa: seed {o.seed}, {o.devices} devices, timer {o.interval:g}s, "
+            f"server {self.url} ({self.mode}, {self.restarts} restarts), plan {self.plan_digest}",
+            f"operations: {self.operations} in {self.workload_seconds:.1f}s: "
+            + ", ".join(f"{k} {n}" for k, n in sorted(self.ops.items())),
+            "outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items())),
+            f"requests: {self.stats.requests} ({self.stats.requests / elapsed:.1f}/s over "
+            f"{self.total_seconds:.1f}s); by status "
+            + ", ".join(f"{k} {v}" for k, v in sorted(self.stats.statuses.items()))
+            + f"; 5xx {self.stats.server_errors}, network errors {self.stats.network_errors}",
+        ]
+        summary = self.converge_summary()
+        times = self.converge_after
+        if summary["max"] is not None:
+            lines.append(
+                f"converged: all {len(times)} devices within {summary['max']:.2f}s of the quiet "
+                f"phase (median {summary['median']:.2f}s)"
+            )
+        else:
+            missing = [str(d) for d, t in sorted(times.items()) if t is None]
+            lines.append(
+                f"converged: NOT all devices within {o.deadline:g}s (devices {', '.join(missing)})"
+            )
+        if len(times) <= 10:
+            lines.append(
+                "  per device: "
+                + ", ".join(
+                    f"d{d} {'-' if t is None else f'{t:.2f}s'}" for d, t in sorted(times.items())
+                )
+            )
+        lines.append(
+            f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
+            f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}"
+        )
+        if self.violations:
+            lines.append(f"VIOLATIONS: {len(self.violations)}")
+            lines.extend(f"  {v}" for v in self.violations[:50])
+            if len(self.violations) > 50:
+                lines.append(f"  … and {len(self.violations) - 50} more")
+        else:
+            lines.append("violations: none")
+        if self.workdir:
+            lines.append(f"kept: {self.workdir}")
+        return "\n".join(lines)
+
+
+class Truth:
+    """The server's own answers, through a fresh client each time (never a device's)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.token = token
+
+    async def index(self) -> list[SessionView]:
+        """A full walk of `GET /v1/sessions` with a new client (restarted on a bad cursor)."""
+        async with ApiClient(self.url, self.token, retry_attempts=3) as api:
+            for _attempt in range(3):
+                items: list[SessionView] = []
+                cursor: str | None = None
+                try:
+                    while True:
+                        page = await api.list_sessions(limit=200, cursor=cursor)
+                        assert page is not None  # no ETag sent, so never 304
+                        items.extend(page.items)
+                        if page.next_cursor is None:
+                            return items
+                        cursor = page.next_cursor
+                except BadCursor:
+                    continue
+        raise SyncError("the server refused its own cursors three times")
+
+    async def exists(self, session_id: str) -> bool | None:
+        """200: True; 404: False; anything else: None."""
+        async with ApiClient(self.url, self.token, retry_attempts=3) as api:
+            try:
+                await api.get_session(session_id)
+            except NotFound:
+                return False
+            except SyncError:
+                return None
+            return True
+
+
+def _row_keys(views: Sequence[SessionView]) -> list[RowKey]:
+    return [
+        RowKey(
+            id=v.id,
+            title=v.title,
+            updated_at=v.updated_at,
+            active_run_id=v.active_run_id,
+            last_run_id=v.last_run_id,
+            created_at=v.created_at,
+        )
+        for v in views
+    ]
+
+
+_RESULTS = {
+    DeleteStatus.DELETED: DeleteResult.DELETED,
+    DeleteStatus.ALREADY_GONE: DeleteResult.ALREADY_GONE,
+    DeleteStatus.ACTIVE_RUN: DeleteResult.ACTIVE_RUN,
+    DeleteStatus.FAILED: DeleteResult.FAILED,
+}
+
+
+class Harness:
+    """One run of `converge qa`: set-up, workload, quiet phase, checks, tear-down."""
+
+    def __init__(self, options: QaOptions) -> None:
+        self.o = options
+        self.report = QaReport(options)
+        self.recorder = Recorder()
+        self.history = History(devices=options.devices, deadline=options.deadline)
+        self.devices: list[Device] = []
+        self.server: ServerProcess | None = None
+        self.control: ControlPlane | None = None
+        self.truth: Truth | None = None
+        self.url = ""
+        self.live: list[str] = []  # sessions the workload believes live, in creation order
+        self.deleted: list[str] = []  # confirmed deleted, in deletion order
+        self._deleted_set: set[str] = set()
+        self.outage = False
+        self.workdir = Path()
+
+    # -- set-up and tear-down ---------------------------------------------------------------
+
+    async def run(self) -> QaReport:
+        started = time.monotonic()
+        made_tmp = self.o.workdir is None
+        self.workdir = (
+            Path(tempfile.mkdtemp(prefix="converge-qa-"))
+            if self.o.workdir is None
+            else self.o.workdir
+        )
+        try:
+            await self._setup()
+            await self._workload()
+            await self._quiet_phase()
+            await self._final_checks()
+        finally:
+            self.report.total_seconds = time.monotonic() - started
+            await self._teardown()
+            if self.o.keep or not made_tmp:
+                self.report.workdir = str(self.workdir)
+            else:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+        self.report.violations = check(self.history)
+        return self.report
+
+    async def _setup(self) -> None:
+        if self.o.server:
+            self.url = self.o.server.rstrip("/")
+            self.report.mode = "external"
+        else:
+            self.server = ServerProcess(self.workdir / "server")
+            self.url = await self.server.start()
+        self.report.url = self.url
+        self.control = ControlPlane(self.url)
+        await self.control.require()
+        await self.control.object_store(True)
+        self.truth = Truth(self.url, self.o.token)
+        for index in range(self.o.devices):
+            device = Device(
+                index,
+                self.workdir / "devices" / f"d{index:03d}",
+                url=self.url,
+                token=self.o.token,
+                interval=self.o.interval,
+                stats=self.report.stats,
+                recorder=self.recorder,
+            )
+            await device.open()
+            self.devices.append(device)
+
+    async def _teardown(self) -> None:
+        for device in self.devices:
+            try:
+                await device.close()
+            except Exception:
+                log.exception("closing device %d failed", device.index)
+        if self.control is not None:
+            await self.control.aclose()
+        if self.server is not None:
+            await self.server.close()
+
+    # -- the workload -----------------------------------------------------------------------
+
+    async def _workload(self) -> None:
+        started = time.monotonic()
+        ops = plan(self.o.seed, self.o.devices, restarts=self.server is not None)
+        done: list[Op] = []
+        limit = self.o.operations
+        if limit is None and self.o.duration is None:
+            limit = DEFAULT_OPERATIONS
+        for op in ops:
+            if limit is not None and len(done) >= limit:
+                break
+            if self.o.duration is not None and time.monotonic() - started >= self.o.duration:
+                break
+            await self._execute(op)
+            done.append(op)
+            self.report.ops[op.kind.value] += 1
+            if len(done) % SAMPLE_EVERY == 0:
+                await self._sample_all()
+        self.report.operations = len(done)
+        self.report.plan_digest = plan_digest(done)
+        self.report.workload_seconds = time.monotonic() - started
+
+    async def _execute(self, op: Op) -> None:
+        handler = {
+            OpKind.CREATE: self._op_create,
+            OpKind.ARTIFACT: self._op_artifact,
+            OpKind.TURN: self._op_turn,
+            OpKind.DELETE: self._op_delete,
+            OpKind.DELETE_AGAIN: self._op_delete_again,
+            OpKind.DELETE_ACTIVE: self._op_delete_active,
+            OpKind.TRIGGER: self._op_trigger,
+            OpKind.REOPEN: self._op_reopen,
+            OpKind.OUTAGE_START: self._op_outage_start,
+            OpKind.OUTAGE_END: self._op_outage_end,
+            OpKind.RESTART: self._op_restart,
+        }[op.kind]
+        await handler(op)
+
+    def _outcome(self, name: str) -> None:
+        self.report.outcomes[name] += 1
+
+    def _text(self, op: Op) -> str:
+        word = WORDS[op.index % len(WORDS)]
+        text = f"qa {self.o.seed}-{op.index} {word}"
+        if op.index % 7 == 3:  # long enough for the 64-code-point cut of the title rule
+            text += " " + " ".join(WORDS) + " 👩‍💻 end"
+        return text
+
+    async def _send(self, device: Device, session_id: str | None, text: str) -> str | None:
+        """Start a run (in a new session when `session_id` is None); the session id or None."""
+        try:
+            view, _run = await device.engine.send_message(session_id, text)
+        except RunInProgress:
+            self._outcome("run_busy")
+            return None
+        except NotFound:
+            self._outcome("run_session_gone")
+            if session_id is not None:
+                self._forget(session_id)
+            return None
+        except SyncError as exc:
+            log.info("run on device %d failed: %s", device.index, exc.message)
+            self._outcome("run_failed")
+            return None
+        if session_id is None:
+            self.live.append(view.id)
+            self._outcome("created")
+        else:
+            self._outcome("turn_started")
+        return view.id
+
+    def _forget(self, session_id: str) -> None:
+        with contextlib.suppress(ValueError):
+            self.live.remove(session_id)
+        if session_id not in self._deleted_set:
+            self._deleted_set.add(session_id)
+            self.deleted.append(session_id)
+
+    async def _op_create(self, op: Op) -> None:
+        await self._send(self.devices[op.device], None, self._text(op))
+
+    async def _op_artifact(self, op: Op) -> None:
+        target = choose(self.live, op.pick) if op.flag else None
+        text = f"/artifact qa-{op.index}.txt bytes of operation {op.index}"
+        await self._send(self.devices[op.device], target, text)
+
+    async def _op_turn(self, op: Op) -> None:
+        target = choose(self.live, op.pick)
+        if target is None:
+            await self._op_create(op)
+            return
+        await self._send(self.devices[op.device], target, self._text(op))
+
+    async def _delete(
+        self, device: Device, session_id: str, *, stop_run: bool = False
+    ) -> DeleteOutcome:
+        """A server-first delete through the device's engine, recorded for the checker."""
+        row_before = await device.has_row(session_id)
+        sent = time.monotonic()
+        if stop_run:
+            outcome = await device.engine.stop_run_and_delete(session_id, timeout=15.0)
+        else:
+            outcome = await device.engine.delete(session_id)
+        done = time.monotonic()
+        row_after = await device.has_row(session_id)
+        result = _RESULTS[outcome.status]
+        server_has: bool | None = None
+        if result is DeleteResult.ACTIVE_RUN and self.truth is not None:
+            server_has = await self.truth.exists(session_id)
+        self.history.deletes.append(
+            DeleteAttempt(
+                session_id=session_id,
+                device=device.index,
+                sent_at=sent,
+                done_at=done,
+                result=result,
+                row_before=row_before,
+                row_after=row_after,
+                server_has_after=server_has,
+            )
+        )
+        self._outcome(f"delete_{result.value}")
+        if outcome.removed:
+            self._forget(session_id)
+        return outcome
+
+    async def _op_delete(self, op: Op) -> None:
+        target = choose(self.live, op.pick)
+        if target is None:
+            self._outcome("delete_nothing_live")
+            return
+        await self._delete(self.devices[op.device], target)
+
+    async def _op_delete_again(self, op: Op) -> None:
+        target = choose(self.deleted, op.pick)
+        if target is None:
+            self._outcome("delete_again_nothing_deleted")
+            return
+        await self._delete(self.devices[op.device], target)
+
+    async def _op_delete_active(self, op: Op) -> None:
+        """Start a `/wait` run, then delete from another device: 409, row and session kept.
+
+        With `flag`, the deleting device then takes the explicit second action: stop the
+        run, observe its end, delete (ADR-0050 §4).
+        """
+        starter = self.devices[op.device]
+        target = choose(self.live, op.pick)
+        sid = await self._send(starter, target, f"/wait {WAIT_SECONDS}")
+        if sid is None:
+            return
+        deleter = self.devices[op.other]
+        await deleter.engine.reconcile(TriggerReason.MANUAL)  # so it holds the row
+        outcome = await self._delete(deleter, sid)
+        if outcome.status is DeleteStatus.ACTIVE_RUN and op.flag:
+            await self._delete(deleter, sid, stop_run=True)
+
+    async def _op_trigger(self, op: Op) -> None:
+        self.devices[op.device].engine.trigger(TriggerReason.FOREGROUND)
+
+    async def _op_reopen(self, op: Op) -> None:
+        await self.devices[op.device].reopen()
+
+    async def _op_outage_start(self, op: Op) -> None:
+        assert self.control is not None
+        await self.control.object_store(False)
+        self.outage = True
+
+    async def _op_outage_end(self, op: Op) -> None:
+        assert self.control is not None
+        await self.control.object_store(True)
+        self.outage = False
+
+    async def _op_restart(self, op: Op) -> None:
+        """SIGTERM the server, keep it down a moment (a delete may be tried meanwhile: it must
+        fail and keep the row), start it again on the same database and port."""
+        assert self.server is not None and self.control is not None
+        await self.server.stop()
+        if op.flag:
+            target = choose(self.live, op.pick)
+            if target is not None:
+                await self._delete(self.devices[op.other], target)
+        await asyncio.sleep(op.pause)  # deliberate downtime: the devices' timers fail meanwhile
+        await self.server.start()
+        self.report.restarts += 1
+        if self.outage:  # the fault switch lives in the server's memory
+            await self.control.object_store(False)
+
+    async def _sample_all(self) -> list[list[RowKey]]:
+        watched = set(self.deleted)
+        return list(await asyncio.gather(*(d.sample(watched) for d in self.devices)))
+
+    # -- quiet phase and checks -------------------------------------------------------------
+
+    async def _quiet_phase(self) -> None:
+        """No more operations; poll until every mirror equals the truth, or the deadline."""
+        assert self.control is not None and self.truth is not None
+        if self.outage:
+            await self.control.object_store(True)
+            self.outage = False
+        started = time.monotonic()
+        deadline = started + self.o.deadline
+        since: dict[int, float | None] = {d.index: None for d in self.devices}
+        poll = max(0.02, min(0.1, self.o.interval / 2))
+        while True:
+            now = time.monotonic()
+            try:
+                truth = _row_keys(await self.truth.index())
+            except SyncError as exc:
+                log.info("truth walk failed: %s", exc.message)
+                truth = None
+            mirrors = await self._sample_all()
+            settled = truth is not None and not any(r.active_run_id for r in truth)
+            for device, rows in zip(self.devices, mirrors, strict=True):
+                if truth is not None and rows == truth:
+                    if since[device.index] is None:
+                        since[device.index] = now - started
+                else:
+                    since[device.index] = None
+            if settled and all(t is not None for t in since.values()):
+                break
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(poll)
+        self.report.converge_after = dict(since)
+        self.history.converged_after = dict(since)
+        self.report.quiet_seconds = time.monotonic() - started
+
+    async def _final_checks(self) -> None:
+        assert self.control is not None and self.truth is not None
+        for device in self.devices:
+            device.engine.stop_timer()
+        truth = _row_keys(await self.truth.index())
+        self.history.server_index = truth
+        mirrors = await self._sample_all()
+        self.history.mirrors = {
+            d.index: rows for d, rows in zip(self.devices, mirrors, strict=True)
+        }
+        self.history.observations = list(self.recorder.observations)
+        self.report.sessions_final = len(truth)
+        self.report.deleted = len(self.deleted)
+        pending = await self.control.maintenance()
+        for _ in range(2):  # a pass racing a late byte delete may leave one queued
+            if pending == 0:
+                break
+            pending = await self.control.maintenance()
+        self.history.outbox_pending = pending
+        self.report.outbox_pending = pending
+        for sid in self.deleted[:RESIDUE_LIMIT]:
+            audit = await self.control.residue(sid)
+            self.history.residue[sid] = Residue(
+                rows=sum(int(n) for n in audit.get("rows", {}).values()),
+                objects=int(audit.get("objects", 0)),
+                outbox=int(audit.get("outbox", 0)),
+                tombstone=bool(audit.get("tombstone", False)),
+            )
+        self.report.residue_checked = len(self.history.residue)
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="converge qa",
+        description=(
+            "Multi-device convergence harness: N simulated devices, a seeded workload "
+            "(creates, turns, deletes, refused deletes, object-store outages, server "
+            "restarts), a quiet phase, then the ADR-0050 §8 invariants."
+        ),
+    )
+    p.add_argument("--devices", type=int, default=5, metavar="N", help="devices (default 5)")
+    p.add_argument("--seed", type=int, help="workload seed (default: random, printed)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--operations", type=int, metavar="N", help="run N operations")
+    size.add_argument("--duration", type=float, metavar="SECONDS", help="run for SECONDS")
+    p.add_argument("--interval", type=float, default=0.2, metavar="SECONDS", help="reconcile timer")
+    p.add_argument(
+        "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
+    )
+    p.add_argument("--token", default="dev-alice", help="bearer token (default dev-alice)")
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="convergence deadline of the quiet phase (default 60)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    return p
+
+
+def options_from_args(args: argparse.Namespace) -> QaOptions:
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    return QaOptions(
+        devices=args.devices,
+        seed=seed,
+        operations=args.operations,
+        duration=args.duration,
+        interval=args.interval,
+        server=args.server,
+        token=args.token,
+        deadline=args.deadline,
+        keep=args.keep,
+    )
+
+
+async def _run_cancellable(options: QaOptions) -> QaReport:
+    """Run the harness; SIGTERM cancels it like Ctrl-C, so the server child is stopped."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, lambda: task.cancel() if task else None)
+    try:
+        return await Harness(options).run()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of `converge qa` (`argv` without the word "qa")."""
+    parser = build_parser()
+    args = parser.parse_args(list(argv))
+    if args.devices < 1:
+        parser.error("--devices must be at least 1")
+    if args.operations is not None and args.operations < 0:
+        parser.error("--operations must not be negative")
+    if args.interval <= 0 or args.deadline <= 0:
+        parser.error("--interval and --deadline must be positive")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    options = options_from_args(args)
+    try:
+        report = asyncio.run(_run_cancellable(options))
+    except QaSetupError as exc:
+        print(f"converge qa: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    except SyncError as exc:
+        print(f"converge qa: {exc.message}", file=sys.stderr)
+        return EXIT_SETUP
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("converge qa: interrupted.", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        print(report.to_text())
+    return EXIT_OK if report.ok else EXIT_VIOLATIONS

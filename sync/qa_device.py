@@ -1,0 +1,206 @@
+"""A simulated device of `converge qa`, and what the harness records about it.
+
+Each device is what a real client is: its own profile folder, mirror and `SyncEngine`, with
+the reconcile timer running. Several live in one process on one asyncio loop. The harness
+watches a device in two ways: the engine's `IndexChanged` events (what was inserted,
+updated, pruned, deleted, and when) and samples of the mirror, both turned into
+`qa_checker.Observation`s; its HTTP traffic is counted by a wrapping transport.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from sync.engine import EngineEvent, IndexChanged, SyncEngine
+from sync.mirror import SessionRow
+from sync.profile import Profile
+from sync.qa_checker import Observation, RowKey, Source
+from sync.reconcile import TriggerReason
+
+
+@dataclass
+class RequestStats:
+    """HTTP traffic of some clients: requests sent, answers by status, transport failures."""
+
+    requests: int = 0
+    statuses: Counter[int] = field(default_factory=Counter)
+    network_errors: int = 0
+
+    @property
+    def server_errors(self) -> int:
+        return sum(n for status, n in self.statuses.items() if status >= 500)
+
+    @property
+    def client_errors(self) -> int:
+        return sum(n for status, n in self.statuses.items() if 400 <= status < 500)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "by_status": {str(k): v for k, v in sorted(self.statuses.items())},
+            "client_errors": self.client_errors,
+            "server_errors": self.server_errors,
+            "network_errors": self.network_errors,
+        }
+
+
+class CountingTransport(httpx.AsyncBaseTransport):
+    """Counts every request and its outcome, then delegates to a normal transport."""
+
+    def __init__(self, stats: RequestStats, inner: httpx.AsyncBaseTransport | None = None):
+        self.stats = stats
+        self._inner = inner if inner is not None else httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.stats.requests += 1
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx.TransportError:
+            self.stats.network_errors += 1
+            raise
+        self.stats.statuses[response.status_code] += 1
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class Recorder:
+    """The run's observation log, with one sequence shared by every device."""
+
+    def __init__(self) -> None:
+        self.observations: list[Observation] = []
+        self._seq = itertools.count()
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def observe(
+        self,
+        device: int,
+        session_id: str,
+        present: bool,
+        source: Source,
+        *,
+        seq: int | None = None,
+        at: float | None = None,
+    ) -> None:
+        self.observations.append(
+            Observation(
+                seq=self.next_seq() if seq is None else seq,
+                at=time.monotonic() if at is None else at,
+                device=device,
+                session_id=session_id,
+                present=present,
+                source=source,
+            )
+        )
+
+
+def row_key(row: SessionRow) -> RowKey:
+    return RowKey(
+        id=row.id,
+        title=row.title,
+        updated_at=row.updated_at,
+        active_run_id=row.active_run_id,
+        last_run_id=row.last_run_id,
+        created_at=row.created_at,
+    )
+
+
+class Device:
+    """One simulated client: profile folder, mirror, engine with its timer, a listener."""
+
+    def __init__(
+        self,
+        index: int,
+        folder: Path,
+        *,
+        url: str,
+        token: str,
+        interval: float,
+        stats: RequestStats,
+        recorder: Recorder,
+        retry_attempts: int = 2,
+    ) -> None:
+        self.index = index
+        self.profile = Profile.load(folder, server=url, token=token, environ={})
+        self.interval = interval
+        self.stats = stats
+        self.recorder = recorder
+        self.retry_attempts = retry_attempts
+        self._engine: SyncEngine | None = None
+        self._unsubscribe: Any = None
+        self.reopened = 0
+        self._sampled: dict[str, bool] = {}
+
+    @property
+    def engine(self) -> SyncEngine:
+        if self._engine is None:
+            raise RuntimeError(f"device {self.index} is not open")
+        return self._engine
+
+    async def open(self) -> None:
+        """Open the engine on the profile's mirror, start the timer, trigger CONNECT."""
+        engine = await SyncEngine.open(
+            self.profile,
+            transport=CountingTransport(self.stats),
+            timer_interval=self.interval,
+            retry_attempts=self.retry_attempts,
+        )
+        self._engine = engine
+        self._unsubscribe = engine.subscribe(self._on_event)
+        engine.start_timer(self.interval)
+        engine.trigger(TriggerReason.CONNECT)
+
+    async def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is None:
+            return
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        await engine.close()
+
+    async def reopen(self) -> None:
+        """A reconnect: the engine goes away and comes back on the same mirror."""
+        await self.close()
+        await self.open()
+        self.reopened += 1
+
+    def _on_event(self, event: EngineEvent) -> None:
+        if not isinstance(event, IndexChanged):
+            return
+        for sid in event.inserted:
+            self.recorder.observe(self.index, sid, True, Source.INSERTED)
+        for sid in event.updated:
+            self.recorder.observe(self.index, sid, True, Source.UPDATED)
+        # A pass reports its prunes; the delete service and single-row refreshes do not.
+        removal = Source.PRUNED if event.report is not None else Source.DELETED
+        for sid in event.removed:
+            self.recorder.observe(self.index, sid, False, removal)
+
+    async def has_row(self, session_id: str) -> bool:
+        return await self.engine.row(session_id) is not None
+
+    async def sample(self, watched: set[str]) -> list[RowKey]:
+        """Read the mirror; record presence or absence of each `watched` id (the deleted
+        ones: the only ids whose later presence can be a violation)."""
+        seq = self.recorder.next_seq()
+        at = time.monotonic()
+        rows = await self.engine.rows()
+        ids = {row.id for row in rows}
+        for sid in sorted(watched):
+            present = sid in ids
+            if self._sampled.get(sid) is present:
+                continue  # only changes are recorded, so long runs stay small
+            self._sampled[sid] = present
+            self.recorder.observe(self.index, sid, present, Source.SAMPLE, seq=seq, at=at)
+        return [row_key(row) for row in rows]
