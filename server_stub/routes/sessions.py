@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from server_stub import ids, purge, schemas, timestamps
@@ -68,14 +68,15 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
                 SessionRow.tenant == who.tenant, SessionRow.principal == who.principal
             )
             if after is not None:
+                # The redundant `updated_at <= ts` is what lets SQLite seek the index to the
+                # cursor: with the OR alone it walks the principal's rows from the top, so a
+                # page's cost grew with its depth (24 ms at 99k of 100k against 0.5 ms).
                 stmt = stmt.where(
+                    SessionRow.updated_at <= after.timestamp,
                     or_(
                         SessionRow.updated_at < after.timestamp,
-                        and_(
-                            SessionRow.updated_at == after.timestamp,
-                            SessionRow.id < after.item_id,
-                        ),
-                    )
+                        SessionRow.id < after.item_id,
+                    ),
                 )
             stmt = stmt.order_by(SessionRow.updated_at.desc(), SessionRow.id.desc())
             rows = list(s.scalars(stmt.limit(limit + 1)))
