@@ -187,8 +187,14 @@ class _Run:
         self.session_id = ""
         self.message: dict[str, Any] = {}
 
-    async def tx(self, fn: Callable[[Session, SessionRow, RunRow], T]) -> T:
-        """One write transaction over the locked session and the run; notify after commit."""
+    async def tx(
+        self, fn: Callable[[Session, SessionRow, RunRow], T], *, cancellable: bool = True
+    ) -> T:
+        """One write transaction over the locked session and the run; notify after commit.
+
+        A cancellable step first looks at `cancel_requested` inside the same transaction and
+        raises RunCancelled (writing nothing) when it is set: every step is a cancel point.
+        """
 
         def work() -> T:
             with self.m.db.write() as s:
@@ -197,6 +203,8 @@ class _Run:
                 session = lock_session(s, run.session_id)
                 assert session is not None
                 s.refresh(run)
+                if cancellable and run.cancel_requested:
+                    raise RunCancelled
                 return fn(s, session, run)
 
         result = await asyncio.to_thread(work)
@@ -211,13 +219,9 @@ class _Run:
 
         return await asyncio.to_thread(work)
 
-    async def checkpoint(self) -> None:
-        """Between steps: honour a cancel, then pause for `--agent-delay`."""
-        if await self.cancel_requested():
-            raise RunCancelled
+    async def pause(self) -> None:
+        """Between steps: pause for `--agent-delay` (the next step checks for a cancel)."""
         await asyncio.sleep(self.m.delay)
-        if self.m.delay > 0 and await self.cancel_requested():
-            raise RunCancelled
 
     async def emit(self, type_: str, data: dict[str, Any]) -> None:
         await self.tx(lambda s, ses, run: append_event(s, ses, run.id, type_, data))
@@ -232,35 +236,53 @@ class _Run:
                 set_run_status(s, run, "running")
             return True
 
-        if not await self.tx(begin):
+        if not await self.tx(begin, cancellable=False):
             return
         text = first_text(self.message)
         outcome = "completed"
         detail: dict[str, Any] = {}
         try:
-            await self.checkpoint()
+            await self.pause()
             command = parse_command(text)
             if command is not None:
                 await self.command(command)
             await self.echo(text)
-            await self.checkpoint()
         except RunCancelled:
             outcome = "cancelled"
         except RunFailed as exc:
             outcome, detail = "failed", {"error": str(exc)}
-        await self.tx(lambda s, ses, run: self.write_state(s, run, text, outcome))
-        await self.tx(lambda s, ses, run: finish_run(s, ses, run, outcome, detail))
+        await self.tx(
+            lambda s, ses, run: self.write_state(s, run, text, outcome), cancellable=False
+        )
+        await self.tx(
+            lambda s, ses, run: finish_run(s, ses, run, outcome, detail), cancellable=False
+        )
         self.m.notifier.notify(self.run_id, final=True)
 
     async def echo(self, text: str) -> None:
+        """`Echo: <text>` as a few deltas and one whole message (with no agent delay, in one
+        transaction: the same events, fewer commits)."""
         reply = f"Echo: {text}"
-        for chunk in split_reply(reply):
-            await self.emit("message.assistant.delta", {"text": chunk})
-            await self.checkpoint()
-        await self.emit(
-            "message.assistant",
-            {"role": "assistant", "content": [{"type": "text", "text": reply}]},
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message.assistant.delta", {"text": chunk}) for chunk in split_reply(reply)
+        ]
+        events.append(
+            (
+                "message.assistant",
+                {"role": "assistant", "content": [{"type": "text", "text": reply}]},
+            )
         )
+        if self.m.delay <= 0:
+
+            def write_all(s: Session, ses: SessionRow, run: RunRow) -> None:
+                for type_, data in events:
+                    append_event(s, ses, run.id, type_, data)
+
+            await self.tx(write_all)
+            return
+        for type_, data in events:
+            await self.emit(type_, data)
+            await self.pause()
 
     async def command(self, command: Command) -> None:
         handler = {
@@ -326,7 +348,10 @@ class _Run:
             if status in ("approved", "denied"):
                 break
             if cancel or status == "cancelled":
-                await self.tx(lambda s, ses, run: self._cancel_approval(s, ses, run, approval_id))
+                await self.tx(
+                    lambda s, ses, run: self._cancel_approval(s, ses, run, approval_id),
+                    cancellable=False,
+                )
                 raise RunCancelled
             await wait_for(wake, 1.0)
         if status == "approved":
@@ -353,7 +378,7 @@ class _Run:
                     {"tool": tool, "status": "succeeded", "output": output},
                 )
 
-            await self.checkpoint()
+            await self.pause()
             await self.tx(invoke)
 
     def _approval_state(self, approval_id: str) -> tuple[str, bool]:

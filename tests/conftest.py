@@ -9,7 +9,8 @@ Fixtures for every package:
 - `server_factory`: start more servers with custom settings (e.g. the same database file
   again, for restart scenarios); all are stopped at teardown.
 - `postgres_cluster`: a throwaway PostgreSQL cluster (session-scoped) started as the
-  `postgres` user from /usr/lib/postgresql/15/bin; `.new_database()` gives a fresh URL.
+  `postgres` user from /usr/lib/postgresql/15/bin; `.new_database()` gives a fresh database,
+  `.clean_database()` the shared one emptied (fast; one server at a time).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class LiveServer:
         headers = dict(kwargs.pop("headers", {}))
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
+
         def record(response: httpx.Response) -> None:
             request = response.request
             self.statuses.append((request.method, request.url.path, response.status_code))
@@ -90,6 +92,7 @@ class PostgresCluster:
         self.data = self.root / "data"
         self.port = _free_port()
         self._counter = itertools.count(1)
+        self._shared_ready = False
         shutil.chown(self.root, "postgres", "postgres")
         self.root.chmod(0o700)
 
@@ -142,6 +145,36 @@ class PostgresCluster:
     def url(self, database: str) -> str:
         """SQLAlchemy URL of one database of the cluster."""
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+
+    def clean_database(self) -> str:
+        """The shared test database, emptied (every row of every table deleted): much
+        cheaper than CREATE DATABASE (~10 ms against ~0.5 s). Only for tests that use one
+        database at a time, with every server on it stopped before the next test."""
+        import psycopg
+
+        from server_stub.db.models import Base
+
+        name = "converge_shared"
+        if not self._shared_ready:
+            with psycopg.connect(
+                f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True
+            ) as conn:
+                conn.execute(f'CREATE DATABASE "{name}"')
+            self._shared_ready = True
+            return self.url(name)
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user=postgres dbname={name}"
+        ) as conn:
+            existing = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                )
+            }
+            for table in reversed(Base.metadata.sorted_tables):
+                if table.name in existing:
+                    conn.execute(f'DELETE FROM "{table.name}"')
+        return self.url(name)
 
     def new_database(self) -> str:
         """Create a fresh, empty database; return its URL."""

@@ -36,7 +36,7 @@ def start_server(
     def start(**overrides: Any) -> LiveServer:
         if backend == "postgres" and "database_url" not in overrides:
             cluster = request.getfixturevalue("postgres_cluster")
-            overrides["database_url"] = cluster.new_database()
+            overrides["database_url"] = cluster.clean_database()
         server = server_factory(backend=backend, **overrides)
         started.append(server)
         return server
