@@ -51,7 +51,7 @@ from sync.qa_checker import (
 )
 from sync.qa_device import Device, Recorder, RequestStats
 from sync.qa_server import ControlPlane, QaSetupError, ServerProcess
-from sync.qa_workload import Op, OpKind, choose, plan, plan_digest
+from sync.qa_workload import Op, OpKind, choose, initial_histories, plan, plan_digest
 from sync.reconcile import TriggerReason
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,8 @@ class QaOptions:
     server: str | None = None
     token: str = "dev-alice"
     deadline: float = 60.0
+    initial: int = 30
+    page_limit: int = 20
     keep: bool = False
     workdir: Path | None = None
 
@@ -134,6 +136,8 @@ class QaReport:
             "seed": o.seed,
             "devices": o.devices,
             "interval": o.interval,
+            "initial": o.initial,
+            "page_limit": o.page_limit,
             "server": {"url": self.url, "mode": self.mode, "restarts": self.restarts},
             "plan_digest": self.plan_digest,
             "operations": {
@@ -173,6 +177,7 @@ class QaReport:
         elapsed = self.total_seconds or 1e-9
         lines = [
             f"converge qa: seed {o.seed}, {o.devices} devices, timer {o.interval:g}s, "
+            f"pages of {o.page_limit}, {o.initial} initial sessions, "
             f"server {self.url} ({self.mode}, {self.restarts} restarts), plan {self.plan_digest}",
             f"operations: {self.operations} in {self.workload_seconds:.1f}s: "
             + ", ".join(f"{k} {n}" for k, n in sorted(self.ops.items())),
@@ -186,7 +191,7 @@ class QaReport:
         times = self.converge_after
         if summary["max"] is not None:
             lines.append(
-                f"converged: all {len(times)} devices within {summary['max']:.2f}s of the quiet "
+                f"converged: all {len(times)} device{'s' if len(times) != 1 else ''} within {summary['max']:.2f}s of the quiet "
                 f"phase (median {summary['median']:.2f}s)"
             )
         else:
@@ -332,6 +337,11 @@ class Harness:
         await self.control.require()
         await self.control.object_store(True)
         self.truth = Truth(self.url, self.o.token)
+        for text, updated_at, legacy in initial_histories(self.o.seed, self.o.initial):
+            sid = await self.control.create_history(
+                self.o.token, text, updated_at=updated_at, legacy=legacy
+            )
+            self.live.append(sid)
         for index in range(self.o.devices):
             device = Device(
                 index,
@@ -341,6 +351,7 @@ class Harness:
                 interval=self.o.interval,
                 stats=self.report.stats,
                 recorder=self.recorder,
+                page_limit=self.o.page_limit,
             )
             await device.open()
             self.devices.append(device)
@@ -645,6 +656,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="convergence deadline of the quiet phase (default 60)",
     )
+    p.add_argument(
+        "--initial",
+        type=int,
+        default=30,
+        metavar="N",
+        help="sessions with past activity created before the devices start (default 30)",
+    )
+    p.add_argument(
+        "--page-limit",
+        type=int,
+        default=20,
+        metavar="N",
+        help="the devices' walk page size (default 20: walks span pages, items move)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--keep", action="store_true", help="keep the temporary folders")
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
@@ -662,6 +687,8 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         server=args.server,
         token=args.token,
         deadline=args.deadline,
+        initial=args.initial,
+        page_limit=args.page_limit,
         keep=args.keep,
     )
 
@@ -689,6 +716,8 @@ def main(argv: Sequence[str]) -> int:
         parser.error("--operations must not be negative")
     if args.interval <= 0 or args.deadline <= 0:
         parser.error("--interval and --deadline must be positive")
+    if args.initial < 0 or not 1 <= args.page_limit <= 200:
+        parser.error("--initial must not be negative; --page-limit is 1..200")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         stream=sys.stderr,

@@ -129,6 +129,7 @@ class Device:
         stats: RequestStats,
         recorder: Recorder,
         retry_attempts: int = 2,
+        page_limit: int = 200,
     ) -> None:
         self.index = index
         self.profile = Profile.load(folder, server=url, token=token, environ={})
@@ -136,6 +137,7 @@ class Device:
         self.stats = stats
         self.recorder = recorder
         self.retry_attempts = retry_attempts
+        self.page_limit = page_limit
         self._engine: SyncEngine | None = None
         self._unsubscribe: Any = None
         self.reopened = 0
@@ -154,6 +156,7 @@ class Device:
             transport=CountingTransport(self.stats),
             timer_interval=self.interval,
             retry_attempts=self.retry_attempts,
+            page_limit=self.page_limit,
         )
         self._engine = engine
         self._unsubscribe = engine.subscribe(self._on_event)

@@ -217,6 +217,21 @@ class ControlPlane:
                 f"POST /_stub/maintenance answered {response.status_code}"
             )
 
+    async def create_history(
+        self, token: str, text: str, *, updated_at: str | None = None, legacy: bool = False
+    ) -> str:
+        """A session with one user message and no run (`POST /_stub/sessions`); its id."""
+        body: dict[str, Any] = {
+            "token": token,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+            "legacy": legacy,
+        }
+        if updated_at is not None:
+            body["updated_at"] = updated_at
+        response = await self._http.post("/_stub/sessions", json=body)
+        response.raise_for_status()
+        return str(response.json()["id"])
+
     async def object_store(self, up: bool) -> None:
         response = await self._http.put(
             "/_stub/faults", json={"object_store": "up" if up else "down"}

@@ -18,6 +18,7 @@ import hashlib
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 
 
@@ -35,13 +36,14 @@ class OpKind(Enum):
     RESTART = "restart"  # the server process is stopped (SIGTERM) and started again
 
 
+#: Creations outweigh deletions, so the index grows and walks span several pages.
 WEIGHTS: dict[OpKind, float] = {
-    OpKind.CREATE: 22,
+    OpKind.CREATE: 26,
     OpKind.ARTIFACT: 8,
-    OpKind.TURN: 22,
-    OpKind.DELETE: 16,
-    OpKind.DELETE_AGAIN: 4,
-    OpKind.DELETE_ACTIVE: 5,
+    OpKind.TURN: 24,
+    OpKind.DELETE: 11,
+    OpKind.DELETE_AGAIN: 3,
+    OpKind.DELETE_ACTIVE: 4,
     OpKind.TRIGGER: 14,
     OpKind.REOPEN: 3,
     OpKind.OUTAGE_START: 3,
@@ -126,6 +128,20 @@ def plan(seed: int, devices: int, *, restarts: bool = True) -> Iterator[Op]:
             restarted = True
         yield Op(index, kind, device, other, pick, flag, pause)
         index += 1
+
+
+def initial_histories(seed: int, count: int) -> list[tuple[str, str, bool]]:
+    """The sessions present before the devices start: (text, updated_at, legacy) each, with
+    seeded past activity times (so they interleave in the index) and every fifth one a
+    legacy session whose title must be derived from its first message."""
+    rng = random.Random(f"initial-{seed}")
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    out: list[tuple[str, str, bool]] = []
+    for i in range(count):
+        at = base + timedelta(minutes=rng.randrange(0, 300 * 24 * 60), microseconds=i)
+        text = f"earlier conversation {i} of seed {seed}"
+        out.append((text, at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), i % 5 == 4))
+    return out
 
 
 def plan_digest(ops: Iterable[Op]) -> str:

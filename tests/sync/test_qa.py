@@ -1,0 +1,128 @@
+"""`converge qa` end to end: a real child server (restarted for real), real devices, the seeded
+workload, and the checks; plus the external-server mode and its set-up failures."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sync import cli
+from sync.qa_workload import plan, plan_digest
+from tests.conftest import LiveServer, ServerFactory
+
+SEED = 7  # its first 40 operations hold a restart, an outage and a refused delete
+
+
+def run_qa(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = cli.main(["qa", *args, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_qa_converges_with_restart_outage_and_refused_delete(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    started = time.monotonic()
+    code, report = run_qa(
+        capsys, "--devices", "3", "--operations", "40", "--seed", str(SEED), "--deadline", "20"
+    )
+    assert report["violations"] == []
+    assert code == 0 and report["ok"] is True
+    by_kind = report["operations"]["by_kind"]
+    assert report["operations"]["total"] == 40
+    assert by_kind["restart"] >= 1 and report["server"]["restarts"] >= 1
+    assert by_kind["outage_start"] >= 1 and by_kind["outage_end"] == by_kind["outage_start"]
+    assert by_kind["delete_active"] >= 1
+    outcomes = report["operations"]["outcomes"]
+    assert outcomes["delete_active_run"] >= 1  # the 409s happened, and kept their rows
+    assert outcomes["delete_deleted"] >= 1
+    assert report["outbox_pending"] == 0
+    assert all(t is not None for t in report["convergence"]["per_device"].values())
+    assert report["requests"]["requests"] > 0
+    assert report["sessions"]["final"] > 0
+    # The seed alone decided the operations: the digest is the plan's own.
+    expected = plan_digest(itertools.islice(plan(SEED, 3, restarts=True), 40))
+    assert report["plan_digest"] == expected
+    assert time.monotonic() - started < 30
+
+
+def test_qa_against_an_external_server_with_a_control_plane(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = run_qa(
+        capsys,
+        "--server",
+        live_server.url,
+        "--devices",
+        "2",
+        "--operations",
+        "25",
+        "--seed",
+        "4",
+        "--interval",
+        "0.1",
+    )
+    assert report["violations"] == []
+    assert code == 0
+    assert report["server"]["mode"] == "external"
+    assert "restart" not in report["operations"]["by_kind"]
+
+
+def test_qa_refuses_a_server_without_control_plane(
+    server_factory: ServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = server_factory(control=False)
+    code = cli.main(["qa", "--server", server.url, "--operations", "1"])
+    assert code == 2
+    assert "control plane" in capsys.readouterr().err
+
+
+def test_qa_text_report_and_kept_folders(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(
+        ["qa", "--server", live_server.url, "--devices", "1", "--operations", "5", "--keep"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "violations: none" in out and "converged: all 1 device within" in out
+    kept = Path(out.rsplit("kept: ", 1)[1].strip())
+    try:
+        assert (kept / "devices" / "d000" / "mirror.sqlite3").exists()
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
+
+
+def test_sigterm_to_the_harness_stops_its_server_child(tmp_path: Path) -> None:
+    """Whatever way the harness ends, its server child does not outlive it."""
+    converge = Path(sys.executable).with_name("converge")
+    proc = subprocess.Popen(
+        [str(converge), "qa", "--devices", "1", "--duration", "60", "--seed", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 20
+        children: list[psutil.Process] = []
+        while time.monotonic() < deadline and not children:
+            children = parent.children(recursive=True)
+            time.sleep(0.05)  # polling for the child to appear, with a deadline
+        assert children, "the harness never started its server"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) != 0
+        _gone, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
