@@ -191,8 +191,8 @@ class QaReport:
         times = self.converge_after
         if summary["max"] is not None:
             lines.append(
-                f"converged: all {len(times)} device{'s' if len(times) != 1 else ''} within {summary['max']:.2f}s of the quiet "
-                f"phase (median {summary['median']:.2f}s)"
+                f"converged: all {len(times)} device{'s' if len(times) != 1 else ''} within "
+                f"{summary['max']:.2f}s of the quiet phase (median {summary['median']:.2f}s)"
             )
         else:
             missing = [str(d) for d, t in sorted(times.items()) if t is None]
