@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from sync import wording
+from sync.mirror import Mirror
 from tests.sync.helpers import Server, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +38,15 @@ def converge(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> 
 
 def conn(url: str, profile: Path, token: str = "dev-alice") -> list[str]:
     return ["--server", url, "--token", token, "--profile", str(profile)]
+
+
+def mirror_ids(profile: Path) -> set[str]:
+    """The mirror's ids, read in-process (cheaper than one more subprocess)."""
+    mirror = Mirror.open(profile / "mirror.sqlite3", create=False)
+    try:
+        return {r.id for r in mirror.rows()}
+    finally:
+        mirror.close()
 
 
 def ls_json(profile: Path) -> list[dict[str, Any]]:
@@ -126,7 +136,7 @@ def test_delete_yes_removes_from_server_and_mirror(live_server: Any, tmp_path: P
     # CONTRACT §8's own example: options before the id, --yes after it
     result = converge("delete", *conn(live_server.url, profile), victim, "--yes")
     assert result.returncode == 0, result.stderr
-    assert victim not in {r["id"] for r in ls_json(profile)}
+    assert victim not in mirror_ids(profile)
 
     async def gone() -> bool:
         async with Server(live_server.url) as server:
@@ -148,10 +158,10 @@ def test_delete_asks_first_and_no_is_the_default(live_server: Any, tmp_path: Pat
     assert wording.delete_confirmation("precious") in declined.stderr
     assert "every synchronized client" in declined.stderr
     assert "cannot be undone" in declined.stderr
-    assert sid in {r["id"] for r in ls_json(profile)}
+    assert sid in mirror_ids(profile)
     accepted = converge("delete", sid, *conn(live_server.url, profile), stdin="y\n")
     assert accepted.returncode == 0, accepted.stderr
-    assert sid not in {r["id"] for r in ls_json(profile)}
+    assert sid not in mirror_ids(profile)
 
 
 def test_delete_during_a_run_exits_non_zero_names_the_run_and_keeps_everything(
@@ -168,7 +178,7 @@ def test_delete_during_a_run_exits_non_zero_names_the_run_and_keeps_everything(
     result = converge("delete", sid, "--yes", *conn(live_server.url, profile))
     assert result.returncode not in (0, 1)  # its own code: 3
     assert run_id in result.stderr and "Traceback" not in result.stderr
-    assert sid in {r["id"] for r in ls_json(profile)}
+    assert sid in mirror_ids(profile)
 
     async def check_and_stop() -> None:
         async with Server(live_server.url) as server:
