@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p_sync = sub.add_parser("sync", help="run one reconcile pass against the server")
     _common(p_sync)
+    p_sync.add_argument(
+        "--json", action="store_true", help="print the report as one JSON object instead"
+    )
     p_ls = sub.add_parser("ls", help="list the local mirror (never uses the network)")
     _common(p_ls)
     p_ls.add_argument("--json", action="store_true", help="print one JSON array and nothing else")
@@ -90,8 +93,19 @@ async def _sync(args: argparse.Namespace) -> int:
     if report.error is not None:
         _err(f"sync failed: {report.error.message} Nothing was changed.")
         return EXIT_FAILED
-    if report.not_modified:
-        print("Up to date (index unchanged).")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "inserted": list(report.inserted),
+                    "updated": list(report.updated),
+                    "pruned": list(report.pruned),
+                    "kept": list(report.kept),
+                    "not_modified": report.not_modified,
+                    "requests": report.requests,
+                }
+            )
+        )
         return EXIT_OK
     for label, ids in (
         ("inserted", report.inserted),
@@ -101,6 +115,8 @@ async def _sync(args: argparse.Namespace) -> int:
         print(f"{label} {len(ids)}" + (": " + " ".join(ids) if ids else ""))
     if report.kept:
         print(f"kept {len(report.kept)} (absence not confirmed): " + " ".join(report.kept))
+    if report.not_modified:
+        print("index unchanged since the last sync (one request)")
     return EXIT_OK
 
 

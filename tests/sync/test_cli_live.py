@@ -88,6 +88,16 @@ def test_sync_prints_inserted_updated_pruned_and_exits_zero(
     assert f"inserted 1: {new}" in second.stdout
     assert f"updated 1: {ids[1]}" in second.stdout
     assert f"pruned 1: {ids[0]}" in second.stdout
+    third = converge("sync", "--json", *conn(live_server.url, profile))
+    assert third.returncode == 0, third.stderr
+    assert json.loads(third.stdout) == {
+        "inserted": [],
+        "updated": [],
+        "pruned": [],
+        "kept": [],
+        "not_modified": True,
+        "requests": 1,
+    }
 
 
 def test_ls_json_prints_exactly_one_array_in_sidebar_order(
