@@ -30,6 +30,7 @@ from sync.errors import (
     ApiError,
     BadCursor,
     NetworkError,
+    NotFound,
     SyncError,
     Unavailable,
     UnexpectedResponse,
@@ -229,14 +230,24 @@ class ApiClient:
             params["cursor"] = cursor
         elif etag:
             headers["If-None-Match"] = etag
-        response = await self.request(
-            "GET",
-            "/v1/sessions",
-            params=params,
-            headers=headers,
-            ok=(200, 304),
-            has_cursor=bool(cursor),
-        )
+        try:
+            response = await self.request(
+                "GET",
+                "/v1/sessions",
+                params=params,
+                headers=headers,
+                ok=(200, 304),
+                has_cursor=bool(cursor),
+            )
+        except NotFound as exc:  # the index route always exists on a Converge server
+            raise UnexpectedResponse(
+                f"The server at {self.base_url} does not serve the Converge API "
+                "(404 on /v1/sessions). Check the server URL.",
+                status=404,
+                code=exc.code,
+                method="GET",
+                path="/v1/sessions",
+            ) from exc
         if response.status_code == 304:
             return None
         body = self._json(response)

@@ -314,3 +314,15 @@ def test_token_is_sent_as_bearer_and_ids_are_quoted_as_one_segment() -> None:
     run(go())
     assert seen[0].headers["Authorization"] == "Bearer tok"
     assert seen[0].url.raw_path == b"/v1/sessions/ses_a%2Fb"
+
+
+def test_404_on_the_index_route_means_a_wrong_server_url() -> None:
+    api = client(lambda r: httpx.Response(404, text="nothing here"))
+
+    async def go() -> None:
+        async with api:
+            with pytest.raises(errors.UnexpectedResponse) as info:
+                await api.list_sessions()
+        assert "Check the server URL" in info.value.message
+
+    run(go())
