@@ -256,3 +256,16 @@ def test_a_mirror_from_a_newer_version_is_refused_untouched(
     assert "newer version" in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == ""
     assert mirror.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_sync_against_a_server_that_never_answers_gives_up_within_30_s(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # accepts connections (kernel backlog) but never reads or answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        result = converge("sync", *conn(url, tmp_path / "p"))
+        elapsed = time.monotonic() - started
+    assert result.returncode != 0 and elapsed < 30
+    assert "Cannot reach the server" in result.stderr and "Traceback" not in result.stderr
