@@ -61,8 +61,9 @@ EXIT_VIOLATIONS = 1
 EXIT_SETUP = 2
 
 DEFAULT_OPERATIONS = 60
-WAIT_SECONDS = 1  # the `/wait N` of a delete that must be refused
+WAIT_SECONDS = 3  # the `/wait N` of a delete that must be refused (long enough under load)
 SAMPLE_EVERY = 10  # operations between mirror samples
+OP_DEADLINE = 60.0  # an operation still running after this is reported as stuck
 RESIDUE_LIMIT = 100  # deleted sessions audited at the end (the first ones deleted)
 WORDS = (
     "budget",
@@ -115,6 +116,9 @@ class QaReport:
     deleted: int = 0
     outbox_pending: int | None = None
     residue_checked: int = 0
+    server_log_errors: int | None = None  # ERROR lines and tracebacks in the child's log
+    op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
+    loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
     violations: list[Violation] = field(default_factory=list)
     workdir: str | None = None
 
@@ -168,8 +172,26 @@ class QaReport:
             "sessions": {"final": self.sessions_final, "deleted": self.deleted},
             "outbox_pending": self.outbox_pending,
             "residue_checked": self.residue_checked,
+            "op_seconds": {
+                kind: {"mean": round(statistics.fmean(v), 3), "max": round(max(v), 3)}
+                for kind, v in sorted(self.op_seconds.items())
+            },
+            "loop_lag": self.lag_summary(),
+            "server_log_errors": self.server_log_errors,
             "violations": [v.to_json() for v in self.violations],
             "workdir": self.workdir,
+        }
+
+    def lag_summary(self) -> dict[str, float | None]:
+        """How late the harness's own event loop was (a saturated harness inflates every
+        other figure)."""
+        if not self.loop_lag:
+            return {"p50": None, "p95": None, "max": None}
+        ordered = sorted(self.loop_lag)
+        return {
+            "p50": round(ordered[len(ordered) // 2], 4),
+            "p95": round(ordered[int(len(ordered) * 0.95)], 4),
+            "max": round(ordered[-1], 4),
         }
 
     def to_text(self) -> str:
@@ -210,6 +232,19 @@ class QaReport:
             f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
             f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}"
         )
+        if self.op_seconds:
+            lines.append(
+                "operation latency (mean/max s): "
+                + ", ".join(
+                    f"{k} {statistics.fmean(v):.3f}/{max(v):.3f}"
+                    for k, v in sorted(self.op_seconds.items())
+                )
+            )
+        lag = self.lag_summary()
+        if lag["p95"] is not None:
+            lines.append(f"harness loop lag: p50 {lag['p50']:.4f}s, p95 {lag['p95']:.4f}s")
+        if self.server_log_errors is not None:
+            lines.append(f"server log: {self.server_log_errors} ERROR lines or tracebacks")
         if self.violations:
             lines.append(f"VIOLATIONS: {len(self.violations)}")
             lines.extend(f"  {v}" for v in self.violations[:50])
@@ -310,12 +345,14 @@ class Harness:
             if self.o.workdir is None
             else self.o.workdir
         )
+        lag = asyncio.get_running_loop().create_task(self._measure_lag())
         try:
             await self._setup()
             await self._workload()
             await self._quiet_phase()
             await self._final_checks()
         finally:
+            lag.cancel()
             self.report.total_seconds = time.monotonic() - started
             await self._teardown()
             if self.o.keep or not made_tmp:
@@ -324,6 +361,12 @@ class Harness:
                 shutil.rmtree(self.workdir, ignore_errors=True)
         self.report.violations = check(self.history)
         return self.report
+
+    async def _measure_lag(self, period: float = 0.05) -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(period)
+            self.report.loop_lag.append(max(0.0, time.monotonic() - before - period))
 
     async def _setup(self) -> None:
         if self.o.server:
@@ -366,6 +409,7 @@ class Harness:
             await self.control.aclose()
         if self.server is not None:
             await self.server.close()
+            self.report.server_log_errors = self.server.log_errors()
 
     # -- the workload -----------------------------------------------------------------------
 
@@ -381,7 +425,18 @@ class Harness:
                 break
             if self.o.duration is not None and time.monotonic() - started >= self.o.duration:
                 break
-            await self._execute(op)
+            op_started = time.monotonic()
+            try:
+                async with asyncio.timeout(OP_DEADLINE):
+                    await self._execute(op)
+            except TimeoutError:
+                self.history.stuck.append(
+                    f"operation {op.index} ({op.kind.value}) did not finish within {OP_DEADLINE:g}s"
+                )
+                self._outcome("stuck")
+            self.report.op_seconds.setdefault(op.kind.value, []).append(
+                time.monotonic() - op_started
+            )
             done.append(op)
             self.report.ops[op.kind.value] += 1
             if len(done) % SAMPLE_EVERY == 0:
@@ -430,7 +485,7 @@ class Harness:
             return None
         except SyncError as exc:
             log.info("run on device %d failed: %s", device.index, exc.message)
-            self._outcome("run_failed")
+            self._outcome(f"run_failed_{type(exc).__name__}")
             return None
         if session_id is None:
             self.live.append(view.id)

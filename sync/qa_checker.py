@@ -19,7 +19,8 @@ The invariants:
   failed delete (network error, 5xx) keeps the row;
 - the server never serves a session whose delete it confirmed;
 - the deletion outbox drains once the object store is back; a deleted session leaves no
-  residue (rows, objects, outbox entries) and keeps its tombstone.
+  residue (rows, objects, outbox entries) and keeps its tombstone;
+- no operation hangs (each has a deadline; one that outlives it is reported).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ class History:
     deadline: float = 0.0
     outbox_pending: int | None = None
     residue: dict[str, Residue] = field(default_factory=dict)
+    stuck: list[str] = field(default_factory=list)  # operations that outlived their deadline
 
 
 class Kind(Enum):
@@ -130,6 +132,7 @@ class Kind(Enum):
     DELETED_STILL_SERVED = "deleted_still_served"
     OUTBOX_NOT_DRAINED = "outbox_not_drained"
     RESIDUE = "residue"
+    STUCK = "stuck"
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ def check(history: History) -> list[Violation]:
     violations += check_delete_outcomes(history.deletes, live_ids)
     violations += check_outbox(history.outbox_pending)
     violations += check_residue(history.residue)
+    violations += [Violation(Kind.STUCK, what) for what in history.stuck]
     return violations
 
 

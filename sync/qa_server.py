@@ -182,6 +182,18 @@ class ServerProcess:
                 self._log = None
             atexit.unregister(self.kill_now)
 
+    def log_errors(self) -> int | None:
+        """ERROR/CRITICAL lines and tracebacks the child logged (None: no log to read)."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        return sum(
+            1
+            for line in text.splitlines()
+            if " ERROR " in line or " CRITICAL " in line or line.startswith("Traceback")
+        )
+
     def log_tail(self, lines: int = 5) -> str:
         try:
             text = self.log_path.read_text(encoding="utf-8", errors="replace")

@@ -190,3 +190,8 @@ def test_an_undrained_outbox_and_purge_residue_are_reported() -> None:
     assert [v.kind for v in violations] == [Kind.OUTBOX_NOT_DRAINED, Kind.RESIDUE]
     assert "3 rows, 1 objects, 1 outbox entries, no tombstone" in violations[1].detail
     assert violations[0].to_json()["kind"] == "outbox_not_drained"
+
+
+def test_an_operation_that_outlived_its_deadline_is_reported() -> None:
+    history = converged_history(stuck=["operation 7 (delete) did not finish within 60s"])
+    assert kinds(history) == [Kind.STUCK]
