@@ -386,6 +386,10 @@ class Mirror:
                 row = SessionRow.from_view(view)
                 if before is None:
                     inserted.append(view.id)
+                elif before.updated_at > view.updated_at:
+                    # updated_at never goes back on the server (CONTRACT §2): this view is
+                    # older than what a concurrent refresh already wrote. Keep the newer one.
+                    continue
                 elif before != row:
                     updated.append(view.id)
                 else:

@@ -159,3 +159,17 @@ def test_a_failed_migration_step_leaves_the_old_version(
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     conn.close()
     assert "ok_table" not in tables  # the step's transaction rolled back as a whole
+
+
+def test_an_older_view_never_overwrites_a_newer_row(tmp_path: Path) -> None:
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        newer = view("ses_a", "2026-01-01T00:00:09.000000Z", "after the run")
+        older = view("ses_a", "2026-01-01T00:00:01.000000Z", "before the run")
+        mirror.apply([newer])
+        result = mirror.apply([older])
+        assert result.updated == [] and result.inserted == []
+        row = mirror.get("ses_a")
+        assert row is not None and row.title == "after the run"
+    finally:
+        mirror.close()
