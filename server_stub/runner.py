@@ -66,8 +66,16 @@ class ServerThread:
             lifespan="on",
         )
         self.server = _ThreadServer(config)
-        self.thread = threading.Thread(target=self.server.run, name="converge-server", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="converge-server", daemon=True)
         self.url = ""
+        self.error: BaseException | None = None
+
+    def _run(self) -> None:
+        # uvicorn answers a bind failure with sys.exit(1): keep it inside this thread.
+        try:
+            self.server.run()
+        except BaseException as exc:
+            self.error = exc
 
     def start(self, timeout: float = 30.0) -> ServerThread:
         """Start and wait until the socket accepts connections."""
@@ -75,7 +83,9 @@ class ServerThread:
         deadline = time.monotonic() + timeout
         while not self.server.started:
             if not self.thread.is_alive():
-                raise ServerStartError("the server thread died during start-up")
+                raise ServerStartError(
+                    f"the server thread died during start-up ({self.error!r})"
+                ) from self.error
             if time.monotonic() > deadline:
                 self.stop()
                 raise ServerStartError("the server did not start in time")
