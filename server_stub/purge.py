@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import bindparam, delete, insert, or_, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 from server_stub import timestamps
 from server_stub.auth import Principal
@@ -34,6 +35,7 @@ from server_stub.db.models import (
     RecallTraceItemRow,
     RecallTraceRow,
     RunRow,
+    SessionRow,
     SkillRevisionRow,
     ToolInvocationRow,
 )
@@ -63,71 +65,95 @@ def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutco
             return DeleteOutcome("not_found")
         if not owned(row, who.tenant, who.principal):
             return DeleteOutcome("not_found")
-        active = row.active_run_id or s.scalar(
-            select(RunRow.id)
-            .where(RunRow.session_id == session_id, RunRow.status.in_(ACTIVE_STATUSES))
-            .limit(1)
-        )
+        conn = s.connection()
+        sid = {"sid": session_id}
+        active = row.active_run_id or conn.execute(_ACTIVE_RUN, sid).scalar()
         if active is not None:
             return DeleteOutcome("active", active_run_id=active)
 
-        locators = list(
-            s.scalars(select(ArtifactRow.locator).where(ArtifactRow.session_id == session_id))
-        )
+        locators = list(conn.execute(_LOCATORS, sid).scalars())
         purge_graph(s, session_id)
         now = timestamps.now()
-        for locator in locators:
-            s.add(DeletionOutboxRow(session_id=session_id, locator=locator, enqueued_at=now))
-        s.delete(row)
-        s.flush()
-        s.add(
-            DeletionTombstoneRow(
-                session_id=session_id, tenant=row.tenant, principal=row.principal, deleted_at=now
+        if locators:
+            conn.execute(
+                _OUTBOX,
+                [
+                    {"session_id": session_id, "locator": loc, "enqueued_at": now}
+                    for loc in locators
+                ],
             )
+        conn.execute(_SESSION, sid)
+        conn.execute(
+            _TOMBSTONE,
+            {
+                "session_id": session_id,
+                "tenant": row.tenant,
+                "principal": row.principal,
+                "deleted_at": now,
+            },
         )
-        s.flush()
         bump_version(s, row.tenant, row.principal)
         return DeleteOutcome("deleted", locators=locators)
 
 
+# The purge's statements are built once: constructing ~20 Core statements per request cost
+# several times what SQLite needed to run them (a typical delete spent ~4 ms in Python
+# against 0.2 ms in SQL). They run on the session's connection, as plain Core.
+_SID: BindParameter[str] = bindparam("sid")
+_ACTIVE_RUN = (
+    select(RunRow.id)
+    .where(RunRow.session_id == _SID, RunRow.status.in_(sorted(ACTIVE_STATUSES)))
+    .limit(1)
+)
+_LOCATORS = select(ArtifactRow.locator).where(ArtifactRow.session_id == _SID)
+_TRACE_IDS = (
+    select(RecallTraceRow.id)
+    .where(RecallTraceRow.session_id == _SID)
+    .union(select(RecallTraceItemRow.trace_id).where(RecallTraceItemRow.memory_session_id == _SID))
+)
+_TRACE_ITEMS_BY_TRACE = delete(RecallTraceItemRow).where(
+    RecallTraceItemRow.trace_id.in_(bindparam("trace_ids", expanding=True))
+)
+_TRACES_BY_ID = delete(RecallTraceRow).where(
+    RecallTraceRow.id.in_(bindparam("trace_ids", expanding=True))
+)
+_DETACH_SKILLS = (
+    update(SkillRevisionRow)
+    .where(SkillRevisionRow.authoring_session_id == _SID)
+    .values(authoring_run_id=None, authoring_session_id=None)
+)
+# Children before parents (foreign keys are enforced on SQLite).
+_DELETES = (
+    delete(MemoryRejectionRow).where(
+        or_(MemoryRejectionRow.session_id == _SID, MemoryRejectionRow.memory_session_id == _SID)
+    ),
+    delete(ConsolidationRecordRow).where(ConsolidationRecordRow.source_session_id == _SID),
+    delete(KnowledgeDocumentRow).where(KnowledgeDocumentRow.source_session_id == _SID),
+    _DETACH_SKILLS,
+    delete(ToolInvocationRow).where(ToolInvocationRow.session_id == _SID),
+    delete(ApprovalRow).where(ApprovalRow.session_id == _SID),
+    delete(CheckpointRow).where(CheckpointRow.session_id == _SID),
+    delete(ProjectionRow).where(ProjectionRow.session_id == _SID),
+    delete(MemoryRow).where(MemoryRow.source_session_id == _SID),
+    delete(EventRow).where(EventRow.session_id == _SID),
+    delete(ArtifactRow).where(ArtifactRow.session_id == _SID),
+    delete(RunRow).where(RunRow.session_id == _SID),
+)
+_OUTBOX = insert(DeletionOutboxRow)
+_SESSION = delete(SessionRow).where(SessionRow.id == _SID)
+_TOMBSTONE = insert(DeletionTombstoneRow)
+
+
 def purge_graph(s: Session, session_id: str) -> None:
     """Remove every row that refers to the session, children before parents."""
-    sid = session_id
-    memory_ids = select(MemoryRow.id).where(MemoryRow.source_session_id == sid)
-    trace_ids = list(
-        s.scalars(
-            select(RecallTraceRow.id)
-            .where(RecallTraceRow.session_id == sid)
-            .union(
-                select(RecallTraceItemRow.trace_id).where(
-                    RecallTraceItemRow.memory_session_id == sid
-                )
-            )
-        )
-    )
+    conn = s.connection()
+    sid = {"sid": session_id}
+    trace_ids = list(conn.execute(_TRACE_IDS, sid).scalars())
     if trace_ids:
-        s.execute(delete(RecallTraceItemRow).where(RecallTraceItemRow.trace_id.in_(trace_ids)))
-        s.execute(delete(RecallTraceRow).where(RecallTraceRow.id.in_(trace_ids)))
-    s.execute(
-        delete(MemoryRejectionRow).where(
-            or_(MemoryRejectionRow.session_id == sid, MemoryRejectionRow.memory_session_id == sid)
-        )
-    )
-    s.execute(delete(ConsolidationRecordRow).where(ConsolidationRecordRow.source_session_id == sid))
-    s.execute(delete(KnowledgeDocumentRow).where(KnowledgeDocumentRow.source_session_id == sid))
-    s.execute(
-        update(SkillRevisionRow)
-        .where(SkillRevisionRow.authoring_session_id == sid)
-        .values(authoring_run_id=None, authoring_session_id=None)
-    )
-    s.execute(delete(ToolInvocationRow).where(ToolInvocationRow.session_id == sid))
-    s.execute(delete(ApprovalRow).where(ApprovalRow.session_id == sid))
-    s.execute(delete(CheckpointRow).where(CheckpointRow.session_id == sid))
-    s.execute(delete(ProjectionRow).where(ProjectionRow.session_id == sid))
-    s.execute(delete(MemoryRow).where(MemoryRow.id.in_(memory_ids)))
-    s.execute(delete(EventRow).where(EventRow.session_id == sid))
-    s.execute(delete(ArtifactRow).where(ArtifactRow.session_id == sid))
-    s.execute(delete(RunRow).where(RunRow.session_id == sid))
+        conn.execute(_TRACE_ITEMS_BY_TRACE, {"trace_ids": trace_ids})
+        conn.execute(_TRACES_BY_ID, {"trace_ids": trace_ids})
+    for stmt in _DELETES:
+        conn.execute(stmt, sid)
 
 
 def flush_outbox(db: Database, store: ObjectStore, session_id: str | None = None) -> int:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import or_, select
+from sqlalchemy import Row, or_, select
 from sqlalchemy.orm import Session
 
 from server_stub import ids, purge, schemas, timestamps
@@ -64,7 +65,7 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
     def work() -> tuple[list[dict[str, Any]], str | None, int]:
         with st.db.read() as s:
             version = index_version(s, who.tenant, who.principal)
-            stmt = select(SessionRow).where(
+            stmt = select(*_INDEX_COLUMNS).where(
                 SessionRow.tenant == who.tenant, SessionRow.principal == who.principal
             )
             if after is not None:
@@ -79,15 +80,14 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
                     ),
                 )
             stmt = stmt.order_by(SessionRow.updated_at.desc(), SessionRow.id.desc())
-            rows = list(s.scalars(stmt.limit(limit + 1)))
+            rows = s.connection().execute(stmt.limit(limit + 1)).all()
             more = len(rows) > limit
-            rows = rows[:limit]
-            views = session_views(s, rows)
+            views = _index_views(s, rows[:limit])
             next_cursor = None
             if more:
-                last = rows[-1]
+                last = views[-1]
                 next_cursor = st.cursors.encode(
-                    "sessions", who.tenant, who.principal, Position(last.updated_at, last.id)
+                    "sessions", who.tenant, who.principal, Position(last["updated_at"], last["id"])
                 )
             return views, next_cursor, version
 
@@ -108,6 +108,43 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
     return JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+
+
+# The columns a SessionView needs, read as plain rows: building 200 ORM objects per page
+# cost more than the query itself (1.4 ms against 0.5 ms per 200-item page).
+_INDEX_COLUMNS = (
+    SessionRow.id,
+    SessionRow.title,
+    SessionRow.title_state,
+    SessionRow.created_at,
+    SessionRow.updated_at,
+    SessionRow.active_run_id,
+    SessionRow.last_run_id,
+)
+
+
+_IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
+
+
+def _index_views(s: Session, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
+    """SessionViews (the shape of `history.session_view`) of `_INDEX_COLUMNS` rows; a legacy
+    session's title is derived from its first user message, as on every read path."""
+    views = []
+    for sid, title, title_state, created_at, updated_at, active_run_id, last_run_id in rows:
+        if title_state == "legacy":
+            message = first_user_message(s, sid)
+            title = title_from_message(message) if message else None
+        views.append(
+            {
+                "id": sid,
+                "title": title,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "active_run_id": active_run_id,
+                "last_run_id": last_run_id,
+            }
+        )
+    return views
 
 
 def _etag_matches(header: str, etag: str) -> bool:
