@@ -99,6 +99,9 @@ class RunRow(Base):
     completed_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
 
+    # Start-up recovery looks for runs left active.
+    __table_args__ = (Index("ix_runs_status", "status"),)
+
 
 class EventRow(Base):
     """One persisted event; `sequence` is per session, gap-free, from 1."""
@@ -201,8 +204,11 @@ class MemoryRow(Base):
     consolidated_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
     created_at: Mapped[str] = mapped_column(Ts)
 
+    # The list (and the reinforcement lookup by text, within one principal) seek the first;
+    # maintenance finds unconsolidated memories through the second.
     __table_args__ = (
         Index("ix_memories_list", "tenant", "principal", created_at.desc(), id.desc()),
+        Index("ix_memories_consolidated", "consolidated_at"),
     )
 
 
