@@ -165,6 +165,63 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 EXTRA_COMPONENTS: dict[str, Any] = {}
 
 
+def param(name: str, where: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    """One optional OpenAPI parameter (query or header) that a route reads by hand."""
+    return {
+        "name": name,
+        "in": where,
+        "required": False,
+        "schema": schema,
+        "description": description,
+    }
+
+
+def limit(default: int, maximum: int) -> dict[str, Any]:
+    """The `limit` query parameter of a paginated route."""
+    schema = {"type": "integer", "minimum": 1, "maximum": maximum, "default": default}
+    return param("limit", "query", schema, f"page size, 1..{maximum} (default {default})")
+
+
+CURSOR = param(
+    "cursor",
+    "query",
+    {"type": "string"},
+    "the `next_cursor` of the previous page, verbatim (empty: the first page)",
+)
+IF_NONE_MATCH = param(
+    "If-None-Match",
+    "header",
+    {"type": "string"},
+    "an `ETag` from an earlier answer: 304 when unchanged",
+)
+AFTER = param(
+    "after",
+    "query",
+    {"type": "integer", "minimum": 0, "maximum": 2**62, "default": 0},
+    "return the events whose sequence is greater than this",
+)
+LAST_EVENT_ID = param(
+    "Last-Event-ID",
+    "header",
+    {"type": "string"},
+    "SSE only: resume after this event sequence (digits; 400 otherwise); ignored for JSON",
+)
+
+
+def parameters(*items: dict[str, Any]) -> dict[str, Any]:
+    """`openapi_extra` describing parameters read by hand (never validated by FastAPI, so that
+    authentication and scope are checked before their syntax)."""
+    return {"parameters": list(items)}
+
+
+OPTIONAL_OBJECT_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": False,
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+
+
 def body(model: type[BaseModel]) -> dict[str, Any]:
     """`openapi_extra` describing a JSON request body read by hand (not by FastAPI, so that
     authentication is checked before the body's syntax)."""

@@ -57,8 +57,10 @@ async def get_artifact(artifact_id: str, request: Request, st: StateDep) -> Resp
     response_class=Response,
     responses={
         200: {"description": "The artifact's bytes", "content": {"*/*": {}}},
+        304: {"description": "Not modified (`If-None-Match` names the current `ETag`)"},
         **schemas.errors(401, 403, 404, 503),
     },
+    openapi_extra=schemas.parameters(schemas.IF_NONE_MATCH),
     summary="Artifact bytes",
 )
 async def get_content(artifact_id: str, request: Request, st: StateDep) -> Response:

@@ -33,6 +33,7 @@ def kdoc_view(row: K) -> dict[str, Any]:
     "/knowledge/documents",
     response_model=schemas.KnowledgePage,
     responses=schemas.errors(400, 401, 403),
+    openapi_extra=schemas.parameters(schemas.limit(50, 200), schemas.CURSOR),
     summary="List the caller's knowledge documents, newest first",
 )
 async def list_documents(request: Request, st: StateDep) -> Response:

@@ -39,6 +39,7 @@ def memory_view(row: MemoryRow, rejected: bool) -> dict[str, Any]:
     "/memories",
     response_model=schemas.MemoryPage,
     responses=schemas.errors(400, 401, 403),
+    openapi_extra=schemas.parameters(schemas.limit(50, 200), schemas.CURSOR),
     summary="List the caller's memories, newest first",
 )
 async def list_memories(request: Request, st: StateDep) -> Response:
