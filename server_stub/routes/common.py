@@ -19,7 +19,9 @@ async def read_json_object(request: Request, *, allow_empty: bool = False) -> di
         raise bad_request("request body must be a JSON object")
     try:
         doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # `\ud800` is valid JSON syntax but not text: no database or response could hold it.
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeError, RecursionError) as exc:
         raise bad_request("malformed JSON body") from exc
     if not isinstance(doc, dict):
         raise bad_request("request body must be a JSON object")
@@ -36,10 +38,21 @@ def parse_int(request: Request, name: str, default: int | None, lo: int, hi: int
     text = values[0]
     if not text.isascii() or not (text.isdigit() or (text[:1] == "-" and text[1:].isdigit())):
         raise bad_request(f"{name} must be an integer", parameter=name)
+    if len(text.lstrip("-0")) > 30:  # int() refuses over 4300 digits; no bound needs 30
+        raise bad_request(f"{name} must be between {lo} and {hi}", parameter=name)
     value = int(text)
     if not lo <= value <= hi:
         raise bad_request(f"{name} must be between {lo} and {hi}", parameter=name)
     return value
+
+
+MAX_SEQUENCE = 2**31 - 1  # event sequences are 32-bit integers in the database
+
+
+def sequence_after(value: int) -> int:
+    """An `after` bound for SQL: any bound past every possible sequence selects nothing, so
+    clamp it rather than let a huge number overflow the column type (a 500)."""
+    return min(value, MAX_SEQUENCE)
 
 
 def parse_limit(request: Request, default: int, hi: int) -> int:
