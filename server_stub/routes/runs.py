@@ -17,6 +17,7 @@ from server_stub.db.models import EventRow
 from server_stub.errors import bad_request, not_found
 from server_stub.history import TERMINAL_STATUSES, event_view, owned_run, request_cancel, run_view
 from server_stub.notifier import wait_for
+from server_stub.routes.common import sequence_after
 from server_stub.state import AppState, get_state
 
 router = APIRouter(tags=["runs"])
@@ -81,6 +82,7 @@ def _frame(event: dict[str, Any]) -> bytes:
         },
         **schemas.errors(400, 401, 403, 404),
     },
+    openapi_extra=schemas.parameters(schemas.LAST_EVENT_ID),
     summary="The run's events, as JSON or as a live SSE stream",
 )
 async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
@@ -92,7 +94,7 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
         text = last_id.strip()
         if not text.isascii() or not text.isdigit():
             raise bad_request("Last-Event-ID must be an event sequence")
-        after = int(text)
+        after = sequence_after(int(text) if len(text.lstrip("0")) <= 18 else 2**62)
 
     def check() -> None:
         with st.db.read() as s:
