@@ -34,6 +34,7 @@ from server_stub.routes.common import (
     parse_int,
     parse_limit,
     read_json_object,
+    sequence_after,
     validate_message,
 )
 from server_stub.state import AppState, get_state
@@ -53,6 +54,7 @@ def _plain_404() -> ApiError:
     "/sessions",
     response_model=schemas.SessionPage,
     responses={304: {"description": "Not modified"}, **schemas.errors(400, 401, 403)},
+    openapi_extra=schemas.parameters(schemas.limit(50, 200), schemas.CURSOR, schemas.IF_NONE_MATCH),
     summary="List the caller's sessions, most recently active first",
 )
 async def list_sessions(request: Request, st: StateDep) -> Response:
@@ -176,6 +178,7 @@ def create_session_row(s: Session, who: Principal, at: str | None = None) -> Ses
     status_code=201,
     response_model=schemas.SessionView,
     responses=schemas.errors(400, 401, 403, 413),
+    openapi_extra=schemas.OPTIONAL_OBJECT_BODY,
     summary="Create an empty session",
 )
 async def create_session(request: Request, st: StateDep) -> Response:
@@ -299,6 +302,7 @@ async def start_run(session_id: str, request: Request, st: StateDep) -> Response
     "/sessions/{session_id}/events",
     response_model=schemas.EventPage,
     responses=schemas.errors(400, 401, 403, 404),
+    openapi_extra=schemas.parameters(schemas.AFTER, schemas.limit(200, 1000)),
     summary="Page through a session's events by sequence",
 )
 async def list_events(session_id: str, request: Request, st: StateDep) -> Response:
@@ -314,7 +318,10 @@ async def list_events(session_id: str, request: Request, st: StateDep) -> Respon
             rows = list(
                 s.scalars(
                     select(EventRow)
-                    .where(EventRow.session_id == session_id, EventRow.sequence > (after or 0))
+                    .where(
+                        EventRow.session_id == session_id,
+                        EventRow.sequence > sequence_after(after or 0),
+                    )
                     .order_by(EventRow.sequence)
                     .limit(limit)
                 )
