@@ -100,7 +100,25 @@ def _make_engine(url: str) -> Engine:
         )
         _install_sqlite_listeners(engine)
         return engine
-    return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
+    engine = create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
+    _install_postgres_listeners(engine)
+    return engine
+
+
+def _install_postgres_listeners(engine: Engine) -> None:
+    """PostgreSQL text cannot hold U+0000, which SQLite and JSON accept: a request naming an
+    id or carrying a text with a NUL made psycopg raise (a 500). Every string parameter is
+    sent with U+0000 replaced by U+FFFD, which no generated id contains: such an id is simply
+    not found (the plain 404, as on SQLite), and free text is stored with the replacement."""
+    from psycopg.types.string import StrDumperUnknown
+
+    class NulSafeStrDumper(StrDumperUnknown):
+        def dump(self, obj: str) -> bytes:
+            return bytes(super().dump(obj.replace("\x00", "\ufffd")))
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.adapters.register_dumper(str, NulSafeStrDumper)
 
 
 def _install_sqlite_listeners(engine: Engine) -> None:
