@@ -438,3 +438,23 @@ def test_restart_fails_runs_left_active(
     assert view["status"] == "failed"
     assert alice.get(f"/v1/sessions/{sid}").json()["active_run_id"] is None
     assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+
+
+def test_agent_delay_streams_steps_apart_and_cancel_still_works(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    server = start_server(agent_delay=0.05)
+    alice = server.client()
+    sid = new_session(alice)
+    run = run_to_end(alice, sid, "slow echo")
+    events = run_events(alice, run["id"])
+    deltas = [e for e in events if e["type"] == "message.assistant.delta"]
+    assert len(deltas) >= 2
+    assert deltas[0]["created_at"] < deltas[-1]["created_at"]  # separate commits, paced
+    assert "".join(d["data"]["text"] for d in deltas) == "Echo: slow echo"
+    # A cancel right after the start ends the run as cancelled, before the echo.
+    second = start_run(alice, sid, "stop me")
+    alice.post(f"/v1/runs/{second['id']}/cancel")
+    assert wait_terminal(alice, second["id"])["status"] == "cancelled"
+    types = [e["type"] for e in run_events(alice, second["id"])]
+    assert types[-1] == "run.cancelled" and "message.assistant" not in types
