@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -132,10 +132,3 @@ class Server:
                 return False
             raise
         return True
-
-
-async def wait_for(predicate: Awaitable[bool] | Any, timeout: float = 10.0) -> None:
-    """Poll an async predicate (a zero-argument coroutine function) until true."""
-    async with asyncio.timeout(timeout):
-        while not await predicate():
-            await asyncio.sleep(0.02)
