@@ -49,7 +49,7 @@ from sync.qa_checker import (
     Violation,
     check,
 )
-from sync.qa_device import Device, Recorder, RequestStats
+from sync.qa_device import Device, Recorder, RequestStats, plain_transport
 from sync.qa_server import ControlPlane, QaSetupError, ServerProcess
 from sync.qa_workload import Op, OpKind, choose, initial_histories, plan, plan_digest
 from sync.reconcile import TriggerReason
@@ -264,9 +264,14 @@ class Truth:
         self.url = url
         self.token = token
 
+    def _client(self) -> ApiClient:
+        return ApiClient(
+            self.url, self.token, transport=plain_transport(self.url), retry_attempts=3
+        )
+
     async def index(self) -> list[SessionView]:
         """A full walk of `GET /v1/sessions` with a new client (restarted on a bad cursor)."""
-        async with ApiClient(self.url, self.token, retry_attempts=3) as api:
+        async with self._client() as api:
             for _attempt in range(3):
                 items: list[SessionView] = []
                 cursor: str | None = None
@@ -284,7 +289,7 @@ class Truth:
 
     async def exists(self, session_id: str) -> bool | None:
         """200: True; 404: False; anything else: None."""
-        async with ApiClient(self.url, self.token, retry_attempts=3) as api:
+        async with self._client() as api:
             try:
                 await api.get_session(session_id)
             except NotFound:

@@ -212,7 +212,11 @@ class ControlPlane:
     """The `/_stub` routes of CONTRACT §6 (no authentication; only with `--control`)."""
 
     def __init__(self, url: str, *, timeout: float = 30.0) -> None:
-        self._http = httpx.AsyncClient(base_url=url, timeout=timeout)
+        self._http = httpx.AsyncClient(
+            base_url=url,
+            timeout=timeout,
+            transport=httpx.AsyncHTTPTransport(verify=url.startswith("https:")),
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()
