@@ -1,8 +1,9 @@
 """`create_app(settings)`: the FastAPI app, whose lifespan owns every shared resource.
 
 The lifespan opens the database (creating the schema), seeds it when asked, fails runs left
-active by a previous process, and starts the maintenance loop; at shutdown it cancels agent
-tasks and maintenance and disposes of the engine.
+active by a previous process, removes byte objects a crash left without metadata, and
+starts the maintenance loop; at shutdown it cancels agent tasks and maintenance and disposes
+of the engine.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
 from server_stub.errors import install_error_handlers
-from server_stub.maintenance import maintenance_loop
+from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
 from server_stub.routes import api_router
@@ -48,6 +49,9 @@ def create_app(settings: ServerSettings) -> FastAPI:
         recovered = await asyncio.to_thread(state.agents.recover)
         if recovered:
             log.info("failed %d runs left active by a previous process", recovered)
+        orphans = await asyncio.to_thread(sweep_orphan_objects, state.db, state.store)
+        if orphans:
+            log.info("removed %d byte objects left without metadata by a crash", orphans)
         maint = asyncio.create_task(
             maintenance_loop(state.db, state.store, settings.maintenance_interval),
             name="maintenance",

@@ -1,5 +1,11 @@
 """Maintenance: retry queued byte deletes until they succeed, and consolidate memories.
 
+At start-up only, `sweep_orphan_objects` removes byte objects that no artifact row and no
+outbox row names: the agent stores an artifact's bytes before it commits the artifact's row
+(so metadata never points at missing bytes), and a process killed between the two leaves
+bytes nobody refers to, which no purge would ever find. It must not run while agents run (a
+put in flight has no row yet), hence start-up, before any run starts.
+
 Consolidation writes one record per (principal, source session) for memories not yet
 consolidated, so every record cites exactly one source session and leaves with it.
 """
@@ -14,8 +20,8 @@ from sqlalchemy import select
 
 from server_stub import ids, timestamps
 from server_stub.db.engine import Database
-from server_stub.db.models import ConsolidationRecordRow, MemoryRow
-from server_stub.objectstore import ObjectStore
+from server_stub.db.models import ArtifactRow, ConsolidationRecordRow, DeletionOutboxRow, MemoryRow
+from server_stub.objectstore import ObjectStore, ObjectStoreUnavailable
 from server_stub.purge import flush_outbox
 
 log = logging.getLogger(__name__)
@@ -43,6 +49,26 @@ def consolidate(db: Database) -> int:
             for memory in memories:
                 memory.consolidated_at = now
         return len(groups)
+
+
+def sweep_orphan_objects(db: Database, store: ObjectStore) -> int:
+    """Remove objects no artifact row or outbox row names (start-up only); returns how many."""
+    found = store.locators()
+    if not found:
+        return 0
+    with db.read() as s:
+        known = set(s.scalars(select(ArtifactRow.locator)))
+        known.update(s.scalars(select(DeletionOutboxRow.locator)))
+    removed = 0
+    for locator in found:
+        if locator in known:
+            continue
+        try:
+            store.delete(locator)
+            removed += 1
+        except (ObjectStoreUnavailable, ValueError) as exc:
+            log.warning("could not remove orphan object %s: %s", locator, exc)
+    return removed
 
 
 def run_pass(db: Database, store: ObjectStore) -> int:

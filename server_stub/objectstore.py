@@ -36,6 +36,9 @@ class ObjectStore(Protocol):
     def count(self, session_id: str) -> int:
         """How many objects belong to `session_id`'s artifacts."""
 
+    def locators(self) -> list[str]:
+        """Every object in the store, half-written ones included (the start-up sweep)."""
+
 
 def locator_for(session_id: str, artifact_id: str) -> str:
     """The one object of one artifact."""
@@ -85,3 +88,14 @@ class FilesystemObjectStore:
         if not folder.is_dir():
             return 0
         return sum(1 for p in folder.iterdir() if p.is_file() and p.suffix != ".tmp")
+
+    def locators(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            f"{folder.name}/{p.name}"
+            for folder in self.root.iterdir()
+            if folder.is_dir()
+            for p in folder.iterdir()
+            if p.is_file()
+        )
