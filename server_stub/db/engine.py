@@ -110,11 +110,12 @@ def _install_postgres_listeners(engine: Engine) -> None:
     id or carrying a text with a NUL made psycopg raise (a 500). Every string parameter is
     sent with U+0000 replaced by U+FFFD, which no generated id contains: such an id is simply
     not found (the plain 404, as on SQLite), and free text is stored with the replacement."""
+    from psycopg.abc import Buffer
     from psycopg.types.string import StrDumperUnknown
 
     class NulSafeStrDumper(StrDumperUnknown):
-        def dump(self, obj: str) -> bytes:
-            return bytes(super().dump(obj.replace("\x00", "\ufffd")))
+        def dump(self, obj: str) -> Buffer | None:
+            return super().dump(obj.replace("\x00", "\ufffd"))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
