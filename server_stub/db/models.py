@@ -199,7 +199,11 @@ class MemoryRow(Base):
     principal: Mapped[str] = mapped_column(Name)
     text: Mapped[str] = mapped_column(Text)
     source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
-    source_run_id: Mapped[str | None] = mapped_column(Id, ForeignKey("runs.id"), nullable=True)
+    # Indexed because deleting a run makes SQLite look up memories by this foreign key: with
+    # 100,000 memories an unindexed lookup made a typical DELETE 16 ms instead of 1.3 ms.
+    source_run_id: Mapped[str | None] = mapped_column(
+        Id, ForeignKey("runs.id"), nullable=True, index=True
+    )
     reinforcement_count: Mapped[int] = mapped_column(Integer, default=0)
     consolidated_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
     created_at: Mapped[str] = mapped_column(Ts)
