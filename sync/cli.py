@@ -106,7 +106,7 @@ async def _sync(args: argparse.Namespace) -> int:
                 }
             )
         )
-        return EXIT_OK
+        return _kept_verdict(report.kept)
     for label, ids in (
         ("inserted", report.inserted),
         ("updated", report.updated),
@@ -114,10 +114,21 @@ async def _sync(args: argparse.Namespace) -> int:
     ):
         print(f"{label} {len(ids)}" + (": " + " ".join(ids) if ids else ""))
     if report.kept:
-        print(f"kept {len(report.kept)} (absence not confirmed): " + " ".join(report.kept))
+        print(f"kept {len(report.kept)}: " + " ".join(report.kept))
     if report.not_modified:
         print("index unchanged since the last sync (one request)")
-    return EXIT_OK
+    return _kept_verdict(report.kept)
+
+
+def _kept_verdict(kept: Sequence[str]) -> int:
+    """A pass whose point reads were inconclusive did not finish its job: say so, exit 1."""
+    if not kept:
+        return EXIT_OK
+    _err(
+        f"the server did not confirm whether {len(kept)} conversation(s) still exist; "
+        "they were kept. Run `converge sync` again."
+    )
+    return EXIT_FAILED
 
 
 # -- ls -------------------------------------------------------------------------------------

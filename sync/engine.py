@@ -266,6 +266,9 @@ class SyncEngine:
         """One outcome per id, in order (bounded concurrency)."""
         outcomes = await self._deleter.delete_many(ids)
         self._after_delete(outcomes)
+        for outcome in outcomes:
+            if outcome.status is DeleteStatus.ACTIVE_RUN:
+                await self._refresh_one(outcome.session_id)
         return outcomes
 
     async def stop_run_and_delete(

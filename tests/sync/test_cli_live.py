@@ -269,3 +269,40 @@ def test_sync_against_a_server_that_never_answers_gives_up_within_30_s(tmp_path:
         elapsed = time.monotonic() - started
     assert result.returncode != 0 and elapsed < 30
     assert "Cannot reach the server" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_sync_exits_non_zero_when_a_point_read_is_inconclusive(
+    live_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from sync import cli
+    from sync.engine import SyncEngine
+    from tests.sync.faults import FaultTransport
+
+    async def setup() -> list[str]:
+        async with Server(live_server.url) as server:
+            return [(await server.create(f"chat {i}")).id for i in range(2)]
+
+    ids = run(setup())
+    profile = tmp_path / "p"
+    args = ["sync", *conn(live_server.url, profile)]
+    assert cli.main(args) == 0
+    run(_delete_on_server(live_server.url, ids[0]))
+    transport = FaultTransport()
+    transport.add("GET", f"/v1/sessions/{ids[0]}", "status", status=503, times=None)
+    real_open = SyncEngine.open
+
+    async def open_with_faults(profile: Any, **kwargs: Any) -> SyncEngine:
+        return await real_open(profile, transport=transport, **kwargs)
+
+    monkeypatch.setattr(cli.SyncEngine, "open", open_with_faults)
+    capsys.readouterr()
+    assert cli.main(args) == 1
+    out, err = capsys.readouterr()
+    assert f"kept 1: {ids[0]}" in out and "pruned 0" in out
+    assert "Run `converge sync` again" in err
+    assert ids[0] in mirror_ids(profile)
+
+
+async def _delete_on_server(url: str, session_id: str) -> None:
+    async with Server(url) as server:
+        await server.delete(session_id)
