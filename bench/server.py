@@ -540,7 +540,9 @@ def _print(fig: dict[str, Any]) -> None:
             for k, v in fig["targets"].items()
         ],
     )
-    print("\nplans:", *(f"  {k}: {v}" for k, v in fig["plans"].items()), sep="\n")
+    load = fig["load_average_1min"]
+    print(f"\nload average (1 min): {load['start']:.2f} at start, {load['end']:.2f} at end")
+    print("plans:", *(f"  {k}: {v}" for k, v in fig["plans"].items()), sep="\n")
 
 
 def main(argv: list[str]) -> int:
@@ -548,8 +550,11 @@ def main(argv: list[str]) -> int:
     args = _parse(argv)
     logging.basicConfig(level=logging.WARNING)
     workdir = Path(tempfile.mkdtemp(prefix="converge-bench-"))
+    load_before = os.getloadavg()
     try:
         fig = Bench(args, workdir).run()
+        # Other work on the machine moves medians a lot on 2 cores: record how busy it was.
+        fig["load_average_1min"] = {"start": load_before[0], "end": os.getloadavg()[0]}
         fig["targets"] = _verdicts(fig)
         fig["machine"] = {
             "cores": os.cpu_count(),

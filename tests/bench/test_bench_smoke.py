@@ -1,0 +1,37 @@
+"""The server benchmark runs end to end on a small index (no timing assertions: figures are
+for `docs/performance.md`, never pass/fail)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import report
+from bench import server as server_bench
+
+
+def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "RESULTS_DIR", tmp_path)
+    status = server_bench.main(
+        [
+            "--sessions", "300",
+            "--samples", "3",
+            "--walks", "1",
+            "--deletes", "3",
+            "--big-deletes", "1",
+            "--big-events", "200",
+            "--big-artifacts", "3",
+        ]
+    )  # fmt: skip
+    assert status == 0
+    saved = json.loads((tmp_path / "server.json").read_text())
+    figures = saved["figures"]
+    assert [p["depth"] for p in figures["list"]] == [0, 30, 150, 297, 0]
+    assert figures["walk"]["sessions"] == 300
+    assert figures["delete"]["typical"]["n"] == 3
+    assert figures["delete"]["big"]["n"] == 1
+    assert set(figures["targets"]) == set(server_bench.TARGETS)
