@@ -87,6 +87,7 @@ class QaOptions:
     duration: float | None = None
     interval: float = 0.2
     server: str | None = None
+    database: str | None = None  # the own server's database URL (default: SQLite in workdir)
     token: str = "dev-alice"
     deadline: float = 60.0
     initial: int = 30
@@ -378,7 +379,7 @@ class Harness:
             self.url = self.o.server.rstrip("/")
             self.report.mode = "external"
         else:
-            self.server = ServerProcess(self.workdir / "server")
+            self.server = ServerProcess(self.workdir / "server", database_url=self.o.database)
             self.url = await self.server.start()
         self.report.url = self.url
         self.control = ControlPlane(self.url)
@@ -708,6 +709,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
     )
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="SQLAlchemy URL for the harness's own server, e.g. an empty PostgreSQL database "
+        "(default: a SQLite file in its work folder; ignored with --server)",
+    )
     p.add_argument("--token", default="dev-alice", help="bearer token (default dev-alice)")
     p.add_argument(
         "--deadline",
@@ -745,6 +752,7 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         duration=args.duration,
         interval=args.interval,
         server=args.server,
+        database=args.database,
         token=args.token,
         deadline=args.deadline,
         initial=args.initial,

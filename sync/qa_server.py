@@ -47,9 +47,16 @@ def server_command() -> list[str]:
 class ServerProcess:
     """One stub server child process on a SQLite file in `workdir`; restartable in place."""
 
-    def __init__(self, workdir: Path, *, agent_delay: float = 0.0, log_level: str = "warning"):
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        agent_delay: float = 0.0,
+        log_level: str = "warning",
+        database_url: str | None = None,
+    ):
         self.workdir = workdir
-        self.database_url = f"sqlite:///{workdir / 'server.sqlite3'}"
+        self.database_url = database_url or f"sqlite:///{workdir / 'server.sqlite3'}"
         self.artifacts = workdir / "artifacts"
         self.log_path = workdir / "server.log"
         self.agent_delay = agent_delay
