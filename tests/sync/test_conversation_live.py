@@ -117,3 +117,36 @@ def test_artifact_bytes_are_cached_and_verified(live_server: Any, tmp_path: Path
                 assert not any(p.name.endswith(".bin") for p in engine.profile.cache_dir.iterdir())
 
     run(go())
+
+
+def test_an_approval_is_decided_through_the_engine_while_following_the_run(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def go() -> None:
+        async with device(live_server.url, tmp_path / "a") as (engine, _):
+            _view, run_view = await engine.send_message(None, "/approve shell")
+            types: list[str] = []
+            async for event in engine.stream_run(run_view.id):
+                types.append(event.type)
+                if event.type == "approval.requested":
+                    approval = await engine.decide_approval(event.data["approval_id"], "approve")
+                    assert approval.status == "approved"
+            assert "tool.invocation" in types and types[-1] == "run.completed"
+            assert (await engine.get_run(run_view.id)).status == "completed"
+
+    run(go())
+
+
+def test_cancelling_a_run_through_the_engine_ends_it(live_server: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        async with device(live_server.url, tmp_path / "a") as (engine, _):
+            view, run_view = await engine.send_message(None, "/wait 20")
+            cancelled = await engine.cancel_run(run_view.id)
+            assert cancelled.cancel_requested
+            last = [e async for e in engine.stream_run(run_view.id)][-1]
+            assert last.type == "run.cancelled"
+            row = await engine.row(view.id)
+            assert row is not None and row.active_run_id is None
+            assert row.last_run_id == run_view.id
+
+    run(go())
