@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 
 from server_stub import schemas
 from server_stub.cursors import Position
@@ -46,11 +46,10 @@ async def list_documents(request: Request, st: StateDep) -> Response:
         with st.db.read() as s:
             stmt = select(K).where(K.tenant == who.tenant, K.principal == who.principal)
             if after is not None:
+                # `created_at <= ts` lets SQLite seek the index (see the session list).
                 stmt = stmt.where(
-                    or_(
-                        K.created_at < after.timestamp,
-                        and_(K.created_at == after.timestamp, K.id < after.item_id),
-                    )
+                    K.created_at <= after.timestamp,
+                    or_(K.created_at < after.timestamp, K.id < after.item_id),
                 )
             rows = list(s.scalars(stmt.order_by(K.created_at.desc(), K.id.desc()).limit(limit + 1)))
             more = len(rows) > limit

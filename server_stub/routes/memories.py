@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 
 from server_stub import ids, schemas, timestamps
 from server_stub.cursors import Position
@@ -54,14 +54,10 @@ async def list_memories(request: Request, st: StateDep) -> Response:
                 MemoryRow.tenant == who.tenant, MemoryRow.principal == who.principal
             )
             if after is not None:
+                # `created_at <= ts` lets SQLite seek the index (see the session list).
                 stmt = stmt.where(
-                    or_(
-                        MemoryRow.created_at < after.timestamp,
-                        and_(
-                            MemoryRow.created_at == after.timestamp,
-                            MemoryRow.id < after.item_id,
-                        ),
-                    )
+                    MemoryRow.created_at <= after.timestamp,
+                    or_(MemoryRow.created_at < after.timestamp, MemoryRow.id < after.item_id),
                 )
             rows = list(
                 s.scalars(
