@@ -109,6 +109,7 @@ class QaReport:
     outcomes: Counter[str] = field(default_factory=Counter)
     workload_seconds: float = 0.0
     quiet_seconds: float = 0.0
+    settle_seconds: float = 0.0  # from the end of the workload until no run was active
     total_seconds: float = 0.0
     restarts: int = 0
     stats: RequestStats = field(default_factory=RequestStats)
@@ -153,6 +154,7 @@ class QaReport:
             "seconds": {
                 "workload": round(self.workload_seconds, 3),
                 "quiet": round(self.quiet_seconds, 3),
+                "settle": round(self.settle_seconds, 3),
                 "total": round(self.total_seconds, 3),
             },
             "requests": {
@@ -215,7 +217,8 @@ class QaReport:
         if summary["max"] is not None:
             lines.append(
                 f"converged: all {len(times)} device{'s' if len(times) != 1 else ''} within "
-                f"{summary['max']:.2f}s of the quiet phase (median {summary['median']:.2f}s)"
+                f"{summary['max']:.2f}s (median {summary['median']:.2f}s) once the server "
+                f"settled ({self.settle_seconds:.2f}s after the last operation)"
             )
         else:
             missing = [str(d) for d, t in sorted(times.items()) if t is None]
@@ -624,30 +627,35 @@ class Harness:
     # -- quiet phase and checks -------------------------------------------------------------
 
     async def _quiet_phase(self) -> None:
-        """No more operations; poll until every mirror equals the truth, or the deadline."""
+        """No more operations. First the server settles (runs still active, e.g. a `/wait`,
+        end), then the convergence clock starts: poll until every mirror equals the truth
+        and stays so, or the deadline (counted from the end of the workload) passes."""
         assert self.control is not None and self.truth is not None
         if self.outage:
             await self.control.object_store(True)
             self.outage = False
-        started = time.monotonic()
-        deadline = started + self.o.deadline
-        since: dict[int, float | None] = {d.index: None for d in self.devices}
+        quiet_started = time.monotonic()
+        deadline = quiet_started + self.o.deadline
         poll = max(0.02, min(0.1, self.o.interval / 2))
+        while time.monotonic() < deadline:
+            truth = await self._truth_or_none()
+            if truth is not None and not any(r.active_run_id for r in truth):
+                break
+            await asyncio.sleep(poll)
+        started = time.monotonic()
+        self.report.settle_seconds = started - quiet_started
+        since: dict[int, float | None] = {d.index: None for d in self.devices}
         while True:
             now = time.monotonic()
-            try:
-                truth = _row_keys(await self.truth.index())
-            except SyncError as exc:
-                log.info("truth walk failed: %s", exc.message)
-                truth = None
+            truth = await self._truth_or_none()
             mirrors = await self._sample_all()
-            settled = truth is not None and not any(r.active_run_id for r in truth)
             for device, rows in zip(self.devices, mirrors, strict=True):
                 if truth is not None and rows == truth:
                     if since[device.index] is None:
                         since[device.index] = now - started
                 else:
                     since[device.index] = None
+            settled = truth is not None and not any(r.active_run_id for r in truth)
             if settled and all(t is not None for t in since.values()):
                 break
             if time.monotonic() >= deadline:
@@ -655,7 +663,15 @@ class Harness:
             await asyncio.sleep(poll)
         self.report.converge_after = dict(since)
         self.history.converged_after = dict(since)
-        self.report.quiet_seconds = time.monotonic() - started
+        self.report.quiet_seconds = time.monotonic() - quiet_started
+
+    async def _truth_or_none(self) -> list[RowKey] | None:
+        assert self.truth is not None
+        try:
+            return _row_keys(await self.truth.index())
+        except SyncError as exc:
+            log.info("truth walk failed: %s", exc.message)
+            return None
 
     async def _final_checks(self) -> None:
         assert self.control is not None and self.truth is not None
