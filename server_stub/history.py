@@ -70,7 +70,8 @@ def lock_session(s: Session, session_id: str) -> SessionRow | None:
     stmt = select(SessionRow).where(SessionRow.id == session_id)
     if s.get_bind().dialect.name == "postgresql":
         stmt = stmt.with_for_update()
-    return s.scalars(stmt).one_or_none()
+    # A row loaded earlier in this transaction must not shadow what the lock read.
+    return s.scalars(stmt.execution_options(populate_existing=True)).one_or_none()
 
 
 def owned(row: SessionRow | None, tenant: str, principal: str) -> bool:

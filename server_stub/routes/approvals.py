@@ -51,7 +51,9 @@ async def decide(approval_id: str, request: Request, st: StateDep) -> Response:
             stmt = select(ApprovalRow).where(ApprovalRow.id == approval_id)
             if s.get_bind().dialect.name == "postgresql":
                 stmt = stmt.with_for_update()
-            row = s.scalars(stmt).one_or_none()
+            # populate_existing: the row read before the lock may be stale (a concurrent
+            # cancel may have committed `cancelled` meanwhile); the locked read must win.
+            row = s.scalars(stmt.execution_options(populate_existing=True)).one_or_none()
             if row is None or session is None:
                 raise not_found(APPROVAL_NOT_FOUND)
             if row.status == target:

@@ -458,3 +458,32 @@ def test_agent_delay_streams_steps_apart_and_cancel_still_works(
     assert wait_terminal(alice, second["id"])["status"] == "cancelled"
     types = [e["type"] for e in run_events(alice, second["id"])]
     assert types[-1] == "run.cancelled" and "message.assistant" not in types
+
+
+def test_decision_racing_a_cancel_resolves_the_approval_once(live_server: LiveServer) -> None:
+    alice = live_server.client()
+    canceller = live_server.client("dev-alice")
+    sid = new_session(alice)
+    for _ in range(5):
+        run = start_run(alice, sid, "/approve race")
+        wait_status(alice, run["id"], "waiting_for_approval")
+        approval_id = _approval_id(alice, run["id"])
+        barrier = threading.Barrier(2)
+
+        def cancel(run_id: str = run["id"], barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            canceller.post(f"/v1/runs/{run_id}/cancel")
+
+        thread = threading.Thread(target=cancel)
+        thread.start()
+        barrier.wait()
+        decided = alice.post(f"/v1/approvals/{approval_id}/decision", json={"decision": "approve"})
+        thread.join()
+        assert decided.status_code in (200, 409)
+        wait_terminal(alice, run["id"])
+        resolved = [e for e in run_events(alice, run["id"]) if e["type"] == "approval.resolved"]
+        assert len(resolved) == 1, resolved
+        final = "approved" if decided.status_code == 200 else "cancelled"
+        assert resolved[0]["data"]["decision"] == final
+        again = alice.post(f"/v1/approvals/{approval_id}/decision", json={"decision": "approve"})
+        assert again.status_code == (200 if final == "approved" else 409)
