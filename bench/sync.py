@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sqlite3
 import tempfile
 import time
@@ -194,7 +195,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=2, help="runs per size (best is kept)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    load_before = os.getloadavg()[0]
     results = [bench_size(n, args.repeats if n <= 20_000 else 1) for n in sizes]
+    load_after = os.getloadavg()[0]
     rows = [
         [
             f"{r['sessions']:,}",
@@ -222,5 +225,14 @@ def main(argv: list[str]) -> int:
         ],
         rows,
     )
-    save("sync", {"results": results})
+    print(f"load average (1 min) before/after: {load_before:.1f} / {load_after:.1f}")
+    save(
+        "sync",
+        {
+            "results": results,
+            "cpus": os.cpu_count(),
+            "load_avg_1m_before": load_before,
+            "load_avg_1m_after": load_after,
+        },
+    )
     return 0
