@@ -32,9 +32,29 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         finally:
             sys.set_asyncgen_hooks(*old_hooks)
 
-    async def drain_async_generators(self) -> None:
-        """Close every async generator still alive (the loop's own `shutdown_asyncgens`)."""
-        await self.shutdown_asyncgens()
+    def run_until_complete(self, future: Any) -> Any:
+        """Run until `future` is done, without qasync's extra pass of Qt events afterwards.
+
+        qasync 0.28 ends `run_until_complete` with `processEvents()` after the loop has
+        stopped, so queued asyncio callbacks then run with no running loop: a task stepping
+        into httpx there fails inside anyio ("NoEventLoopError") and can leave a connection
+        pool half-closed. Every callback here runs while the loop is running.
+        """
+        if self.is_running():
+            raise RuntimeError("Event loop already running")
+        task = asyncio.ensure_future(future, loop=self)
+
+        def stop(_: Any) -> None:
+            self.stop()
+
+        task.add_done_callback(stop)
+        try:
+            self.run_forever()
+        finally:
+            task.remove_done_callback(stop)
+        if not task.done():
+            raise RuntimeError("Event loop stopped before Future completed.")
+        return task.result()
 
 
 def install(loop: ConvergeEventLoop) -> None:

@@ -195,8 +195,12 @@ class WindowController(QObject):
         self.engine = None
 
     async def shutdown(self) -> None:
-        """Cancel everything the controller runs."""
+        """Cancel everything the controller runs; no timer fires after this."""
         self.detach()
+        for timer in (self._status_timer, self._clock_timer, self._offline_timer):
+            timer.stop()
+        if self.foreground is not None:
+            self.foreground.stop()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)

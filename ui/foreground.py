@@ -3,7 +3,8 @@
 `QGuiApplication.applicationStateChanged` is the right source (window activation and focus
 changes also fire when moving between our own windows). Only a change from a non-Active
 state to Active counts, and it is debounced: menus, popups and tray clicks make the state
-flap on Linux, and one return to the foreground must cause one reconcile.
+flap on Linux, and one return to the foreground must cause one reconcile. The first
+activation after launch is not a return (the reconcile on connect already covers it).
 """
 
 from __future__ import annotations
@@ -27,16 +28,26 @@ class ForegroundWatcher(QObject):
     ) -> None:
         super().__init__(parent)
         self._state = app.applicationState()
+        # Becoming active at launch is not a return: the connect pass covers it.
+        self._seen_active = self._state == Qt.ApplicationState.ApplicationActive
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self._fire)
+        self._app = app
         app.applicationStateChanged.connect(self._on_state)
+
+    def stop(self) -> None:
+        """Stop listening (at shutdown)."""
+        self._timer.stop()
+        self._app.applicationStateChanged.disconnect(self._on_state)
 
     def _on_state(self, state: Qt.ApplicationState) -> None:
         active = Qt.ApplicationState.ApplicationActive
         previous, self._state = self._state, state
-        if state == active and previous != active:
+        if state == active and not self._seen_active:
+            self._seen_active = True
+        elif state == active and previous != active:
             self._timer.start()  # restarts: a flapping state fires once, after it settles
         elif state != active:
             self._timer.stop()

@@ -9,14 +9,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, SignalInstance
+from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
 
 from app.loop import ConvergeEventLoop
+from sync.engine import SyncEngine
 from sync.mirror import SessionRow
+from sync.models import text_message
+from sync.profile import Profile
+from ui.controller import WindowController
+from ui.main_window import MainWindow
 
 DEADLINE = 30.0
 
@@ -85,3 +93,94 @@ def row(
         active_run_id=active_run_id,
         last_run_id=None,
     )
+
+
+# --- a window wired to a real engine on a real stub server ------------------------------
+
+
+@dataclass
+class Harness:
+    """The window, its controller and a real engine against `server` (a LiveServer)."""
+
+    loop: ConvergeEventLoop
+    server: Any
+    window: MainWindow
+    controller: WindowController
+    engine: SyncEngine
+    dialogs: list[tuple[str, str]] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+
+    def create(self, text: str, updated_at: str | None = None, token: str = "dev-alice") -> str:
+        """A session with one user message (its title), made through the control plane."""
+        body: dict[str, Any] = {"token": token, "messages": [text_message(text)]}
+        if updated_at is not None:
+            body["updated_at"] = updated_at
+        response = self.server.control().post("/_stub/sessions", json=body)
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def api(self) -> httpx.Client:
+        """Another device of the same principal, speaking HTTP directly."""
+        return self.server.client("dev-alice")
+
+    async def sync(self) -> None:
+        """One reconcile pass, then the sidebar shows the mirror."""
+        report = await self.engine.reconcile()
+        assert report.error is None, report.error
+        await self.controller.refresh_now()
+
+    def ids(self) -> list[str]:
+        return [r.id for r in self.window.model.rows()]
+
+    def select(self, *session_ids: str) -> None:
+        """Select rows as a user would (the first becomes current and opens), and wait
+        until the controller has finished reacting, all on the running loop."""
+
+        async def select() -> None:
+            model = self.window.model
+            selection = self.window.list.selectionModel()
+            flag = QItemSelectionModel.SelectionFlag
+            for i, session_id in enumerate(session_ids):
+                index = model.index_of(session_id)
+                if i == 0:
+                    selection.setCurrentIndex(index, flag.ClearAndSelect)
+                else:
+                    selection.select(index, flag.Select)
+            await self.controller.wait_idle()
+
+        run(self.loop, select())
+
+    def _on_dialog(self, dialog: QDialog) -> None:
+        text = dialog.text() if isinstance(dialog, QMessageBox) else dialog.windowTitle()
+        self.dialogs.append((dialog.objectName(), text))
+        answer = self.answers.get(dialog.objectName())
+        if answer is None:
+            QTimer.singleShot(0, dialog.reject)
+            return
+        assert isinstance(dialog, QMessageBox)
+        button = next(b for b in dialog.buttons() if b.text() == answer)
+        QTimer.singleShot(0, button.click)
+
+
+@pytest.fixture
+def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterator[Harness]:
+    """A window on a real engine and a real stub server; dialogs answered by `answers`."""
+    window = MainWindow()
+    window.show()
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    active = Qt.ApplicationState.ApplicationActive
+    run(loop, until(lambda: app.applicationState() == active, what="an active application"))
+    controller = WindowController(window, sync_interval=0, foreground_debounce_ms=20)
+    profile = Profile(tmp_path / "profile", server=live_server.url, token="dev-alice")
+    engine = run(loop, SyncEngine.open(profile, retry_attempts=1))
+    h = Harness(loop, live_server, window, controller, engine)
+    controller.prompts.shown.connect(h._on_dialog)
+    controller.attach(engine, connect=False)
+    try:
+        yield h
+    finally:
+        run(loop, controller.shutdown(), timeout=10)
+        run(loop, engine.close(), timeout=10)
+        window.close()
+        window.deleteLater()

@@ -16,7 +16,9 @@ INACTIVE = Qt.ApplicationState.ApplicationInactive
 
 
 def test_flapping_state_gives_one_return(qapp: QApplication, loop: ConvergeEventLoop) -> None:
+    qapp.applicationStateChanged.emit(ACTIVE)
     watcher = ForegroundWatcher(qapp, debounce_ms=80)
+    qapp.applicationStateChanged.emit(ACTIVE)
     fired: list[None] = []
     watcher.returned.connect(lambda: fired.append(None))
 
@@ -44,6 +46,7 @@ def test_leaving_again_before_the_debounce_cancels(
     qapp: QApplication, loop: ConvergeEventLoop
 ) -> None:
     watcher = ForegroundWatcher(qapp, debounce_ms=50)
+    qapp.applicationStateChanged.emit(ACTIVE)
     fired: list[None] = []
     watcher.returned.connect(lambda: fired.append(None))
     qapp.applicationStateChanged.emit(INACTIVE)
@@ -52,3 +55,15 @@ def test_leaving_again_before_the_debounce_cancels(
     run(loop, asyncio.sleep(0.15))
     assert fired == []
     qapp.applicationStateChanged.emit(ACTIVE)  # leave the app Active for the next tests
+
+
+def test_the_first_activation_after_launch_is_not_a_return(
+    qapp: QApplication, loop: ConvergeEventLoop
+) -> None:
+    qapp.applicationStateChanged.emit(INACTIVE)
+    watcher = ForegroundWatcher(qapp, debounce_ms=10)
+    fired: list[None] = []
+    watcher.returned.connect(lambda: fired.append(None))
+    qapp.applicationStateChanged.emit(ACTIVE)
+    run(loop, asyncio.sleep(0.1))
+    assert fired == []

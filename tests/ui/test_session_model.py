@@ -142,11 +142,14 @@ def test_reconciling_100k_rows_never_stalls_the_event_loop(
     for k in range(500):
         after.insert(rnd.randrange(len(after)), row(f"ses_new_{k:04d}", "New"))
 
+    # Measured in the UI thread's CPU time between two timer ticks: the work done without
+    # giving the event loop a chance. Wall-clock gaps also count the time other processes
+    # take the CPU (this machine may run other suites); bench/ui.py reports those.
     gaps: list[float] = []
-    last = [time.perf_counter()]
+    last = [time.thread_time()]
 
     def tick() -> None:
-        now = time.perf_counter()
+        now = time.thread_time()
         gaps.append(now - last[0])
         last[0] = now
 
@@ -160,7 +163,7 @@ def test_reconciling_100k_rows_never_stalls_the_event_loop(
         selection.setCurrentIndex(
             model.index_of(keep.id), QItemSelectionModel.SelectionFlag.ClearAndSelect
         )
-        last[0] = time.perf_counter()
+        last[0] = time.thread_time()
         gaps.clear()
         timer.start()
         await model.update(after)
@@ -170,5 +173,4 @@ def test_reconciling_100k_rows_never_stalls_the_event_loop(
     run(loop, scenario(), timeout=60)
     assert ids(model) == [r.id for r in after]
     worst = max(gaps) * 1000
-    # The target is 50 ms (bench/ui.py measures it alone); the suite may share the CPU.
-    assert worst < 100, f"event loop stalled {worst:.0f} ms"
+    assert worst < 50, f"the event loop was kept busy for {worst:.0f} ms at a stretch"

@@ -1,0 +1,330 @@
+"""The window against a real stub server and a real engine (no mocks): sidebar order,
+reconcile diffs, triggers, the delete flows, and the deleted-elsewhere pane."""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtCore import Qt
+
+from sync.reconcile import TriggerReason
+from tests.ui.conftest import Harness, run, until
+from ui.conversation_pane import DELETED_ELSEWHERE
+from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
+from ui.session_model import SessionListModel
+
+
+def ts(hour: int, minute: int = 0) -> str:
+    return f"2026-11-29T{hour:02d}:{minute:02d}:00.000000Z"
+
+
+def test_sidebar_shows_the_mirror_in_activity_order(harness: Harness) -> None:
+    old = harness.create("Oldest plan", ts(8))
+    new = harness.create("Newest plan", ts(11))
+    mid = harness.create("Middle plan", ts(9))
+    run(harness.loop, harness.sync())
+    assert harness.ids() == [new, mid, old]
+    model = harness.window.model
+    assert [model.index(i, 0).data() for i in range(3)] == [
+        "Newest plan",
+        "Middle plan",
+        "Oldest plan",
+    ]
+
+
+def test_reconcile_inserts_moves_and_removes_rows_while_the_selection_stays(
+    harness: Harness,
+) -> None:
+    a = harness.create("Alpha", ts(8))
+    b = harness.create("Bravo", ts(9))
+    c = harness.create("Charlie", ts(10))
+    d = harness.create("Delta", ts(11))
+    run(harness.loop, harness.sync())
+    assert harness.ids() == [d, c, b, a]
+    harness.select(c)
+    model = harness.window.model
+    resets: list[None] = []
+    model.modelReset.connect(lambda: resets.append(None))
+    moves: list[None] = []
+    model.rowsMoved.connect(lambda *_: moves.append(None))
+
+    other = harness.api()  # another device
+    assert other.delete(f"/v1/sessions/{b}").status_code == 204
+    e = harness.create("Echo", ts(7))
+    run_view = other.post(f"/v1/sessions/{a}/runs", json={"input": _msg("again")}).json()
+    _wait_run_done(harness, run_view["id"])
+    run(harness.loop, harness.sync())
+
+    assert harness.ids() == [a, d, c, e]
+    assert harness.window.selected_ids() == [c]
+    assert harness.window.current_id() == c
+    assert resets == []
+    assert moves, "Alpha moved to the top as a move, not a remove and insert"
+
+
+def test_returning_to_the_foreground_triggers_a_reconcile(harness: Harness) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    assert app is not None
+    harness.create("Made while away", ts(9))
+    before = harness.engine.passes_started
+
+    async def scenario() -> None:
+        app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
+        app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
+        await until(lambda: harness.window.model.rowCount() == 1, what="the new row")
+
+    run(harness.loop, scenario())
+    assert harness.engine.passes_started == before + 1
+
+
+def test_the_timer_reconciles_periodically(harness: Harness) -> None:
+    first = harness.engine.passes_started
+
+    async def scenario() -> None:
+        harness.controller.sync_interval = 0.1
+        harness.controller.attach(harness.engine, connect=False)  # starts the engine's timer
+        await until(lambda: harness.engine.passes_started >= first + 2, what="two timer passes")
+        harness.create("Arrived later", ts(9))
+        await until(lambda: harness.window.model.rowCount() == 1, what="the row from the timer")
+
+    run(harness.loop, scenario())
+
+
+def test_cancel_leaves_everything(harness: Harness) -> None:
+    sid = harness.create("Keep me", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    harness.answers["deleteConfirmation"] = CANCEL
+    run(harness.loop, harness.controller.delete_selected())
+    assert harness.dialogs == [("deleteConfirmation", "Delete “Keep me”?")]
+    assert harness.ids() == [sid]
+    assert harness.api().get(f"/v1/sessions/{sid}").status_code == 200
+    assert not harness.window.model.is_pending_delete(sid)
+
+
+def test_confirmed_delete_is_server_first_and_shows_a_pending_row(harness: Harness) -> None:
+    sid = harness.create("Delete me", ts(9))
+    keep = harness.create("Stay", ts(8))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    model = harness.window.model
+    seen_pending: list[bool] = []
+
+    def on_change(*_: object) -> None:
+        if model.is_pending_delete(sid):
+            seen_pending.append(sid in harness.ids())
+
+    model.dataChanged.connect(on_change)
+    harness.answers["deleteConfirmation"] = DELETE_EVERYWHERE
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+
+    assert seen_pending == [True], "the row showed a pending state while the request was out"
+    response = harness.api().get(f"/v1/sessions/{sid}")
+    assert response.status_code == 404
+    assert response.json()["error"]["details"]["reason"] == "deleted"
+    assert harness.ids() == [keep]
+    mirror_ids = [r.id for r in run(harness.loop, harness.engine.rows())]
+    assert mirror_ids == [keep]
+
+
+def test_delete_key_opens_the_confirmation(harness: Harness) -> None:
+    from PySide6.QtTest import QTest
+
+    sid = harness.create("By keyboard", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    harness.window.list.setFocus()
+    harness.answers["deleteConfirmation"] = CANCEL
+
+    async def scenario() -> None:
+        QTest.keyClick(harness.window.list, Qt.Key.Key_Delete)
+        await until(lambda: bool(harness.dialogs), what="the confirmation")
+        await harness.controller.wait_idle()
+
+    run(harness.loop, scenario())
+    assert harness.dialogs[0][0] == "deleteConfirmation"
+    assert harness.ids() == [sid]
+
+
+def test_run_in_progress_keeps_the_row_and_offers_stop_run_and_delete(harness: Harness) -> None:
+    sid = harness.create("Busy", ts(9))
+    other = harness.api()
+    started = other.post(f"/v1/sessions/{sid}/runs", json={"input": _msg("/wait 30")})
+    assert started.status_code == 202
+    run_id = started.json()["id"]
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+
+    # First the user declines: nothing is deleted and the run keeps going.
+    harness.answers.update({"deleteConfirmation": DELETE_EVERYWHERE, "runInProgress": CANCEL})
+    run(harness.loop, harness.controller.delete_selected())
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "runInProgress"]
+    assert "Nothing was deleted" in harness.dialogs[1][1]
+    assert harness.ids() == [sid]
+    assert other.get(f"/v1/runs/{run_id}").json()["status"] == "running"
+
+    # Then "Stop Run and Delete": the run is cancelled, then the conversation deleted.
+    harness.dialogs.clear()
+    harness.answers["runInProgress"] = STOP_RUN_AND_DELETE
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "runInProgress"]
+    assert harness.ids() == []
+    assert other.get(f"/v1/sessions/{sid}").status_code == 404
+
+
+def test_offline_delete_says_nothing_was_deleted_and_keeps_the_row(harness: Harness) -> None:
+    sid = harness.create("Offline", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    harness.server.stop()
+
+    report = run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
+    assert report.error is not None
+    assert harness.window.status.text() == "Offline – showing saved history"
+
+    harness.answers.update({"deleteConfirmation": DELETE_EVERYWHERE, "deleteUnreachable": CANCEL})
+    run(harness.loop, harness.controller.delete_selected())
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "deleteUnreachable"]
+    assert harness.dialogs[1][1] == UNREACHABLE
+    assert harness.ids() == [sid]
+    assert not harness.window.model.is_pending_delete(sid)
+    assert RETRY  # the dialog offers Retry (see test_dialogs)
+
+
+def test_filter_searches_titles_in_the_mirror(harness: Harness) -> None:
+    lisbon = harness.create("Trip to Lisbon", ts(9))
+    harness.create("Tax return", ts(10))
+    run(harness.loop, harness.sync())
+    harness.server.stop()  # offline too
+
+    async def scenario() -> None:
+        harness.window.filter.setText("lisb")
+        await until(lambda: harness.ids() == [lisbon], what="the filtered list")
+
+    run(harness.loop, scenario())
+
+
+def test_open_conversation_deleted_elsewhere_says_so(harness: Harness) -> None:
+    sid = harness.create("Shared", ts(9))
+    keep = harness.create("Other", ts(8))
+    run(harness.loop, harness.sync())
+
+    async def scenario() -> None:
+        harness.select(sid)
+        await until(lambda: harness.window.pane.session_id == sid, what="the pane")
+        await harness.controller.wait_idle()
+        assert harness.api().delete(f"/v1/sessions/{sid}").status_code == 204
+        await harness.sync()
+
+    run(harness.loop, scenario())
+    pane = harness.window.pane
+    assert pane.banner.isVisible() or not pane.banner.isHidden()
+    assert pane.banner.text() == DELETED_ELSEWHERE
+    assert not pane.composer.isEnabled()
+    assert pane.session_id == sid
+    assert harness.ids() == [keep]
+
+
+def test_sending_a_message_streams_the_reply_into_a_new_conversation(harness: Harness) -> None:
+    pane = harness.window.pane
+
+    async def scenario() -> None:
+        harness.controller.new_conversation()
+        pane.composer.setPlainText("Hello there")
+        pane.send_button.click()
+        await until(lambda: pane.session_id is not None, what="the new conversation")
+        await until(
+            lambda: any("Echo: Hello there" in text for text in _bubbles(harness)),
+            what="the streamed reply",
+        )
+        await until(lambda: harness.window.current_id() == pane.session_id, what="selection")
+
+    run(harness.loop, scenario())
+    assert harness.window.model.index(0, 0).data() == "Hello there"
+    assert pane.composer.toPlainText() == ""
+
+
+def test_approval_buttons_decide(harness: Harness) -> None:
+    pane = harness.window.pane
+
+    async def scenario() -> None:
+        harness.controller.new_conversation()
+        pane.composer.setPlainText("/approve search")
+        pane.send_button.click()
+        await until(lambda: bool(pane._approvals), what="the approval card")
+        card = next(iter(pane._approvals.values()))
+        approve = next(
+            b for b in card.findChildren(type(pane.send_button)) if b.text() == "Approve"
+        )
+        approve.click()
+        await until(lambda: "Approved" in card.detail.text(), what="the resolution")
+        await until(lambda: not pane.stop_button.isVisible(), what="the end of the run")
+
+    run(harness.loop, scenario())
+
+
+def test_bulk_delete_reports_each_conversation(harness: Harness) -> None:
+    a = harness.create("First", ts(9))
+    b = harness.create("Second", ts(8))
+    busy = harness.create("Busy one", ts(7))
+    harness.api().post(f"/v1/sessions/{busy}/runs", json={"input": _msg("/wait 30")})
+    run(harness.loop, harness.sync())
+    harness.select(a, b, busy)
+    assert harness.window.selected_ids() == [busy, a, b]  # sidebar order: busy is active
+    harness.answers["deleteConfirmation"] = DELETE_EVERYWHERE
+    results: list[list[tuple[str, bool, str]]] = []
+
+    async def capture(lines: list[tuple[str, bool, str]]) -> None:
+        results.append(list(lines))
+
+    harness.controller.prompts.show_results = capture  # type: ignore[method-assign]
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+    assert results == [
+        [
+            ("Busy one", False, "Not deleted: a run is in progress (stop it first)"),
+            ("First", True, "Deleted"),
+            ("Second", True, "Deleted"),
+        ]
+    ]
+    assert harness.ids() == [busy]
+    assert harness.window.model.index(0, 0).data(SessionListModel.ActiveRunRole)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _msg(text: str) -> dict[str, object]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def _wait_run_done(harness: Harness, run_id: str) -> None:
+    client = harness.api()
+
+    async def poll() -> None:
+        await until(
+            lambda: (
+                client.get(f"/v1/runs/{run_id}").json()["status"]
+                in ("completed", "failed", "cancelled")
+            ),
+            what="the run to finish",
+        )
+
+    run(harness.loop, poll())
+
+
+def _bubbles(harness: Harness) -> list[str]:
+    from PySide6.QtWidgets import QLabel
+
+    return [
+        label.text()
+        for label in harness.window.pane.transcript.findChildren(QLabel)
+        if label.objectName() == "bubbleText"
+    ]
+
+
+__all__ = ["asyncio"]
