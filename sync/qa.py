@@ -65,6 +65,7 @@ WAIT_SECONDS = 3  # the `/wait N` of a delete that must be refused (long enough 
 SAMPLE_EVERY = 10  # operations between mirror samples
 OP_DEADLINE = 60.0  # an operation still running after this is reported as stuck
 RESIDUE_LIMIT = 100  # deleted sessions audited at the end (the first ones deleted)
+TOMBSTONE_LIMIT = 1000  # removed sessions whose tombstone is checked
 WORDS = (
     "budget",
     "deploy",
@@ -118,6 +119,7 @@ class QaReport:
     deleted: int = 0
     outbox_pending: int | None = None
     residue_checked: int = 0
+    tombstones_checked: int = 0  # sessions removed by some device, checked for a tombstone
     server_log_errors: int | None = None  # ERROR lines and tracebacks in the child's log
     op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
     loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
@@ -175,6 +177,7 @@ class QaReport:
             "sessions": {"final": self.sessions_final, "deleted": self.deleted},
             "outbox_pending": self.outbox_pending,
             "residue_checked": self.residue_checked,
+            "tombstones_checked": self.tombstones_checked,
             "op_seconds": {
                 kind: {"mean": round(statistics.fmean(v), 3), "max": round(max(v), 3)}
                 for kind, v in sorted(self.op_seconds.items())
@@ -234,7 +237,8 @@ class QaReport:
             )
         lines.append(
             f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
-            f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}"
+            f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}; "
+            f"tombstones checked for {self.tombstones_checked} removed"
         )
         if self.op_seconds:
             lines.append(
@@ -702,6 +706,15 @@ class Harness:
                 tombstone=bool(audit.get("tombstone", False)),
             )
         self.report.residue_checked = len(self.history.residue)
+        # Cross-check every removal against the server's own record of deletions.
+        removed = sorted({o.session_id for o in self.history.observations if o.source.is_removal})
+        for sid in removed[:TOMBSTONE_LIMIT]:
+            if sid in self.history.residue:
+                self.history.tombstones[sid] = self.history.residue[sid].tombstone
+            else:
+                audit = await self.control.residue(sid)
+                self.history.tombstones[sid] = bool(audit.get("tombstone", False))
+        self.report.tombstones_checked = len(self.history.tombstones)
 
 
 # -- command line ---------------------------------------------------------------------------

@@ -14,7 +14,8 @@ The invariants:
   row, or a mirror sample lacked a row it had shown before), the session never shows up
   there again;
 - no live prune: a device never removes a session that was live at that moment (one the
-  server still has at the end, or one removed before any delete of it had been sent);
+  server still has at the end, one removed before any delete of it had been sent, or one
+  for which the server keeps no deletion tombstone);
 - a refused delete (409) keeps the row on the device and the session on the server; a
   failed delete (network error, 5xx) keeps the row;
 - the server never serves a session whose delete it confirmed;
@@ -120,6 +121,7 @@ class History:
     outbox_pending: int | None = None
     residue: dict[str, Residue] = field(default_factory=dict)
     stuck: list[str] = field(default_factory=list)  # operations that outlived their deadline
+    tombstones: dict[str, bool] = field(default_factory=dict)  # removed id -> server has one
 
 
 class Kind(Enum):
@@ -162,6 +164,7 @@ def check(history: History) -> list[Violation]:
     live_ids = {row.id for row in history.server_index}
     violations += check_reappearance(history.observations, history.deletes, live_ids)
     violations += check_live_prunes(history.observations, history.deletes, live_ids)
+    violations += check_tombstones(history.tombstones, live_ids)
     violations += check_delete_outcomes(history.deletes, live_ids)
     violations += check_outbox(history.outbox_pending)
     violations += check_residue(history.residue)
@@ -324,6 +327,20 @@ def check_live_prunes(
                 )
             )
     return out
+
+
+def check_tombstones(tombstones: Mapping[str, bool], live_ids: set[str]) -> list[Violation]:
+    """Every session a device removed must be one the server records as deleted."""
+    return [
+        Violation(
+            Kind.LIVE_PRUNED,
+            f"{sid} was removed by a device but the server has no tombstone for it",
+            None,
+            sid,
+        )
+        for sid, has in sorted(tombstones.items())
+        if not has and sid not in live_ids  # a live one is reported by check_live_prunes
+    ]
 
 
 def check_delete_outcomes(deletes: Sequence[DeleteAttempt], live_ids: set[str]) -> list[Violation]:

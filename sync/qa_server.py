@@ -255,20 +255,33 @@ class ControlPlane:
         response.raise_for_status()
         return str(response.json()["id"])
 
+    async def _idempotent(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """A request safe to repeat, retried on a dropped connection: after a server restart
+        the pooled keep-alive connection is dead, and the first request on it fails with
+        ReadError (seen in 50-device soaks)."""
+        for attempt in range(3):
+            try:
+                return await self._http.request(method, path, **kwargs)
+            except httpx.TransportError:
+                if attempt == 2:
+                    raise
+                await asyncio.sleep(0.1 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     async def object_store(self, up: bool) -> None:
-        response = await self._http.put(
-            "/_stub/faults", json={"object_store": "up" if up else "down"}
+        response = await self._idempotent(
+            "PUT", "/_stub/faults", json={"object_store": "up" if up else "down"}
         )
         response.raise_for_status()
 
     async def maintenance(self) -> int:
         """One maintenance pass; the outbox rows still queued after it."""
-        response = await self._http.post("/_stub/maintenance")
+        response = await self._idempotent("POST", "/_stub/maintenance")
         response.raise_for_status()
         return int(response.json()["outbox_pending"])
 
     async def residue(self, session_id: str) -> dict[str, Any]:
-        response = await self._http.get(f"/_stub/sessions/{session_id}/residue")
+        response = await self._idempotent("GET", f"/_stub/sessions/{session_id}/residue")
         response.raise_for_status()
         body: dict[str, Any] = response.json()
         return body

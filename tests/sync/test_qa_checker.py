@@ -195,3 +195,10 @@ def test_an_undrained_outbox_and_purge_residue_are_reported() -> None:
 def test_an_operation_that_outlived_its_deadline_is_reported() -> None:
     history = converged_history(stuck=["operation 7 (delete) did not finish within 60s"])
     assert kinds(history) == [Kind.STUCK]
+
+
+def test_a_removed_session_without_a_server_tombstone_is_a_live_prune() -> None:
+    assert check(converged_history(tombstones={"ses_c": True})) == []
+    violations = check(converged_history(tombstones={"ses_c": False}))
+    assert [v.kind for v in violations] == [Kind.LIVE_PRUNED]
+    assert "no tombstone" in violations[0].detail
