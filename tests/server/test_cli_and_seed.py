@@ -231,3 +231,22 @@ def test_server_thread_is_a_context_manager(tmp_path: Path) -> None:
         assert server.url.startswith("http://127.0.0.1:")
         assert httpx.get(f"{server.url}/openapi.json").status_code == 200
     assert not server.thread.is_alive()
+
+
+def test_server_socket_is_tcp_so_replies_are_not_delayed(tmp_path: Path) -> None:
+    """PITFALLS §3: asyncio sets TCP_NODELAY on accepted sockets only when the listening
+    socket's proto is IPPROTO_TCP; a keep-alive request must not wait for a delayed ACK."""
+    settings = ServerSettings(
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", artifacts_dir=tmp_path / "o"
+    )
+    with ServerThread(settings) as server:
+        sock = server.server.servers[0].sockets[0]
+        assert sock.proto == socket.IPPROTO_TCP
+        with httpx.Client(base_url=server.url) as client:
+            client.get("/openapi.json")
+            timings = []
+            for _ in range(10):
+                started = time.perf_counter()
+                client.get("/v1/sessions")  # 401, on the kept-alive connection
+                timings.append(time.perf_counter() - started)
+        assert sorted(timings)[len(timings) // 2] < 0.040  # Nagle + delayed ACK would be ≥ 40 ms
