@@ -13,9 +13,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import Engine, create_engine, event, make_url, select
 from sqlalchemy.orm import Session
 
 from server_stub.db.models import Base, ServerMeta
@@ -29,6 +30,8 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
+            _ensure_sqlite_folder(url)
         self.engine = _make_engine(url)
 
     def create_schema(self) -> None:
@@ -88,6 +91,14 @@ class Database:
         """Read a meta value without creating it."""
         with self.read() as s:
             return s.scalar(select(ServerMeta.value).where(ServerMeta.key == key))
+
+
+def _ensure_sqlite_folder(url: str) -> None:
+    """Create the folder of a SQLite file (the default one lives in a user data directory
+    that may not exist yet)."""
+    database = make_url(url).database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
 
 
 def _make_engine(url: str) -> Engine:
