@@ -126,3 +126,46 @@ def test_sigterm_to_the_harness_stops_its_server_child(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_qa_catches_an_engine_that_prunes_without_confirmation(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sabotage the devices' engines (in this process): each pass sees only every other item
+    of the walk, and every point read "answers 404". The harness must report live sessions
+    pruned and mirrors that never converge, and exit 1."""
+    import sync.reconcile
+    from sync.plan import PointRead, PointReadOutcome
+
+    real_plan_walk = sync.reconcile.plan_walk
+    calls = itertools.count()
+
+    def half_walk(walk, mirror, *, complete):  # type: ignore[no-untyped-def]
+        return real_plan_walk(list(walk)[next(calls) % 2 :: 2], mirror, complete=complete)
+
+    async def always_absent(self, session_id):  # type: ignore[no-untyped-def]
+        return PointRead(session_id, PointReadOutcome.ABSENT)
+
+    monkeypatch.setattr(sync.reconcile, "plan_walk", half_walk)
+    monkeypatch.setattr(sync.reconcile.Reconciler, "_point_read", always_absent)
+    code, report = run_qa(
+        capsys,
+        "--server",
+        live_server.url,
+        "--devices",
+        "2",
+        "--operations",
+        "4",
+        "--seed",
+        "0",
+        "--initial",
+        "6",
+        "--interval",
+        "0.05",
+        "--deadline",
+        "2",
+    )
+    assert code == 1 and report["ok"] is False
+    kinds = {v["kind"] for v in report["violations"]}
+    assert "live_pruned" in kinds
+    assert "not_converged" in kinds
