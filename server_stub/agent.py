@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 import re
 import time
 from collections.abc import Callable
@@ -81,6 +82,16 @@ def parse_command(text: str) -> Command | None:
     if name not in {"wait", "approve", "artifact", "remember", "skill", "fail"}:
         return None
     return Command(name, rest.strip())
+
+
+def wait_seconds(arg: str) -> float:
+    """`/wait N`: N seconds within 0..3600; 1 s when N is missing or not a finite number."""
+    words = arg.split()
+    try:
+        seconds = float(words[0]) if words else 1.0
+    except ValueError:
+        return 1.0
+    return min(max(seconds, 0.0), 3600.0) if math.isfinite(seconds) else 1.0
 
 
 def first_text(message: dict[str, Any]) -> str:
@@ -299,10 +310,7 @@ class _Run:
         raise RunFailed("scripted failure")
 
     async def do_wait(self, arg: str) -> None:
-        try:
-            seconds = min(max(float(arg or "1"), 0.0), 3600.0)
-        except ValueError:
-            seconds = 1.0
+        seconds = wait_seconds(arg)
         start = time.monotonic()
         deadline = start + seconds
         next_tick = start + 1.0
