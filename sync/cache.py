@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sync.api import ApiClient
-from sync.errors import IntegrityError
+from sync.errors import CacheError, IntegrityError
 from sync.mirror import CachedFile, Mirror
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,14 @@ class ArtifactCache:
                 "they were not kept."
             )
         name = file_name_for(artifact_id)
-        path = await asyncio.to_thread(_write_atomically, self.cache_dir, name, data)
+        try:
+            path = await asyncio.to_thread(_write_atomically, self.cache_dir, name, data)
+        except OSError as exc:  # ENOSPC, EACCES...: the temporary file is already gone
+            raise CacheError(
+                f"Could not save the artifact {meta.name!r} in the cache folder "
+                f"{self.cache_dir}: {exc.strerror or exc}. Nothing was kept; free some space "
+                "(or fix the folder's permissions) and try again."
+            ) from exc
         await asyncio.to_thread(
             self.mirror.record_cached_file,
             CachedFile(

@@ -20,7 +20,8 @@ The tree, in the manner of httpx's `_exceptions.py`::
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
     ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
     └── MirrorError                 the local mirror cannot be used
-        └── MirrorTooNew            the mirror was written by a newer schema: never touched
+        ├── MirrorTooNew            the mirror was written by a newer schema: never touched
+        └── CacheError              artifact bytes could not be kept (disk full, permissions)
 
 Callers branch on the class, never on message text. Every class carries a human `message`
 that the command line and the window can show as is (no traceback for the user).
@@ -158,6 +159,11 @@ class MirrorTooNew(MirrorError):
         super().__init__(message)
         self.found = found
         self.supported = supported
+
+
+class CacheError(MirrorError):
+    """Artifact bytes could not be written to the profile's cache folder (disk full, no
+    permission): nothing was kept, no partial file is left, the mirror is unchanged."""
 
 
 _BY_CODE: dict[str, type[ApiError]] = {

@@ -18,15 +18,17 @@ processes by `BEGIN IMMEDIATE` plus `busy_timeout`.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    Connection,
     Engine,
     Index,
     Integer,
@@ -260,9 +262,12 @@ class Mirror:
         read_engine = _make_engine(path, immediate=False)
         mirror = cls(path, write_engine, read_engine)
         try:
-            mirror._migrate()
+            if found < SCHEMA_VERSION:  # a current mirror opens without a write (`ls` reads
+                mirror._migrate()  # while another process holds the write lock)
         except SQLAlchemyError as exc:
             mirror.close()
+            if _is_locked(exc):
+                raise _locked(path) from exc
             raise MirrorError(
                 f"Cannot open or upgrade the mirror {path}: {getattr(exc, 'orig', None) or exc}. "
                 "It was left at its previous version."
@@ -275,6 +280,19 @@ class Mirror:
     def close(self) -> None:
         self._write.dispose()
         self._read.dispose()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        """One write transaction; a database failure (another process holding the lock past
+        `busy_timeout`, a full disk) is a MirrorError with words, and nothing is written."""
+        try:
+            with self._write_lock, self._write.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            if _is_locked(exc):
+                raise _locked(self.path) from exc
+            reason = getattr(exc, "orig", None) or exc
+            raise MirrorError(f"Cannot write the mirror {self.path}: {reason}.") from exc
 
     # -- schema -----------------------------------------------------------------------------
 
@@ -356,7 +374,7 @@ class Mirror:
     # -- writes -----------------------------------------------------------------------------
 
     def set_state(self, key: str, value: str | None) -> None:
-        with self._write_lock, self._write.begin() as conn:
+        with self._writing() as conn:
             _set_state(conn, key, value)
 
     def apply(
@@ -375,7 +393,7 @@ class Mirror:
         this device deleted since the walk saw it must not come back).
         """
         now = time.time()
-        with self._write_lock, self._write.begin() as conn:
+        with self._writing() as conn:
             wanted = [v for v in upserts if skip is None or not skip(v.id)]
             current = _rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
             inserted: list[str] = []
@@ -451,12 +469,24 @@ class Mirror:
             index_elements=["artifact_id"],
             set_={k: stmt.excluded[k] for k in values if k != "artifact_id"},
         )
-        with self._write_lock, self._write.begin() as conn:
+        with self._writing() as conn:
             conn.execute(stmt, [values])
 
     def forget_cached_file(self, artifact_id: str) -> None:
-        with self._write_lock, self._write.begin() as conn:
+        with self._writing() as conn:
             conn.execute(delete(CachedArtifact).where(CachedArtifact.artifact_id == artifact_id))
+
+
+def _is_locked(exc: SQLAlchemyError) -> bool:
+    reason = str(getattr(exc, "orig", None) or exc).lower()
+    return "locked" in reason or "busy" in reason
+
+
+def _locked(path: Path) -> MirrorError:
+    return MirrorError(
+        f"The mirror {path} is locked by another program (another Converge window or "
+        "command?). Close it and try again."
+    )
 
 
 def _row(rec: SessionRecord) -> SessionRow:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sync.api import PAGE_LIMIT, ApiClient
 from sync.cache import remove_cached_files
-from sync.errors import BadCursor, NotFound, SyncError
+from sync.errors import BadCursor, MirrorError, NotFound, SyncError
 from sync.mirror import ETAG_KEY, Mirror
 from sync.models import SessionPage, SessionView
 from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk
@@ -128,13 +128,17 @@ class Reconciler:
         # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
         # next pass must not be short-circuited by a 304 and must retry it.
         new_etag = walk.etag if (self.use_etag and not prunes.kept) else None
-        applied = await asyncio.to_thread(
-            self.mirror.apply,
-            [*plan.upserts, *prunes.refreshes],
-            prunes.prunes,
-            state={ETAG_KEY: new_etag},
-            skip=self._skip,
-        )
+        try:
+            applied = await asyncio.to_thread(
+                self.mirror.apply,
+                [*plan.upserts, *prunes.refreshes],
+                prunes.prunes,
+                state={ETAG_KEY: new_etag},
+                skip=self._skip,
+            )
+        except MirrorError as exc:  # locked by another process, disk full: nothing written
+            log.warning("reconcile (%s): mirror not written: %s", reason.value, exc.message)
+            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         report = ReconcileReport(
             reason=reason,

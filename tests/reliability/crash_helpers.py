@@ -24,12 +24,15 @@ START_TIMEOUT = 60.0  # a loaded 2-core machine imports FastAPI and SQLAlchemy s
 
 @dataclass
 class ServerProcess:
-    """One `converge-server` process on `database_url` with its object store `artifacts`."""
+    """One `converge-server` process on `database_url` with its object store `artifacts`.
+
+    `stop()` then `start()` (or `kill()` then `start()`) restarts it on the same database."""
 
     database_url: str
     artifacts: Path
     log_path: Path
     agent_delay: float = 0.0
+    port: int = 0  # 0: a new free port at every start; else the same port every time
     extra_args: tuple[str, ...] = ()
     url: str = ""
     proc: subprocess.Popen[bytes] | None = None
@@ -45,7 +48,7 @@ class ServerProcess:
         return [
             *exe,
             "--port",
-            "0",
+            str(self.port),
             "--database",
             self.database_url,
             "--artifacts",
