@@ -28,6 +28,12 @@ class RunNotifier:
             self._events[run_id] = event
         return event
 
+    def release(self, run_id: str, event: asyncio.Event) -> None:
+        """Forget `event` if nobody set it (a waiter that is done, e.g. a stream of a finished
+        run), so that finished runs leave no entry behind. Call on the loop."""
+        if self._events.get(run_id) is event and not event.is_set():
+            del self._events[run_id]
+
     def notify(self, run_id: str, *, final: bool = False) -> None:
         """Wake everyone waiting on `run_id`; thread-safe. `final` forgets the run."""
         try:

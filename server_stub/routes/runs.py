@@ -119,6 +119,7 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
                 yield _frame(item)
                 last_write = time.monotonic()
             if terminal:
+                st.notifier.release(run_id, wake)
                 return
             remaining = keepalive - (time.monotonic() - last_write)
             if remaining <= 0:
