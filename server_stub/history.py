@@ -7,10 +7,11 @@ bumps the owner's index version, which is the source of the session list's ETag.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Executable, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -39,14 +40,24 @@ def bump_version(s: Session, tenant: str, principal: str) -> None:
     Called last in a transaction, so on PostgreSQL the version row lock is always taken after
     the session row lock (one lock order, no deadlock).
     """
-    dialect = s.get_bind().dialect.name
+    s.flush()  # what the ORM's autoflush did before this ran on the connection directly
+    s.connection().execute(
+        _bump_statement(s.get_bind().dialect.name), {"tenant": tenant, "principal": principal}
+    )
+
+
+@functools.cache
+def _bump_statement(dialect: str) -> Executable:
+    """The version upsert, built once per dialect: every event append runs it, and building
+    it each time cost more than SQLite took to execute it."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(PrincipalVersion).values(tenant=tenant, principal=principal, version=1)
-    stmt = stmt.on_conflict_do_update(
+    stmt = insert(PrincipalVersion).values(
+        tenant=bindparam("tenant"), principal=bindparam("principal"), version=1
+    )
+    return stmt.on_conflict_do_update(
         index_elements=["tenant", "principal"],
         set_={"version": PrincipalVersion.version + 1},
     )
-    s.execute(stmt)
 
 
 def index_version(s: Session, tenant: str, principal: str) -> int:

@@ -66,7 +66,8 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
 
     def work() -> tuple[list[dict[str, Any]], str | None, int]:
         with st.db.read() as s:
-            version = index_version(s, who.tenant, who.principal)
+            # Only the first page carries an ETag; a walk's other pages skip the version read.
+            version = index_version(s, who.tenant, who.principal) if after is None else 0
             stmt = select(*_INDEX_COLUMNS).where(
                 SessionRow.tenant == who.tenant, SessionRow.principal == who.principal
             )
