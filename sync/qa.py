@@ -832,6 +832,13 @@ def main(argv: Sequence[str]) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("converge qa: interrupted.", file=sys.stderr)
         return 130
+    except Exception as exc:  # e.g. the control plane failing mid-run: one line, details -v
+        log.info("the harness failed", exc_info=True)
+        print(
+            f"converge qa: the run failed ({type(exc).__name__}: {exc}); run with -v for details.",
+            file=sys.stderr,
+        )
+        return EXIT_SETUP
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
