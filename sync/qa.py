@@ -734,7 +734,13 @@ def build_parser() -> argparse.ArgumentParser:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--operations", type=int, metavar="N", help="run N operations")
     size.add_argument("--duration", type=float, metavar="SECONDS", help="run for SECONDS")
-    p.add_argument("--interval", type=float, default=0.2, metavar="SECONDS", help="reconcile timer")
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=0.2,
+        metavar="SECONDS",
+        help="each device's reconcile timer (default 0.2)",
+    )
     p.add_argument(
         "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
     )
