@@ -142,6 +142,13 @@ def _collect(client: httpx.Client, graph: Graph) -> None:
     graph.kdocs = [d["id"] for d in documents if d["source_session_id"] == graph.session]
 
 
+def _wait_waiting(client: httpx.Client, run_id: str) -> None:
+    def waiting() -> bool:
+        return bool(client.get(f"/v1/runs/{run_id}").json()["status"] == "waiting_for_approval")
+
+    wait_until(waiting)
+
+
 def _new_session(client: httpx.Client) -> str:
     response = client.post("/v1/sessions", json={})
     assert response.status_code == 201, response.text
@@ -159,9 +166,7 @@ def _full_graph(client: httpx.Client, name: str) -> Graph:
     ):
         _follow(client, _run(client, graph, text))
     approving = _run(client, graph, f"/approve {name}-tool")
-    wait_until(
-        lambda: client.get(f"/v1/runs/{approving}").json()["status"] == "waiting_for_approval"
-    )
+    _wait_waiting(client, approving)
     _collect(client, graph)
     decided = client.post(
         f"/v1/approvals/{graph.approvals[-1]}/decision", json={"decision": "deny"}
@@ -181,11 +186,7 @@ def seed(server: LiveServer, spare: int = 3) -> World:
         deleted = _full_graph(client, f"{who}-gone")
         waiting = Graph(_new_session(client))
         waiting_run = _run(client, waiting, f"/approve {who}-deploy")
-        wait_until(
-            lambda c=client, r=waiting_run: (
-                c.get(f"/v1/runs/{r}").json()["status"] == "waiting_for_approval"
-            )
-        )
+        _wait_waiting(client, waiting_run)
         _collect(client, waiting)
         gone = client.delete(f"/v1/sessions/{deleted.session}")
         assert gone.status_code == 204, gone.text

@@ -118,7 +118,7 @@ def _cases() -> Iterator[Any]:
             yield pytest.param(label, GenerationMode.NEGATIVE, id=f"{label} negative")
 
 
-def envelope_conformance(ctx: CheckContext, response: Any, case: Case) -> bool | None:
+def envelope_conformance(ctx: CheckContext, response: Any, case: Case[Any]) -> bool | None:
     """Every 4xx/5xx is the contract's envelope, with the code of its status; no 422."""
     status = response.status_code
     if status == 422:

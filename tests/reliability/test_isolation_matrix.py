@@ -225,7 +225,7 @@ def test_foreign_or_deleted_resource_is_indistinguishable_from_none(
     assert _victim_snapshot(world) == before, "a refused request changed the owner's data"
 
 
-LISTS = {
+LISTS: dict[str, tuple[str, Callable[[Holdings], set[str]]]] = {
     "GET /v1/sessions": ("/v1/sessions", lambda h: {h.done.session, h.waiting.session}),
     "GET /v1/memories": ("/v1/memories", lambda h: set(h.done.memories)),
     "GET /v1/knowledge/documents": ("/v1/knowledge/documents", lambda h: set(h.done.kdocs)),
