@@ -28,7 +28,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.reliability.conftest import ALICE, BOB, CAROL, Holdings, World, message, seed
+from tests.reliability.conftest import (
+    ALICE,
+    BOB,
+    CAROL,
+    READONLY,
+    Holdings,
+    World,
+    message,
+    seed,
+)
 
 NEVER = {
     "ses": "ses_neverexisted0000000",
@@ -289,3 +298,25 @@ def test_list_etag_ignores_other_principals_changes(world: World, relation: str)
     again = observer.get("/v1/sessions", headers={"If-None-Match": etag})
     assert again.status_code == 304, again.text
     assert again.headers["ETag"] == etag
+
+
+@pytest.mark.parametrize(
+    ("probe", "token"),
+    [
+        pytest.param(probe, token, id=f"{probe.route} | {token or 'no token'}")
+        for probe in PROBES
+        for token in (None, "dev-nobody", "dev-alice-readonly")
+        if not (token == "dev-alice-readonly" and probe.route.startswith("GET"))
+    ],
+)
+def test_auth_failures_do_not_depend_on_existence(
+    world: World, probe: Probe, token: str | None
+) -> None:
+    """401 and 403 come before existence: the answer for alice's real resource is the
+    answer for one that never existed, byte for byte (CONTRACT §1, order of checks)."""
+    client = world.client(token)
+    alice = world.holdings[ALICE]
+    real = probe.send(client, alice, probe.live(alice))
+    never = probe.send(client, alice, NEVER[probe.kind])
+    assert real.status_code == never.status_code == (401 if token != READONLY else 403)
+    assert real.content == never.content
