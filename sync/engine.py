@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -153,6 +154,8 @@ class SyncEngine:
         server, token = profile.require_connection()
         await asyncio.to_thread(profile.ensure_dirs)
         mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
+        identity = hashlib.sha256(f"{server}\n{token}".encode()).hexdigest()
+        await asyncio.to_thread(mirror.bind_identity, identity)
         api = ApiClient(server, token, transport=transport, retry_attempts=retry_attempts)
         return cls(
             profile,

@@ -125,6 +125,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 ETAG_KEY = "sessions_first_page_etag"
+IDENTITY_KEY = "connection_identity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,6 +453,23 @@ class Mirror:
             for key, value in (state or {}).items():
                 _set_state(conn, key, value)
         return ApplyResult(inserted, updated, removed, files)
+
+    def bind_identity(self, identity: str) -> bool:
+        """Record which server and token this mirror follows; on a change, forget the ETag.
+
+        An ETag only means something to the server (and principal) that issued it. Returns
+        True when the identity changed. Rows are left alone: the next pass point-reads the
+        ones the new index lacks and prunes those that answer 404.
+        """
+        with self._write_lock, self._write.begin() as conn:
+            current = conn.execute(
+                select(SyncState.value).where(SyncState.key == IDENTITY_KEY)
+            ).scalar_one_or_none()
+            if current == identity:
+                return False
+            _set_state(conn, IDENTITY_KEY, identity)
+            _set_state(conn, ETAG_KEY, None)
+            return True
 
     def record_cached_file(self, entry: CachedFile) -> None:
         values = {

@@ -173,3 +173,19 @@ def test_an_older_view_never_overwrites_a_newer_row(tmp_path: Path) -> None:
         assert row is not None and row.title == "after the run"
     finally:
         mirror.close()
+
+
+def test_a_new_server_or_token_forgets_the_etag_but_keeps_rows(tmp_path: Path) -> None:
+    from sync.mirror import ETAG_KEY
+
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        assert mirror.bind_identity("server-a") is True
+        mirror.apply([view("ses_a", "2026-01-01T00:00:01.000000Z")], state={ETAG_KEY: '"e1"'})
+        assert mirror.bind_identity("server-a") is False
+        assert mirror.get_state(ETAG_KEY) == '"e1"'
+        assert mirror.bind_identity("server-b") is True
+        assert mirror.get_state(ETAG_KEY) is None
+        assert [r.id for r in mirror.rows()] == ["ses_a"]
+    finally:
+        mirror.close()

@@ -369,3 +369,22 @@ def test_reconcile_reports_errors_instead_of_raising(tmp_path: Path) -> None:
             assert isinstance(report.error, SyncError)
 
     run(go())
+
+
+def test_switching_a_profile_to_another_principal_converges_to_its_index(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def go() -> None:
+        async with Server(live_server.url) as alice, Server(live_server.url, "dev-bob") as bob:
+            alices = await seed(alice, 2)
+            bobs = await seed(bob, 1)
+            async with device(live_server.url, tmp_path / "p") as (engine, _):
+                await engine.reconcile()
+                assert {r.id for r in await engine.rows()} == set(alices)
+            async with device(live_server.url, tmp_path / "p", token="dev-bob") as (engine, _):
+                report = await engine.reconcile()
+                assert not report.not_modified  # alice's ETag was forgotten
+                assert set(report.pruned) == set(alices)  # 404 for another principal
+                assert {r.id for r in await engine.rows()} == set(bobs)
+
+    run(go())
