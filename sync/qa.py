@@ -120,6 +120,7 @@ class QaReport:
     outbox_pending: int | None = None
     residue_checked: int = 0
     tombstones_checked: int = 0  # sessions removed by some device, checked for a tombstone
+    engine: dict[str, int] = field(default_factory=dict)  # what the devices' passes did
     server_log_errors: int | None = None  # ERROR lines and tracebacks in the child's log
     op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
     loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
@@ -178,6 +179,7 @@ class QaReport:
             "outbox_pending": self.outbox_pending,
             "residue_checked": self.residue_checked,
             "tombstones_checked": self.tombstones_checked,
+            "engine": dict(self.engine),
             "op_seconds": {
                 kind: {"mean": round(statistics.fmean(v), 3), "max": round(max(v), 3)}
                 for kind, v in sorted(self.op_seconds.items())
@@ -240,6 +242,8 @@ class QaReport:
             f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}; "
             f"tombstones checked for {self.tombstones_checked} removed"
         )
+        if self.engine:
+            lines.append("engine: " + ", ".join(f"{k} {v}" for k, v in self.engine.items()))
         if self.op_seconds:
             lines.append(
                 "operation latency (mean/max s): "
@@ -418,6 +422,18 @@ class Harness:
                 await device.close()
             except Exception:
                 log.exception("closing device %d failed", device.index)
+        r = self.recorder
+        by_source = Counter(o.source.value for o in r.observations)
+        self.report.engine = {
+            "passes": r.passes,
+            "inserted": by_source["inserted"],
+            "updated": by_source["updated"],
+            "pruned": by_source["pruned"],
+            "removed_by_delete": by_source["deleted"],
+            "point_reads": r.point_reads,
+            "rescued_by_point_read": r.rescued,
+            "kept_inconclusive": r.kept,
+        }
         if self.control is not None:
             await self.control.aclose()
         if self.server is not None:

@@ -85,6 +85,11 @@ class Recorder:
     def __init__(self) -> None:
         self.observations: list[Observation] = []
         self._seq = itertools.count()
+        # What the devices' passes reported (passes that changed nothing emit no event).
+        self.passes = 0  # passes started, over every device and engine
+        self.point_reads = 0  # mirror rows the walk missed, read one by one
+        self.rescued = 0  # ... that answered 200: they moved during the walk, kept
+        self.kept = 0  # ... whose point read was inconclusive, kept
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -175,6 +180,7 @@ class Device:
         engine, self._engine = self._engine, None
         if engine is None:
             return
+        self.recorder.passes += engine.passes_started
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -189,6 +195,12 @@ class Device:
     def _on_event(self, event: EngineEvent) -> None:
         if not isinstance(event, IndexChanged):
             return
+        report = event.report
+        if report is not None:
+            point_reads = max(0, report.requests - report.pages)
+            self.recorder.point_reads += point_reads
+            self.recorder.kept += len(report.kept)
+            self.recorder.rescued += max(0, point_reads - len(report.pruned) - len(report.kept))
         for sid in event.inserted:
             self.recorder.observe(self.index, sid, True, Source.INSERTED)
         for sid in event.updated:
