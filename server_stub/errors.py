@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,21 @@ def invalid_state(message: str, **details: Any) -> ApiError:
 UNKNOWN_ROUTE = "no such route"
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves on this path (RFC 9110 `Allow`). Starlette names only
+    the first route that matched the path, so `OPTIONS /v1/sessions` said `Allow: GET`
+    although POST is served there too. Asks the router, method by method."""
+    allowed = []
+    for method in _METHODS:
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] is Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return ", ".join(allowed)
+
+
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Route every error through the envelope."""
 
@@ -102,13 +118,14 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, ApiError)
         return exc.response()
 
-    async def on_http_error(_request: Request, exc: Exception) -> Response:
+    async def on_http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         status = exc.status_code
         headers = dict(exc.headers) if exc.headers else None
         if status == 404:
             return envelope_response(404, UNKNOWN_ROUTE)
         if status == 405:
+            headers = {**(headers or {}), "Allow": _allowed_methods(request)}
             return envelope_response(405, "method not allowed", headers=headers)
         if status in _CODES:
             return envelope_response(status, str(exc.detail), headers=headers)
