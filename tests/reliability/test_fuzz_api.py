@@ -401,3 +401,41 @@ def test_hostile_input_is_answered_in_the_contract(
     if status >= 400:
         error = json.loads(body)["error"]
         assert error["code"] == ERROR_CODES[status]
+
+
+def _paths() -> list[Any]:
+    document = _static_description()
+    return [
+        pytest.param(path, sorted(m.upper() for m in item if m in HTTP_METHODS), id=path)
+        for path, item in sorted(document["paths"].items())
+    ]
+
+
+@pytest.mark.parametrize(("path", "documented"), _paths())
+def test_undocumented_methods_are_405_naming_the_documented_ones(
+    world: World, path: str, documented: list[str]
+) -> None:
+    """Every method the description does not list on a path answers 405 in the envelope,
+    with an `Allow` header naming exactly the documented methods (RFC 9110)."""
+    url = path.format(
+        **{
+            name: "x_1"
+            for name in (
+                "session_id",
+                "run_id",
+                "approval_id",
+                "artifact_id",
+                "memory_id",
+                "skill_id",
+            )
+        }
+    )
+    client = world.client(ALICE)
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"):
+        if method in documented:
+            continue
+        response = client.request(method, url)
+        assert response.status_code == 405, (method, response.text)
+        assert response.json()["error"]["code"] == "method_not_allowed"
+        allowed = sorted(m.strip() for m in response.headers["Allow"].split(","))
+        assert allowed == documented, (method, allowed)
