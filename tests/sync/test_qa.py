@@ -3,6 +3,7 @@ workload, and the checks; plus the external-server mode and its set-up failures.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import shutil
@@ -110,10 +111,10 @@ def test_sigterm_to_the_harness_stops_its_server_child(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    children: list[psutil.Process] = []
     try:
         parent = psutil.Process(proc.pid)
         deadline = time.monotonic() + 20
-        children: list[psutil.Process] = []
         while time.monotonic() < deadline and not children:
             children = parent.children(recursive=True)
             time.sleep(0.05)  # polling for the child to appear, with a deadline
@@ -126,6 +127,9 @@ def test_sigterm_to_the_harness_stops_its_server_child(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for child in children:  # never leave a server behind, even when the test fails
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
 
 
 def test_qa_catches_an_engine_that_prunes_without_confirmation(
