@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -23,7 +24,7 @@ from tests.conftest import LiveServer, ServerFactory
 SEED = 7  # its first 40 operations hold a restart, an outage and a refused delete
 
 
-def run_qa(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+def run_qa(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
     code = cli.main(["qa", *args, "--json"])
     out = capsys.readouterr().out
     return code, json.loads(out)
@@ -138,10 +139,11 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     """Sabotage the devices' engines (in this process): each pass sees only every other item
     of the walk, and every point read "answers 404". The harness must report live sessions
     pruned and mirrors that never converge, and exit 1."""
+    import sync.plan
     import sync.reconcile
     from sync.plan import PointRead, PointReadOutcome
 
-    real_plan_walk = sync.reconcile.plan_walk
+    real_plan_walk = sync.plan.plan_walk
     calls = itertools.count()
 
     def half_walk(walk, mirror, *, complete):  # type: ignore[no-untyped-def]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import itertools
 
-from sync.qa_workload import OpKind, choose, plan, plan_digest
+from sync.qa_workload import Op, OpKind, choose, plan, plan_digest
 
 
-def first(n: int, seed: int, devices: int = 3, restarts: bool = True) -> list:
+def first(n: int, seed: int, devices: int = 3, restarts: bool = True) -> list[Op]:
     return list(itertools.islice(plan(seed, devices, restarts=restarts), n))
 
 
