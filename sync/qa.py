@@ -458,6 +458,8 @@ class Harness:
             try:
                 async with asyncio.timeout(OP_DEADLINE):
                     await self._execute(op)
+                if self.server is not None:
+                    self.server.check_alive()
             except TimeoutError:
                 self.history.stuck.append(
                     f"operation {op.index} ({op.kind.value}) did not finish within {OP_DEADLINE:g}s"
@@ -687,6 +689,8 @@ class Harness:
 
     async def _truth_or_none(self) -> list[RowKey] | None:
         assert self.truth is not None
+        if self.server is not None:
+            self.server.check_alive()
         try:
             return _row_keys(await self.truth.index())
         except SyncError as exc:

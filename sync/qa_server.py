@@ -72,6 +72,15 @@ class ServerProcess:
     def running(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
 
+    def check_alive(self) -> None:
+        """Raise QaSetupError when the child died on its own (it is never stopped without
+        being started again within the same operation)."""
+        proc = self._proc
+        if proc is not None and proc.returncode is not None:
+            raise QaSetupError(
+                f"the server exited unexpectedly (status {proc.returncode}): {self.log_tail()}"
+            )
+
     def _args(self) -> list[str]:
         return [
             *server_command(),
