@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import itertools
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sync.qa_checker import (
     DeleteAttempt,
     DeleteResult,
@@ -202,3 +205,105 @@ def test_a_removed_session_without_a_server_tombstone_is_a_live_prune() -> None:
     violations = check(converged_history(tombstones={"ses_c": False}))
     assert [v.kind for v in violations] == [Kind.LIVE_PRUNED]
     assert "no tombstone" in violations[0].detail
+
+
+# -- a property: legitimate, racy histories never trip the checker --------------------------
+
+
+@st.composite
+def legitimate_histories(draw: st.DrawFn) -> History:
+    """Histories that a correct engine may produce: inserts and updates at any time while a
+    session lives, a stale walk that still upserts (or first inserts) a deleted session, and
+    removals only after the server committed the delete, never followed by presence."""
+    devices = draw(st.integers(1, 3))
+    sessions = [f"ses_{i}" for i in range(draw(st.integers(1, 5)))]
+    seq = itertools.count()
+    observations: list[Observation] = []
+    deletes: list[DeleteAttempt] = []
+    live: list[RowKey] = []
+    for sid in sessions:
+        deleted_at = draw(st.one_of(st.none(), st.floats(1.0, 9.0)))
+        if deleted_at is None:
+            live.append(RowKey(sid, sid.upper(), f"2026-11-30T07:00:0{len(live)}.000000Z"))
+        else:
+            deletes.append(
+                DeleteAttempt(
+                    sid,
+                    draw(st.integers(0, devices - 1)),
+                    deleted_at,
+                    deleted_at + 0.05,
+                    DeleteResult.DELETED,
+                    True,
+                    False,
+                )
+            )
+        for device in range(devices):
+            steps = draw(st.lists(st.floats(0.0, 20.0), max_size=4))
+            times = sorted(steps)
+            if deleted_at is None:
+                for at in times:
+                    observations.append(
+                        Observation(next(seq), at, device, sid, True, Source.UPDATED)
+                    )
+                continue
+            committed = deleted_at + 0.01
+            removal_at = draw(st.floats(committed, 30.0))
+            for at in times:
+                if at < removal_at:  # before the removal, even a stale walk may upsert it
+                    observations.append(
+                        Observation(next(seq), at, device, sid, True, Source.INSERTED)
+                    )
+            if times and times[0] < removal_at:
+                observations.append(
+                    Observation(
+                        next(seq),
+                        removal_at,
+                        device,
+                        sid,
+                        False,
+                        draw(st.sampled_from([Source.PRUNED, Source.DELETED])),
+                    )
+                )
+    observations.sort(key=lambda o: (o.at, o.seq))
+    observations = [
+        Observation(i, o.at, o.device, o.session_id, o.present, o.source)
+        for i, o in enumerate(observations)
+    ]
+    live.sort(key=lambda r: (r.updated_at, r.id), reverse=True)
+    return History(
+        devices=devices,
+        observations=observations,
+        deletes=deletes,
+        server_index=live,
+        mirrors={d: list(live) for d in range(devices)},
+        converged_after=dict.fromkeys(range(devices), 0.1),
+        deadline=5.0,
+        outbox_pending=0,
+        tombstones={d.session_id: True for d in deletes},
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(legitimate_histories())
+def test_legitimate_histories_have_no_violations(history: History) -> None:
+    assert check(history) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(legitimate_histories(), st.data())
+def test_presence_after_any_removal_is_always_caught(history: History, data: st.DataObject) -> None:
+    removals = [o for o in history.observations if o.source.is_removal]
+    if not removals:
+        return
+    gone = data.draw(st.sampled_from(removals))
+    history.observations.append(
+        Observation(
+            len(history.observations),
+            gone.at + 1.0,
+            gone.device,
+            gone.session_id,
+            True,
+            Source.UPDATED,
+        )
+    )
+    assert Kind.REAPPEARED in {v.kind for v in check(history)}
