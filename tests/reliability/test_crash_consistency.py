@@ -331,6 +331,10 @@ def crash_scenario(database_url: str, tmp_path: Path, label: str) -> Figures:
         leftovers = byte_objects(artifacts)
         assert not leftovers, f"orphan byte objects: {leftovers}"
         assert server.stop() == 0
+    except BaseException:
+        log = server.log_path.read_text(errors="replace") if server.log_path.exists() else ""
+        print(f"\n[crash {label}] server log tail:\n{log[-6000:]}")
+        raise
     finally:
         server.stop()
         figures.kills, figures.starts = server.kills, server.starts
