@@ -62,12 +62,15 @@ def _bump_statement(dialect: str) -> Executable:
 
 def index_version(s: Session, tenant: str, principal: str) -> int:
     """The principal's current index version (0 before any change)."""
-    value = s.scalar(
-        select(PrincipalVersion.version).where(
-            PrincipalVersion.tenant == tenant, PrincipalVersion.principal == principal
-        )
-    )
+    value = s.connection().execute(_VERSION, {"tenant": tenant, "principal": principal}).scalar()
     return int(value or 0)
+
+
+# Built once: the first page of every list request reads it.
+_VERSION = select(PrincipalVersion.version).where(
+    PrincipalVersion.tenant == bindparam("tenant"),
+    PrincipalVersion.principal == bindparam("principal"),
+)
 
 
 def etag_for(epoch: str, tenant: str, principal: str, version: int) -> str:
