@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 import qasync
+import shiboken6
 
 
 class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
@@ -31,6 +32,24 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
             return super().run_forever()
         finally:
             sys.set_asyncgen_hooks(*old_hooks)
+
+    def close(self) -> None:
+        """Close, then kill qasync's pending Qt timers and delete its timer object now.
+
+        qasync's `close()` only flags its timer object as stopped; the Qt timers stay
+        registered until they fire. If the Python garbage collector later destroys that
+        QObject on another thread (a server or executor thread that happens to run a
+        collection), Qt keeps a dangling timer and the next tick crashes the process (seen
+        as a segfault in `QTimerInfoList::activateTimers` when tests create many loops).
+        """
+        timer = getattr(self, "_timer", None)
+        super().close()
+        if timer is not None and shiboken6.isValid(timer):
+            callbacks = getattr(timer, "_SimpleTimer__callbacks", {})
+            for timer_id in list(callbacks):
+                timer.killTimer(timer_id)
+            callbacks.clear()
+            shiboken6.delete(timer)
 
     def run_until_complete(self, future: Any) -> Any:
         """Run until `future` is done, without qasync's extra pass of Qt events afterwards.

@@ -39,7 +39,7 @@ from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, Sync
 from ui.conversation_pane import ConversationPane
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
-from ui.main_window import MainWindow
+from ui.main_window import EMPTY, LOADING, MainWindow
 from ui.session_model import UNTITLED, SessionListModel, display_title
 
 log = logging.getLogger(__name__)
@@ -101,6 +101,7 @@ class WindowController(QObject):
         self._following_run: str | None = None
         self._status = EngineStatus(EngineState.IDLE)
         self._offline_retry = 0
+        self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
 
         application = app or QGuiApplication.instance()
         self.foreground: ForegroundWatcher | None = None
@@ -163,9 +164,10 @@ class WindowController(QObject):
         return task
 
     async def wait_idle(self) -> None:
-        """Wait for every task started by the controller (tests, shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait for the tasks the controller started, except a live run being followed
+        (which lasts as long as the run): for tests and scripts."""
+        while pending := [t for t in self._tasks if t is not self._follow_task]:
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def set_row_source(self, source: RowSource) -> None:
         """Where sidebar rows come from before an engine is attached (the mirror)."""
@@ -229,6 +231,11 @@ class WindowController(QObject):
 
     def _show_status(self, status: EngineStatus) -> None:
         previous, self._status = self._status, status
+        if status.state is not EngineState.SYNCING and (
+            status.last_success is not None or status.state is not EngineState.IDLE
+        ):
+            self._concluded = True
+            self._update_placeholder()
         if status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
@@ -293,8 +300,7 @@ class WindowController(QObject):
             self._refreshing = False
 
     def _after_rows(self) -> None:
-        self.window.set_filter_hint(self._filter)
-        self.window._update_empty()
+        self._update_placeholder()
         wanted = self._select_after_refresh
         if wanted is not None and self.window.select_session(wanted):
             self._select_after_refresh = None
@@ -306,6 +312,14 @@ class WindowController(QObject):
                 if row.active_run_id and row.active_run_id != self._following_run:
                     self._follow(open_id, row.active_run_id, self._last_seq)
         self.rows_applied.emit()
+
+    def _update_placeholder(self) -> None:
+        if self._filter:
+            self.window.set_placeholder(f"No conversations match “{self._filter}”.")
+        elif self._concluded:
+            self.window.set_placeholder(EMPTY)
+        else:
+            self.window.set_placeholder(LOADING)
 
     def _on_filter(self, text: str) -> None:
         self._filter = text.strip()

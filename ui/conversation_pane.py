@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -31,7 +31,7 @@ from ui.relative_time import full_time
 
 DELETED_ELSEWHERE = (
     "This conversation was deleted on another device. "
-    "It is no longer on the server, and it has been removed from this device's history."
+    "It is no longer on the server or in this device's history."
 )
 EMPTY_STATE = "Select a conversation on the left, or start a new one."
 
@@ -70,7 +70,10 @@ def _label(text: str, name: str, *, selectable: bool = True) -> QLabel:
 
 
 class Bubble(QFrame):
-    """One message: "You" on the right, the assistant on the left."""
+    """One message: "You" on the right, the assistant on the left.
+
+    A word-wrapped QLabel asks for a narrow width, so a bubble sets its own: the text's
+    natural width, capped by what the transcript has room for (`fit`)."""
 
     def __init__(self, role: str, text: str) -> None:
         super().__init__()
@@ -81,9 +84,19 @@ class Bubble(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 9)
         layout.addWidget(self.body)
+        self._room = 520
 
     def set_text(self, text: str) -> None:
         self.body.setText(text)
+        self.fit(self._room)
+
+    def fit(self, room: int) -> None:
+        """Make the text as wide as it naturally is, up to `room` pixels."""
+        self._room = room
+        metrics = self.body.fontMetrics()
+        lines = self.body.text().splitlines() or [""]
+        natural = max(metrics.horizontalAdvance(line) for line in lines) + 6
+        self.body.setMinimumWidth(max(40, min(natural, room)))
 
 
 class Card(QFrame):
@@ -208,15 +221,18 @@ class ConversationPane(QWidget):
         composer_frame.setLayout(composer_row)
         self.composer_frame = composer_frame
 
-        banner_row = QHBoxLayout()
-        banner_row.setContentsMargins(24, 10, 24, 0)
+        self.banner_box = QWidget()
+        self.banner_box.setObjectName("bannerBox")
+        banner_row = QHBoxLayout(self.banner_box)
+        banner_row.setContentsMargins(24, 10, 24, 4)
         banner_row.addWidget(self.banner)
+        self.banner_box.hide()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(header_frame)
-        layout.addLayout(banner_row)
+        layout.addWidget(self.banner_box)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(self.empty, 1)
         layout.addWidget(composer_frame)
@@ -257,6 +273,7 @@ class ConversationPane(QWidget):
     def show_banner(self, text: str) -> None:
         self.banner.setText(text)
         self.banner.setVisible(bool(text))
+        self.banner_box.setVisible(bool(text))
 
     def show_deleted_elsewhere(self) -> None:
         """The open conversation vanished in a reconcile: say so plainly, block sending."""
@@ -352,11 +369,21 @@ class ConversationPane(QWidget):
     def _clear_items(self) -> None:
         self._streaming.clear()
         self._approvals.clear()
-        while self._items.count() > 1:
-            item = self._items.takeAt(0)
+        while self._items.count() > 1:  # item 0 is the stretch that bottom-aligns the chat
+            item = self._items.takeAt(1)
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
+
+    def _bubble_room(self) -> int:
+        width = self.scroll.viewport().width() or self.width()
+        return max(160, min(560, int(width * 0.72) - 60))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        room = self._bubble_room()
+        for bubble in self.transcript.findChildren(Bubble):
+            bubble.fit(room)
 
     def _add(self, widget: QWidget, *, right: bool = False) -> None:
         row = QHBoxLayout()
@@ -364,7 +391,7 @@ class ConversationPane(QWidget):
         holder = QWidget()
         holder.setLayout(row)
         if isinstance(widget, Bubble):
-            widget.setMaximumWidth(640)
+            widget.fit(self._bubble_room())
             if right:
                 row.addStretch(1)
                 row.addWidget(widget, 0)
@@ -373,7 +400,7 @@ class ConversationPane(QWidget):
                 row.addStretch(1)
         else:
             row.addWidget(widget, 1)
-        self._items.insertWidget(self._items.count() - 1, holder)
+        self._items.addWidget(holder)
 
     def _add_approval(self, approval_id: str, tool: str) -> None:
         card = Card(

@@ -34,6 +34,11 @@ STOP_RUN_AND_DELETE = "Stop Run and Delete"
 RETRY = "Retry"
 UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
 LIST_LIMIT = 6
+# QMessageBox's own labels: a bold question, a readable width for the explanation.
+BOX_STYLE = """
+QLabel#qt_msgbox_label { font-weight: 600; min-width: 360px; }
+QLabel#qt_msgbox_informativelabel { min-width: 360px; }
+"""
 
 
 async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None = None) -> int:
@@ -97,6 +102,7 @@ def _message_box(
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+    box.setStyleSheet(BOX_STYLE)
     return box
 
 
@@ -130,15 +136,17 @@ def build_run_in_progress_box(
     parent: QWidget | None, title: str, active_run_id: str | None
 ) -> QMessageBox:
     """Shown on 409: the delete did nothing; stopping the run is a separate, explicit step."""
-    run = f" ({active_run_id})" if active_run_id else ""
     box = _message_box(
         parent,
         QMessageBox.Icon.Information,
         "Run in progress",
         f"{_quote(title)} is still running. Nothing was deleted.",
-        f"A conversation can't be deleted while a run{run} is in progress. "
-        "You can stop the run; once it has ended, the conversation is deleted everywhere.",
+        "A conversation can't be deleted while a run is in progress in it. "
+        "Stop Run and Delete stops the run first; once it has ended, the conversation "
+        "is deleted everywhere.",
     )
+    if active_run_id:
+        box.setToolTip(f"Active run: {active_run_id}")
     stop = box.addButton(STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
     _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")

@@ -29,6 +29,8 @@ from ui.session_model import SessionListModel
 from ui.style import STYLESHEET
 
 FILTER_DEBOUNCE_MS = 250
+LOADING = "Loading conversations…"
+EMPTY = "No conversations yet.\nStart one with “New Conversation”."
 
 
 class MainWindow(QMainWindow):
@@ -81,7 +83,7 @@ class MainWindow(QMainWindow):
         selection.currentChanged.connect(self._on_current)
         selection.selectionChanged.connect(lambda *_: self._update_actions())
 
-        self.sidebar_empty = QLabel("No conversations yet.\nStart one with “New Conversation”.")
+        self.sidebar_empty = QLabel(LOADING)
         self.sidebar_empty.setObjectName("sidebarEmpty")
         self.sidebar_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.sidebar_empty.setWordWrap(True)
@@ -220,12 +222,9 @@ class MainWindow(QMainWindow):
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
 
-    def set_filter_hint(self, text: str) -> None:
-        """Adapt the sidebar's empty state to the filter."""
-        if text:
-            self.sidebar_empty.setText(f"No conversations match “{text}”.")
-        else:
-            self.sidebar_empty.setText("No conversations yet.\nStart one with “New Conversation”.")
+    def set_placeholder(self, text: str) -> None:
+        """What the sidebar says when it has no row."""
+        self.sidebar_empty.setText(text)
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         value = current.data(SessionListModel.IdRole) if current.isValid() else None

@@ -10,6 +10,16 @@ ACCENT = "#2f6fde"
 
 STYLESHEET = f"""
 #sidebar {{ background: palette(window); }}
+#toolbar {{ spacing: 4px; padding: 3px 8px; border-bottom: 1px solid palette(midlight); }}
+#toolbar QToolButton {{
+    padding: 4px 10px;
+    border: 1px solid transparent;
+    border-radius: 6px;
+}}
+#toolbar QToolButton:hover {{ background: palette(midlight); }}
+#toolbar QToolButton:pressed {{ background: palette(mid); }}
+#toolbar QToolButton:disabled {{ color: palette(mid); }}
+#bannerBox {{ background: palette(base); }}
 #sessionList {{
     border: none;
     background: palette(base);

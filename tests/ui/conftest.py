@@ -133,22 +133,22 @@ class Harness:
         return [r.id for r in self.window.model.rows()]
 
     def select(self, *session_ids: str) -> None:
+        """`select_async`, run on the loop (from the test's body)."""
+        run(self.loop, self.select_async(*session_ids))
+
+    async def select_async(self, *session_ids: str) -> None:
         """Select rows as a user would (the first becomes current and opens), and wait
-        until the controller has finished reacting, all on the running loop."""
-
-        async def select() -> None:
-            model = self.window.model
-            selection = self.window.list.selectionModel()
-            flag = QItemSelectionModel.SelectionFlag
-            for i, session_id in enumerate(session_ids):
-                index = model.index_of(session_id)
-                if i == 0:
-                    selection.setCurrentIndex(index, flag.ClearAndSelect)
-                else:
-                    selection.select(index, flag.Select)
-            await self.controller.wait_idle()
-
-        run(self.loop, select())
+        until the controller has finished reacting."""
+        model = self.window.model
+        selection = self.window.list.selectionModel()
+        flag = QItemSelectionModel.SelectionFlag
+        for i, session_id in enumerate(session_ids):
+            index = model.index_of(session_id)
+            if i == 0:
+                selection.setCurrentIndex(index, flag.ClearAndSelect)
+            else:
+                selection.select(index, flag.Select)
+        await self.controller.wait_idle()
 
     def _on_dialog(self, dialog: QDialog) -> None:
         text = dialog.text() if isinstance(dialog, QMessageBox) else dialog.windowTitle()

@@ -61,7 +61,8 @@ def test_bulk_confirmation_lists_the_conversations(qapp: object) -> None:
 def test_run_in_progress_offers_stop_run_and_delete(qapp: object) -> None:
     box = build_run_in_progress_box(None, "Long job", "run_123")
     assert "Nothing was deleted" in box.text()
-    assert "run_123" in box.informativeText()
+    assert "Stop Run and Delete stops the run first" in box.informativeText()
+    assert "run_123" in box.toolTip()
     assert STOP_RUN_AND_DELETE in buttons(box)
     assert box.defaultButton().text() == CANCEL
 

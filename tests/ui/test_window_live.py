@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 
 from sync.reconcile import TriggerReason
 from tests.ui.conftest import Harness, run, until
@@ -140,7 +140,8 @@ def test_delete_key_opens_the_confirmation(harness: Harness) -> None:
     harness.answers["deleteConfirmation"] = CANCEL
 
     async def scenario() -> None:
-        QTest.keyClick(harness.window.list, Qt.Key.Key_Delete)
+        # A key press comes from the event loop, not from inside a task step.
+        QTimer.singleShot(0, lambda: QTest.keyClick(harness.window.list, Qt.Key.Key_Delete))
         await until(lambda: bool(harness.dialogs), what="the confirmation")
         await harness.controller.wait_idle()
 
@@ -214,9 +215,8 @@ def test_open_conversation_deleted_elsewhere_says_so(harness: Harness) -> None:
     run(harness.loop, harness.sync())
 
     async def scenario() -> None:
-        harness.select(sid)
-        await until(lambda: harness.window.pane.session_id == sid, what="the pane")
-        await harness.controller.wait_idle()
+        await harness.select_async(sid)
+        assert harness.window.pane.session_id == sid
         assert harness.api().delete(f"/v1/sessions/{sid}").status_code == 204
         await harness.sync()
 
