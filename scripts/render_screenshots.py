@@ -41,6 +41,7 @@ from ui.dialogs import (
 from ui.main_window import MainWindow
 
 TOKEN = "dev-alice"
+ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."
 FALLBACK_TITLES = [
     "Quarterly planning notes for the platform team",
     "Draft a reply to the landlord about the heating",
