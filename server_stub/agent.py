@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from server_stub import ids, timestamps
@@ -464,7 +465,7 @@ class _Run:
             return
 
         def form(s: Session, ses: SessionRow, run: RunRow) -> None:
-            existing = s.scalars(
+            same_text = (
                 select(MemoryRow)
                 .where(
                     MemoryRow.tenant == run.tenant,
@@ -473,7 +474,12 @@ class _Run:
                 )
                 .order_by(MemoryRow.created_at, MemoryRow.id)
                 .limit(1)
-            ).first()
+            )
+            if s.get_bind().dialect.name == "postgresql":
+                # A purge may be removing that memory: wait for it rather than update a row
+                # it deletes (the update found no row and failed the run).
+                same_text = same_text.with_for_update()
+            existing = s.scalars(same_text.execution_options(populate_existing=True)).first()
             if existing is not None:
                 existing.reinforcement_count += 1
                 append_event(
@@ -506,14 +512,30 @@ class _Run:
         name = arg.strip() or "skill"
 
         def publish(s: Session, ses: SessionRow, run: RunRow) -> None:
-            skill = s.scalars(
-                select(SkillRow).where(
-                    SkillRow.tenant == run.tenant,
-                    SkillRow.principal == run.principal,
-                    SkillRow.name == name,
-                )
-            ).first()
             now = timestamps.now()
+            query = select(SkillRow).where(
+                SkillRow.tenant == run.tenant,
+                SkillRow.principal == run.principal,
+                SkillRow.name == name,
+            )
+            if s.get_bind().dialect.name == "postgresql":
+                # Two runs of one principal publishing the same skill at once (in two
+                # sessions) both created the skill, or both took max(revision) + 1: a unique
+                # violation that failed a run. Create it idempotently and lock its row, so
+                # revision numbers are taken one at a time (lock order: session, then skill).
+                s.execute(
+                    postgresql.insert(SkillRow)
+                    .values(
+                        id=ids.new_id("skl"),
+                        tenant=run.tenant,
+                        principal=run.principal,
+                        name=name,
+                        created_at=now,
+                    )
+                    .on_conflict_do_nothing(index_elements=["tenant", "principal", "name"])
+                )
+                query = query.with_for_update()
+            skill = s.scalars(query.execution_options(populate_existing=True)).first()
             if skill is None:
                 skill = SkillRow(
                     id=ids.new_id("skl"),
@@ -578,11 +600,16 @@ class _Run:
         words = {w.lower() for w in _WORD.findall(text) if not w.startswith("/")}
         if not words:
             return
-        memories = s.scalars(
-            select(MemoryRow).where(
-                MemoryRow.tenant == run.tenant, MemoryRow.principal == run.principal
-            )
+        recall = select(MemoryRow).where(
+            MemoryRow.tenant == run.tenant, MemoryRow.principal == run.principal
         )
+        if s.get_bind().dialect.name == "postgresql":
+            # Key-share locks: a purge removing one of these memories waits for this commit
+            # (and then sees the trace items), or this waits for the purge and skips the
+            # deleted rows; never an item pointing at a memory being removed. Both lock in id
+            # order, so they cannot deadlock.
+            recall = recall.order_by(MemoryRow.id).with_for_update(read=True, key_share=True)
+        memories = s.scalars(recall.execution_options(populate_existing=True))
         for memory in memories:
             if words & {w.lower() for w in _WORD.findall(memory.text)}:
                 s.add(

@@ -106,6 +106,12 @@ _ACTIVE_RUN = (
     .limit(1)
 )
 _LOCATORS = select(ArtifactRow.locator).where(ArtifactRow.session_id == _SID)
+_LOCK_MEMORIES = (  # in id order, like the agent's recall: the two cannot deadlock
+    select(MemoryRow.id)
+    .where(MemoryRow.source_session_id == _SID)
+    .order_by(MemoryRow.id)
+    .with_for_update()
+)
 _TRACE_IDS = (
     select(RecallTraceRow.id)
     .where(RecallTraceRow.session_id == _SID)
@@ -148,6 +154,13 @@ def purge_graph(s: Session, session_id: str) -> None:
     """Remove every row that refers to the session, children before parents."""
     conn = s.connection()
     sid = {"sid": session_id}
+    if s.get_bind().dialect.name == "postgresql":
+        # Lock the memories being removed before looking for what points at them: a run of
+        # another session recalling one of them (a recall-trace item) could otherwise commit
+        # between that look and the memory delete, and the delete failed on the foreign key
+        # (a 500, found by the SIGKILL crash test). Writers that reference a memory take a
+        # key-share lock on it first (server_stub.agent), so one side waits for the other.
+        conn.execute(_LOCK_MEMORIES, sid)
     trace_ids = list(conn.execute(_TRACE_IDS, sid).scalars())
     if trace_ids:
         conn.execute(_TRACE_ITEMS_BY_TRACE, {"trace_ids": trace_ids})
