@@ -99,7 +99,8 @@ def render(payload: dict[str, Any]) -> str:
             ],
         )
     )
-    out += ["", "Query plans (SQLite `EXPLAIN QUERY PLAN`, deepest page):", ""]
+    explain = "`EXPLAIN QUERY PLAN`" if fig["backend"] == "sqlite" else "`EXPLAIN`"
+    out += ["", f"Query plans ({explain}, deepest page):", ""]
     out += [f"- {name}: `{plan}`" for name, plan in fig["plans"].items()]
     out += [""]
     out.append(
