@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QCursor, QFont
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.loop import ConvergeEventLoop
@@ -207,6 +207,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
+    QCursor.setPos(5000, 5000)  # no hover highlight where the pointer would rest
     font = QFont(app.font())
     font.setPointSizeF(10.0)
     app.setFont(font)

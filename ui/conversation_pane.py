@@ -282,6 +282,8 @@ class ConversationPane(QWidget):
         self.set_composer_enabled(False)
         for card in self._approvals.values():
             card.clear_buttons()
+        for button in self.transcript.findChildren(QPushButton):
+            button.setEnabled(False)  # its files are gone from the server and the cache
 
     def set_composer_enabled(self, enabled: bool) -> None:
         self.composer.setEnabled(enabled)
