@@ -28,6 +28,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from app import heap
 from app.bundled import DEMO_TOKEN, BundledServer
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
@@ -124,6 +125,7 @@ class Desktop:
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
+        install_heap_policy(self.controller)
 
     def _on_closed(self) -> None:
         if self._closed is not None and not self._closed.done():
@@ -217,6 +219,21 @@ class Desktop:
             await self.disconnect()
         except Exception:
             log.exception("error while shutting down")
+
+
+def install_heap_policy(controller: WindowController) -> None:
+    """Freeze the heap now and after each sidebar refresh; collect fully when the app is
+    inactive (see `app.heap`)."""
+    heap.freeze()
+    controller.rows_applied.connect(heap.freeze)
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+
+        def on_state(state: Qt.ApplicationState) -> None:
+            if state != Qt.ApplicationState.ApplicationActive:
+                heap.collect_while_idle()
+
+        app.applicationStateChanged.connect(on_state)
 
 
 def _install_exception_hooks(desktop: Desktop, loop: asyncio.AbstractEventLoop) -> None:

@@ -118,6 +118,8 @@ def diff_steps[R: Keyed](
     if chunk < 1:
         raise ValueError("chunk must be positive")
     new = _unique(new)
+    if not old:  # the first load: no planning, only insertions (fast first paint)
+        return [Insert(i, tuple(new[i : i + chunk])) for i in range(0, len(new), chunk)]
     new_index: dict[str, int] = {}
     for i, row in enumerate(new):
         new_index[row.id] = i

@@ -1,0 +1,432 @@
+"""`python -m bench ui`: the window's responsiveness with big histories (offscreen Qt).
+
+Figures:
+
+- first paint: from the moment the process is spawned to the first paint of a non-empty
+  sidebar, for the real start-up path (`app.desktop.Desktop`) over a 100,000-row mirror
+  (the configured server is unreachable, so nothing but the mirror is involved);
+- all rows: until the model holds all 100,000 rows; RSS of that process then;
+- reconcile stalls, for 10,000 and 100,000 sessions: the longest gap between two ticks of
+  a 5 ms Qt timer while the real engine reconciles (walk, mirror upsert) and the sidebar
+  applies the diff: a cold pass into an empty mirror, then a pass after churn on the server
+  (1 % of sessions updated, so they move to the top; 0.5 % deleted; 0.5 % created). Wall
+  gaps count every cause, including the engine's own work and other processes on the
+  machine; "UI CPU" gaps count only the UI thread's CPU time between two ticks.
+
+The stub server runs in a separate process (as a real server would), its sessions inserted
+straight into its SQLite file.
+
+Targets: first paint < 1.5 s, stall < 50 ms, memory < 400 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.report import print_table, save
+
+TOKEN = "dev-alice"
+TICK_MS = 5
+TARGETS = {"first_paint_s": 1.5, "stall_ms": 50.0, "rss_mb": 400.0}
+
+
+def _ts(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --- the server, in its own process ---------------------------------------------------------
+
+
+class ServerProcess:
+    def __init__(self, folder: Path) -> None:
+        self.db = folder / "server.sqlite3"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "server_stub.cli",
+                "--port",
+                "0",
+                "--database",
+                f"sqlite:///{self.db}",
+                "--artifacts",
+                str(folder / "objects"),
+                "--agent-delay",
+                "0",
+                "--log-level",
+                "warning",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("listening on "):
+            self.proc.kill()
+            raise RuntimeError(f"server did not start: {line!r}")
+        self.url = line.removeprefix("listening on ")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def populate(db: Path, n: int) -> list[str]:
+    """n sessions of dev-alice, one per second of 2026; returns their ids."""
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = []
+    for i in range(n):
+        at = _ts(base + timedelta(seconds=i))
+        rows.append((f"ses_bench{i:08d}", f"Conversation {i}", at, at))
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            "INSERT INTO sessions (id, tenant, principal, title, title_state, created_at,"
+            " updated_at, last_sequence) VALUES (?, 'acme', 'alice', ?, 'stored', ?, ?, 0)",
+            rows,
+        )
+        _bump(conn)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return [r[0] for r in rows]
+
+
+def churn(db: Path, ids: list[str], seed: int = 7) -> dict[str, int]:
+    """1 % updated (to the top), 0.5 % deleted, 0.5 % created, straight in the database."""
+    rnd = random.Random(seed)
+    n = len(ids)
+    picked = rnd.sample(ids, n // 100 + n // 200)
+    updated, deleted = picked[: n // 100], picked[n // 100 :]
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            "UPDATE sessions SET updated_at = ?, title = title || ' (edited)' WHERE id = ?",
+            [(_ts(now + timedelta(seconds=i)), sid) for i, sid in enumerate(updated)],
+        )
+        conn.executemany("DELETE FROM sessions WHERE id = ?", [(sid,) for sid in deleted])
+        created = [
+            (f"ses_new{i:08d}", f"New conversation {i}", _ts(now), _ts(now + timedelta(hours=1)))
+            for i in range(n // 200)
+        ]
+        conn.executemany(
+            "INSERT INTO sessions (id, tenant, principal, title, title_state, created_at,"
+            " updated_at, last_sequence) VALUES (?, 'acme', 'alice', ?, 'stored', ?, ?, 0)",
+            created,
+        )
+        _bump(conn)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return {"updated": len(updated), "deleted": len(deleted), "created": len(created)}
+
+
+def _bump(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "INSERT INTO principal_versions (tenant, principal, version) VALUES ('acme', 'alice', 1)"
+        " ON CONFLICT (tenant, principal) DO UPDATE SET version = version + 1"
+    )
+
+
+# --- stalls during a reconcile (in this process) ---------------------------------------------
+
+
+def _owner(handle: asyncio.Handle) -> str:
+    """The coroutine a loop callback steps (its qualified name), or the callback's name."""
+    callback = getattr(handle, "_callback", None)
+    task = getattr(callback, "__self__", None)
+    if isinstance(task, asyncio.Task):
+        return str(getattr(task.get_coro(), "__qualname__", "task"))
+    return str(getattr(callback, "__qualname__", type(callback).__name__))
+
+
+class StallMeter:
+    """Gaps between the ticks of a 5 ms Qt timer: wall clock and UI-thread CPU time; and
+    the longest single loop callback per coroutine, to say whose work a stall was."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self._timer = QTimer()
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._tick)
+        self._last = (time.perf_counter(), time.thread_time())
+
+    def start(self) -> None:
+        self.wall.clear()
+        self.cpu.clear()
+        self.longest: dict[str, float] = {}
+        original = asyncio.Handle._run
+        self._original = original
+        longest = self.longest
+
+        def timed(handle: asyncio.Handle) -> None:
+            started = time.perf_counter()
+            original(handle)
+            elapsed = time.perf_counter() - started
+            name = _owner(handle)
+            if elapsed > longest.get(name, 0.0):
+                longest[name] = elapsed
+
+        asyncio.Handle._run = timed  # type: ignore[method-assign]
+        self._last = (time.perf_counter(), time.thread_time())
+        self._timer.start()
+
+    def stop(self) -> dict[str, Any]:
+        self._timer.stop()
+        asyncio.Handle._run = self._original  # type: ignore[method-assign]
+        self._tick()
+        wall = sorted(self.wall)
+        top = sorted(self.longest.items(), key=lambda kv: -kv[1])[:4]
+        return {
+            "longest_callbacks_ms": {name: round(t * 1000, 1) for name, t in top},
+            "max_wall_gap_ms": round(max(wall) * 1000, 1),
+            "p99_wall_gap_ms": round(wall[int(len(wall) * 0.99) - 1] * 1000, 1),
+            "max_ui_cpu_gap_ms": round(max(self.cpu) * 1000, 1),
+            "ticks": len(wall),
+        }
+
+    def _tick(self) -> None:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        self.wall.append(wall - self._last[0])
+        self.cpu.append(cpu - self._last[1])
+        self._last = (wall, cpu)
+
+
+async def _reconcile_stalls(url: str, folder: Path, db: Path, ids: list[str]) -> dict[str, Any]:
+    from app.desktop import install_heap_policy
+    from sync.engine import SyncEngine
+    from sync.profile import Profile
+    from ui.controller import WindowController
+    from ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.show()
+    controller = WindowController(window, sync_interval=0)
+    install_heap_policy(controller)  # as the application does
+    engine = await SyncEngine.open(Profile(folder / "profile", server=url, token=TOKEN))
+    meter = StallMeter()
+    out: dict[str, Any] = {}
+    try:
+        controller.attach(engine, connect=False)
+        await asyncio.sleep(0.2)
+        for phase in ("cold", "churn"):
+            if phase == "churn":
+                window.list.selectionModel().setCurrentIndex(
+                    window.model.index(len(ids) // 2, 0),
+                    window.list.selectionModel().SelectionFlag.ClearAndSelect,
+                )
+                await controller.wait_idle()
+                out["churn_counts"] = churn(db, ids)
+            meter.start()
+            started = time.perf_counter()
+            report = await engine.reconcile()
+            if report.error is not None:
+                raise RuntimeError(report.error.message)
+            await controller.refresh_now()
+            elapsed = time.perf_counter() - started
+            figures = meter.stop()
+            figures["duration_s"] = round(elapsed, 2)
+            figures["rows"] = window.model.rowCount()
+            out[phase] = figures
+    finally:
+        await controller.shutdown()
+        await engine.close()
+        window.close()
+    return out
+
+
+def bench_reconcile(n: int) -> dict[str, Any]:
+    from PySide6.QtWidgets import QApplication
+
+    from app.loop import ConvergeEventLoop
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    with tempfile.TemporaryDirectory(prefix="converge-bench-ui-") as tmp:
+        folder = Path(tmp)
+        server = ServerProcess(folder)
+        try:
+            ids = populate(server.db, n)
+            loop = ConvergeEventLoop(app)
+            asyncio.set_event_loop(loop)
+            try:
+                return loop.run_until_complete(
+                    _reconcile_stalls(server.url, folder, server.db, ids)
+                )
+            finally:
+                loop.close()
+                asyncio.set_event_loop(None)
+        finally:
+            server.stop()
+
+
+# --- first paint (a fresh process) -----------------------------------------------------------
+
+
+def build_mirror(folder: Path, n: int) -> None:
+    from sync.mirror import Mirror
+    from sync.models import SessionView
+
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    views = []
+    for i in range(n):
+        at = _ts(base + timedelta(seconds=i))
+        views.append(SessionView(f"ses_bench{i:08d}", f"Conversation {i}", at, at, None, None))
+    folder.mkdir(parents=True, exist_ok=True)
+    mirror = Mirror.open(folder / "mirror.sqlite3")
+    try:
+        mirror.apply(views)
+    finally:
+        mirror.close()
+
+
+def bench_first_paint(n: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="converge-bench-paint-") as tmp:
+        profile = Path(tmp) / "profile"
+        build_mirror(profile, n)
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+        spawned = time.time()
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.ui",
+                "--child-first-paint",
+                str(profile),
+                str(spawned),
+                str(n),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        line = next((x for x in result.stdout.splitlines() if x.startswith("{")), None)
+        if line is None:
+            raise RuntimeError(f"first-paint child failed: {result.stderr[-2000:]}")
+        return dict(json.loads(line))
+
+
+def child_first_paint(profile: str, spawned: float, n: int) -> None:
+    """In the child: the real start-up path until the sidebar is painted with rows."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from app.desktop import Desktop, DesktopOptions
+    from app.loop import ConvergeEventLoop
+
+    imported = time.time()
+    app = QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)
+    loop = ConvergeEventLoop(app)
+    asyncio.set_event_loop(loop)
+    # An unreachable server: start-up paints from the mirror, then goes offline.
+    options = DesktopOptions(Path(profile), "http://127.0.0.1:9", "bench", 0.0)
+    desktop = Desktop(options)
+    marks: dict[str, float] = {}
+
+    class PaintWatcher(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and desktop.window.model.rowCount() > 0:
+                marks.setdefault("painted", time.time())
+            return False
+
+    watcher = PaintWatcher()
+    desktop.window.list.viewport().installEventFilter(watcher)
+
+    async def scenario() -> None:
+        main = asyncio.ensure_future(desktop.main())
+        deadline = time.monotonic() + 60
+        while "painted" not in marks or desktop.window.model.rowCount() < n:
+            if time.monotonic() > deadline:
+                raise RuntimeError("no paint within 60 s")
+            await asyncio.sleep(0.005)
+        marks["all_rows"] = time.time()
+        import psutil
+
+        marks["rss_mb"] = psutil.Process().memory_info().rss / 2**20
+        desktop.window.close()
+        await main
+
+    loop.run_until_complete(scenario())
+    loop.close()
+    print(
+        json.dumps(
+            {
+                "imports_s": round(imported - spawned, 3),
+                "first_paint_s": round(marks["painted"] - spawned, 3),
+                "all_rows_s": round(marks["all_rows"] - spawned, 3),
+                "rss_mb": round(marks["rss_mb"], 1),
+                "rows": n,
+            }
+        )
+    )
+
+
+# --- entry ------------------------------------------------------------------------------------
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--child-first-paint":
+        child_first_paint(argv[1], float(argv[2]), int(argv[3]))
+        return 0
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    parser = argparse.ArgumentParser(prog="python -m bench ui")
+    parser.add_argument("--sizes", default="10000,100000", help="index sizes for the stalls")
+    parser.add_argument("--paint-rows", type=int, default=100_000)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+
+    figures: dict[str, Any] = {"targets": TARGETS}
+    paint = bench_first_paint(args.paint_rows)
+    figures["first_paint"] = paint
+    for n in sizes:
+        figures[f"reconcile_{n}"] = bench_reconcile(n)
+
+    rows: list[list[Any]] = [
+        ["first paint, 100k-row mirror (s)", paint["first_paint_s"], "< 1.5"],
+        ["  of which Python + imports (s)", paint["imports_s"], ""],
+        ["all 100k rows in the sidebar (s)", paint["all_rows_s"], ""],
+        ["RSS with 100k rows (MB)", paint["rss_mb"], "< 400"],
+    ]
+    for n in sizes:
+        for phase in ("cold", "churn"):
+            f = figures[f"reconcile_{n}"][phase]
+            label = f"reconcile {n:,} {phase}"
+            rows.append([f"{label}: longest stall, wall (ms)", f["max_wall_gap_ms"], "< 50"])
+            rows.append([f"{label}: p99 tick gap, wall (ms)", f["p99_wall_gap_ms"], ""])
+            rows.append([f"{label}: longest UI-thread busy (ms)", f["max_ui_cpu_gap_ms"], "< 50"])
+            rows.append([f"{label}: duration (s)", f["duration_s"], ""])
+            name, worst = next(iter(f["longest_callbacks_ms"].items()))
+            rows.append([f"{label}: longest step: {name} (ms)", worst, ""])
+    print_table("Desktop window (offscreen)", ["figure", "value", "target"], rows)
+    save("ui", figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
