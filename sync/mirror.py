@@ -461,7 +461,9 @@ class Mirror:
         True when the identity changed. Rows are left alone: the next pass point-reads the
         ones the new index lacks and prunes those that answer 404.
         """
-        with self._write_lock, self._write.begin() as conn:
+        if self.get_state(IDENTITY_KEY) == identity:
+            return False  # the usual case writes nothing: opening needs no write lock
+        with self._writing() as conn:
             current = conn.execute(
                 select(SyncState.value).where(SyncState.key == IDENTITY_KEY)
             ).scalar_one_or_none()
