@@ -25,9 +25,10 @@ SERVER_DIR = "bundled-server"
 class BundledServer:
     """One stub server for one profile; `url` once `start()` has returned."""
 
-    def __init__(self, profile_root: Path, *, agent_delay: float = 0.2) -> None:
+    def __init__(self, profile_root: Path, *, agent_delay: float = 0.2, port: int = 0) -> None:
         self.folder = profile_root / SERVER_DIR
         self.agent_delay = agent_delay
+        self.port = port
         self.url = ""
         self._thread: ServerThread | None = None
         self._starting: asyncio.Future[str] | None = None
@@ -44,9 +45,9 @@ class BundledServer:
             seed="demo",
             agent_delay=self.agent_delay,
             host="127.0.0.1",
-            port=0,
+            port=self.port,
         )
-        thread = ServerThread(settings, host="127.0.0.1", port=0)
+        thread = ServerThread(settings, host="127.0.0.1", port=self.port)
         self._thread = thread
         thread.start()
         log.info("bundled server listening on %s (data in %s)", thread.url, self.folder)

@@ -51,6 +51,7 @@ class DesktopOptions:
     server: str | None
     token: str | None
     sync_interval: float
+    demo_port: int = 0
 
 
 def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> DesktopOptions:
@@ -75,6 +76,15 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
         metavar="SECONDS",
         help=f"seconds between periodic reconciles (default ${ENV_SYNC_INTERVAL} or 30; 0: never)",
     )
+    parser.add_argument(
+        "--demo-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="port of the built-in demo server when no server is configured (default: any "
+        "free port). A second window can then join it as another device: "
+        "converge --profile OTHER --server http://127.0.0.1:PORT --token dev-alice",
+    )
     ns = parser.parse_args(argv)
     interval = ns.sync_interval
     if interval is None:
@@ -85,7 +95,7 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
     if interval < 0:
         parser.error("--sync-interval must not be negative")
     profile = ns.profile.expanduser() if ns.profile else default_profile_dir()
-    return DesktopOptions(profile, ns.server, ns.token, float(interval))
+    return DesktopOptions(profile, ns.server, ns.token, float(interval), ns.demo_port)
 
 
 def configure_logging(profile: Path) -> Path | None:
@@ -181,9 +191,16 @@ class Desktop:
             url, token = profile.server, str(profile.token)
         else:
             self.window.set_status("Starting the built-in demo server…")
-            self.bundled = BundledServer(profile.root)
+            self.bundled = BundledServer(profile.root, port=self.options.demo_port)
             url = await self.bundled.start()
             token = str(profile.token) if profile.token else DEMO_TOKEN
+            # For QA: a second window joins this server as another device.
+            print(
+                f"converge: built-in demo server at {url} (token {DEMO_TOKEN}); another "
+                f"device: converge --profile OTHER_DIR --server {url} --token {DEMO_TOKEN}",
+                file=sys.stderr,
+                flush=True,
+            )
         engine_profile = Profile(profile.root, server=url, token=token)
         self.engine = await SyncEngine.open(
             engine_profile, timer_interval=self.options.sync_interval
@@ -208,7 +225,9 @@ class Desktop:
         )
         await asyncio.to_thread(saved.save)
         # Explicit command-line values would override what was just saved: drop them.
-        self.options = DesktopOptions(self.options.profile, None, None, self.options.sync_interval)
+        self.options = DesktopOptions(
+            self.options.profile, None, None, self.options.sync_interval, self.options.demo_port
+        )
         await self.disconnect()
         self.window.set_status("Connecting…")
         await self.connect(self._profile())

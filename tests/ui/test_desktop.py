@@ -1,0 +1,75 @@
+"""Start-up of the real application object (`app.desktop.Desktop`): the window paints the
+mirror at once, then connects; without a configured server it runs the bundled demo server
+and stops it on exit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app.desktop import Desktop, DesktopOptions, parse_args
+from app.loop import ConvergeEventLoop
+from sync.mirror import Mirror
+from sync.models import SessionView
+from tests.ui.conftest import run, until
+
+
+@pytest.fixture(autouse=True)
+def _no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CONVERGE_SERVER", "CONVERGE_TOKEN", "CONVERGE_SYNC_INTERVAL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_mirror_is_painted_even_when_the_server_is_unreachable(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    mirror = Mirror.open(profile / "mirror.sqlite3")
+    stamp = "2026-11-29T10:00:00.000000Z"
+    mirror.apply([SessionView("ses_saved", "Saved earlier", stamp, stamp, None, None)])
+    mirror.close()
+    desktop = Desktop(DesktopOptions(profile, "http://127.0.0.1:9", "dev-alice", 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        await until(lambda: window.model.rowCount() == 1, what="the saved row")
+        await until(lambda: "Offline" in window.status.text(), what="the offline status")
+        assert window.status.text() == "Offline – showing saved history"
+        window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
+
+
+def test_without_a_server_the_bundled_demo_server_runs_until_the_window_closes(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    desktop = Desktop(DesktopOptions(tmp_path / "profile", None, None, 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        await until(lambda: window.model.rowCount() > 10, timeout=60, what="the demo history")
+        await until(lambda: window.status.text() == "Synced just now", what="a pass")
+        assert desktop.bundled is not None and desktop.bundled.url.startswith("http://127.0.0.1:")
+        thread = desktop.bundled._thread
+        assert thread is not None and thread.thread.is_alive()
+        window.close()
+        code = await main
+        assert not thread.thread.is_alive()
+        return code
+
+    assert run(loop, scenario(), timeout=90) == 0
+    assert (tmp_path / "profile" / "bundled-server" / "converge-server.sqlite3").exists()
+
+
+def test_the_sync_interval_comes_from_the_flag_or_the_environment() -> None:
+    assert parse_args(["--sync-interval", "5"], environ={}).sync_interval == 5.0
+    assert parse_args([], environ={"CONVERGE_SYNC_INTERVAL": "2.5"}).sync_interval == 2.5
+    assert parse_args([], environ={}).sync_interval == 30.0
+    options = parse_args(["--profile", "/tmp/a", "--demo-port", "8799"], environ={})
+    assert options.profile == Path("/tmp/a") and options.demo_port == 8799
