@@ -233,7 +233,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         form.addRow("&Server URL:", self.server)
         form.addRow("&Token:", self.token)
-        note = QLabel("The settings are saved in this profile. They take effect after a restart.")
+        note = QLabel("Saved in this profile. Saving reconnects with these settings.")
         note.setWordWrap(True)
         note.setEnabled(False)
         buttons = QDialogButtonBox(

@@ -148,7 +148,9 @@ class MainWindow(QMainWindow):
         self.list.addAction(self.delete_action)
 
         self.settings_action = QAction("Settings…", self)
-        self.settings_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Preferences))
+        self.settings_action.setShortcuts(
+            [QKeySequence(QKeySequence.StandardKey.Preferences), QKeySequence("Ctrl+,")]
+        )
         self.settings_action.triggered.connect(self.settings_requested)
 
         self.find_action = QAction("Search", self)
