@@ -189,7 +189,7 @@ class StallMeter:
             if elapsed > longest.get(name, 0.0):
                 longest[name] = elapsed
 
-        asyncio.Handle._run = timed  # type: ignore[method-assign]
+        asyncio.Handle._run = timed  # type: ignore[method-assign,assignment]
         self._last = (time.perf_counter(), time.thread_time())
         self._timer.start()
 
@@ -273,9 +273,9 @@ def bench_reconcile(n: int) -> dict[str, Any]:
             loop = ConvergeEventLoop(app)
             asyncio.set_event_loop(loop)
             try:
-                return loop.run_until_complete(
-                    _reconcile_stalls(server.url, folder, server.db, ids)
-                )
+                stalls = _reconcile_stalls(server.url, folder, server.db, ids)
+                figures: dict[str, Any] = loop.run_until_complete(stalls)
+                return figures
             finally:
                 loop.close()
                 asyncio.set_event_loop(None)

@@ -166,14 +166,14 @@ class ConversationPane(QWidget):
         self._items.setContentsMargins(24, 16, 24, 16)
         self._items.setSpacing(10)
         self._items.addStretch(1)
-        self.scroll = QScrollArea()
-        self.scroll.setObjectName("transcriptScroll")
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setWidget(self.transcript)
-        self.scroll.setAccessibleName("Transcript")
-        self.scroll.verticalScrollBar().rangeChanged.connect(self._keep_at_bottom)
-        self.scroll.verticalScrollBar().valueChanged.connect(self._track_follow)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setObjectName("transcriptScroll")
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setWidget(self.transcript)
+        self.scroll_area.setAccessibleName("Transcript")
+        self.scroll_area.verticalScrollBar().rangeChanged.connect(self._keep_at_bottom)
+        self.scroll_area.verticalScrollBar().valueChanged.connect(self._track_follow)
 
         self.empty = _label(EMPTY_STATE, "emptyState", selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -233,7 +233,7 @@ class ConversationPane(QWidget):
         layout.setSpacing(0)
         layout.addWidget(header_frame)
         layout.addWidget(self.banner_box)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
         layout.addWidget(self.empty, 1)
         layout.addWidget(composer_frame)
         self.show_nothing()
@@ -244,7 +244,7 @@ class ConversationPane(QWidget):
         """No conversation open: the empty state, composer ready for a new conversation."""
         self.session_id = None
         self._reset("Converge", "")
-        self.scroll.hide()
+        self.scroll_area.hide()
         self.empty.show()
         self.set_composer_enabled(True)
 
@@ -252,7 +252,7 @@ class ConversationPane(QWidget):
         """A new conversation: sending creates it."""
         self.session_id = None
         self._reset("New conversation", "Your first message becomes the title.")
-        self.scroll.hide()
+        self.scroll_area.hide()
         self.empty.setText("Write your first message below.")
         self.empty.show()
         self.set_composer_enabled(True)
@@ -263,7 +263,7 @@ class ConversationPane(QWidget):
         self.session_id = session_id
         self._reset(title, f"Last activity {full_time(updated_at)}" if updated_at else "")
         self.empty.hide()
-        self.scroll.show()
+        self.scroll_area.show()
         self.set_composer_enabled(True)
 
     def update_header(self, title: str, updated_at: str) -> None:
@@ -378,7 +378,7 @@ class ConversationPane(QWidget):
                 widget.deleteLater()
 
     def _bubble_room(self) -> int:
-        width = self.scroll.viewport().width() or self.width()
+        width = self.scroll_area.viewport().width() or self.width()
         return max(160, min(560, int(width * 0.72) - 60))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
@@ -449,13 +449,13 @@ class ConversationPane(QWidget):
         self.composer.clear()
 
     def _track_follow(self, value: int) -> None:
-        bar = self.scroll.verticalScrollBar()
+        bar = self.scroll_area.verticalScrollBar()
         self._follow = value >= bar.maximum() - 24
 
     def _keep_at_bottom(self, _minimum: int, maximum: int) -> None:
         if self._follow:
-            self.scroll.verticalScrollBar().setValue(maximum)
+            self.scroll_area.verticalScrollBar().setValue(maximum)
 
     def _scroll_to_end(self) -> None:
-        bar = self.scroll.verticalScrollBar()
+        bar = self.scroll_area.verticalScrollBar()
         bar.setValue(bar.maximum())
