@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import logging.handlers
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,6 +299,10 @@ def run(args: list[str]) -> int:
     try:
         desktop = Desktop(options, log_path=log_path)
         _install_exception_hooks(desktop, loop)
+        # Ctrl+C in the terminal, or SIGTERM: close the window, which shuts down cleanly.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, desktop.window.close)
         return int(loop.run_until_complete(desktop.main()))
     finally:
         loop.run_until_complete(loop.shutdown_asyncgens())
