@@ -5,15 +5,18 @@ and stops it on exit."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.desktop import Desktop, DesktopOptions, parse_args
 from app.loop import ConvergeEventLoop
 from sync.mirror import Mirror
-from sync.models import SessionView
+from sync.models import SessionView, text_message
 from tests.ui.conftest import run, until
+from ui.dialogs import ConnectionSettings
 
 
 @pytest.fixture(autouse=True)
@@ -73,3 +76,28 @@ def test_the_sync_interval_comes_from_the_flag_or_the_environment() -> None:
     assert parse_args([], environ={}).sync_interval == 30.0
     options = parse_args(["--profile", "/tmp/a", "--demo-port", "8799"], environ={})
     assert options.profile == Path("/tmp/a") and options.demo_port == 8799
+
+
+def test_saving_new_settings_switches_server_and_keeps_them_in_the_profile(
+    loop: ConvergeEventLoop, tmp_path: Path, server_factory: Any
+) -> None:
+    first, second = server_factory(), server_factory()
+    made: list[str] = []
+    for server, title in ((first, "Kept on the first server"), (second, "On the second")):
+        body = {"token": "dev-alice", "messages": [text_message(title)]}
+        made.append(server.control().post("/_stub/sessions", json=body).json()["id"])
+    profile = tmp_path / "profile"
+    desktop = Desktop(DesktopOptions(profile, first.url, "dev-alice", 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        await until(lambda: [r.id for r in window.model.rows()] == [made[0]], what="first")
+        await desktop.reconnect(ConnectionSettings(second.url, "dev-alice"))
+        await until(lambda: [r.id for r in window.model.rows()] == [made[1]], what="second")
+        window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
+    saved = json.loads((profile / "settings.json").read_text())
+    assert saved == {"server": second.url, "token": "dev-alice"}
