@@ -29,7 +29,7 @@ from PySide6.QtCore import (
 )
 
 from ui.diff import Change, Insert, Move, Op, Remove, Reorder, compute_diff, diff_steps
-from ui.relative_time import full_time
+from ui.relative_time import full_time, relative_time
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +90,15 @@ class SessionListModel(QAbstractListModel):
         if not index.isValid() or index.column() != 0 or not 0 <= index.row() < len(self._rows):
             return None
         row = self._rows[index.row()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return display_title(row)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            parts = [display_title(row), f"last activity {relative_time(row.updated_at)}"]
+            if row.active_run_id:
+                parts.append("running")
+            if row.id in self._pending:
+                parts.append("deleting")
+            return ", ".join(parts)
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{display_title(row)}\nLast activity: {full_time(row.updated_at)}"
         if role == self.IdRole:

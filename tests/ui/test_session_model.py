@@ -174,3 +174,14 @@ def test_reconciling_100k_rows_never_stalls_the_event_loop(
     assert ids(model) == [r.id for r in after]
     worst = max(gaps) * 1000
     assert worst < 50, f"the event loop was kept busy for {worst:.0f} ms at a stretch"
+
+
+def test_screen_readers_hear_title_time_and_state(loop: ConvergeEventLoop) -> None:
+    from PySide6.QtCore import Qt
+
+    model = SessionListModel()
+    model.replace_now([row("ses_a", "Trip", active_run_id="run_1")])
+    model.set_pending_delete(["ses_a"], True)
+    text = model.index(0, 0).data(Qt.ItemDataRole.AccessibleTextRole)
+    assert text.startswith("Trip, last activity ")
+    assert text.endswith(", running, deleting")
