@@ -93,6 +93,9 @@ class MainWindow(QMainWindow):
         self.model.rowsInserted.connect(self._update_empty)
         self.model.rowsRemoved.connect(self._update_empty)
         self.model.modelReset.connect(self._update_empty)
+        self._anchor: tuple[str, int] | None = None
+        self.model.about_to_apply.connect(self._remember_anchor)
+        self.model.updated.connect(self._restore_anchor)
 
         sidebar = QWidget()
         sidebar.setObjectName("sidebar")
@@ -227,6 +230,34 @@ class MainWindow(QMainWindow):
     def set_placeholder(self, text: str) -> None:
         """What the sidebar says when it has no row."""
         self.sidebar_empty.setText(text)
+
+    # --- the scroll position survives updates -------------------------------------------
+
+    def _remember_anchor(self) -> None:
+        """Before an update: which row is at the top of the viewport (unless at the very
+        top, where new conversations should come into view)."""
+        self._anchor = None
+        if self.list.verticalScrollBar().value() == 0:
+            return
+        top = self.list.indexAt(QPoint(1, 1))
+        session_id = top.data(SessionListModel.IdRole) if top.isValid() else None
+        if isinstance(session_id, str):
+            self._anchor = (session_id, top.row())
+
+    def _restore_anchor(self) -> None:
+        """After an update: keep that row where it was, although rows moved above it."""
+        anchor, self._anchor = self._anchor, None
+        if anchor is None:
+            return
+        index = self.model.index_of(anchor[0])
+        if not index.isValid() or index.row() == anchor[1]:
+            return
+        bar = self.list.verticalScrollBar()
+        height = self.list.sizeHintForRow(0)  # uniform rows
+        target = bar.value() + (index.row() - anchor[1]) * height
+        bar.setValue(target)
+        if bar.value() != target:  # the batched layout has not grown the range yet
+            QTimer.singleShot(50, lambda: bar.setValue(target))
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         value = current.data(SessionListModel.IdRole) if current.isValid() else None

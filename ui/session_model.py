@@ -71,6 +71,8 @@ class SessionListModel(QAbstractListModel):
 
     # Emitted after an update has been applied completely (not when superseded).
     updated = Signal()
+    # Emitted before the first operation of an update that changes something.
+    about_to_apply = Signal()
 
     def __init__(self, parent: QObject | None = None, *, budget_ms: float = 8.0) -> None:
         super().__init__(parent)
@@ -202,6 +204,8 @@ class SessionListModel(QAbstractListModel):
                     if generation != self._generation:
                         return False
                     deadline = time.perf_counter() + self._budget
+            if ops:
+                self.about_to_apply.emit()
             done = await self._apply_in_slices(ops, generation)
             if done:
                 self._pending.intersection_update(row.id for row in self._rows)
@@ -211,7 +215,10 @@ class SessionListModel(QAbstractListModel):
     def replace_now(self, rows: Sequence[SidebarRow]) -> None:
         """Apply a diff synchronously (small lists, tests, the first paint)."""
         self._generation += 1
-        for op in compute_diff(tuple(self._rows), tuple(rows)):
+        ops = compute_diff(tuple(self._rows), tuple(rows))
+        if ops:
+            self.about_to_apply.emit()
+        for op in ops:
             self._apply(op)
         self.updated.emit()
 
