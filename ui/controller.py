@@ -464,10 +464,6 @@ class WindowController(QObject):
 
     # --- delete -------------------------------------------------------------------------
 
-    def _title(self, session_id: str) -> str:
-        row = self.model.find(session_id)
-        return display_title(row) if row else session_id
-
     async def delete_selected(self) -> None:
         """Confirm, then delete the selected conversations server-first."""
         ids = [i for i in self.window.selected_ids() if i not in self._deleting]
@@ -477,7 +473,8 @@ class WindowController(QObject):
 
     async def delete(self, ids: Sequence[str]) -> None:
         engine = self._require_engine()
-        titles = [self._title(i) for i in ids]
+        shown = self.model.find_many(ids)
+        titles = [display_title(shown[i]) if i in shown else i for i in ids]
         if not await self.prompts.confirm_delete(titles):
             return
         if len(ids) == 1:

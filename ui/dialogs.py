@@ -34,6 +34,7 @@ STOP_RUN_AND_DELETE = "Stop Run and Delete"
 RETRY = "Retry"
 UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
 LIST_LIMIT = 6
+RESULT_LINES = 12
 # QMessageBox's own labels: a bold question, a readable width for the explanation.
 BOX_STYLE = """
 QLabel#qt_msgbox_label { font-weight: 600; min-width: 360px; }
@@ -190,7 +191,14 @@ def build_results_box(
         text = f"All {len(lines)} conversations were deleted."
     else:
         text = f"{deleted} of {len(lines)} conversations deleted. The others are kept."
-    body = "\n".join(f"{'✓' if ok else '✗'}  {title} — {result}" for title, ok, result in lines)
+    if len(lines) <= RESULT_LINES:
+        body = "\n".join(f"{'✓' if ok else '✗'}  {title} — {result}" for title, ok, result in lines)
+    else:  # many: the failures by name, the successes counted
+        failures = [f"✗  {title} — {result}" for title, ok, result in lines if not ok]
+        shown = failures[:RESULT_LINES]
+        if len(failures) > RESULT_LINES:
+            shown.append(f"…and {len(failures) - RESULT_LINES} more not deleted")
+        body = "\n".join([f"✓  {deleted} deleted", *shown])
     icon = QMessageBox.Icon.Information if deleted == len(lines) else QMessageBox.Icon.Warning
     box = _message_box(parent, icon, "Delete results", text, body)
     box.addButton(QMessageBox.StandardButton.Ok)

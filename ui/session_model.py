@@ -172,15 +172,22 @@ class SessionListModel(QAbstractListModel):
     # --- writing --------------------------------------------------------------------
 
     def set_pending_delete(self, session_ids: Iterable[str], pending: bool) -> None:
-        """Mark rows as being deleted (a request is out) or not, and repaint them."""
-        for session_id in session_ids:
-            if pending:
-                self._pending.add(session_id)
-            else:
-                self._pending.discard(session_id)
-            index = self.index_of(session_id)
-            if index.isValid():
+        """Mark rows as being deleted (a request is out) or not, and repaint them (one pass
+        over the rows, however many ids)."""
+        wanted = set(session_ids)
+        if pending:
+            self._pending |= wanted
+        else:
+            self._pending -= wanted
+        for i, row in enumerate(self._rows):
+            if row.id in wanted:
+                index = self.index(i, 0)
                 self.dataChanged.emit(index, index, [self.PendingDeleteRole])
+
+    def find_many(self, session_ids: Iterable[str]) -> dict[str, SidebarRow]:
+        """The shown rows of these sessions, by id (one pass over the rows)."""
+        wanted = set(session_ids)
+        return {row.id: row for row in self._rows if row.id in wanted}
 
     async def update(self, rows: Sequence[SidebarRow]) -> bool:
         """Bring the model to `rows`; False when a newer update superseded this one."""

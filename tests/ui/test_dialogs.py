@@ -116,3 +116,15 @@ def test_clicking_delete_everywhere_confirms(loop: ConvergeEventLoop) -> None:
 
     prompts.shown.connect(click)
     assert run(loop, prompts.confirm_delete(["Trip"])) is True
+
+
+def test_results_of_a_large_bulk_delete_name_failures_and_count_successes(qapp: object) -> None:
+    from ui.dialogs import build_results_box
+
+    lines = [(f"Chat {i}", i % 50 != 0, "Deleted" if i % 50 else "Not deleted") for i in range(200)]
+    box = build_results_box(None, lines)
+    assert box.text() == "196 of 200 conversations deleted. The others are kept."
+    body = box.informativeText()
+    assert body.startswith("✓  196 deleted")
+    assert "✗  Chat 0 — Not deleted" in body and "✗  Chat 150 — Not deleted" in body
+    assert "Chat 1 —" not in body
