@@ -101,3 +101,26 @@ def test_saving_new_settings_switches_server_and_keeps_them_in_the_profile(
     assert run(loop, scenario()) == 0
     saved = json.loads((profile / "settings.json").read_text())
     assert saved == {"server": second.url, "token": "dev-alice"}
+
+
+def test_an_uncaught_error_is_logged_and_shown_as_one_sentence(
+    loop: ConvergeEventLoop, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sys
+
+    from app.desktop import _install_exception_hooks
+
+    desktop = Desktop(DesktopOptions(tmp_path, "http://127.0.0.1:9", "t", 0.0), log_path=tmp_path)
+    saved = sys.excepthook
+    try:
+        _install_exception_hooks(desktop, loop)
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+    finally:
+        sys.excepthook = saved
+    assert desktop.window.status.text() == f"Something went wrong. Details are in {tmp_path}."
+    assert "Traceback" not in desktop.window.status.text()
+    assert any(r.exc_info and r.exc_info[1].args == ("boom",) for r in caplog.records)
+    desktop.window.close()

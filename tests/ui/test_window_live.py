@@ -328,3 +328,18 @@ def _bubbles(harness: Harness) -> list[str]:
 
 
 __all__ = ["asyncio"]
+
+
+def test_f5_reconciles_now(harness: Harness) -> None:
+    from PySide6.QtTest import QTest
+
+    harness.create("Fresh", ts(9))
+    before = harness.engine.passes_started
+
+    async def scenario() -> None:
+        QTimer.singleShot(0, lambda: QTest.keyClick(harness.window, Qt.Key.Key_F5))
+        await until(lambda: harness.window.model.rowCount() == 1, what="the refreshed list")
+
+    run(harness.loop, scenario())
+    assert harness.engine.passes_started == before + 1
+    assert harness.window.status.text() == "Synced just now"
