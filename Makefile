@@ -17,7 +17,8 @@ run: $(STAMP)
 	@scripts/check-display.sh
 	$(VENV)/bin/converge
 
-test: $(STAMP)
+# The quality gates (ruff, mypy) run first: a red lint is a red build.
+test: lint
 	$(PY) -m pytest
 
 server: $(STAMP)
