@@ -97,6 +97,8 @@ class WindowController(QObject):
         self._select_after_refresh: str | None = None
         self._open_token = 0
         self._last_seq = 0
+        self._seen_updated_at: str | None = None  # the open row's activity the pane shows
+        self._catching_up = False
         self._follow_task: asyncio.Task[None] | None = None
         self._following_run: str | None = None
         self._status = EngineStatus(EngineState.IDLE)
@@ -311,7 +313,34 @@ class WindowController(QObject):
                 self.pane.update_header(display_title(row), row.updated_at)
                 if row.active_run_id and row.active_run_id != self._following_run:
                     self._follow(open_id, row.active_run_id, self._last_seq)
+                elif (
+                    self._following_run is None
+                    and row.updated_at != self._seen_updated_at
+                    and not self._catching_up
+                ):
+                    # Activity from another device that ended between two reconciles.
+                    self.spawn(self._catch_up(open_id, row.updated_at), "update the conversation")
         self.rows_applied.emit()
+
+    async def _catch_up(self, session_id: str, updated_at: str) -> None:
+        """Append the events the pane has not shown yet (sequence after the last shown)."""
+        engine = self._require_engine()
+        token = self._open_token
+        self._catching_up = True
+        try:
+            events = await engine.transcript(session_id)
+        except SyncError as exc:
+            log.info("catch-up of %s failed: %s", session_id, exc.message)
+            return
+        finally:
+            self._catching_up = False
+        if token != self._open_token or self.pane.session_id != session_id:
+            return
+        for event in events:
+            if event.sequence > self._last_seq:
+                self._last_seq = event.sequence
+                self.pane.append_event(event)
+        self._seen_updated_at = updated_at
 
     def _update_placeholder(self) -> None:
         if self._filter:
@@ -361,6 +390,7 @@ class WindowController(QObject):
         self.pane.show_banner("")
         self.pane.set_events(events)
         self._last_seq = events[-1].sequence if events else 0
+        self._seen_updated_at = row.updated_at if row else None
         if row is not None and row.active_run_id:
             self._follow(session_id, row.active_run_id, self._last_seq)
 

@@ -343,3 +343,23 @@ def test_f5_reconciles_now(harness: Harness) -> None:
     run(harness.loop, scenario())
     assert harness.engine.passes_started == before + 1
     assert harness.window.status.text() == "Synced just now"
+
+
+def test_turns_taken_on_another_device_appear_in_the_open_conversation(harness: Harness) -> None:
+    sid = harness.create("Shared plan", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    other = harness.api()
+    started = other.post(f"/v1/sessions/{sid}/runs", json={"input": _msg("from the laptop")})
+    _wait_run_done(harness, started.json()["id"])
+
+    async def scenario() -> None:
+        await harness.sync()
+        await until(
+            lambda: "Echo: from the laptop" in " ".join(_bubbles(harness)), what="the new turn"
+        )
+
+    run(harness.loop, scenario())
+    bubbles = _bubbles(harness)
+    assert bubbles.count("from the laptop") == 1
+    assert sum("Echo: from the laptop" in b for b in bubbles) == 1
