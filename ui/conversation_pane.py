@@ -241,7 +241,7 @@ class ConversationPane(QWidget):
     def show_nothing(self) -> None:
         """No conversation open: the empty state, composer ready for a new conversation."""
         self.session_id = None
-        self._reset("Converge", "")
+        self._reset("Converge", "Your conversation history, the same on every device.")
         self.scroll_area.hide()
         self.empty.show()
         self.set_composer_enabled(True)
