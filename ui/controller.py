@@ -238,7 +238,9 @@ class WindowController(QObject):
         ):
             self._concluded = True
             self._update_placeholder()
-        if status.state is EngineState.SYNCING:
+        if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
+            self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
+        elif status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
             self.window.set_status(OFFLINE)
