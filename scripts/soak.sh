@@ -6,9 +6,9 @@
 #   scripts/soak.sh [sqlite|postgres|both]     (default both)
 #   SOAK_DEVICES=50 SOAK_DURATION=180 SOAK_INTERVAL=1.0 SOAK_SEED=7 scripts/soak.sh sqlite
 #
-# Each run writes the harness's JSON report to $SOAK_OUT/soak-<backend>.json (default
-# $TMPDIR/converge-soak) and its human summary to stdout; the exit status is non-zero when any
-# run reports a violation or fails. PostgreSQL needs the Debian 15 binaries, root and the
+# Each run prints the harness's summary and keeps it in $SOAK_OUT/soak-<backend>.txt
+# (default $TMPDIR/converge-soak); the exit status is non-zero when any run reports a
+# violation or fails. PostgreSQL needs the Debian 15 binaries, root and the
 # `postgres` user (the same throwaway cluster the test suite uses).
 set -euo pipefail
 
