@@ -103,6 +103,7 @@ class WindowController(QObject):
         self._following_run: str | None = None
         self._status = EngineStatus(EngineState.IDLE)
         self._offline_retry = 0
+        self.offline_retry_ms: tuple[int, ...] = RETRY_OFFLINE_MS
         self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
 
         application = app or QGuiApplication.instance()
@@ -266,7 +267,8 @@ class WindowController(QObject):
     def _schedule_offline_retry(self) -> None:
         """While offline, probe the server more often than the 30 s timer, so that the
         reconcile "when the server becomes reachable again" happens soon after it does."""
-        delay = RETRY_OFFLINE_MS[min(self._offline_retry, len(RETRY_OFFLINE_MS) - 1)]
+        delays = self.offline_retry_ms
+        delay = delays[min(self._offline_retry, len(delays) - 1)]
         self._offline_retry += 1
         self._offline_timer.start(delay)
 

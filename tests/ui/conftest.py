@@ -23,6 +23,7 @@ from sync.engine import SyncEngine
 from sync.mirror import SessionRow
 from sync.models import text_message
 from sync.profile import Profile
+from tests.sync.faults import FaultTransport
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 
@@ -107,6 +108,7 @@ class Harness:
     window: MainWindow
     controller: WindowController
     engine: SyncEngine
+    faults: FaultTransport  # in front of the real server: refuse, fail, lose responses
     dialogs: list[tuple[str, str]] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
 
@@ -173,8 +175,9 @@ def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterat
     run(loop, until(lambda: app.applicationState() == active, what="an active application"))
     controller = WindowController(window, sync_interval=0, foreground_debounce_ms=20)
     profile = Profile(tmp_path / "profile", server=live_server.url, token="dev-alice")
-    engine = run(loop, SyncEngine.open(profile, retry_attempts=1))
-    h = Harness(loop, live_server, window, controller, engine)
+    faults = FaultTransport()
+    engine = run(loop, SyncEngine.open(profile, retry_attempts=1, transport=faults))
+    h = Harness(loop, live_server, window, controller, engine, faults)
     controller.prompts.shown.connect(h._on_dialog)
     controller.attach(engine, connect=False)
     try:

@@ -363,3 +363,21 @@ def test_turns_taken_on_another_device_appear_in_the_open_conversation(harness: 
     bubbles = _bubbles(harness)
     assert bubbles.count("from the laptop") == 1
     assert sum("Echo: from the laptop" in b for b in bubbles) == 1
+
+
+def test_when_the_server_is_reachable_again_the_window_reconciles_on_its_own(
+    harness: Harness,
+) -> None:
+    harness.controller.offline_retry_ms = (50,)
+    harness.faults.add("GET", r"/v1/sessions", "refuse", times=None)
+
+    async def scenario() -> None:
+        report = await harness.engine.reconcile()
+        assert report.error is not None
+        assert harness.window.status.text() == "Offline – showing saved history"
+        harness.create("Written while we were offline", ts(9))
+        harness.faults.clear()  # the server is reachable again
+        await until(lambda: harness.window.model.rowCount() == 1, what="the reconnect pass")
+        await until(lambda: harness.window.status.text() == "Synced just now", what="status")
+
+    run(harness.loop, scenario())
