@@ -381,3 +381,17 @@ def test_when_the_server_is_reachable_again_the_window_reconciles_on_its_own(
         await until(lambda: harness.window.status.text() == "Synced just now", what="status")
 
     run(harness.loop, scenario())
+
+
+def test_a_5xx_on_delete_offers_retry_and_the_retry_deletes(harness: Harness) -> None:
+    sid = harness.create("Flaky", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    harness.faults.add("DELETE", rf"/v1/sessions/{sid}", "status", status=500, code="internal")
+    harness.answers.update({"deleteConfirmation": DELETE_EVERYWHERE, "deleteUnreachable": RETRY})
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "deleteUnreachable"]
+    assert harness.ids() == []
+    assert harness.api().get(f"/v1/sessions/{sid}").status_code == 404
+    assert harness.faults.count("DELETE", rf"/v1/sessions/{sid}") == 2
