@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QFileDialog
 
 from sync.engine import (
     DeleteOutcome,
-    DeleteStatus,
     EngineEvent,
     EngineState,
     EngineStatus,
@@ -35,8 +34,9 @@ from sync.engine import (
     SyncEngine,
     TriggerReason,
 )
-from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, SyncError
+from sync.errors import NotFound, RunInProgress, SyncError
 from ui.conversation_pane import ConversationPane
+from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
 from ui.main_window import EMPTY, LOADING, MainWindow
@@ -93,7 +93,9 @@ class WindowController(QObject):
         self._refreshing = False
         self._refresh_again = False
         self._filter = ""
-        self._deleting: set[str] = set()
+        self.deleter = DeleteFlow(
+            self.model, self.prompts, on_outcomes=self._after_deleted, say=window.set_status
+        )
         self._select_after_refresh: str | None = None
         self._open_token = 0
         self._last_seq = 0
@@ -227,7 +229,11 @@ class WindowController(QObject):
             return
         if isinstance(event, IndexChanged):
             open_id = self.pane.session_id
-            if open_id is not None and open_id in event.removed and open_id not in self._deleting:
+            if (
+                open_id is not None
+                and open_id in event.removed
+                and open_id not in self.deleter.deleting
+            ):
                 self._stop_following()
                 self.pane.show_deleted_elsewhere()
             self.request_refresh()
@@ -496,70 +502,14 @@ class WindowController(QObject):
         await asyncio.to_thread(shutil.copyfile, source, target)
         self.window.set_status(f"Saved {target.name}")
 
-    # --- delete -------------------------------------------------------------------------
+    # --- delete (see ui.delete_flow) -----------------------------------------------------
 
     async def delete_selected(self) -> None:
         """Confirm, then delete the selected conversations server-first."""
-        ids = [i for i in self.window.selected_ids() if i not in self._deleting]
-        if not ids:
-            return
-        await self.delete(ids)
+        await self.delete(self.window.selected_ids())
 
     async def delete(self, ids: Sequence[str]) -> None:
-        engine = self._require_engine()
-        shown = self.model.find_many(ids)
-        titles = [display_title(shown[i]) if i in shown else i for i in ids]
-        if not await self.prompts.confirm_delete(titles):
-            return
-        if len(ids) == 1:
-            await self._delete_one(engine, ids[0], titles[0])
-            return
-        self._mark_deleting(ids, True)
-        try:
-            outcomes = await engine.delete_many(ids)
-        finally:
-            self._mark_deleting(ids, False)
-        self._after_deleted(outcomes)
-        lines = [
-            (title, outcome.removed, _result_words(outcome))
-            for title, outcome in zip(titles, outcomes, strict=True)
-        ]
-        await self.prompts.show_results(lines)
-
-    async def _delete_one(self, engine: SyncEngine, session_id: str, title: str) -> None:
-        stop_first = False
-        while True:
-            self._mark_deleting([session_id], True)
-            try:
-                if stop_first:
-                    outcome = await engine.stop_run_and_delete(session_id)
-                else:
-                    outcome = await engine.delete(session_id)
-            finally:
-                self._mark_deleting([session_id], False)
-            self._after_deleted([outcome])
-            if outcome.removed:
-                self.window.set_status(f"Deleted “{title}” everywhere.")
-                return
-            if outcome.status is DeleteStatus.ACTIVE_RUN:
-                if not await self.prompts.offer_stop_and_delete(title, outcome.active_run_id):
-                    return
-                stop_first = True
-                continue
-            if isinstance(outcome.error, (NetworkError, ServerError)) or outcome.error is None:
-                reason = outcome.error.message if outcome.error else ""
-                if not await self.prompts.offer_retry([title], reason):
-                    return
-                continue
-            await self.prompts.show_error("Delete failed", outcome.message)
-            return
-
-    def _mark_deleting(self, ids: Sequence[str], pending: bool) -> None:
-        if pending:
-            self._deleting.update(ids)
-        else:
-            self._deleting.difference_update(ids)
-        self.model.set_pending_delete(ids, pending)
+        await self.deleter.run(self._require_engine(), ids)
 
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
         removed = {o.session_id for o in outcomes if o.removed}
@@ -576,15 +526,3 @@ class WindowController(QObject):
         if result is not None and result != self.settings:
             self.settings = result
             self.settings_saved.emit(result)
-
-
-def _result_words(outcome: DeleteOutcome) -> str:
-    if outcome.status is DeleteStatus.DELETED:
-        return "Deleted"
-    if outcome.status is DeleteStatus.ALREADY_GONE:
-        return "Already gone from the server"
-    if outcome.status is DeleteStatus.ACTIVE_RUN:
-        return "Not deleted: a run is in progress (stop it first)"
-    if isinstance(outcome.error, (NetworkError, ServerError)):
-        return "Not deleted: couldn't reach the server"
-    return f"Not deleted: {outcome.error.message if outcome.error else outcome.message}"

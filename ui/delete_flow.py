@@ -1,0 +1,107 @@
+"""Deleting from the window: confirm, mark rows pending, and handle every answer in words.
+
+Server-first (ADR-0050 §8, CONTRACT §7): the engine removes a row from the mirror only after
+204 or 404; until then the row shows "Deleting…". On 409 the user may choose "Stop Run and
+Delete", a separate, explicit action (a delete never cancels a run by itself). On a network
+error or 5xx nothing was deleted and Retry is offered (the delete is idempotent). Any other
+refusal is shown as the engine's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sync.engine import DeleteOutcome, DeleteStatus, SyncEngine
+from sync.errors import NetworkError, ServerError
+from ui.dialogs import Prompts
+from ui.session_model import SessionListModel, display_title
+
+
+class DeleteFlow:
+    """One window's deletes; `deleting` holds the ids whose request is out."""
+
+    def __init__(
+        self,
+        model: SessionListModel,
+        prompts: Prompts,
+        *,
+        on_outcomes: Callable[[Sequence[DeleteOutcome]], None],
+        say: Callable[[str], None],
+    ) -> None:
+        self.model = model
+        self.prompts = prompts
+        self.deleting: set[str] = set()
+        self._on_outcomes = on_outcomes
+        self._say = say
+
+    async def run(self, engine: SyncEngine, ids: Sequence[str]) -> None:
+        """Confirm, then delete `ids` (one: with the 409 and retry dialogs; many: a report)."""
+        ids = [i for i in dict.fromkeys(ids) if i not in self.deleting]
+        if not ids:
+            return
+        shown = self.model.find_many(ids)
+        titles = [display_title(shown[i]) if i in shown else i for i in ids]
+        if not await self.prompts.confirm_delete(titles):
+            return
+        if len(ids) == 1:
+            await self._one(engine, ids[0], titles[0])
+            return
+        self._mark(ids, True)
+        try:
+            outcomes = await engine.delete_many(ids)
+        finally:
+            self._mark(ids, False)
+        self._on_outcomes(outcomes)
+        lines = [
+            (title, outcome.removed, result_words(outcome))
+            for title, outcome in zip(titles, outcomes, strict=True)
+        ]
+        await self.prompts.show_results(lines)
+
+    async def _one(self, engine: SyncEngine, session_id: str, title: str) -> None:
+        stop_first = False
+        while True:
+            self._mark([session_id], True)
+            try:
+                if stop_first:
+                    outcome = await engine.stop_run_and_delete(session_id)
+                else:
+                    outcome = await engine.delete(session_id)
+            finally:
+                self._mark([session_id], False)
+            self._on_outcomes([outcome])
+            if outcome.removed:
+                self._say(f"Deleted “{title}” everywhere.")
+                return
+            if outcome.status is DeleteStatus.ACTIVE_RUN:
+                if not await self.prompts.offer_stop_and_delete(title, outcome.active_run_id):
+                    return
+                stop_first = True
+                continue
+            if isinstance(outcome.error, (NetworkError, ServerError)) or outcome.error is None:
+                reason = outcome.error.message if outcome.error else ""
+                if not await self.prompts.offer_retry([title], reason):
+                    return
+                continue
+            await self.prompts.show_error("Delete failed", outcome.message)
+            return
+
+    def _mark(self, ids: Sequence[str], pending: bool) -> None:
+        if pending:
+            self.deleting.update(ids)
+        else:
+            self.deleting.difference_update(ids)
+        self.model.set_pending_delete(ids, pending)
+
+
+def result_words(outcome: DeleteOutcome) -> str:
+    """One conversation's line in a bulk delete's report."""
+    if outcome.status is DeleteStatus.DELETED:
+        return "Deleted"
+    if outcome.status is DeleteStatus.ALREADY_GONE:
+        return "Already gone from the server"
+    if outcome.status is DeleteStatus.ACTIVE_RUN:
+        return "Not deleted: a run is in progress (stop it first)"
+    if isinstance(outcome.error, (NetworkError, ServerError)):
+        return "Not deleted: couldn't reach the server"
+    return f"Not deleted: {outcome.error.message if outcome.error else outcome.message}"
