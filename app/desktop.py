@@ -134,6 +134,7 @@ class Desktop:
         )
         self.engine: SyncEngine | None = None
         self.bundled: BundledServer | None = None
+        self._paint_mirror: Mirror | None = None
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
@@ -158,14 +159,19 @@ class Desktop:
         profile = self._profile()
         await asyncio.to_thread(profile.ensure_dirs)
         mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
-        try:
-            self.controller.set_row_source(lambda text: asyncio.to_thread(mirror.rows, text))
-            await self.controller.refresh_now()
-        finally:
-            # The engine opens its own connection to the same file; this one was for the
-            # first paint only.
-            await asyncio.to_thread(mirror.close)
+        # Until an engine is attached, the sidebar (and the filter) read this mirror; the
+        # engine then opens its own connection to the same file and this one is closed.
+        self._paint_mirror = mirror
+        self.controller.set_row_source(lambda text: asyncio.to_thread(mirror.rows, text))
+        await self.controller.refresh_now()
         await self.connect(profile)
+        if self.engine is not None:
+            await self._close_paint_mirror()
+
+    async def _close_paint_mirror(self) -> None:
+        mirror, self._paint_mirror = self._paint_mirror, None
+        if mirror is not None:
+            await asyncio.to_thread(mirror.close)
 
     def _profile(self) -> Profile:
         return Profile.load(
@@ -238,6 +244,7 @@ class Desktop:
         await self.controller.shutdown()
         try:
             await self.disconnect()
+            await self._close_paint_mirror()
         except Exception:
             log.exception("error while shutting down")
 

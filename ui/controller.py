@@ -197,6 +197,7 @@ class WindowController(QObject):
             self._unsubscribe = None
         if self.engine is not None:
             self.engine.stop_timer()
+            self._row_source = None  # the engine's mirror is about to close
         self._offline_timer.stop()
         self._stop_following()
         self.engine = None
