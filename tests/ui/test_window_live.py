@@ -4,6 +4,7 @@ reconcile diffs, triggers, the delete flows, and the deleted-elsewhere pane."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 
@@ -395,3 +396,25 @@ def test_a_5xx_on_delete_offers_retry_and_the_retry_deletes(harness: Harness) ->
     assert harness.ids() == []
     assert harness.api().get(f"/v1/sessions/{sid}").status_code == 404
     assert harness.faults.count("DELETE", rf"/v1/sessions/{sid}") == 2
+
+
+def test_a_refused_token_is_shown_as_an_error_in_words(harness: Harness, tmp_path: Path) -> None:
+    from sync.engine import SyncEngine
+    from sync.profile import Profile
+
+    async def scenario() -> None:
+        profile = Profile(tmp_path / "bad", server=harness.server.url, token="not-a-token")
+        engine = await SyncEngine.open(profile, retry_attempts=1)
+        try:
+            harness.controller.attach(engine, connect=False)
+            report = await engine.reconcile()
+            assert report.error is not None
+            status = harness.window.status
+            assert status.text() and "Traceback" not in status.text()
+            assert status.property("error") is True
+            assert status.text() != "Offline – showing saved history"
+        finally:
+            harness.controller.detach()
+            await engine.close()
+
+    run(harness.loop, scenario())
