@@ -19,10 +19,10 @@ from typing import TextIO
 from sync import wording
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
-from sync.errors import MirrorError, SyncError
+from sync.errors import MirrorError, SyncError, Unauthenticated
 from sync.mirror import Mirror, SessionRow
 from sync.profile import Profile
-from sync.reconcile import TriggerReason
+from sync.reconcile import ReconcileReport, TriggerReason
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ async def _sync(args: argparse.Namespace) -> int:
                 }
             )
         )
-        return _kept_verdict(report.kept)
+        return _kept_verdict(report)
     for label, ids in (
         ("inserted", report.inserted),
         ("updated", report.updated),
@@ -117,17 +117,24 @@ async def _sync(args: argparse.Namespace) -> int:
         print(f"kept {len(report.kept)}: " + " ".join(report.kept))
     if report.not_modified:
         print("index unchanged since the last sync (one request)")
-    return _kept_verdict(report.kept)
+    return _kept_verdict(report)
 
 
-def _kept_verdict(kept: Sequence[str]) -> int:
-    """A pass whose point reads were inconclusive did not finish its job: say so, exit 1."""
-    if not kept:
+def _kept_verdict(report: ReconcileReport) -> int:
+    """A pass whose point reads were inconclusive did not finish its job: say so and why
+    (the engine's status line says the same), exit 1."""
+    if not report.kept:
         return EXIT_OK
-    _err(
-        f"the server did not confirm whether {len(kept)} conversation(s) still exist; "
-        "they were kept. Run `converge sync` again."
-    )
+    reason = report.point_read_error
+    if reason is None:  # not expected: kept rows always come with their point read's error
+        _err(
+            f"the server did not confirm whether {len(report.kept)} conversation(s) still "
+            "exist; they were kept. Run `converge sync` again."
+        )
+    else:
+        token_refused = isinstance(reason, Unauthenticated)
+        words = wording.unconfirmed(len(report.kept), reason.message, token_refused=token_refused)
+        _err(f"{words} Run `converge sync` again.")
     return EXIT_FAILED
 
 

@@ -5,6 +5,9 @@ The local row and its cached bytes leave the mirror only after the server answer
 a delete never cancels a run by itself; `stop_run_and_delete` is the separate, explicit
 action that cancels, waits until the run has ended (completion must be observed), then
 deletes. Anything else keeps the row and says that nothing was deleted.
+
+The local removal goes through `IndexWriter`: `on_applied` runs right after it commits and
+before any other announced write, so listeners hear of it in commit order.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from sync import wording
 from sync.api import ApiClient
 from sync.cache import remove_cached_files
 from sync.errors import ActiveRunExists, NotFound, SyncError
-from sync.mirror import Mirror
+from sync.index_writer import IndexWriter
+from sync.mirror import ApplyResult, Mirror
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +46,7 @@ class DeleteOutcome:
     message: str
     active_run_id: str | None = None
     error: SyncError | None = field(default=None, compare=False)
+    seq: int = 0  # the mirror commit sequence of the local removal (0: nothing written)
 
     @property
     def removed(self) -> bool:
@@ -57,28 +62,35 @@ class DeleteService:
         *,
         on_removed: Callable[[str], None] | None = None,
         concurrency: int = 4,
+        writer: IndexWriter | None = None,
+        on_applied: Callable[[ApplyResult], None] | None = None,
     ) -> None:
         self.api = api
         self.mirror = mirror
         self.cache_dir = cache_dir
-        self._on_removed = on_removed
+        self._on_removed = on_removed  # before the write: the id joins the engine's skip set
+        self._on_applied = on_applied  # right after the commit, in commit order
+        self._writer = writer if writer is not None else IndexWriter(mirror)
         self._limit = asyncio.Semaphore(max(1, concurrency))
 
-    async def _remove_locally(self, session_id: str) -> None:
+    async def _remove_locally(self, session_id: str) -> int:
+        """Remove the row and its cached bytes; returns the write's commit sequence."""
         if self._on_removed is not None:
             self._on_removed(session_id)
-        applied = await asyncio.to_thread(self.mirror.apply, (), [session_id])
+        applied = await self._writer.apply((), [session_id], announce=self._on_applied)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
+        return applied.seq
 
     async def delete(self, session_id: str) -> DeleteOutcome:
         try:
             await self.api.delete_session(session_id)
         except NotFound:
-            await self._remove_locally(session_id)
+            seq = await self._remove_locally(session_id)
             return DeleteOutcome(
                 session_id,
                 DeleteStatus.ALREADY_GONE,
                 "The conversation was already gone from the server; removed here too.",
+                seq=seq,
             )
         except ActiveRunExists as exc:
             return DeleteOutcome(
@@ -93,8 +105,10 @@ class DeleteService:
             return DeleteOutcome(
                 session_id, DeleteStatus.FAILED, wording.nothing_deleted(exc.message), error=exc
             )
-        await self._remove_locally(session_id)
-        return DeleteOutcome(session_id, DeleteStatus.DELETED, "The conversation was deleted.")
+        seq = await self._remove_locally(session_id)
+        return DeleteOutcome(
+            session_id, DeleteStatus.DELETED, "The conversation was deleted.", seq=seq
+        )
 
     async def delete_many(self, ids: Sequence[str]) -> list[DeleteOutcome]:
         """One outcome per id, in the given order; at most `concurrency` requests at once."""

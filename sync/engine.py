@@ -6,6 +6,10 @@ live runs. Listeners get `IndexChanged` after anything changed the mirror and
 `StatusChanged` when the sync state moves, always on the event loop's thread; they should
 be quick (re-read `rows()` and diff, update a status line).
 
+`IndexChanged` events arrive in the order their writes committed (`seq` strictly increases):
+every announced write goes through one `IndexWriter`, which emits a write's event before
+any other announced write can commit (see `sync/index_writer.py` for why that is needed).
+
 No Qt here: the window adapts these callbacks to signals.
 """
 
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import httpx
 
+from sync import wording
 from sync.api import PAGE_LIMIT, ApiClient
 from sync.cache import ArtifactCache
 from sync.conversation import follow_run, transcript
@@ -31,9 +36,11 @@ from sync.errors import (
     NetworkError,
     NotFound,
     SyncError,
+    Unauthenticated,
     Unavailable,
 )
-from sync.mirror import Mirror, SessionRow
+from sync.index_writer import IndexWriter
+from sync.mirror import ApplyResult, Mirror, SessionRow
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
@@ -60,8 +67,9 @@ DEFAULT_TIMER_INTERVAL = 30.0
 class EngineState(Enum):
     IDLE = "idle"  # the last pass concluded
     SYNCING = "syncing"  # a pass is running
-    OFFLINE = "offline"  # the last pass could not reach the server (or got 503)
-    ERROR = "error"  # the server refused us (401/403) or answered nonsense
+    OFFLINE = "offline"  # the last pass could not reach the server (or got 503), on its
+    # walk or on a point read (then the rows it could not check were kept)
+    ERROR = "error"  # the server refused us (401/403) or answered nonsense, likewise
 
 
 @dataclass(frozen=True)
@@ -73,12 +81,17 @@ class EngineStatus:
 
 @dataclass(frozen=True)
 class IndexChanged:
-    """The mirror changed: ids inserted, updated, removed. `report` when a pass did it."""
+    """The mirror changed: ids inserted, updated, removed. `report` when a pass did it.
+
+    `seq` is the write's mirror commit sequence; one engine emits these in commit order
+    (strictly increasing `seq`), so a later event always describes a later state.
+    """
 
     inserted: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     report: ReconcileReport | None = field(default=None, compare=False)
+    seq: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,8 @@ class SyncEngine:
         self._listeners: list[Listener] = []
         self._deleted: set[str] = set()
         self._status = EngineStatus(EngineState.IDLE)
+        self._writer = IndexWriter(mirror)
+        self._last_index_seq = 0
         self.reconciler = Reconciler(
             api,
             mirror,
@@ -120,6 +135,8 @@ class SyncEngine:
             use_etag=use_etag,
             skip=self._deleted.__contains__,
             page_hook=page_hook,
+            writer=self._writer,
+            on_report=self._announce_pass,
         )
         self._coalescer = Coalescer(self._run_pass)
         self._deleter = DeleteService(
@@ -128,6 +145,8 @@ class SyncEngine:
             profile.cache_dir,
             on_removed=self._deleted.add,
             concurrency=delete_concurrency,
+            writer=self._writer,
+            on_applied=self._announce_write,
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
         self._timer: asyncio.Task[None] | None = None
@@ -186,6 +205,32 @@ class SyncEngine:
             except Exception:
                 log.exception("engine listener failed on %r", type(event).__name__)
 
+    def _emit_index(self, event: IndexChanged) -> None:
+        """Emit a write's event; called only by `IndexWriter` announcements (commit order)."""
+        if event.seq <= self._last_index_seq:  # cannot happen through IndexWriter
+            log.error(
+                "IndexChanged %d after %d: out of commit order", event.seq, self._last_index_seq
+            )
+        self._last_index_seq = max(self._last_index_seq, event.seq)
+        self._emit(event)
+
+    def _announce_pass(self, report: ReconcileReport) -> None:
+        if report.changed:
+            self._emit_index(
+                IndexChanged(report.inserted, report.updated, report.pruned, report, report.seq)
+            )
+
+    def _announce_write(self, applied: ApplyResult) -> None:
+        if applied.inserted or applied.updated or applied.removed:
+            self._emit_index(
+                IndexChanged(
+                    tuple(applied.inserted),
+                    tuple(applied.updated),
+                    tuple(applied.removed),
+                    seq=applied.seq,
+                )
+            )
+
     @property
     def status(self) -> EngineStatus:
         return self._status
@@ -227,15 +272,22 @@ class SyncEngine:
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
         last_success = self._status.last_success
         self._set_status(EngineStatus(EngineState.SYNCING, "Synchronizing…", last_success))
-        report = await self.reconciler.run_pass(reason)
-        if report.changed:
-            self._emit(IndexChanged(report.inserted, report.updated, report.pruned, report))
-        if report.error is None:
+        report = await self.reconciler.run_pass(reason)  # its IndexChanged is already out
+        problem = report.problem
+        if problem is None:
             self._set_status(EngineStatus(EngineState.IDLE, "", time.time()))
-        elif isinstance(report.error, (NetworkError, Unavailable)):
-            self._set_status(EngineStatus(EngineState.OFFLINE, report.error.message, last_success))
-        else:
-            self._set_status(EngineStatus(EngineState.ERROR, report.error.message, last_success))
+            return report
+        message = problem.message
+        if report.error is None:  # the walk was written; some point reads were inconclusive
+            message = wording.unconfirmed(
+                len(report.kept), message, token_refused=isinstance(problem, Unauthenticated)
+            )
+        state = (
+            EngineState.OFFLINE
+            if isinstance(problem, (NetworkError, Unavailable))
+            else EngineState.ERROR
+        )
+        self._set_status(EngineStatus(state, message, last_success))
         return report
 
     def start_timer(self, interval: float | None = None) -> None:
@@ -259,8 +311,7 @@ class SyncEngine:
 
     async def delete(self, session_id: str) -> DeleteOutcome:
         """Server-first delete of one session; see `DeleteOutcome.status`."""
-        outcome = await self._deleter.delete(session_id)
-        self._after_delete([outcome])
+        outcome = await self._deleter.delete(session_id)  # its IndexChanged is already out
         if outcome.status is DeleteStatus.ACTIVE_RUN:
             await self._refresh_one(session_id)
         return outcome
@@ -268,7 +319,6 @@ class SyncEngine:
     async def delete_many(self, ids: Sequence[str]) -> list[DeleteOutcome]:
         """One outcome per id, in order (bounded concurrency)."""
         outcomes = await self._deleter.delete_many(ids)
-        self._after_delete(outcomes)
         for outcome in outcomes:
             if outcome.status is DeleteStatus.ACTIVE_RUN:
                 await self._refresh_one(outcome.session_id)
@@ -278,34 +328,21 @@ class SyncEngine:
         self, session_id: str, *, run_id: str | None = None, timeout: float = 30.0
     ) -> DeleteOutcome:
         """The explicit second action after a 409: cancel, observe the end, then delete."""
-        outcome = await self._deleter.stop_run_and_delete(
-            session_id, run_id=run_id, timeout=timeout
-        )
-        self._after_delete([outcome])
-        return outcome
-
-    def _after_delete(self, outcomes: Sequence[DeleteOutcome]) -> None:
-        removed = tuple(o.session_id for o in outcomes if o.removed)
-        if removed:
-            self._emit(IndexChanged(removed=removed))
+        return await self._deleter.stop_run_and_delete(session_id, run_id=run_id, timeout=timeout)
 
     async def _refresh_one(self, session_id: str) -> SessionView | None:
         """Point-read one session into the mirror (best effort; prune on 404)."""
         try:
             view = await self.api.get_session(session_id)
         except NotFound:
-            applied = await asyncio.to_thread(self.mirror.apply, (), [session_id])
-            if applied.removed:
-                self._emit(IndexChanged(removed=tuple(applied.removed)))
+            await self._writer.apply((), [session_id], announce=self._announce_write)
             return None
         except SyncError as exc:
             log.info("refresh of %s failed: %s", session_id, exc.message)
             return None
-        applied = await asyncio.to_thread(
-            self.mirror.apply, [view], (), skip=self._deleted.__contains__
+        await self._writer.apply(
+            [view], (), skip=self._deleted.__contains__, announce=self._announce_write
         )
-        if applied.inserted or applied.updated:
-            self._emit(IndexChanged(tuple(applied.inserted), tuple(applied.updated)))
         return view
 
     # -- conversations ----------------------------------------------------------------------

@@ -13,7 +13,9 @@ opens the file read-only, before the WAL pragma would touch it).
 Threads: every method is synchronous and meant to run off the event loop
 (`asyncio.to_thread`). Each call opens its own `Session`/connection from a pool; nothing is
 shared across threads. Writes are serialised inside the process by a lock and across
-processes by `BEGIN IMMEDIATE` plus `busy_timeout`.
+processes by `BEGIN IMMEDIATE` plus `busy_timeout`. Each `apply` takes the next number of an
+in-process commit sequence while it holds the write lock, so `ApplyResult.seq` orders this
+process's writes as they committed (`sync.index_writer` relies on it).
 """
 
 from __future__ import annotations
@@ -229,6 +231,9 @@ class ApplyResult:
     updated: list[str]
     removed: list[str]
     removed_files: list[str]
+    #: This write's place in the mirror object's commit order (1, 2, ...; writes that
+    #: failed leave gaps). Taken under the write lock, so a later commit has a larger seq.
+    seq: int = 0
 
 
 class Mirror:
@@ -239,6 +244,7 @@ class Mirror:
         self._write = write_engine
         self._read = read_engine
         self._write_lock = threading.Lock()
+        self._commit_seq = 0  # guarded by _write_lock
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> Mirror:
@@ -395,6 +401,8 @@ class Mirror:
         """
         now = time.time()
         with self._writing() as conn:
+            self._commit_seq += 1  # under the write lock: commit order
+            seq = self._commit_seq
             wanted = [v for v in upserts if skip is None or not skip(v.id)]
             current = _rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
             inserted: list[str] = []
@@ -452,7 +460,7 @@ class Mirror:
                     conn.execute(delete(CachedArtifact).where(CachedArtifact.session_id.in_(chunk)))
             for key, value in (state or {}).items():
                 _set_state(conn, key, value)
-        return ApplyResult(inserted, updated, removed, files)
+        return ApplyResult(inserted, updated, removed, files, seq)
 
     def bind_identity(self, identity: str) -> bool:
         """Record which server and token this mirror follows; on a change, forget the ETag.

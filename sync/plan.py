@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from sync.errors import SyncError
 from sync.mirror import SessionRow
 from sync.models import SessionView
 
@@ -75,6 +76,7 @@ class PointRead:
     outcome: PointReadOutcome
     view: SessionView | None = None
     detail: str = ""
+    error: SyncError | None = field(default=None, compare=False)  # why it was UNKNOWN
 
 
 @dataclass(frozen=True)

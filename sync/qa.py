@@ -433,6 +433,7 @@ class Harness:
             "point_reads": r.point_reads,
             "rescued_by_point_read": r.rescued,
             "kept_inconclusive": r.kept,
+            "events_out_of_commit_order": r.misordered,
         }
         if self.control is not None:
             await self.control.aclose()

@@ -5,11 +5,18 @@ the reconcile timer running. Several live in one process on one asyncio loop. Th
 watches a device in two ways: the engine's `IndexChanged` events (what was inserted,
 updated, pruned, deleted, and when) and samples of the mirror, both turned into
 `qa_checker.Observation`s; its HTTP traffic is counted by a wrapping transport.
+
+Events are numbered in the order they are emitted, and that is the order their mirror writes
+committed: the engine announces every write through `sync.index_writer.IndexWriter`, and
+`IndexChanged.seq` (the mirror's commit sequence) strictly increases per engine. The device
+checks it, so a misordered event (which would fake a "reappeared" violation) is logged as a
+harness-level error rather than silently recorded.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,6 +30,8 @@ from sync.mirror import SessionRow
 from sync.profile import Profile
 from sync.qa_checker import Observation, RowKey, Source
 from sync.reconcile import TriggerReason
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -90,6 +99,7 @@ class Recorder:
         self.point_reads = 0  # mirror rows the walk missed, read one by one
         self.rescued = 0  # ... that answered 200: they moved during the walk, kept
         self.kept = 0  # ... whose point read was inconclusive, kept
+        self.misordered = 0  # IndexChanged events older than one already recorded (never)
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -155,6 +165,7 @@ class Device:
         self._unsubscribe: Any = None
         self.reopened = 0
         self._sampled: dict[str, bool] = {}
+        self._last_seq = 0  # the open engine's last IndexChanged.seq
 
     @property
     def engine(self) -> SyncEngine:
@@ -172,6 +183,7 @@ class Device:
             page_limit=self.page_limit,
         )
         self._engine = engine
+        self._last_seq = 0  # a new engine and mirror object: a new commit sequence
         self._unsubscribe = engine.subscribe(self._on_event)
         engine.start_timer(self.interval)
         engine.trigger(TriggerReason.CONNECT)
@@ -195,6 +207,15 @@ class Device:
     def _on_event(self, event: EngineEvent) -> None:
         if not isinstance(event, IndexChanged):
             return
+        if event.seq <= self._last_seq:
+            self.recorder.misordered += 1
+            log.error(
+                "device %d: IndexChanged seq %d after %d (out of commit order)",
+                self.index,
+                event.seq,
+                self._last_seq,
+            )
+        self._last_seq = max(self._last_seq, event.seq)
         report = event.report
         if report is not None:
             point_reads = max(0, report.requests - report.pages)

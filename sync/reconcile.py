@@ -2,9 +2,15 @@
 
 A pass: walk the complete index (limit 200), upsert every walked item, point-read every
 mirror row the walk did not see, prune only on 404. An interrupted walk (network error, 5xx,
-401/403, or a second 400 on a cursor) writes nothing and prunes nothing; a first 400 on a
-cursor (the server's key rotated) restarts the walk once from the top. The first page's ETag
-is stored in the mirror after a conclusive pass, so an unchanged index costs one request.
+401/403, or a second 400 on a cursor) writes nothing and prunes nothing (`report.error`); a
+first 400 on a cursor (the server's key rotated) restarts the walk once from the top. A point
+read that answers anything but 200 or 404 keeps its row; the pass still writes what it
+learned, but it did not conclude: `report.point_read_error` says why, and the engine shows
+it. The first page's ETag is stored in the mirror after a conclusive pass, so an unchanged
+index costs one request.
+
+The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
+commit and before any other announced write: listeners hear about writes in commit order.
 """
 
 from __future__ import annotations
@@ -13,15 +19,25 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT, ApiClient
 from sync.cache import remove_cached_files
-from sync.errors import BadCursor, MirrorError, NotFound, SyncError
-from sync.mirror import ETAG_KEY, Mirror
+from sync.errors import (
+    BadCursor,
+    Forbidden,
+    MirrorError,
+    NetworkError,
+    NotFound,
+    SyncError,
+    Unauthenticated,
+    Unavailable,
+)
+from sync.index_writer import IndexWriter
+from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionPage, SessionView
 from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk
 
@@ -39,7 +55,13 @@ class TriggerReason(Enum):
 
 @dataclass(frozen=True)
 class ReconcileReport:
-    """What one pass did. `error` is set when the pass could not conclude (nothing pruned)."""
+    """What one pass did.
+
+    `error`: the pass was interrupted (walk cut short, mirror not writable): nothing was
+    written. `point_read_error`: the walk was written and 404s pruned, but some point reads
+    were inconclusive (401, 403, 5xx, network): those rows are `kept`, and this is the most
+    telling of their errors. `ok` only when neither is set.
+    """
 
     reason: TriggerReason
     inserted: tuple[str, ...] = ()
@@ -54,10 +76,17 @@ class ReconcileReport:
     walked: int = 0
     error: SyncError | None = field(default=None, compare=False)
     duration: float = 0.0
+    point_read_error: SyncError | None = field(default=None, compare=False)
+    seq: int = 0  # the mirror commit sequence of the pass's write (0: nothing written)
 
     @property
     def ok(self) -> bool:
-        return self.error is None
+        return self.error is None and self.point_read_error is None
+
+    @property
+    def problem(self) -> SyncError | None:
+        """Why the pass did not conclude, whichever way: `error`, else `point_read_error`."""
+        return self.error if self.error is not None else self.point_read_error
 
     @property
     def changed(self) -> bool:
@@ -92,9 +121,13 @@ class Reconciler:
         use_etag: bool = True,
         skip: Callable[[str], bool] | None = None,
         page_hook: PageHook | None = None,
+        writer: IndexWriter | None = None,
+        on_report: Callable[[ReconcileReport], None] | None = None,
     ) -> None:
         self.api = api
         self.mirror = mirror
+        self.writer = writer if writer is not None else IndexWriter(mirror)
+        self.on_report = on_report
         self.cache_dir = cache_dir
         self.page_limit = page_limit
         self.use_etag = use_etag
@@ -125,34 +158,47 @@ class Reconciler:
         plan = plan_walk(walk.items, snapshot, complete=True)
         results = await asyncio.gather(*(self._point_read(sid) for sid in plan.point_reads))
         prunes = plan_prunes(results)
+        unconfirmed = most_telling(r.error for r in results if r.error is not None)
         # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
         # next pass must not be short-circuited by a 304 and must retry it.
         new_etag = walk.etag if (self.use_etag and not prunes.kept) else None
+        reports: list[ReconcileReport] = []
+
+        def announce(applied: ApplyResult) -> None:
+            # Runs right after the commit, before any other announced write (IndexWriter).
+            reports.append(
+                ReconcileReport(
+                    reason=reason,
+                    inserted=tuple(applied.inserted),
+                    updated=tuple(applied.updated),
+                    pruned=tuple(applied.removed),
+                    kept=tuple(prunes.kept),
+                    complete=True,
+                    restarted=walk.restarted,
+                    pages=walk.pages,
+                    requests=walk.pages + len(plan.point_reads),
+                    walked=len(walk.items),
+                    duration=time.monotonic() - started,
+                    point_read_error=unconfirmed if prunes.kept else None,
+                    seq=applied.seq,
+                )
+            )
+            if self.on_report is not None:
+                self.on_report(reports[0])
+
         try:
-            applied = await asyncio.to_thread(
-                self.mirror.apply,
+            applied = await self.writer.apply(
                 [*plan.upserts, *prunes.refreshes],
                 prunes.prunes,
                 state={ETAG_KEY: new_etag},
                 skip=self._skip,
+                announce=announce,
             )
         except MirrorError as exc:  # locked by another process, disk full: nothing written
             log.warning("reconcile (%s): mirror not written: %s", reason.value, exc.message)
             return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
-        report = ReconcileReport(
-            reason=reason,
-            inserted=tuple(applied.inserted),
-            updated=tuple(applied.updated),
-            pruned=tuple(applied.removed),
-            kept=tuple(prunes.kept),
-            complete=True,
-            restarted=walk.restarted,
-            pages=walk.pages,
-            requests=walk.pages + len(plan.point_reads),
-            walked=len(walk.items),
-            duration=time.monotonic() - started,
-        )
+        report = reports[0]
         log.info(
             "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",
             reason.value,
@@ -204,8 +250,26 @@ class Reconciler:
             except NotFound as exc:
                 return PointRead(session_id, PointReadOutcome.ABSENT, detail=exc.reason or "")
             except SyncError as exc:
-                return PointRead(session_id, PointReadOutcome.UNKNOWN, detail=exc.message)
+                return PointRead(
+                    session_id, PointReadOutcome.UNKNOWN, detail=exc.message, error=exc
+                )
             return PointRead(session_id, PointReadOutcome.FOUND, view=view)
+
+
+def _rank(error: SyncError) -> int:
+    """Lower is more telling: what the user must act on comes before what will pass."""
+    if isinstance(error, Unauthenticated):
+        return 0
+    if isinstance(error, Forbidden):
+        return 1
+    if isinstance(error, (NetworkError, Unavailable)):
+        return 3  # the engine shows these as offline: they usually pass
+    return 2  # 500, or an answer the contract does not allow
+
+
+def most_telling(errors: Iterable[SyncError]) -> SyncError | None:
+    """The error to show for a set of inconclusive point reads (first of the best rank)."""
+    return min(errors, key=_rank, default=None)
 
 
 class Coalescer:

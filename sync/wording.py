@@ -46,3 +46,21 @@ def nothing_deleted(reason: str) -> str:
 
 
 STOP_AND_DELETE_BUTTON = "Stop run, then delete"
+
+
+def unconfirmed(count: int, reason: str, *, token_refused: bool = False) -> str:
+    """Shown when a pass could not ask the server about rows its walk no longer listed
+    (CONTRACT §7 keeps them: only a 404 prunes). The window's status line and
+    `converge sync` both say it; `reason` is the error's own sentence."""
+    rows, kept = (
+        ("1 conversation", "it was") if count == 1 else (f"{count} conversations", "they were")
+    )
+    if token_refused:
+        return (
+            f"The server no longer accepts this token, so {rows} it stopped listing could "
+            f"not be checked; {kept} kept. {reason}"
+        )
+    return (
+        f"{rows} the server stopped listing could not be checked ({reason.rstrip('.')}); "
+        f"{kept} kept and the next sync retries."
+    )

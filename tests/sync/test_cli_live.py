@@ -300,6 +300,7 @@ def test_sync_exits_non_zero_when_a_point_read_is_inconclusive(
     out, err = capsys.readouterr()
     assert f"kept 1: {ids[0]}" in out and "pruned 0" in out
     assert "Run `converge sync` again" in err
+    assert "could not be checked" in err and "it was kept" in err, err  # and why
     assert ids[0] in mirror_ids(profile)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from sync.engine import EngineState
 from sync.errors import BadCursor, NetworkError, SyncError
 from sync.models import SessionPage
 from sync.reconcile import TriggerReason
@@ -207,36 +208,58 @@ def test_a_second_bad_cursor_aborts_without_pruning(live_server: Any, tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("action", "status", "code"),
+    ("action", "status", "code", "state", "words"),
     [
-        ("status", 503, "unavailable"),
-        ("status", 500, "internal"),
-        ("status", 401, "unauthenticated"),
-        ("status", 403, "forbidden"),
-        ("refuse", 0, ""),
+        ("status", 503, "unavailable", EngineState.OFFLINE, "could not be checked"),
+        ("status", 500, "internal", EngineState.ERROR, "could not be checked"),
+        ("status", 401, "unauthenticated", EngineState.ERROR, "no longer accepts this token"),
+        ("status", 403, "forbidden", EngineState.ERROR, "not allowed"),
+        ("refuse", 0, "", EngineState.OFFLINE, "could not be checked"),
     ],
     ids=["503", "500", "401", "403", "network"],
 )
-def test_an_inconclusive_point_read_keeps_the_row_until_a_404(
-    live_server: Any, tmp_path: Path, action: str, status: int, code: str
+def test_an_inconclusive_point_read_keeps_the_row_until_a_404_and_is_not_shown_as_synced(
+    live_server: Any,
+    tmp_path: Path,
+    action: str,
+    status: int,
+    code: str,
+    state: EngineState,
+    words: str,
 ) -> None:
+    """CONTRACT §7 keeps the row on anything but 404; the pass still writes what it learned,
+    but it did not conclude, so the user is told (not "synced") and the next pass retries."""
+
     async def go() -> None:
         async with Server(live_server.url) as server:
             ids = await seed(server, 3)
             async with device(live_server.url, tmp_path / "a") as (engine, transport):
-                await engine.reconcile()
+                first = await engine.reconcile()
+                synced_at = engine.status.last_success
+                assert first.ok and synced_at is not None
                 await server.delete(ids[1])
+                fresh = await server.create("written by the same pass")
                 transport.add(
                     "GET", f"/v1/sessions/{ids[1]}", action, status=status, code=code, times=None
                 )
                 report = await engine.reconcile()
-                assert report.ok and report.pruned == () and report.kept == (ids[1],)
+                # the data: the walk's insert is written, nothing pruned, the row kept
+                assert report.error is None and report.complete
+                assert report.inserted == (fresh.id,)
+                assert report.pruned == () and report.kept == (ids[1],)
                 assert ids[1] in {r.id for r in await engine.rows()}
+                # the status: not a success
+                assert not report.ok and report.point_read_error is not None
+                assert engine.status.state is state, engine.status
+                assert words in engine.status.message, engine.status.message
+                assert "kept" in engine.status.message, engine.status.message
+                assert engine.status.last_success == synced_at  # not a conclusive pass
                 transport.clear()
                 # the ETag was not stored, so the next pass is not short-circuited by a 304
                 report = await engine.reconcile()
                 assert not report.not_modified
                 assert report.pruned == (ids[1],)
+                assert report.ok and engine.status.state is EngineState.IDLE
 
     run(go())
 
