@@ -9,22 +9,39 @@ from __future__ import annotations
 DELETE_CONFIRM_TITLE = "Delete conversation?"
 
 
-def delete_confirmation(title: str | None, count: int = 1) -> str:
-    """The body of the confirmation shown before a delete (Cancel/No is the default)."""
-    if count > 1:
-        what = f"These {count} conversations and their associated data"
-    elif title:
-        what = f"The conversation “{title}” and its associated data"
+def delete_consequences(count: int = 1) -> str:
+    """What a delete removes, and where: the window's dialog and the CLI say the same words."""
+    if count == 1:
+        what = (
+            "The conversation and its associated data (its messages and files, "
+            "and the memories and knowledge derived from it)"
+        )
     else:
-        what = "This conversation and its associated data"
+        what = (
+            "These conversations and their associated data (their messages and files, "
+            "and the memories and knowledge derived from them)"
+        )
+    # CONTRACT §7 and ADR-0050: the copy names the server and every synchronized client.
     return (
-        f"{what} (messages, runs, artifacts and memories formed in it) will be removed "
-        "from the server and from every synchronized client. This cannot be undone."
+        f"{what} will be removed from the server and from every synchronized client. "
+        "This cannot be undone."
     )
 
 
+def delete_question(title: str | None, count: int = 1) -> str:
+    """The one-line question that heads the confirmation."""
+    if count > 1:
+        return f"Delete {count} conversations?"
+    return f"Delete “{title}”?" if title else "Delete this untitled conversation?"
+
+
+def delete_confirmation(title: str | None, count: int = 1) -> str:
+    """The whole confirmation shown before a delete (Cancel/No is the default)."""
+    return f"{delete_question(title, count)}\n{delete_consequences(count)}"
+
+
 DELETE_PROMPT = "Delete? [y/N] "
-DELETE_BUTTON = "Delete everywhere"
+DELETE_EVERYWHERE_BUTTON = "Delete Everywhere"
 CANCEL_BUTTON = "Cancel"
 
 
@@ -43,9 +60,6 @@ def nothing_deleted(reason: str) -> str:
         f"Nothing was deleted: {reason} The conversation is kept. "
         "You can retry; deleting is safe to repeat."
     )
-
-
-STOP_AND_DELETE_BUTTON = "Stop run, then delete"
 
 
 def unconfirmed(count: int, reason: str, *, token_refused: bool = False) -> str:

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 
 from sync import wording
 
-DELETE_EVERYWHERE = "Delete Everywhere"
-CANCEL = "Cancel"
+DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
+CANCEL = wording.CANCEL_BUTTON
 STOP_RUN_AND_DELETE = "Stop Run and Delete"
 RETRY = "Retry"
 UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
@@ -74,24 +74,6 @@ def _names(titles: Sequence[str]) -> str:
     return "\n".join(shown)
 
 
-def delete_consequences(count: int = 1) -> str:
-    """What a delete removes, and where (ADR-0050: the copy must say it)."""
-    if count == 1:
-        what = (
-            "The conversation, its messages and files, "
-            "and the memories and knowledge derived from it"
-        )
-    else:
-        what = (
-            "These conversations, their messages and files, "
-            "and the memories and knowledge derived from them"
-        )
-    return (
-        f"{what} will be removed from the server and from every synchronized device. "
-        "This cannot be undone."
-    )
-
-
 def _message_box(
     parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str, info: str
 ) -> QMessageBox:
@@ -116,11 +98,11 @@ def _accessible(button: QAbstractButton, description: str) -> QAbstractButton:
 def build_delete_box(parent: QWidget | None, titles: Sequence[str]) -> QMessageBox:
     """The confirmation before a delete. Cancel is the default; Escape cancels."""
     if len(titles) == 1:
-        text = f"Delete {_quote(titles[0])}?"
-        info = delete_consequences(1)
+        text = wording.delete_question(titles[0])
+        info = wording.delete_consequences(1)
     else:
-        text = f"Delete {len(titles)} conversations?"
-        info = f"{_names(titles)}\n\n{delete_consequences(len(titles))}"
+        text = wording.delete_question(None, len(titles))
+        info = f"{_names(titles)}\n\n{wording.delete_consequences(len(titles))}"
     box = _message_box(parent, QMessageBox.Icon.Warning, wording.DELETE_CONFIRM_TITLE, text, info)
     delete = box.addButton(DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)

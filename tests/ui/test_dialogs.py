@@ -36,7 +36,8 @@ def test_delete_confirmation_names_the_conversation_and_what_is_lost(qapp: objec
         "memories",
         "knowledge",
         "from the server",
-        "every synchronized device",
+        "associated data",
+        "every synchronized client",
         "cannot be undone",
     ):
         assert phrase in info
