@@ -50,6 +50,8 @@ from sync.errors import MirrorError, MirrorTooNew
 from sync.models import SessionView
 
 BUSY_TIMEOUT_MS = 5000
+#: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
+UPSERT_CHUNK = 2000
 
 
 class Base(DeclarativeBase):
@@ -439,7 +441,10 @@ class Mirror:
                     set_={c: stmt.excluded[c] for c in (*_UPSERT_COLUMNS, "synced_at")},
                 )
                 # PITFALLS §8: rows go as executemany parameters, never into .values(...).
-                conn.execute(stmt, params)
+                # In chunks, inside this one transaction: between two calls this worker
+                # thread gives the GIL back, so the UI thread is not starved by one long call.
+                for start in range(0, len(params), UPSERT_CHUNK):
+                    conn.execute(stmt, params[start : start + UPSERT_CHUNK])
             removed: list[str] = []
             files: list[str] = []
             if removals:

@@ -36,10 +36,11 @@ from sync.errors import (
     Unauthenticated,
     Unavailable,
 )
+from sync.gc_pause import full_collections_deferred
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionPage, SessionView
-from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk
+from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk_sliced
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,12 @@ class Reconciler:
         self.passes_run = 0
 
     async def run_pass(self, reason: TriggerReason = TriggerReason.MANUAL) -> ReconcileReport:
+        # The pass's objects are many and acyclic: a full collection in its middle would
+        # stall the UI thread for nothing (sync.gc_pause).
+        with full_collections_deferred():
+            return await self._run_pass(reason)
+
+    async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
         started = time.monotonic()
         self.passes_run += 1
         etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
@@ -155,7 +162,8 @@ class Reconciler:
                 duration=time.monotonic() - started,
             )
         snapshot = await asyncio.to_thread(self.mirror.snapshot)
-        plan = plan_walk(walk.items, snapshot, complete=True)
+        # Sliced: with 100,000 sessions planning in one go would stall the window (UI thread).
+        plan = await plan_walk_sliced(walk.items, snapshot, complete=True)
         results = await asyncio.gather(*(self._point_read(sid) for sid in plan.point_reads))
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)

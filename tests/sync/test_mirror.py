@@ -189,3 +189,34 @@ def test_a_new_server_or_token_forgets_the_etag_but_keeps_rows(tmp_path: Path) -
         assert [r.id for r in mirror.rows()] == ["ses_a"]
     finally:
         mirror.close()
+
+
+def test_a_chunked_upsert_is_still_one_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upsert goes to SQLite in chunks (so the worker gives the GIL back), but a failure
+    in a late chunk leaves nothing of the earlier ones, nor the state written with them."""
+    import sync.mirror
+
+    monkeypatch.setattr(sync.mirror, "UPSERT_CHUNK", 2)
+    path = tmp_path / "m.sqlite3"
+    mirror = Mirror.open(path)
+    try:
+        conn = sqlite3.connect(path)
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON sessions WHEN NEW.id = 'ses_bad'"
+            " BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+        conn.commit()
+        conn.close()
+        t = "2026-01-02T00:00:00.000000Z"
+        views = [view(f"ses_{i}", t) for i in range(5)] + [view("ses_bad", t)]
+        with pytest.raises(MirrorError):
+            mirror.apply(views, state={"etag": "W/1"})
+        assert mirror.count() == 0
+        assert mirror.get_state("etag") is None
+        applied = mirror.apply(views[:5])
+        assert sorted(applied.inserted) == [f"ses_{i}" for i in range(5)]
+        assert mirror.count() == 5
+    finally:
+        mirror.close()

@@ -146,13 +146,13 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     real_plan_walk = sync.plan.plan_walk
     calls = itertools.count()
 
-    def half_walk(walk, mirror, *, complete):  # type: ignore[no-untyped-def]
+    async def half_walk(walk, mirror, *, complete):  # type: ignore[no-untyped-def]
         return real_plan_walk(list(walk)[next(calls) % 2 :: 2], mirror, complete=complete)
 
     async def always_absent(self, session_id):  # type: ignore[no-untyped-def]
         return PointRead(session_id, PointReadOutcome.ABSENT)
 
-    monkeypatch.setattr(sync.reconcile, "plan_walk", half_walk)
+    monkeypatch.setattr(sync.reconcile, "plan_walk_sliced", half_walk)
     monkeypatch.setattr(sync.reconcile.Reconciler, "_point_read", always_absent)
     code, report = run_qa(
         capsys,
