@@ -215,7 +215,8 @@ class SessionListModel(QAbstractListModel):
                 self.about_to_apply.emit()
             done = await self._apply_in_slices(ops, generation)
             if done:
-                self._pending.intersection_update(row.id for row in self._rows)
+                if self._pending:  # usually empty: spare a pass over 100,000 rows
+                    self._pending.intersection_update(row.id for row in self._rows)
                 self.updated.emit()
             return done
 
