@@ -185,3 +185,15 @@ def test_screen_readers_hear_title_time_and_state(loop: ConvergeEventLoop) -> No
     text = model.index(0, 0).data(Qt.ItemDataRole.AccessibleTextRole)
     assert text.startswith("Trip, last activity ")
     assert text.endswith(", running, deleting")
+
+
+def test_index_of_follows_every_update(qtmodeltester: ModelTester) -> None:
+    """The id -> row index is rebuilt after each operation (removal, move, insertion)."""
+    model = SessionListModel()
+    first = [row(f"ses_{i}", f"T{i}") for i in range(5)]
+    model.replace_now(first)
+    assert model.index_of("ses_3").row() == 3
+    second = [row("ses_new"), first[3], first[0], first[1], first[4]]
+    model.replace_now(second)
+    assert [model.index_of(r.id).row() for r in second] == [0, 1, 2, 3, 4]
+    assert not model.index_of("ses_2").isValid()
