@@ -35,6 +35,7 @@ from sync.engine import (
     TriggerReason,
 )
 from sync.errors import NotFound, RunInProgress, SyncError
+from sync.gc_pause import full_collections_deferred
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
@@ -301,14 +302,18 @@ class WindowController(QObject):
         if self._row_source is None:
             return
         self._refreshing = True
+        # A refresh holds a fresh copy of every row (100,000 objects) until the heap policy
+        # freezes them on `rows_applied`: no full collection over them meanwhile (50 ms, in
+        # whichever thread allocates; see sync.gc_pause).
         try:
-            while True:
-                self._refresh_again = False
-                rows = await self._row_source(self._filter)
-                if await self.model.update(rows):
-                    self._after_rows()
-                if not self._refresh_again:
-                    break
+            with full_collections_deferred():
+                while True:
+                    self._refresh_again = False
+                    rows = await self._row_source(self._filter)
+                    if await self.model.update(rows):
+                        self._after_rows()
+                    if not self._refresh_again:
+                        break
         finally:
             self._refreshing = False
 
