@@ -401,7 +401,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
 
-    figures: dict[str, Any] = {"targets": TARGETS}
+    figures: dict[str, Any] = {
+        "targets": TARGETS,
+        "cpus": os.cpu_count(),
+        "load_avg_1m_before": os.getloadavg()[0],
+    }
     paint = bench_first_paint(args.paint_rows)
     figures["first_paint"] = paint
     for n in sizes:
@@ -423,7 +427,10 @@ def main(argv: list[str]) -> int:
             rows.append([f"{label}: duration (s)", f["duration_s"], ""])
             name, worst = next(iter(f["longest_callbacks_ms"].items()))
             rows.append([f"{label}: longest step: {name} (ms)", worst, ""])
+    figures["load_avg_1m_after"] = os.getloadavg()[0]
     print_table("Desktop window (offscreen)", ["figure", "value", "target"], rows)
+    before, after = figures["load_avg_1m_before"], figures["load_avg_1m_after"]
+    print(f"load average (1 min) before/after: {before:.1f} / {after:.1f}")
     save("ui", figures)
     return 0
 
