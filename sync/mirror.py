@@ -52,6 +52,8 @@ from sync.models import SessionView
 BUSY_TIMEOUT_MS = 5000
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
+#: Rows `Mirror.rows` builds between two GIL hand-overs (it runs in a worker thread).
+READ_CHUNK = 2000
 
 
 class Base(DeclarativeBase):
@@ -343,8 +345,16 @@ class Mirror:
                     SessionRecord.id.like(pattern, escape="\\"),
                 )
             )
+        out: list[SessionRow] = []
         with self._read.connect() as conn, conn.begin():
-            return [SessionRow(*r) for r in conn.execute(stmt)]
+            result = conn.execute(stmt)
+            while part := result.fetchmany(READ_CHUNK):
+                out.extend(SessionRow(*r) for r in part)
+                # Give the GIL away between chunks: this runs in a worker thread, and when
+                # the machine's cores are busy the UI thread waiting for the GIL otherwise
+                # stalled 150-240 ms during this read of 100,000 rows (docs/performance.md).
+                time.sleep(0)
+        return out
 
     def get(self, session_id: str) -> SessionRow | None:
         with Session(self._read) as session, session.begin():
@@ -353,8 +363,14 @@ class Mirror:
 
     def snapshot(self) -> dict[str, SessionRow]:
         """Every row by id: the planner's view of the mirror."""
+        out: dict[str, SessionRow] = {}
         with self._read.connect() as conn, conn.begin():
-            return {r[0]: SessionRow(*r) for r in conn.execute(select(*_ROW_COLUMNS))}
+            result = conn.execute(select(*_ROW_COLUMNS))
+            while part := result.fetchmany(READ_CHUNK):
+                for r in part:
+                    out[r[0]] = SessionRow(*r)
+                time.sleep(0)  # as in `rows`: let a waiting UI thread have the GIL
+        return out
 
     def count(self) -> int:
         with self._read.connect() as conn:
