@@ -12,7 +12,6 @@ previous process are failed at start-up (`recover`).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import math
 import re
@@ -29,18 +28,20 @@ from server_stub import ids, timestamps
 from server_stub.db.engine import Database
 from server_stub.db.models import (
     ApprovalRow,
-    ArtifactRow,
-    CheckpointRow,
-    KnowledgeDocumentRow,
     MemoryRow,
-    ProjectionRow,
     RecallTraceItemRow,
-    RecallTraceRow,
     RunRow,
     SessionRow,
     SkillRevisionRow,
     SkillRow,
-    ToolInvocationRow,
+)
+from server_stub.graph import (
+    add_approval,
+    add_artifact,
+    add_memory,
+    add_run_state,
+    add_skill_revision,
+    add_tool_invocation,
 )
 from server_stub.history import (
     ACTIVE_STATUSES,
@@ -332,18 +333,7 @@ class _Run:
         tool = arg.split()[0] if arg.split() else "tool"
 
         def request(s: Session, ses: SessionRow, run: RunRow) -> str:
-            approval = ApprovalRow(
-                id=ids.new_id("apr"),
-                run_id=run.id,
-                session_id=ses.id,
-                tenant=run.tenant,
-                principal=run.principal,
-                tool=tool,
-                status="pending",
-                created_at=timestamps.now(),
-            )
-            s.add(approval)
-            s.flush()
+            approval = add_approval(s, run, ids.new_id("apr"), tool, "pending", timestamps.now())
             append_event(
                 s, ses, run.id, "approval.requested", {"approval_id": approval.id, "tool": tool}
             )
@@ -367,18 +357,7 @@ class _Run:
 
             def invoke(s: Session, ses: SessionRow, run: RunRow) -> None:
                 output = f"{tool} ran"
-                s.add(
-                    ToolInvocationRow(
-                        id=ids.new_id("tiv"),
-                        run_id=run.id,
-                        session_id=ses.id,
-                        approval_id=approval_id,
-                        tool=tool,
-                        status="succeeded",
-                        output=output,
-                        created_at=timestamps.now(),
-                    )
-                )
+                add_tool_invocation(s, run, approval_id, tool, output, timestamps.now())
                 append_event(
                     s,
                     ses,
@@ -425,34 +404,7 @@ class _Run:
             raise RunFailed(f"could not store the artifact: {exc}") from exc
 
         def record(s: Session, ses: SessionRow, run: RunRow) -> None:
-            now = timestamps.now()
-            s.add(
-                ArtifactRow(
-                    id=artifact_id,
-                    session_id=ses.id,
-                    run_id=run.id,
-                    tenant=run.tenant,
-                    principal=run.principal,
-                    name=name,
-                    media_type="text/plain",
-                    size=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(),
-                    locator=locator,
-                    created_at=now,
-                )
-            )
-            s.flush()
-            s.add(
-                KnowledgeDocumentRow(
-                    id=ids.new_id("kdoc"),
-                    tenant=run.tenant,
-                    principal=run.principal,
-                    title=name,
-                    source_artifact_id=artifact_id,
-                    source_session_id=ses.id,
-                    created_at=now,
-                )
-            )
+            add_artifact(s, run, artifact_id, name, data, locator, timestamps.now())
             append_event(
                 s, ses, run.id, "artifact.created", {"artifact_id": artifact_id, "name": name}
             )
@@ -490,17 +442,7 @@ class _Run:
                     {"memory_id": existing.id, "reinforced": True},
                 )
                 return
-            memory = MemoryRow(
-                id=ids.new_id("mem"),
-                tenant=run.tenant,
-                principal=run.principal,
-                text=text,
-                source_session_id=ses.id,
-                source_run_id=run.id,
-                reinforcement_count=0,
-                created_at=timestamps.now(),
-            )
-            s.add(memory)
+            memory = add_memory(s, run, ids.new_id("mem"), text, 0, timestamps.now())
             s.flush()
             append_event(
                 s, ses, run.id, "memory.formed", {"memory_id": memory.id, "reinforced": False}
@@ -551,15 +493,9 @@ class _Run:
                     SkillRevisionRow.skill_id == skill.id
                 )
             )
-            revision = SkillRevisionRow(
-                id=ids.new_id("rev"),
-                skill_id=skill.id,
-                revision=int(latest or 0) + 1,
-                authoring_run_id=run.id,
-                authoring_session_id=ses.id,
-                published_at=now,
+            revision = add_skill_revision(
+                s, run, ids.new_id("rev"), skill.id, int(latest or 0) + 1, now
             )
-            s.add(revision)
             s.flush()
             append_event(
                 s,
@@ -573,29 +509,8 @@ class _Run:
 
     def write_state(self, s: Session, run: RunRow, text: str, outcome: str) -> None:
         """Checkpoint, projection and recall trace of the run (before its terminal write)."""
-        now = timestamps.now()
-        s.add(
-            CheckpointRow(
-                id=ids.new_id("chk"),
-                run_id=run.id,
-                session_id=run.session_id,
-                state={"outcome": outcome, "input_chars": len(text)},
-                created_at=now,
-            )
-        )
-        s.add(
-            ProjectionRow(
-                id=ids.new_id("prj"),
-                run_id=run.id,
-                session_id=run.session_id,
-                summary=text[:200],
-                created_at=now,
-            )
-        )
-        trace = RecallTraceRow(
-            id=ids.new_id("rct"), run_id=run.id, session_id=run.session_id, created_at=now
-        )
-        s.add(trace)
+        state = {"outcome": outcome, "input_chars": len(text)}
+        trace = add_run_state(s, run, state, text[:200], timestamps.now())
         s.flush()
         words = {w.lower() for w in _WORD.findall(text) if not w.startswith("/")}
         if not words:

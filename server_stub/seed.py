@@ -9,7 +9,6 @@ second; a database that already holds sessions or tombstones is left alone.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import random
 from datetime import datetime, timedelta
@@ -21,20 +20,19 @@ from sqlalchemy.orm import Session
 from server_stub import ids, timestamps
 from server_stub.db.engine import Database
 from server_stub.db.models import (
-    ApprovalRow,
-    ArtifactRow,
-    CheckpointRow,
     DeletionTombstoneRow,
     EventRow,
-    KnowledgeDocumentRow,
-    MemoryRow,
-    ProjectionRow,
-    RecallTraceRow,
     RunRow,
     SessionRow,
-    SkillRevisionRow,
     SkillRow,
-    ToolInvocationRow,
+)
+from server_stub.graph import (
+    add_approval,
+    add_artifact,
+    add_memory,
+    add_run_state,
+    add_skill_revision,
+    add_tool_invocation,
 )
 from server_stub.history import bump_version
 from server_stub.objectstore import ObjectStore, locator_for
@@ -184,28 +182,7 @@ class _Builder:
                 {"role": "assistant", "content": [{"type": "text", "text": reply}]},
                 tick(),
             )
-        at = tick()
-        self.s.add(
-            CheckpointRow(
-                id=ids.new_id("chk"),
-                run_id=run.id,
-                session_id=ses.id,
-                state={"outcome": status},
-                created_at=at,
-            )
-        )
-        self.s.add(
-            ProjectionRow(
-                id=ids.new_id("prj"),
-                run_id=run.id,
-                session_id=ses.id,
-                summary=text[:200],
-                created_at=at,
-            )
-        )
-        self.s.add(
-            RecallTraceRow(id=ids.new_id("rct"), run_id=run.id, session_id=ses.id, created_at=at)
-        )
+        add_run_state(self.s, run, {"outcome": status}, text[:200], tick())
         end = tick()
         terminal = {"completed": "run.completed", "failed": "run.failed"}[status]
         self.event(
@@ -299,32 +276,8 @@ def _approval(b: _Builder, s: Session, ses: SessionRow, start: datetime) -> None
     )
     s.flush()
     at = run.completed_at or run.created_at
-    s.add(
-        ApprovalRow(
-            id=approval_id,
-            run_id=run.id,
-            session_id=ses.id,
-            tenant=b.tenant,
-            principal=b.principal,
-            tool="web_search",
-            status="approved",
-            created_at=run.created_at,
-            decided_at=at,
-        )
-    )
-    s.flush()
-    s.add(
-        ToolInvocationRow(
-            id=ids.new_id("tiv"),
-            run_id=run.id,
-            session_id=ses.id,
-            approval_id=approval_id,
-            tool="web_search",
-            status="succeeded",
-            output="web_search ran",
-            created_at=at,
-        )
-    )
+    add_approval(s, run, approval_id, "web_search", "approved", run.created_at, decided_at=at)
+    add_tool_invocation(s, run, approval_id, "web_search", "web_search ran", at)
 
 
 def _artifact_run(b: _Builder, s: Session, ses: SessionRow, topic: str, start: datetime) -> None:
@@ -341,34 +294,7 @@ def _artifact_run(b: _Builder, s: Session, ses: SessionRow, topic: str, start: d
     data = f"Notes about: {topic}".encode()
     locator = locator_for(ses.id, artifact_id)
     b.store.put(locator, data)
-    at = run.created_at
-    s.add(
-        ArtifactRow(
-            id=artifact_id,
-            session_id=ses.id,
-            run_id=run.id,
-            tenant=b.tenant,
-            principal=b.principal,
-            name="notes.txt",
-            media_type="text/plain",
-            size=len(data),
-            sha256=hashlib.sha256(data).hexdigest(),
-            locator=locator,
-            created_at=at,
-        )
-    )
-    s.flush()
-    s.add(
-        KnowledgeDocumentRow(
-            id=ids.new_id("kdoc"),
-            tenant=b.tenant,
-            principal=b.principal,
-            title="notes.txt",
-            source_artifact_id=artifact_id,
-            source_session_id=ses.id,
-            created_at=at,
-        )
-    )
+    add_artifact(s, run, artifact_id, "notes.txt", data, locator, run.created_at)
 
 
 def _memory_run(b: _Builder, s: Session, ses: SessionRow, start: datetime) -> None:
@@ -382,18 +308,7 @@ def _memory_run(b: _Builder, s: Session, ses: SessionRow, start: datetime) -> No
     )
     s.flush()
     for memory_id, text, count in zip(memory_ids, texts, (2, 0), strict=True):
-        s.add(
-            MemoryRow(
-                id=memory_id,
-                tenant=b.tenant,
-                principal=b.principal,
-                text=text,
-                source_session_id=ses.id,
-                source_run_id=run.id,
-                reinforcement_count=count,
-                created_at=run.created_at,
-            )
-        )
+        add_memory(s, run, memory_id, text, count, run.created_at)
 
 
 def _skill(b: _Builder, s: Session, ses: SessionRow, start: datetime) -> None:
@@ -425,13 +340,4 @@ def _skill(b: _Builder, s: Session, ses: SessionRow, start: datetime) -> None:
     )
     s.flush()
     for revision, (rid, run) in enumerate(zip(revision_ids, runs, strict=True), start=1):
-        s.add(
-            SkillRevisionRow(
-                id=rid,
-                skill_id=skill_id,
-                revision=revision,
-                authoring_run_id=run.id,
-                authoring_session_id=ses.id,
-                published_at=run.created_at,
-            )
-        )
+        add_skill_revision(s, run, rid, skill_id, revision, run.created_at)
