@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import or_, select
 
 from server_stub import schemas
-from server_stub.cursors import Position
 from server_stub.db.models import KnowledgeDocumentRow as K
-from server_stub.routes.common import parse_cursor, parse_limit
+from server_stub.routes.common import parse_limit
+from server_stub.routes.keyset import cursor_position, newest_first_page
 from server_stub.state import AppState, get_state
 
 router = APIRouter(tags=["knowledge"])
@@ -39,27 +38,11 @@ def kdoc_view(row: K) -> dict[str, Any]:
 async def list_documents(request: Request, st: StateDep) -> Response:
     who = st.tokens.require(request, "knowledge.read")
     limit = parse_limit(request, 50, 200)
-    cursor = parse_cursor(request)
-    after = st.cursors.decode(cursor, "knowledge", who.tenant, who.principal) if cursor else None
+    after = cursor_position(request, st.cursors, "knowledge", who)
 
     def work() -> dict[str, Any]:
         with st.db.read() as s:
-            stmt = select(K).where(K.tenant == who.tenant, K.principal == who.principal)
-            if after is not None:
-                # `created_at <= ts` lets SQLite seek the index (see the session list).
-                stmt = stmt.where(
-                    K.created_at <= after.timestamp,
-                    or_(K.created_at < after.timestamp, K.id < after.item_id),
-                )
-            rows = list(s.scalars(stmt.order_by(K.created_at.desc(), K.id.desc()).limit(limit + 1)))
-            more = len(rows) > limit
-            rows = rows[:limit]
-            next_cursor = None
-            if more:
-                last = rows[-1]
-                next_cursor = st.cursors.encode(
-                    "knowledge", who.tenant, who.principal, Position(last.created_at, last.id)
-                )
+            rows, next_cursor = newest_first_page(s, K, who, after, limit, st.cursors, "knowledge")
             return {"items": [kdoc_view(r) for r in rows], "next_cursor": next_cursor}
 
     return JSONResponse(await st.run(work))

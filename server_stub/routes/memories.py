@@ -6,14 +6,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from server_stub import ids, schemas, timestamps
-from server_stub.cursors import Position
 from server_stub.db.models import MemoryRejectionRow, MemoryRow, SessionRow
 from server_stub.errors import bad_request, not_found
 from server_stub.history import owned
-from server_stub.routes.common import parse_cursor, parse_limit, read_json_object
+from server_stub.routes.common import parse_limit, read_json_object
+from server_stub.routes.keyset import cursor_position, newest_first_page
 from server_stub.state import AppState, get_state
 
 router = APIRouter(tags=["memories"])
@@ -45,27 +45,13 @@ def memory_view(row: MemoryRow, rejected: bool) -> dict[str, Any]:
 async def list_memories(request: Request, st: StateDep) -> Response:
     who = st.tokens.require(request, "memory.read")
     limit = parse_limit(request, 50, 200)
-    cursor = parse_cursor(request)
-    after = st.cursors.decode(cursor, "memories", who.tenant, who.principal) if cursor else None
+    after = cursor_position(request, st.cursors, "memories", who)
 
     def work() -> dict[str, Any]:
         with st.db.read() as s:
-            stmt = select(MemoryRow).where(
-                MemoryRow.tenant == who.tenant, MemoryRow.principal == who.principal
+            rows, next_cursor = newest_first_page(
+                s, MemoryRow, who, after, limit, st.cursors, "memories"
             )
-            if after is not None:
-                # `created_at <= ts` lets SQLite seek the index (see the session list).
-                stmt = stmt.where(
-                    MemoryRow.created_at <= after.timestamp,
-                    or_(MemoryRow.created_at < after.timestamp, MemoryRow.id < after.item_id),
-                )
-            rows = list(
-                s.scalars(
-                    stmt.order_by(MemoryRow.created_at.desc(), MemoryRow.id.desc()).limit(limit + 1)
-                )
-            )
-            more = len(rows) > limit
-            rows = rows[:limit]
             rejected = set(
                 s.scalars(
                     select(MemoryRejectionRow.memory_id).where(
@@ -73,12 +59,6 @@ async def list_memories(request: Request, st: StateDep) -> Response:
                     )
                 )
             )
-            next_cursor = None
-            if more:
-                last = rows[-1]
-                next_cursor = st.cursors.encode(
-                    "memories", who.tenant, who.principal, Position(last.created_at, last.id)
-                )
             return {
                 "items": [memory_view(r, r.id in rejected) for r in rows],
                 "next_cursor": next_cursor,
