@@ -11,9 +11,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from server_stub import schemas
-from server_stub.db.models import EventRow
+from server_stub.auth import Principal
+from server_stub.db.models import EventRow, RunRow
 from server_stub.errors import bad_request, not_found
 from server_stub.history import TERMINAL_STATUSES, event_view, owned_run, request_cancel, run_view
 from server_stub.notifier import wait_for
@@ -28,6 +30,14 @@ KEEPALIVE_SECONDS = 15.0
 POLL_SECONDS = 1.0
 
 
+def _require_run(s: Session, run_id: str, who: Principal) -> RunRow:
+    """The caller's run, else 404 (someone else's run is indistinguishable from none)."""
+    run = owned_run(s, run_id, who.tenant, who.principal)
+    if run is None:
+        raise not_found(RUN_NOT_FOUND)
+    return run
+
+
 @router.get(
     "/runs/{run_id}",
     response_model=schemas.RunView,
@@ -39,9 +49,7 @@ async def get_run(run_id: str, request: Request, st: StateDep) -> Response:
 
     def work() -> dict[str, Any]:
         with st.db.read() as s:
-            run = owned_run(s, run_id, who.tenant, who.principal)
-            if run is None:
-                raise not_found(RUN_NOT_FOUND)
+            run = _require_run(s, run_id, who)
             return run_view(run)
 
     return JSONResponse(await st.run(work))
@@ -50,8 +58,6 @@ async def get_run(run_id: str, request: Request, st: StateDep) -> Response:
 def _read_after(st: AppState, run_id: str, after: int) -> tuple[list[dict[str, Any]], bool]:
     """The run's events after `after` and whether the run is terminal (one snapshot)."""
     with st.db.read() as s:
-        from server_stub.db.models import RunRow
-
         run = s.get(RunRow, run_id)
         if run is None:
             return [], True
@@ -98,8 +104,7 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
 
     def check() -> None:
         with st.db.read() as s:
-            if owned_run(s, run_id, who.tenant, who.principal) is None:
-                raise not_found(RUN_NOT_FOUND)
+            _require_run(s, run_id, who)
 
     await st.run(check)
     if not wants_sse:
@@ -147,9 +152,7 @@ async def cancel_run(run_id: str, request: Request, st: StateDep) -> Response:
 
     def work() -> dict[str, Any]:
         with st.db.write() as s:
-            run = owned_run(s, run_id, who.tenant, who.principal)
-            if run is None:
-                raise not_found(RUN_NOT_FOUND)
+            run = _require_run(s, run_id, who)
             if run.status not in TERMINAL_STATUSES and not run.cancel_requested:
                 request_cancel(s, run_id)
                 s.refresh(run)
