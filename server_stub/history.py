@@ -110,21 +110,31 @@ def append_event(
     created = at or timestamps.now()
     if session.last_event_at is not None and created < session.last_event_at:
         created = session.last_event_at
+    row = add_event(s, session, run_id, type_, data, created)
+    s.flush()
+    bump_version(s, session.tenant, session.principal)
+    return row
+
+
+def add_event(
+    s: Session, session: SessionRow, run_id: str | None, type_: str, data: dict[str, Any], at: str
+) -> EventRow:
+    """The next event of the session, at `at` (the caller keeps events in time order), and
+    the session's activity advanced to it. No flush and no version bump: `append_event` adds
+    both; the demo seed, writing a whole history in one transaction, bumps once at the end."""
     session.last_sequence += 1
     row = EventRow(
         session_id=session.id,
         sequence=session.last_sequence,
         run_id=run_id,
         type=type_,
-        created_at=created,
+        created_at=at,
         data=data,
     )
     s.add(row)
-    session.last_event_at = created
-    if created > session.updated_at:
-        session.updated_at = created
-    s.flush()
-    bump_version(s, session.tenant, session.principal)
+    session.last_event_at = at
+    if at > session.updated_at:
+        session.updated_at = at
     return row
 
 

@@ -21,7 +21,6 @@ from server_stub import ids, timestamps
 from server_stub.db.engine import Database
 from server_stub.db.models import (
     DeletionTombstoneRow,
-    EventRow,
     RunRow,
     SessionRow,
     SkillRow,
@@ -34,7 +33,7 @@ from server_stub.graph import (
     add_skill_revision,
     add_tool_invocation,
 )
-from server_stub.history import bump_version
+from server_stub.history import add_event, bump_version
 from server_stub.objectstore import ObjectStore, locator_for
 from server_stub.titles import title_from_message
 
@@ -115,19 +114,7 @@ class _Builder:
     def event(
         self, ses: SessionRow, run_id: str | None, type_: str, data: dict[str, Any], at: str
     ) -> None:
-        ses.last_sequence += 1
-        self.s.add(
-            EventRow(
-                session_id=ses.id,
-                sequence=ses.last_sequence,
-                run_id=run_id,
-                type=type_,
-                created_at=at,
-                data=data,
-            )
-        )
-        ses.last_event_at = at
-        ses.updated_at = max(ses.updated_at, at)
+        add_event(self.s, ses, run_id, type_, data, at)
 
     def run(
         self,
