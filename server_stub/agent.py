@@ -40,6 +40,7 @@ from server_stub.graph import (
     add_artifact,
     add_memory,
     add_run_state,
+    add_skill,
     add_skill_revision,
     add_tool_invocation,
 )
@@ -479,15 +480,7 @@ class _Run:
                 query = query.with_for_update()
             skill = s.scalars(query.execution_options(populate_existing=True)).first()
             if skill is None:
-                skill = SkillRow(
-                    id=ids.new_id("skl"),
-                    tenant=run.tenant,
-                    principal=run.principal,
-                    name=name,
-                    created_at=now,
-                )
-                s.add(skill)
-                s.flush()
+                skill = add_skill(s, run, ids.new_id("skl"), name, now)
             latest = s.scalar(
                 select(func.max(SkillRevisionRow.revision)).where(
                     SkillRevisionRow.skill_id == skill.id

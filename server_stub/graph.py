@@ -25,6 +25,7 @@ from server_stub.db.models import (
     RecallTraceRow,
     RunRow,
     SkillRevisionRow,
+    SkillRow,
     ToolInvocationRow,
 )
 
@@ -123,6 +124,17 @@ def add_memory(
     )
     s.add(memory)
     return memory
+
+
+def add_skill(s: Session, run: RunRow, skill_id: str, name: str, at: str) -> SkillRow:
+    """A skill of the run's principal, first published by the run (flushed: its revisions
+    point at it)."""
+    skill = SkillRow(
+        id=skill_id, tenant=run.tenant, principal=run.principal, name=name, created_at=at
+    )
+    s.add(skill)
+    s.flush()
+    return skill
 
 
 def add_skill_revision(

@@ -23,13 +23,13 @@ from server_stub.db.models import (
     DeletionTombstoneRow,
     RunRow,
     SessionRow,
-    SkillRow,
 )
 from server_stub.graph import (
     add_approval,
     add_artifact,
     add_memory,
     add_run_state,
+    add_skill,
     add_skill_revision,
     add_tool_invocation,
 )
@@ -316,15 +316,6 @@ def _skill(b: _Builder, s: Session, ses: SessionRow, start: datetime) -> None:
         for i, rid in enumerate(revision_ids)
     ]
     s.flush()
-    s.add(
-        SkillRow(
-            id=skill_id,
-            tenant=b.tenant,
-            principal=b.principal,
-            name="weekly-report",
-            created_at=runs[0].created_at,
-        )
-    )
-    s.flush()
+    add_skill(s, runs[0], skill_id, "weekly-report", runs[0].created_at)
     for revision, (rid, run) in enumerate(zip(revision_ids, runs, strict=True), start=1):
         add_skill_revision(s, run, rid, skill_id, revision, run.created_at)
