@@ -10,6 +10,7 @@ import pytest
 
 from server_stub.config import PrincipalEntry
 from tests.conftest import LiveServer
+from tests.contract import SIXTEEN_OPERATIONS
 from tests.server.conftest import (
     message,
     new_session,
@@ -342,24 +343,7 @@ def test_openapi_describes_exactly_the_sixteen_operations(live_server: LiveServe
         for method in item
         if method in {"get", "post", "put", "delete", "patch"}
     }
-    assert operations == {
-        ("GET", "/v1/sessions"),
-        ("POST", "/v1/sessions"),
-        ("GET", "/v1/sessions/{session_id}"),
-        ("DELETE", "/v1/sessions/{session_id}"),
-        ("POST", "/v1/sessions/{session_id}/runs"),
-        ("GET", "/v1/sessions/{session_id}/events"),
-        ("GET", "/v1/runs/{run_id}"),
-        ("GET", "/v1/runs/{run_id}/events"),
-        ("POST", "/v1/runs/{run_id}/cancel"),
-        ("POST", "/v1/approvals/{approval_id}/decision"),
-        ("GET", "/v1/artifacts/{artifact_id}"),
-        ("GET", "/v1/artifacts/{artifact_id}/content"),
-        ("GET", "/v1/memories"),
-        ("POST", "/v1/memories/{memory_id}/rejection"),
-        ("GET", "/v1/knowledge/documents"),
-        ("GET", "/v1/skills/{skill_id}"),
-    }
+    assert operations == SIXTEEN_OPERATIONS
     components = schema["components"]["schemas"]
     for name in ("SessionView", "SessionPage", "RunView", "Event", "Memory", "Skill", "Message"):
         assert name in components
