@@ -50,6 +50,7 @@ from server_stub.db.engine import Database
 from server_stub.db.models import SessionRow
 from server_stub.objectstore import FilesystemObjectStore
 from server_stub.runner import ServerThread
+from server_stub.scrub import purged_tables
 
 log = logging.getLogger(__name__)
 
@@ -413,6 +414,14 @@ class Bench:
         typical = [self._delete(client, sid) for sid in sids]
         for sid in sids[:3]:
             self._assert_purged(control, sid)
+        # What the background scrub after a delete costs (CONTRACT §9.2: the WAL checkpoint
+        # on SQLite, VACUUM on PostgreSQL): a delete, then one scrub, timed apart.
+        scrubs: list[float] = []
+        more, _ = self.typical_sessions(client, min(20, self.args.deletes))
+        tables = purged_tables()
+        for sid in more:
+            self._delete(client, sid)
+            scrubs.append(_timed(lambda: self.db.scrub(tables)))
         store = FilesystemObjectStore(self.objects)
         big: list[float] = []
         for _ in range(self.args.big_deletes):
@@ -429,6 +438,7 @@ class Bench:
                 "runs_per_session": 1,
                 **_summary(typical),
             },
+            "scrub_after_delete": _summary(scrubs),
             "big": {
                 "events": self.args.big_events,
                 "artifacts": self.args.big_artifacts,
@@ -529,6 +539,12 @@ def _print(fig: dict[str, Any]) -> None:
                 f"{delete['typical']['median_ms']} ms",
                 f"{delete['typical']['p95_ms']} ms",
                 delete["typical"]["n"],
+            ],
+            [
+                "scrub after a delete (WAL checkpoint / VACUUM, in the background)",
+                f"{delete['scrub_after_delete']['median_ms']} ms",
+                f"{delete['scrub_after_delete']['p95_ms']} ms",
+                delete["scrub_after_delete"]["n"],
             ],
             [
                 f"DELETE {big['events']:,} events + {big['artifacts']} artifacts",

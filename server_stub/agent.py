@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
@@ -29,6 +29,7 @@ from server_stub.db.engine import Database
 from server_stub.db.models import (
     ApprovalRow,
     MemoryRow,
+    ObjectIntentRow,
     RecallTraceItemRow,
     RunRow,
     SessionRow,
@@ -399,12 +400,28 @@ class _Run:
         data = rest.strip().encode("utf-8")
         artifact_id = ids.new_id("art")
         locator = locator_for(self.session_id, artifact_id)
+
+        def intend(s: Session, ses: SessionRow, run: RunRow) -> None:
+            # Committed before the bytes exist: whatever happens next, a row names them.
+            s.add(
+                ObjectIntentRow(
+                    locator=locator,
+                    session_id=ses.id,
+                    run_id=run.id,
+                    created_at=timestamps.now(),
+                )
+            )
+
+        await self.tx(intend)
         try:
             await asyncio.to_thread(self.m.store.put, locator, data)
         except OSError as exc:
-            raise RunFailed(f"could not store the artifact: {exc}") from exc
+            raise RunFailed(f"could not store the artifact ({type(exc).__name__})") from exc
 
         def record(s: Session, ses: SessionRow, run: RunRow) -> None:
+            claimed = s.execute(delete(ObjectIntentRow).where(ObjectIntentRow.locator == locator))
+            if getattr(claimed, "rowcount", 1) == 0:
+                raise RunFailed("the artifact's write intent is gone")
             add_artifact(s, run, artifact_id, name, data, locator, timestamps.now())
             append_event(
                 s, ses, run.id, "artifact.created", {"artifact_id": artifact_id, "name": name}

@@ -29,6 +29,7 @@ from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
 from server_stub.routes import api_router
+from server_stub.scrub import Scrubber
 from server_stub.state import AppState
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             with contextlib.suppress(asyncio.CancelledError):
                 await maint
             await state.agents.shutdown()
+            await state.scrubber.shutdown()
             await asyncio.to_thread(state.db.dispose)
 
     app = FastAPI(
@@ -107,6 +109,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
 def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:
     db = Database(settings.database_url)
+    db.vacuum_full = settings.pg_vacuum_full
     db.create_schema()
     store = FilesystemObjectStore(settings.resolved_artifacts_dir())
     if settings.seed == "demo":
@@ -125,4 +128,5 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         epoch=db.epoch(),
         agents=agents,
         loop=loop,
+        scrubber=Scrubber(db, loop),
     )

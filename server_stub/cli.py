@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control", action="store_true", help="serve the /_stub control plane")
     p.add_argument("--maintenance-interval", type=float, default=60.0, metavar="SECONDS")
     p.add_argument("--agent-delay", type=float, default=0.2, metavar="SECONDS")
+    p.add_argument(
+        "--pg-vacuum-full",
+        action="store_true",
+        help="PostgreSQL: VACUUM FULL the purged tables after deletes (no dead bytes left "
+        "in table files; locks each table while it runs)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -67,6 +73,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         agent_delay=max(0.0, args.agent_delay),
         maintenance_interval=max(0.05, args.maintenance_interval),
         seed=args.seed,
+        pg_vacuum_full=args.pg_vacuum_full,
         host=args.host,
         port=args.port,
     )
@@ -108,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # SQLAlchemy logs statements with their parameters (titles, messages) at INFO: never,
+    # whatever the level (CONTRACT §9.2: logs hold ids, not content).
+    logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
     try:
         settings = settings_from_args(args)
     except (OSError, ValueError) as exc:

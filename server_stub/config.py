@@ -44,6 +44,11 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 8765
     sse_keepalive: float = 15.0
+    #: PostgreSQL: after a purge, maintenance runs VACUUM FULL (rewrites the purged tables,
+    #: so no dead tuple's bytes stay in their files) instead of a plain VACUUM (which frees
+    #: the space but leaves the old bytes until new rows overwrite them). FULL locks each
+    #: table while it runs: docs/reliability.md has the figures.
+    pg_vacuum_full: bool = False
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

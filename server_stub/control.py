@@ -1,13 +1,15 @@
 """The QA control plane (`--control` only; hidden from the OpenAPI schema; no auth).
 
 Scenario set-up (`POST /_stub/sessions`), fault injection (`PUT /_stub/faults`), an explicit
-maintenance pass, and the purge audit (`GET /_stub/sessions/{id}/residue`), which counts,
+maintenance pass, the queued byte deletes (`GET /_stub/outbox`), and the purge audit
+(`GET /_stub/sessions/{id}/residue`), which counts,
 table by table, every row that still refers to a session, directly or through its runs,
 artifacts and memories.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -15,7 +17,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import func, inspect, or_, select
 from sqlalchemy.orm import Session
 
-from server_stub import maintenance, timestamps
+from server_stub import maintenance, purge, timestamps
 from server_stub.db.models import (
     ApprovalRow,
     ArtifactRow,
@@ -28,6 +30,7 @@ from server_stub.db.models import (
     KnowledgeDocumentRow,
     MemoryRejectionRow,
     MemoryRow,
+    ObjectIntentRow,
     ProjectionRow,
     RecallTraceItemRow,
     RecallTraceRow,
@@ -102,6 +105,19 @@ async def set_faults(request: Request, st: StateDep) -> Response:
 async def run_maintenance(st: StateDep) -> Response:
     pending = await st.run(lambda: maintenance.run_pass(st.db, st.store))
     return JSONResponse({"outbox_pending": pending})
+
+
+@router.get("/outbox")
+async def outbox(st: StateDep) -> Response:
+    """The queued byte deletes with their attempts, last error and age (ids, no content)."""
+    entries = await st.run(lambda: purge.outbox_entries(st.db))
+    return JSONResponse(
+        {
+            "pending": len(entries),
+            "oldest_age_seconds": max((e.age_seconds for e in entries), default=0.0),
+            "items": [dataclasses.asdict(e) for e in entries],
+        }
+    )
 
 
 def residue_rows(s: Session, sid: str) -> dict[str, int]:
@@ -192,6 +208,11 @@ def residue_rows(s: Session, sid: str) -> dict[str, int]:
                     KnowledgeDocumentRow.source_session_id == sid,
                     KnowledgeDocumentRow.source_artifact_id.in_(artifact_ids),
                 )
+            )
+        ),
+        "object_intents": count(
+            select(ObjectIntentRow.locator).where(
+                or_(ObjectIntentRow.session_id == sid, ObjectIntentRow.run_id.in_(run_ids))
             )
         ),
         "skill_revisions": count(

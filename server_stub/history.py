@@ -11,14 +11,16 @@ import functools
 import hashlib
 from typing import Any
 
-from sqlalchemy import Executable, bindparam, select, update
+from sqlalchemy import Executable, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from server_stub import timestamps
 from server_stub.db.models import (
+    DeletionOutboxRow,
     DeletionTombstoneRow,
     EventRow,
+    ObjectIntentRow,
     PrincipalVersion,
     RunRow,
     SessionRow,
@@ -228,7 +230,31 @@ def finish_run(
         session.last_run_id = run.id
         session.last_run_started_at = run.created_at
     bump_version(s, session.tenant, session.principal)
+    release_intents(s, run.session_id, run_id=run.id)
     return event
+
+
+def release_intents(s: Session, session_id: str, *, run_id: str | None = None) -> int:
+    """Hand the unclaimed byte-write intents of a run (or of a whole session) to the deletion
+    outbox, in the caller's transaction; returns how many.
+
+    An intent still here when its run ends (or its session is purged) names bytes that were,
+    or may have been, written without an artifact row to own them (a cancel or a crash
+    between the write and the row): they must go, by the same retried path as a purge's.
+    """
+    query = select(ObjectIntentRow.locator).where(ObjectIntentRow.session_id == session_id)
+    if run_id is not None:
+        query = query.where(ObjectIntentRow.run_id == run_id)
+    locators = list(s.scalars(query))
+    if not locators:
+        return 0
+    now = timestamps.now()
+    s.add_all(
+        DeletionOutboxRow(session_id=session_id, locator=loc, enqueued_at=now, attempts=0)
+        for loc in locators
+    )
+    s.execute(delete(ObjectIntentRow).where(ObjectIntentRow.locator.in_(locators)))
+    return len(locators)
 
 
 def set_run_status(s: Session, run: RunRow, status: str) -> None:

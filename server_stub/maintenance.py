@@ -1,10 +1,17 @@
-"""Maintenance: retry queued byte deletes until they succeed, and consolidate memories.
+"""Maintenance: retry queued byte deletes, consolidate memories, sweep, scrub.
 
-At start-up only, `sweep_orphan_objects` removes byte objects that no artifact row and no
-outbox row names: the agent stores an artifact's bytes before it commits the artifact's row
-(so metadata never points at missing bytes), and a process killed between the two leaves
-bytes nobody refers to, which no purge would ever find. It must not run while agents run (a
-put in flight has no row yet), hence start-up, before any run starts.
+A pass (every `--maintenance-interval` seconds, or `POST /_stub/maintenance`):
+1. retries the outbox's byte deletes (ADR-0050 §7);
+2. consolidates memories;
+3. removes byte objects that no artifact, intent or outbox row names. The agent commits an
+   intent row before it writes an artifact's bytes (`ObjectIntentRow`), so every object in
+   the store is named by some row at every instant, and the sweep may run while agents run:
+   it lists the store first and reads the rows after, so an object written meanwhile is
+   either not listed or already named. What it finds are leftovers of older builds or of
+   hands in the folder;
+4. scrubs the database files (`server_stub.scrub`): purged content leaves the WAL (SQLite)
+   or the table pages (PostgreSQL VACUUM) even if the delete's own background scrub was
+   blocked by a reader.
 
 Consolidation writes one record per (principal, source session) for memories not yet
 consolidated, so every record cites exactly one source session and leaves with it.
@@ -20,9 +27,16 @@ from sqlalchemy import select
 
 from server_stub import ids, timestamps
 from server_stub.db.engine import Database
-from server_stub.db.models import ArtifactRow, ConsolidationRecordRow, DeletionOutboxRow, MemoryRow
-from server_stub.objectstore import ObjectStore, ObjectStoreUnavailable
+from server_stub.db.models import (
+    ArtifactRow,
+    ConsolidationRecordRow,
+    DeletionOutboxRow,
+    MemoryRow,
+    ObjectIntentRow,
+)
+from server_stub.objectstore import TMP_SUFFIX, ObjectStore, ObjectStoreUnavailable
 from server_stub.purge import flush_outbox
+from server_stub.scrub import scrub_now
 
 log = logging.getLogger(__name__)
 
@@ -52,22 +66,27 @@ def consolidate(db: Database) -> int:
 
 
 def sweep_orphan_objects(db: Database, store: ObjectStore) -> int:
-    """Remove objects no artifact row or outbox row names (start-up only); returns how many."""
-    found = store.locators()
+    """Remove objects no artifact, intent or outbox row names; returns how many."""
+    found = store.locators()  # first the store, then the rows (see the module docstring)
     if not found:
         return 0
     with db.read() as s:
         known = set(s.scalars(select(ArtifactRow.locator)))
         known.update(s.scalars(select(DeletionOutboxRow.locator)))
+        known.update(s.scalars(select(ObjectIntentRow.locator)))
     removed = 0
     for locator in found:
-        if locator in known:
+        # A half-written object (`<locator>.tmp`) belongs to its locator's intent.
+        owner = locator.removesuffix(TMP_SUFFIX)
+        if owner in known:
             continue
         try:
             store.delete(locator)
             removed += 1
         except (ObjectStoreUnavailable, ValueError) as exc:
             log.warning("could not remove orphan object %s: %s", locator, exc)
+    if removed:
+        log.info("removed %d byte objects that no row names", removed)
     return removed
 
 
@@ -75,6 +94,8 @@ def run_pass(db: Database, store: ObjectStore) -> int:
     """One maintenance pass; returns the outbox rows still queued after it."""
     pending = flush_outbox(db, store)
     consolidate(db)
+    sweep_orphan_objects(db, store)
+    scrub_now(db)
     return pending
 
 

@@ -40,6 +40,10 @@ class ObjectStore(Protocol):
         """Every object in the store, half-written ones included (the start-up sweep)."""
 
 
+#: Suffix of an object being written (renamed into place when complete).
+TMP_SUFFIX = ".tmp"
+
+
 def locator_for(session_id: str, artifact_id: str) -> str:
     """The one object of one artifact."""
     return f"{session_id}/{artifact_id}"
@@ -63,7 +67,7 @@ class FilesystemObjectStore:
     def put(self, locator: str, data: bytes) -> None:
         path = self._path(locator)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_name(path.name + TMP_SUFFIX)
         tmp.write_bytes(data)
         os.replace(tmp, path)
 
@@ -74,6 +78,7 @@ class FilesystemObjectStore:
         if not self.available:
             raise ObjectStoreUnavailable("object store is down (fault switch)")
         path = self._path(locator)
+        path.with_name(path.name + TMP_SUFFIX).unlink(missing_ok=True)
         try:
             path.unlink()
         except FileNotFoundError:
@@ -87,7 +92,7 @@ class FilesystemObjectStore:
         folder = self.root / session_id
         if not folder.is_dir():
             return 0
-        return sum(1 for p in folder.iterdir() if p.is_file() and p.suffix != ".tmp")
+        return sum(1 for p in folder.iterdir() if p.is_file() and not p.name.endswith(TMP_SUFFIX))
 
     def locators(self) -> list[str]:
         if not self.root.is_dir():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from sqlalchemy import bindparam, delete, insert, or_, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
@@ -23,6 +23,7 @@ from server_stub.db.engine import Database
 from server_stub.db.models import (
     ApprovalRow,
     ArtifactRow,
+    Base,
     CheckpointRow,
     ConsolidationRecordRow,
     DeletionOutboxRow,
@@ -31,6 +32,7 @@ from server_stub.db.models import (
     KnowledgeDocumentRow,
     MemoryRejectionRow,
     MemoryRow,
+    ObjectIntentRow,
     ProjectionRow,
     RecallTraceItemRow,
     RecallTraceRow,
@@ -39,7 +41,14 @@ from server_stub.db.models import (
     SkillRevisionRow,
     ToolInvocationRow,
 )
-from server_stub.history import ACTIVE_STATUSES, bump_version, lock_session, owned, tombstone_of
+from server_stub.history import (
+    ACTIVE_STATUSES,
+    bump_version,
+    lock_session,
+    owned,
+    release_intents,
+    tombstone_of,
+)
 from server_stub.objectstore import ObjectStore, ObjectStoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -52,6 +61,8 @@ class DeleteOutcome:
     kind: str
     active_run_id: str | None = None
     locators: list[str] = field(default_factory=list)
+    queued: int = 0  # outbox rows this delete added (artifacts and released intents)
+    purged: bool = False  # this call removed the graph (not a repeat answered by the tombstone)
 
 
 def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutcome:
@@ -72,6 +83,9 @@ def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutco
             return DeleteOutcome("active", active_run_id=active)
 
         locators = list(conn.execute(_LOCATORS, sid).scalars())
+        # Bytes a crashed or cancelled run may have written without an artifact row: their
+        # intents go to the outbox beside the artifacts' locators.
+        released = release_intents(s, session_id)
         purge_graph(s, session_id)
         now = timestamps.now()
         if locators:
@@ -93,7 +107,9 @@ def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutco
             },
         )
         bump_version(s, row.tenant, row.principal)
-        return DeleteOutcome("deleted", locators=locators)
+        return DeleteOutcome(
+            "deleted", locators=locators, queued=len(locators) + released, purged=True
+        )
 
 
 # The purge's statements are built once: constructing ~20 Core statements per request cost
@@ -150,6 +166,29 @@ _SESSION = delete(SessionRow).where(SessionRow.id == _SID)
 _TOMBSTONE = insert(DeletionTombstoneRow)
 
 
+#: Every table whose rows a purge deletes or rewrites: the one list the background scrub
+#: (the VACUUM on PostgreSQL) works through.
+PURGED_MODELS: tuple[type[Base], ...] = (
+    SessionRow,
+    RunRow,
+    EventRow,
+    CheckpointRow,
+    ProjectionRow,
+    ApprovalRow,
+    ToolInvocationRow,
+    ArtifactRow,
+    RecallTraceRow,
+    RecallTraceItemRow,
+    MemoryRow,
+    MemoryRejectionRow,
+    ConsolidationRecordRow,
+    KnowledgeDocumentRow,
+    SkillRevisionRow,
+    ObjectIntentRow,
+    DeletionOutboxRow,
+)
+
+
 def purge_graph(s: Session, session_id: str) -> None:
     """Remove every row that refers to the session, children before parents."""
     conn = s.connection()
@@ -169,37 +208,97 @@ def purge_graph(s: Session, session_id: str) -> None:
         conn.execute(stmt, sid)
 
 
+#: A queued byte delete this old, or failed this often, is logged as a warning (not info)
+#: at every attempt: the outbox window must stay finite in practice (CONTRACT §9.2).
+OUTBOX_WARN_AGE_SECONDS = 3600.0
+OUTBOX_WARN_ATTEMPTS = 5
+
+
 def flush_outbox(db: Database, store: ObjectStore, session_id: str | None = None) -> int:
-    """Try every queued byte delete (of one session, or all); return how many remain queued."""
+    """Try every queued byte delete (of one session, or all); return how many remain queued.
+
+    A failure stays queued with its attempt count, last error and time, for the control
+    plane's `GET /_stub/outbox` and for the log, which warns once an entry is old or has
+    failed often.
+    """
     with db.read() as s:
-        stmt = select(DeletionOutboxRow.id, DeletionOutboxRow.locator).order_by(
-            DeletionOutboxRow.id
-        )
+        stmt = select(
+            DeletionOutboxRow.id,
+            DeletionOutboxRow.locator,
+            DeletionOutboxRow.attempts,
+            DeletionOutboxRow.enqueued_at,
+        ).order_by(DeletionOutboxRow.id)
         if session_id is not None:
             stmt = stmt.where(DeletionOutboxRow.session_id == session_id)
-        queued = [(row.id, row.locator) for row in s.execute(stmt)]
-    failed: list[int] = []
+        queued = list(s.execute(stmt))
+    failed: dict[int, str] = {}
     done: list[int] = []
-    for row_id, locator in queued:
+    for row_id, locator, attempts, enqueued_at in queued:
         try:
             store.delete(locator)
         except (ObjectStoreUnavailable, OSError, ValueError) as exc:
-            log.warning("byte delete of %s failed, stays queued: %s", locator, exc)
-            failed.append(row_id)
+            error = f"{type(exc).__name__}: {exc}"[:300]
+            failed[row_id] = error
+            age = timestamps.age_seconds(enqueued_at)
+            stuck = attempts + 1 >= OUTBOX_WARN_ATTEMPTS or age >= OUTBOX_WARN_AGE_SECONDS
+            log.log(
+                logging.WARNING if stuck else logging.INFO,
+                "byte delete of %s failed (attempt %d, queued %.0f s ago), stays queued: %s",
+                locator,
+                attempts + 1,
+                age,
+                error,
+            )
         else:
             done.append(row_id)
     if done or failed:
+        now = timestamps.now()
         with db.write() as s:
             if done:
                 s.execute(delete(DeletionOutboxRow).where(DeletionOutboxRow.id.in_(done)))
-            if failed:
+            for row_id, error in failed.items():
                 s.execute(
                     update(DeletionOutboxRow)
-                    .where(DeletionOutboxRow.id.in_(failed))
-                    .values(attempts=DeletionOutboxRow.attempts + 1)
+                    .where(DeletionOutboxRow.id == row_id)
+                    .values(
+                        attempts=DeletionOutboxRow.attempts + 1,
+                        last_error=error,
+                        last_attempt_at=now,
+                    )
                 )
     with db.read() as s:
-        count_stmt = select(DeletionOutboxRow.id)
+        count_stmt = select(func.count()).select_from(DeletionOutboxRow)
         if session_id is not None:
             count_stmt = count_stmt.where(DeletionOutboxRow.session_id == session_id)
-        return len(list(s.scalars(count_stmt)))
+        return int(s.scalar(count_stmt) or 0)
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One queued byte delete, as the control plane shows it (ids and errors, no content)."""
+
+    session_id: str
+    locator: str
+    attempts: int
+    enqueued_at: str
+    age_seconds: float
+    last_error: str | None
+    last_attempt_at: str | None
+
+
+def outbox_entries(db: Database) -> list[OutboxEntry]:
+    """Every queued byte delete, oldest first."""
+    with db.read() as s:
+        rows = s.scalars(select(DeletionOutboxRow).order_by(DeletionOutboxRow.id))
+        return [
+            OutboxEntry(
+                session_id=row.session_id,
+                locator=row.locator,
+                attempts=row.attempts,
+                enqueued_at=row.enqueued_at,
+                age_seconds=round(timestamps.age_seconds(row.enqueued_at), 3),
+                last_error=row.last_error,
+                last_attempt_at=row.last_attempt_at,
+            )
+            for row in rows
+        ]

@@ -16,6 +16,7 @@ from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
+from server_stub.scrub import Scrubber
 
 if TYPE_CHECKING:
     from server_stub.agent import AgentManager
@@ -36,6 +37,7 @@ class AppState:
     epoch: str
     agents: AgentManager
     loop: asyncio.AbstractEventLoop
+    scrubber: Scrubber
     extra: dict[str, object] = field(default_factory=dict)
 
     async def run(self, fn: Callable[[], T]) -> T:

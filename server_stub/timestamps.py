@@ -46,3 +46,11 @@ def parse(text: str) -> datetime:
     if not _PATTERN.match(text):
         raise ValueError(f"not a contract timestamp: {text!r}")
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def age_seconds(text: str) -> float:
+    """Seconds from the timestamp `text` until now (0 for a malformed one)."""
+    try:
+        return max(0.0, (utcnow() - parse(text)).total_seconds())
+    except ValueError:
+        return 0.0

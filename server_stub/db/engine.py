@@ -11,17 +11,35 @@ PostgreSQL: ordinary READ COMMITTED transactions; the routes that must exclude e
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, make_url, select
+from sqlalchemy import Engine, create_engine, event, func, inspect, make_url, select
 from sqlalchemy.orm import Session
 
-from server_stub.db.models import Base, ServerMeta
+from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta
 
 _WRITE = "converge_write"
+
+
+SQLITE_BUSY_TIMEOUT_MS = 30000
+#: How long a checkpoint waits for readers of older WAL frames before giving up for now.
+SCRUB_BUSY_TIMEOUT_MS = 2000
+#: server_meta key: the deletion time up to which a VACUUM FULL has scrubbed.
+FULL_VACUUM_KEY = "vacuum_full_through"
+
+
+@dataclass(frozen=True)
+class ScrubResult:
+    """Whether purged content has left the database files, how long it took, and a note."""
+
+    complete: bool
+    seconds: float
+    note: str
 
 
 class Database:
@@ -33,10 +51,69 @@ class Database:
         if self.is_sqlite:
             _ensure_sqlite_folder(url)
         self.engine = _make_engine(url)
+        self.vacuum_full = False  # PostgreSQL scrubs: VACUUM FULL instead of VACUUM
 
     def create_schema(self) -> None:
-        """Create every table and index that is missing."""
+        """Create every table and index that is missing, and add missing nullable columns.
+
+        The stub has no migration history to replay: a database made by an older build only
+        ever lacks whole tables or nullable columns added since (e.g. the outbox's
+        `last_error`), and both are added here. Anything else is refused in words.
+        """
         Base.metadata.create_all(self.engine)
+        _add_missing_columns(self.engine)
+
+    def scrub(self, tables: Sequence[str]) -> ScrubResult:
+        """Make purged content leave the database's files (CONTRACT §9.2).
+
+        SQLite: deleted cells are already zeroed (`secure_delete`), but the WAL still holds
+        the old page images and the main file lacks the zeroed pages until a checkpoint:
+        `wal_checkpoint(TRUNCATE)` copies every frame back and empties the WAL. It can only
+        finish when no reader still uses older frames, so it waits a bounded time and says
+        whether it finished (PITFALLS §10); the caller retries later when it did not.
+        PostgreSQL: `VACUUM` of the purged tables removes the dead tuples from the table and
+        index pages (what it cannot reach, WAL segments, is documented in
+        docs/reliability.md).
+        """
+        started = time.perf_counter()
+        if self.is_sqlite:
+            with self.engine.connect() as conn:
+                raw = conn.connection.dbapi_connection
+                assert raw is not None
+                raw.execute(f"PRAGMA busy_timeout={SCRUB_BUSY_TIMEOUT_MS}")
+                try:
+                    row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            busy, frames, copied = (int(v) for v in row)
+            complete = busy == 0 and frames == copied
+            return ScrubResult(complete, time.perf_counter() - started, f"wal frames {frames}")
+        full = self.vacuum_full and self._purged_since_full_vacuum()
+        verb = "VACUUM FULL" if full else "VACUUM"
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            for table in tables:
+                conn.exec_driver_sql(f'{verb} "{table}"')
+        if full:
+            self._set_meta(FULL_VACUUM_KEY, self._latest_purge() or "")
+        note = f"{verb.lower()} of {len(tables)} tables"
+        return ScrubResult(True, time.perf_counter() - started, note)
+
+    def _latest_purge(self) -> str | None:
+        with self.read() as s:
+            return s.scalar(select(func.max(DeletionTombstoneRow.deleted_at)))
+
+    def _purged_since_full_vacuum(self) -> bool:
+        """VACUUM FULL rewrites whole tables: only worth it when a purge happened since."""
+        latest = self._latest_purge()
+        return latest is not None and latest > (self.scalar_meta(FULL_VACUUM_KEY) or "")
+
+    def _set_meta(self, key: str, value: str) -> None:
+        with self.write() as s:
+            row = s.get(ServerMeta, key)
+            if row is None:
+                s.add(ServerMeta(key=key, value=value))
+            else:
+                row.value = value
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -140,11 +217,39 @@ def _install_sqlite_listeners(engine: Engine) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cur.execute("PRAGMA foreign_keys=ON")
+        # Deleted content is overwritten with zeros in the page, not merely unlinked from
+        # the b-tree (the default differs between builds: set it on every connection).
+        cur.execute("PRAGMA secure_delete=ON")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         write = conn.get_execution_options().get(_WRITE, True)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """ALTER TABLE … ADD COLUMN for every nullable model column an older database lacks."""
+    inspector = inspect(engine)
+    existing_tables = set(inspector.get_table_names())
+    statements: list[str] = []
+    for table in Base.metadata.sorted_tables:
+        if table.name not in existing_tables:
+            continue
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            if not column.nullable:
+                raise RuntimeError(
+                    f"the database lacks the column {table.name}.{column.name}, which cannot "
+                    "be added in place; start with a new database"
+                )
+            kind = column.type.compile(dialect=engine.dialect)
+            statements.append(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
+    if statements:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.exec_driver_sql(statement)

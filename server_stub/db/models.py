@@ -328,3 +328,24 @@ class DeletionOutboxRow(Base):
     locator: Mapped[str] = mapped_column(String(300))
     enqueued_at: Mapped[str] = mapped_column(Ts)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # Why the last byte delete failed (an OS or store message: paths of ids, never content)
+    # and when, so a stuck entry is visible in the control plane and the logs.
+    last_error: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    last_attempt_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
+
+
+class ObjectIntentRow(Base):
+    """A byte object about to be written, recorded (and committed) before the write.
+
+    Closes the window between storing an artifact's bytes and committing its row: a cancel,
+    an exception or a crash in between leaves this row, never anonymous bytes. The artifact
+    row replaces it in one transaction; a run that ends without claiming it hands its locator
+    to the deletion outbox in its terminal transaction (`history.finish_run`), and the purge
+    does the same. Maintenance removes any object that no artifact, intent or outbox row names.
+    """
+
+    __tablename__ = "object_intents"
+    locator: Mapped[str] = mapped_column(String(300), primary_key=True)
+    session_id: Mapped[str] = mapped_column(Id, index=True)
+    run_id: Mapped[str] = mapped_column(Id, index=True)
+    created_at: Mapped[str] = mapped_column(Ts)

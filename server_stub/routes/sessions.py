@@ -254,8 +254,10 @@ async def delete_session(session_id: str, request: Request, st: StateDep) -> Res
             reason="active_run_exists",
             active_run_id=outcome.active_run_id,
         )
-    if outcome.locators:
+    if outcome.queued:
         await st.run(lambda: purge.flush_outbox(st.db, st.store, session_id))
+    if outcome.purged:
+        st.scrubber.request()  # content leaves the files soon after the 204 (CONTRACT §9.2)
     return Response(status_code=204)
 
 
