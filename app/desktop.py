@@ -34,7 +34,7 @@ from app import heap
 from app.bundled import DEMO_TOKEN, BundledServer
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
-from sync.errors import SyncError
+from sync.errors import SyncError, loggable
 from sync.mirror import Mirror
 from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
 from ui.controller import WindowController
@@ -157,8 +157,12 @@ class Desktop:
     async def start(self) -> None:
         """Paint the mirror, then connect."""
         profile = self._profile()
-        await asyncio.to_thread(profile.ensure_dirs)
-        mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
+        paint = account_profile(profile)
+        if paint is None:  # a server without a token: nothing to paint, connect says why
+            await self.connect(profile)
+            return
+        await asyncio.to_thread(paint.ensure_dirs)
+        mirror = await asyncio.to_thread(Mirror.open, paint.mirror_path)
         # Until an engine is attached, the sidebar (and the filter) read this mirror; the
         # engine then opens its own connection to the same file and this one is closed.
         self._paint_mirror = mirror
@@ -209,7 +213,12 @@ class Desktop:
                 file=sys.stderr,
                 flush=True,
             )
-        engine_profile = Profile(profile.root, server=url, token=token)
+        engine_profile = Profile(
+            profile.root,
+            server=url,
+            token=token,
+            server_identity=None if profile.server else BUNDLED_SERVER_IDENTITY,
+        )
         self.engine = await SyncEngine.open(
             engine_profile, timer_interval=self.options.sync_interval
         )
@@ -249,6 +258,25 @@ class Desktop:
             log.exception("error while shutting down")
 
 
+#: The account key's name for the bundled demo server: it lives in the profile, so its
+#: mirror is the same whichever free port it gets at start-up.
+BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
+
+
+def account_profile(profile: Profile) -> Profile | None:
+    """The profile naming the account the window will show, before any server is started:
+    the configured server and token, or the bundled server (demo token unless one is set).
+    None when a server is configured without a token."""
+    if profile.server:
+        return profile if profile.token else None
+    return Profile(
+        profile.root,
+        server=None,
+        token=profile.token or DEMO_TOKEN,
+        server_identity=BUNDLED_SERVER_IDENTITY,
+    )
+
+
 def install_heap_policy(controller: WindowController) -> None:
     """Freeze the heap now and after each sidebar refresh; collect fully when the app is
     inactive (see `app.heap`)."""
@@ -276,7 +304,7 @@ def _install_exception_hooks(desktop: Desktop, loop: asyncio.AbstractEventLoop) 
     ) -> None:
         if isinstance(value, SyncError):
             desktop.window.set_status(value.message, error=True)
-            log.warning("unhandled %s: %s", kind.__name__, value.message)
+            log.warning("unhandled %s", loggable(value))
             return
         log.error("uncaught exception", exc_info=(kind, value, tb))
         tell_user()

@@ -29,6 +29,7 @@ from tenacity import (
 from sync.errors import (
     ApiError,
     BadCursor,
+    ConnectionFailed,
     NetworkError,
     NotFound,
     SyncError,
@@ -102,10 +103,20 @@ class ApiClient:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _network_error(self, exc: httpx.HTTPError, method: str, path: str) -> NetworkError:
-        kind = type(exc).__name__
+    def _network_error(
+        self, exc: httpx.HTTPError, method: str, path: str, *, sent: bool = True
+    ) -> NetworkError:
+        """Words for a user; the exception class says whether the request may have had an
+        effect (`ConnectionFailed`: never sent). The technical detail goes to the log."""
+        log.info("%s %s: %s (%s)", method, path, type(exc).__name__, "sent" if sent else "not sent")
+        if not sent:
+            return ConnectionFailed(f"Cannot reach the server at {self.base_url}.")
+        if isinstance(exc, httpx.TimeoutException):
+            return NetworkError(
+                f"Cannot reach the server at {self.base_url} (it did not answer in time)."
+            )
         return NetworkError(
-            f"Cannot reach the server at {self.base_url} ({kind} on {method} {path})."
+            f"Cannot reach the server at {self.base_url} (the connection was lost)."
         )
 
     def _error_from_response(
@@ -132,6 +143,12 @@ class ApiClient:
         if has_cursor and status == 400:
             cls = BadCursor
         message = _describe(status, code, server_message, details, self.base_url)
+        if status == 404 and cls is UnexpectedResponse:
+            message = (
+                f"The server at {self.base_url} answered 404 without the Converge API's "
+                "error envelope, which proves nothing about the conversation (is the server "
+                "URL right, or is a proxy in the way?)."
+            )
         return cls(message, status=status, code=code, details=details, method=method, path=path)
 
     async def _send_once(
@@ -202,8 +219,8 @@ class ApiClient:
         except _NotSent as exc:
             cause = exc.args[0] if exc.args and isinstance(exc.args[0], httpx.HTTPError) else None
             if cause is None:
-                raise NetworkError(f"Cannot reach the server at {self.base_url}.") from exc
-            raise self._network_error(cause, method, path) from cause
+                raise ConnectionFailed(f"Cannot reach the server at {self.base_url}.") from exc
+            raise self._network_error(cause, method, path, sent=False) from cause
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
@@ -239,7 +256,10 @@ class ApiClient:
                 ok=(200, 304),
                 has_cursor=bool(cursor),
             )
-        except NotFound as exc:  # the index route always exists on a Converge server
+        except (NotFound, UnexpectedResponse) as exc:
+            if exc.status != 404:
+                raise
+            # The index route always exists on a Converge server.
             raise UnexpectedResponse(
                 f"The server at {self.base_url} does not serve the Converge API "
                 "(404 on /v1/sessions). Check the server URL.",

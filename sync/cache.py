@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sync.api import ApiClient
-from sync.errors import CacheError, IntegrityError
+from sync.errors import CacheError, ConversationGone, IntegrityError
 from sync.mirror import CachedFile, Mirror
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class ArtifactCache:
                 f"{self.cache_dir}: {exc.strerror or exc}. Nothing was kept; free some space "
                 "(or fix the folder's permissions) and try again."
             ) from exc
-        await asyncio.to_thread(
+        recorded = await asyncio.to_thread(
             self.mirror.record_cached_file,
             CachedFile(
                 artifact_id=meta.id,
@@ -109,4 +109,12 @@ class ArtifactCache:
                 file_name=name,
             ),
         )
+        if not recorded:
+            # The conversation left the mirror (deleted or pruned) while the bytes were on
+            # their way: keep nothing of it (CONTRACT §9.2).
+            await asyncio.to_thread(remove_cached_files, self.cache_dir, [name])
+            raise ConversationGone(
+                "This conversation is no longer in your history (it was deleted); its file "
+                "was not kept."
+            )
         return path

@@ -12,8 +12,10 @@ import argparse
 import asyncio
 import json
 import logging
+import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from sync import wording
@@ -21,7 +23,7 @@ from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, SyncError, Unauthenticated
 from sync.mirror import Mirror, SessionRow
-from sync.profile import Profile
+from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
 
 log = logging.getLogger(__name__)
@@ -31,6 +33,7 @@ EXIT_FAILED = 1  # the operation did not happen (server unreachable, refused, ..
 EXIT_USAGE = 2  # argparse's own code for bad arguments
 EXIT_CONFLICT = 3  # delete refused: a run is active (409)
 EXIT_ABORTED = 4  # delete not confirmed by the user
+EXIT_UNCONFIRMED = 5  # delete sent, answer lost: the row stays, marked (CONTRACT §9.2)
 
 #: CONTRACT §8: with the server unreachable or failing, `converge sync` ends within 30 s.
 SYNC_DEADLINE = 25.0
@@ -77,19 +80,28 @@ def _err(message: str) -> None:
 
 async def _sync(args: argparse.Namespace) -> int:
     profile = _profile(args)
+    profile.require_connection()
+    # A brand-new account (nothing adopted from a pre-account mirror) that fails its first
+    # sync is removed again below.
+    new_account = not profile.account_dir.exists() and not (profile.root / MIRROR_FILE).exists()
     engine = await SyncEngine.open(profile)
+    report: ReconcileReport | None = None
     try:
-        try:
-            async with asyncio.timeout(SYNC_DEADLINE):
-                report = await engine.reconcile(TriggerReason.MANUAL)
-        except TimeoutError:
-            _err(
-                f"the server at {profile.server} did not answer within {SYNC_DEADLINE:.0f} s; "
-                "nothing was changed."
-            )
-            return EXIT_FAILED
+        async with asyncio.timeout(SYNC_DEADLINE):
+            report = await engine.reconcile(TriggerReason.MANUAL)
+    except TimeoutError:
+        _err(
+            f"the server at {profile.server} did not answer within {SYNC_DEADLINE:.0f} s; "
+            "nothing was changed."
+        )
     finally:
         await engine.close()
+        if new_account and (report is None or report.error is not None):
+            # A first sync of an account that failed leaves no empty mirror behind: the
+            # profile is exactly as it was ("changes nothing", CONTRACT §8).
+            shutil.rmtree(profile.account_dir, ignore_errors=True)
+    if report is None:
+        return EXIT_FAILED
     if report.error is not None:
         _err(f"sync failed: {report.error.message} Nothing was changed.")
         return EXIT_FAILED
@@ -141,19 +153,46 @@ def _kept_verdict(report: ReconcileReport) -> int:
 # -- ls -------------------------------------------------------------------------------------
 
 
+def _mirror_path(profile: Profile) -> Path | None:
+    """The mirror `ls` reads (`Profile.find_mirror`: the account of the given or saved server
+    and token); None when nothing is mirrored yet."""
+    return profile.find_mirror()
+
+
 def _read_rows(profile: Profile) -> list[SessionRow]:
-    """The mirror's rows; a profile that never synced has none (and gets no file)."""
-    if not profile.mirror_path.exists():
+    """The mirror's rows; an account that never synced has none (and gets no file)."""
+    path = _mirror_path(profile)
+    if path is None or not path.exists():
         return []
-    mirror = Mirror.open(profile.mirror_path, create=False)
+    mirror = Mirror.open(path, create=False)
     try:
         return mirror.rows()
     finally:
         mirror.close()
 
 
+_NULLABLE = frozenset({"title", "active_run_id", "last_run_id"})
+
+
+def _check_row(row: SessionRow) -> None:
+    """A row whose fields are not text (a mirror edited by hand, a disk error) is named, not
+    met with a TypeError halfway through the output."""
+    for name in ("id", "title", "created_at", "updated_at", "active_run_id", "last_run_id"):
+        value = getattr(row, name)
+        if isinstance(value, str) or (value is None and name in _NULLABLE):
+            continue
+        raise MirrorError(
+            f"The mirror holds a malformed row {str(row.id)[:80]!r}: its {name} is "
+            f"{type(value).__name__}, not text. Run `converge sync` to refresh the mirror, "
+            "or use another profile."
+        )
+
+
 def _ls(args: argparse.Namespace, out: TextIO) -> int:
-    rows = _read_rows(_profile(args))
+    profile = _profile(args)
+    rows = _read_rows(profile)
+    for row in rows:
+        _check_row(row)
     if args.json:
         out.write(json.dumps([row.to_json() for row in rows], ensure_ascii=False))
         out.write("\n")
@@ -161,11 +200,25 @@ def _ls(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         out.write("(no conversations in the mirror; run `converge sync`)\n")
         return EXIT_OK
+    unconfirmed = _unconfirmed_deletes(profile)
     for row in rows:
         mark = f"  [running {row.active_run_id}]" if row.active_run_id else ""
+        if row.id in unconfirmed:
+            mark += "  [delete not confirmed]"
         title = row.title if row.title is not None else "(untitled)"
         out.write(f"{row.id}  {row.updated_at}  {title}{mark}\n")
     return EXIT_OK
+
+
+def _unconfirmed_deletes(profile: Profile) -> set[str]:
+    path = _mirror_path(profile)
+    if path is None or not path.exists():
+        return set()
+    mirror = Mirror.open(path, create=False)
+    try:
+        return mirror.unconfirmed_deletes()
+    finally:
+        mirror.close()
 
 
 # -- delete ---------------------------------------------------------------------------------
@@ -196,8 +249,10 @@ async def _delete(args: argparse.Namespace) -> int:
             async with asyncio.timeout(DELETE_DEADLINE):
                 outcome = await engine.delete(args.id)
         except TimeoutError:
-            _err(wording.nothing_deleted("the server did not answer in time."))
-            return EXIT_FAILED
+            # The request may have reached the server: not "nothing was deleted" (§9.2).
+            await engine.mark_delete_unconfirmed(args.id)
+            _err(wording.delete_not_confirmed("the server did not answer in time."))
+            return EXIT_UNCONFIRMED
     finally:
         await engine.close()
     if outcome.status is DeleteStatus.DELETED:
@@ -209,6 +264,8 @@ async def _delete(args: argparse.Namespace) -> int:
     _err(outcome.message)
     if outcome.status is DeleteStatus.ACTIVE_RUN:
         return EXIT_CONFLICT
+    if outcome.status is DeleteStatus.UNCONFIRMED:
+        return EXIT_UNCONFIRMED
     return EXIT_FAILED
 
 

@@ -13,7 +13,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from sync.api import ApiClient
-from sync.errors import NetworkError, ServerError
+from sync.errors import NetworkError, ServerError, loggable
 from sync.models import Event
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ async def follow_run(
             failures += 1
             if failures > max_reconnects:
                 raise
-            log.info("run %s stream dropped (%s); resuming after %s", run_id, exc.message, last)
+            log.info("run %s stream dropped (%s); resuming after %s", run_id, loggable(exc), last)
             await asyncio.sleep(min(reconnect_delay * failures, 2.0))
             continue
         # The server closed the stream without a terminal event: the run may have ended

@@ -1,10 +1,13 @@
 """Server-first delete (CONTRACT §7, ADR-0050 §3–§4 and §8).
 
 The local row and its cached bytes leave the mirror only after the server answers 204, or
-404 (the server confirms the session is absent). 409 keeps the row and names the active run:
-a delete never cancels a run by itself; `stop_run_and_delete` is the separate, explicit
-action that cancels, waits until the run has ended (completion must be observed), then
-deletes. Anything else keeps the row and says that nothing was deleted.
+the contract's own 404 (the envelope's `not_found`: the server confirms the session is
+absent; a bare 404 from a proxy or a wrong URL proves nothing, §9.3). 409 keeps the row and
+names the active run: a delete never cancels a run by itself; `stop_run_and_delete` is the
+separate, explicit action that cancels, waits until the run has ended (completion must be
+observed), then deletes. A request that may have reached the server but whose answer was
+lost keeps the row, marked "not confirmed" until a retry or a reconcile settles it (§9.2);
+anything else keeps the row and says that nothing was deleted.
 
 The local removal goes through `IndexWriter`: `on_applied` runs right after it commits and
 before any other announced write, so listeners hear of it in commit order.
@@ -23,7 +26,16 @@ from pathlib import Path
 from sync import wording
 from sync.api import ApiClient
 from sync.cache import remove_cached_files
-from sync.errors import ActiveRunExists, NotFound, SyncError
+from sync.errors import (
+    ActiveRunExists,
+    ApiError,
+    ConnectionFailed,
+    MirrorError,
+    NetworkError,
+    NotFound,
+    SyncError,
+    loggable,
+)
 from sync.index_writer import IndexWriter
 from sync.mirror import ApplyResult, Mirror
 
@@ -32,9 +44,11 @@ log = logging.getLogger(__name__)
 
 class DeleteStatus(Enum):
     DELETED = "deleted"  # 204: removed from server and mirror
-    ALREADY_GONE = "already_gone"  # 404: the server confirms absence; removed from mirror
+    ALREADY_GONE = "already_gone"  # the contract's 404: absence confirmed; removed from mirror
     ACTIVE_RUN = "active_run"  # 409: nothing deleted; row kept; stop the run first
-    FAILED = "failed"  # anything else: nothing deleted (as far as we know); row kept
+    FAILED = "failed"  # refused or never sent (401, 403, 500, 503, no connection): row kept
+    UNCONFIRMED = "unconfirmed"  # sent, answer lost (network, 502/504): row kept and marked
+    SERVER_ONLY = "server_only"  # 204/404, but the mirror could not be written: row kept
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,20 @@ class DeleteOutcome:
     @property
     def removed(self) -> bool:
         return self.status in (DeleteStatus.DELETED, DeleteStatus.ALREADY_GONE)
+
+
+def may_have_happened(error: SyncError) -> bool:
+    """Whether a failed DELETE may still have deleted (CONTRACT §9.2: say "not confirmed").
+
+    A connection that was never made had no effect; neither had an answer from the server
+    itself (401, 403, 500, 503: it refused or rolled back). A request sent and then cut off,
+    or a gateway's 502/504 (the request may have reached the server behind it), might have.
+    """
+    if isinstance(error, ConnectionFailed):
+        return False
+    if isinstance(error, NetworkError):
+        return True
+    return isinstance(error, ApiError) and error.status in (502, 504)
 
 
 class DeleteService:
@@ -84,13 +112,22 @@ class DeleteService:
     async def delete(self, session_id: str) -> DeleteOutcome:
         try:
             await self.api.delete_session(session_id)
-        except NotFound:
-            seq = await self._remove_locally(session_id)
-            return DeleteOutcome(
+        except NotFound:  # only the contract's own 404 (CONTRACT §9.3, sync.errors)
+            doubt = await self._index_unreachable()
+            if doubt is not None:
+                return DeleteOutcome(
+                    session_id,
+                    DeleteStatus.FAILED,
+                    wording.nothing_deleted(
+                        "the server answered 404, but that address does not serve this "
+                        f"account's history ({doubt.message.rstrip('.')})."
+                    ),
+                    error=doubt,
+                )
+            return await self._confirmed(
                 session_id,
                 DeleteStatus.ALREADY_GONE,
                 "The conversation was already gone from the server; removed here too.",
-                seq=seq,
             )
         except ActiveRunExists as exc:
             return DeleteOutcome(
@@ -101,13 +138,58 @@ class DeleteService:
                 error=exc,
             )
         except SyncError as exc:
-            log.info("delete %s failed: %r", session_id, exc)
+            log.info("delete %s failed: %s", session_id, loggable(exc))
+            if may_have_happened(exc):
+                return await self._unconfirmed(session_id, exc)
             return DeleteOutcome(
                 session_id, DeleteStatus.FAILED, wording.nothing_deleted(exc.message), error=exc
             )
-        seq = await self._remove_locally(session_id)
+        return await self._confirmed(
+            session_id, DeleteStatus.DELETED, "The conversation was deleted."
+        )
+
+    async def _index_unreachable(self) -> SyncError | None:
+        """A 404 proves absence only from a server that serves the index at this base URL:
+        a wrong base URL on a Converge server answers the envelope's 404 to every path
+        (unknown route). One index request tells the two apart; None when it answered."""
+        try:
+            await self.api.list_sessions(limit=1)
+        except SyncError as exc:
+            return exc
+        return None
+
+    async def _confirmed(
+        self, session_id: str, status: DeleteStatus, message: str
+    ) -> DeleteOutcome:
+        """The server confirmed the session is gone: remove the row; if the mirror cannot be
+        written, say that the server delete happened all the same."""
+        try:
+            seq = await self._remove_locally(session_id)
+        except MirrorError as exc:
+            log.warning(
+                "delete %s: server confirmed, mirror not written: %s", session_id, loggable(exc)
+            )
+            return DeleteOutcome(
+                session_id,
+                DeleteStatus.SERVER_ONLY,
+                wording.deleted_on_server_only(exc.message),
+                error=exc,
+            )
+        return DeleteOutcome(session_id, status, message, seq=seq)
+
+    async def _unconfirmed(self, session_id: str, exc: SyncError) -> DeleteOutcome:
+        """The request may have reached the server: keep the row, marked, and say so."""
+        try:
+            await asyncio.to_thread(self.mirror.mark_unconfirmed, session_id)
+        except MirrorError as mark_error:  # the words stay true; only the mark is missing
+            log.warning(
+                "delete %s: could not mark as unconfirmed: %s", session_id, loggable(mark_error)
+            )
         return DeleteOutcome(
-            session_id, DeleteStatus.DELETED, "The conversation was deleted.", seq=seq
+            session_id,
+            DeleteStatus.UNCONFIRMED,
+            wording.delete_not_confirmed(exc.message),
+            error=exc,
         )
 
     async def delete_many(self, ids: Sequence[str]) -> list[DeleteOutcome]:

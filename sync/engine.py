@@ -38,6 +38,7 @@ from sync.errors import (
     SyncError,
     Unauthenticated,
     Unavailable,
+    loggable,
 )
 from sync.index_writer import IndexWriter
 from sync.mirror import ApplyResult, Mirror, SessionRow
@@ -317,6 +318,14 @@ class SyncEngine:
             await self._refresh_one(session_id)
         return outcome
 
+    async def mark_delete_unconfirmed(self, session_id: str) -> None:
+        """Mark a row whose delete was sent but never answered (a caller's own deadline)."""
+        await asyncio.to_thread(self.mirror.mark_unconfirmed, session_id)
+
+    async def unconfirmed_deletes(self) -> set[str]:
+        """Rows whose delete may or may not have happened, until a retry or a sync settles."""
+        return await asyncio.to_thread(self.mirror.unconfirmed_deletes)
+
     async def delete_many(self, ids: Sequence[str]) -> list[DeleteOutcome]:
         """One outcome per id, in order (bounded concurrency)."""
         outcomes = await self._deleter.delete_many(ids)
@@ -339,7 +348,7 @@ class SyncEngine:
             await self._writer.apply((), [session_id], announce=self._announce_write)
             return None
         except SyncError as exc:
-            log.info("refresh of %s failed: %s", session_id, exc.message)
+            log.info("refresh of %s failed: %s", session_id, loggable(exc))
             return None
         await self._writer.apply(
             [view], (), skip=self._deleted.__contains__, announce=self._announce_write

@@ -8,16 +8,18 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │   │   └── BadCursor           400 on a request that carried a cursor: restart the walk
     │   ├── Unauthenticated         401 unauthenticated (missing or unknown token)
     │   ├── Forbidden               403 forbidden (details.required_scope)
-    │   ├── NotFound                404 not_found (reason "deleted" for a tombstoned session)
+    │   ├── NotFound                404 with the envelope's not_found: the only proof of absence
     │   ├── Conflict                409 invalid_state
     │   │   ├── ActiveRunExists     409 on DELETE: details.active_run_id
     │   │   └── RunInProgress       409 on POST runs: details.reason run_in_progress
     │   ├── PayloadTooLarge         413 payload_too_large
     │   ├── ServerError             500 internal, and any other 5xx or unexpected status
     │   │   └── Unavailable         503 unavailable
-    │   └── UnexpectedResponse      a status or body the contract does not allow
-    ├── NetworkError                no HTTP answer: connect error, timeout, dropped connection
+    │   └── UnexpectedResponse      a status or body the contract does not allow (a bare 404)
+    ├── NetworkError                no HTTP answer: timeout, dropped connection (sent or not)
+    │   └── ConnectionFailed        no connection was ever made: the request had no effect
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
+    ├── ConversationGone            the conversation left the mirror while its data was fetched
     ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
     └── MirrorError                 the local mirror cannot be used
         ├── MirrorTooNew            the mirror was written by a newer schema: never touched
@@ -140,8 +142,18 @@ class NetworkError(SyncError):
     """No HTTP answer at all: refused, timed out, or dropped mid-response."""
 
 
+class ConnectionFailed(NetworkError):
+    """No connection could be made (refused, DNS, connect timeout): the request was never
+    sent, so it had no effect on the server."""
+
+
 class IntegrityError(SyncError):
     """Downloaded artifact bytes do not match the sha256 in the artifact's metadata."""
+
+
+class ConversationGone(SyncError):
+    """The conversation left the mirror (deleted or pruned) while its data was on its way:
+    nothing of it was kept."""
 
 
 class ProfileError(SyncError):
@@ -164,6 +176,15 @@ class MirrorTooNew(MirrorError):
 class CacheError(MirrorError):
     """Artifact bytes could not be written to the profile's cache folder (disk full, no
     permission): nothing was kept, no partial file is left, the mirror is unchanged."""
+
+
+def loggable(error: SyncError) -> str:
+    """What a log line may say about an error: its class and, for an API error, its status,
+    code, method, path and details; never its message, which can quote a conversation's
+    title or a file's name (CONTRACT §9.2: the client's logs hold no content)."""
+    if isinstance(error, ApiError):
+        return repr(error)
+    return type(error).__name__
 
 
 _BY_CODE: dict[str, type[ApiError]] = {
@@ -195,6 +216,10 @@ def error_class_for(status: int, code: str | None, details: Mapping[str, Any]) -
     The status decides first (a proxy's bare 503 has no envelope); the code and the details
     refine it (409 `active_run_exists` vs `run_in_progress`).
     """
+    if status == 404 and code != "not_found":
+        # CONTRACT §9.3: only the contract's own 404 proves absence. A bare 404 (a wrong
+        # base URL, a proxy, another service) proves nothing and must not prune or "delete".
+        return UnexpectedResponse
     cls = _BY_STATUS.get(status)
     if cls is None:
         if status >= 500:

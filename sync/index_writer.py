@@ -48,6 +48,7 @@ class IndexWriter:
         state: dict[str, str | None] | None = None,
         skip: Callable[[str], bool] | None = None,
         announce: Announce | None = None,
+        settle: Sequence[str] = (),
     ) -> ApplyResult:
         """`Mirror.apply` in a worker thread, then `announce(result)`, as one step.
 
@@ -55,7 +56,7 @@ class IndexWriter:
         """
         async with self._lock:
             applied = await asyncio.to_thread(
-                self.mirror.apply, upserts, removals, state=state, skip=skip
+                self.mirror.apply, upserts, removals, state=state, skip=skip, settle=settle
             )
             self.last_seq = applied.seq
             if announce is not None:

@@ -21,9 +21,11 @@ process's writes as they committed (`sync.index_writer` relies on it).
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from sync.errors import MirrorError, MirrorTooNew
 from sync.models import SessionView
+
+log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 5000
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
@@ -91,6 +95,26 @@ class CachedArtifact(Base):
     cached_at: Mapped[float] = mapped_column(default=0.0)
 
 
+class UnconfirmedDelete(Base):
+    """A delete whose answer never came (the request may have reached the server): the row
+    stays, marked, until a retry, a point read or a reconcile settles it (CONTRACT §9.2)."""
+
+    __tablename__ = "unconfirmed_deletes"
+
+    session_id: Mapped[str] = mapped_column(String, primary_key=True)
+    since: Mapped[float] = mapped_column()
+
+
+class RemovedSession(Base):
+    """Ids of sessions removed from this mirror in the last day (ids only, no content), so a
+    download that finishes after its session left is not recorded (see record_cached_file)."""
+
+    __tablename__ = "removed_sessions"
+
+    session_id: Mapped[str] = mapped_column(String, primary_key=True)
+    removed_at: Mapped[float] = mapped_column()
+
+
 class SyncState(Base):
     """Small key/value facts about the mirror (the first page's ETag)."""
 
@@ -127,7 +151,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
         "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
     ),
+    (
+        """CREATE TABLE unconfirmed_deletes (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            since FLOAT NOT NULL
+        )""",
+        """CREATE TABLE removed_sessions (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            removed_at FLOAT NOT NULL
+        )""",
+    ),
 )
+#: How long a removed session's id is remembered (far longer than any download takes).
+REMOVED_MEMORY_SECONDS = 24 * 3600.0
 SCHEMA_VERSION = len(MIGRATIONS)
 
 ETAG_KEY = "sessions_first_page_etag"
@@ -207,7 +243,11 @@ def _make_engine(path: Path, *, immediate: bool) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # A removed row's bytes are zeroed in its page, not just unlinked (CONTRACT §9.2).
+        cur.execute("PRAGMA secure_delete=ON")
         cur.close()
+        # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
+        dbapi_conn.create_function("fold", 1, _fold, deterministic=True)
 
     begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
 
@@ -249,6 +289,7 @@ class Mirror:
         self._read = read_engine
         self._write_lock = threading.Lock()
         self._commit_seq = 0  # guarded by _write_lock
+        self._scrub_pending = False  # a removal whose WAL frames may still hold content
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> Mirror:
@@ -289,8 +330,41 @@ class Mirror:
         return mirror
 
     def close(self) -> None:
+        if self._scrub_pending:
+            with contextlib.suppress(MirrorError):
+                self.scrub()
         self._write.dispose()
         self._read.dispose()
+
+    def scrub(self) -> bool:
+        """Empty the WAL into the main file, so removed rows leave every file (§9.2).
+
+        `secure_delete` zeroes a removed row in its page, but the WAL still holds the page
+        images from before, and the main file gets the zeroed page only at a checkpoint.
+        `wal_checkpoint(TRUNCATE)` copies every frame back and truncates the WAL to zero
+        bytes; it cannot finish while a reader still uses older frames (PITFALLS §10), so
+        its result is checked and an unfinished scrub is retried after the next write and
+        at close. Returns whether it finished.
+        """
+        with self._write_lock:
+            done = self._checkpoint()
+            self._scrub_pending = not done
+            return done
+
+    def _checkpoint(self) -> bool:
+        try:
+            with self._write.connect() as conn:
+                raw = conn.connection.dbapi_connection
+                assert raw is not None
+                row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except (sqlite3.Error, SQLAlchemyError) as exc:
+            log.warning("mirror checkpoint failed: %s", exc)
+            return False
+        busy, frames, copied = (int(v) for v in row)
+        if busy or frames != copied:
+            log.info("mirror checkpoint incomplete (a reader holds older frames); will retry")
+            return False
+        return True
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[Connection]:
@@ -341,7 +415,7 @@ class Mirror:
             pattern += "%"
             stmt = stmt.where(
                 or_(
-                    func.lower(SessionRecord.title).like(pattern.lower(), escape="\\"),
+                    func.fold(SessionRecord.title).like(_fold(pattern), escape="\\"),
                     SessionRecord.id.like(pattern, escape="\\"),
                 )
             )
@@ -381,6 +455,23 @@ class Mirror:
             rec = session.get(SyncState, key)
             return rec.value if rec is not None else None
 
+    def unconfirmed_deletes(self) -> set[str]:
+        """Ids of rows whose delete was sent but never answered."""
+        with self._read.connect() as conn, conn.begin():
+            return set(conn.execute(select(UnconfirmedDelete.session_id)).scalars())
+
+    def mark_unconfirmed(self, session_id: str) -> None:
+        """Mark a row whose delete may or may not have happened (kept until settled)."""
+        stmt = sqlite_insert(UnconfirmedDelete).on_conflict_do_nothing(
+            index_elements=["session_id"]
+        )
+        with self._writing() as conn:
+            present = conn.execute(
+                select(SessionRecord.id).where(SessionRecord.id == session_id)
+            ).first()
+            if present is not None:
+                conn.execute(stmt, [{"session_id": session_id, "since": time.time()}])
+
     def cached_file(self, artifact_id: str) -> CachedFile | None:
         with Session(self._read) as session, session.begin():
             rec = session.get(CachedArtifact, artifact_id)
@@ -398,10 +489,6 @@ class Mirror:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def set_state(self, key: str, value: str | None) -> None:
-        with self._writing() as conn:
-            _set_state(conn, key, value)
-
     def apply(
         self,
         upserts: Sequence[SessionView] = (),
@@ -409,13 +496,15 @@ class Mirror:
         *,
         state: dict[str, str | None] | None = None,
         skip: Callable[[str], bool] | None = None,
+        settle: Sequence[str] = (),
     ) -> ApplyResult:
         """Upsert views and remove rows (with their artifact index) in ONE transaction.
 
         Rows are classified as inserted or updated against the mirror as it is inside this
         transaction, so a concurrent change is reported truthfully; an unchanged row is not
         rewritten. `skip(id)` drops an upsert at write time (a session
-        this device deleted since the walk saw it must not come back).
+        this device deleted since the walk saw it must not come back). `settle` names rows
+        the server has just shown to exist: their unconfirmed-delete marks are cleared.
         """
         now = time.time()
         with self._writing() as conn:
@@ -479,8 +568,27 @@ class Mirror:
                     )
                     conn.execute(delete(SessionRecord).where(SessionRecord.id.in_(chunk)))
                     conn.execute(delete(CachedArtifact).where(CachedArtifact.session_id.in_(chunk)))
+                    conn.execute(
+                        delete(UnconfirmedDelete).where(UnconfirmedDelete.session_id.in_(chunk))
+                    )
+                remember = sqlite_insert(RemovedSession)
+                remember = remember.on_conflict_do_update(
+                    index_elements=["session_id"], set_={"removed_at": remember.excluded.removed_at}
+                )
+                conn.execute(remember, [{"session_id": sid, "removed_at": now} for sid in ids])
+                conn.execute(
+                    delete(RemovedSession).where(
+                        RemovedSession.removed_at < now - REMOVED_MEMORY_SECONDS
+                    )
+                )
+            for chunk in _chunks(list(dict.fromkeys(settle)), 500):
+                conn.execute(
+                    delete(UnconfirmedDelete).where(UnconfirmedDelete.session_id.in_(chunk))
+                )
             for key, value in (state or {}).items():
                 _set_state(conn, key, value)
+        if removed or files or self._scrub_pending:
+            self.scrub()
         return ApplyResult(inserted, updated, removed, files, seq)
 
     def bind_identity(self, identity: str) -> bool:
@@ -502,7 +610,16 @@ class Mirror:
             _set_state(conn, ETAG_KEY, None)
             return True
 
-    def record_cached_file(self, entry: CachedFile) -> None:
+    def record_cached_file(self, entry: CachedFile) -> bool:
+        """Index a cached file, only while its session is still mirrored; returns whether
+        it was recorded.
+
+        The check and the insert share the write transaction that a delete or a prune also
+        takes, so a download that finishes after its session left the mirror records
+        nothing (the caller then removes the file), and one that finished before is
+        removed with the session. A session not mirrored yet (opened before the first
+        sync saw it) may cache; one removed recently may not.
+        """
         values = {
             "artifact_id": entry.artifact_id,
             "session_id": entry.session_id,
@@ -519,11 +636,22 @@ class Mirror:
             set_={k: stmt.excluded[k] for k in values if k != "artifact_id"},
         )
         with self._writing() as conn:
+            removed = conn.execute(
+                select(RemovedSession.session_id).where(
+                    RemovedSession.session_id == entry.session_id
+                )
+            ).first()
+            if removed is not None:
+                return False
             conn.execute(stmt, [values])
+            return True
 
-    def forget_cached_file(self, artifact_id: str) -> None:
-        with self._writing() as conn:
-            conn.execute(delete(CachedArtifact).where(CachedArtifact.artifact_id == artifact_id))
+
+def _fold(text: object) -> object:
+    """Unicode case folding for the title filter (NFC first: a typed "é" may be decomposed)."""
+    if not isinstance(text, str):
+        return text
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 def _is_locked(exc: SQLAlchemyError) -> bool:

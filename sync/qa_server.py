@@ -54,6 +54,7 @@ class ServerProcess:
         agent_delay: float = 0.0,
         log_level: str = "warning",
         database_url: str | None = None,
+        extra_args: tuple[str, ...] = (),
     ):
         self.workdir = workdir
         self.database_url = database_url or f"sqlite:///{workdir / 'server.sqlite3'}"
@@ -61,6 +62,7 @@ class ServerProcess:
         self.log_path = workdir / "server.log"
         self.agent_delay = agent_delay
         self.log_level = log_level
+        self.extra_args = extra_args
         self.port = 0
         self.url = ""
         self.starts = 0
@@ -97,6 +99,7 @@ class ServerProcess:
             str(self.artifacts),
             "--log-level",
             self.log_level,
+            *self.extra_args,
         ]
 
     async def start(self, timeout: float = START_TIMEOUT) -> str:

@@ -35,6 +35,7 @@ from sync.errors import (
     SyncError,
     Unauthenticated,
     Unavailable,
+    loggable,
 )
 from sync.gc_pause import full_collections_deferred
 from sync.index_writer import IndexWriter
@@ -150,20 +151,28 @@ class Reconciler:
         try:
             walk = await self._walk(etag)
         except SyncError as exc:
-            log.warning("reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, exc)
-            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
-        if walk.not_modified:
-            return ReconcileReport(
-                reason=reason,
-                not_modified=True,
-                complete=True,
-                pages=walk.pages,
-                requests=walk.pages,
-                duration=time.monotonic() - started,
+            log.warning(
+                "reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, loggable(exc)
             )
+            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
+        # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
+        # (they exist); the others are point-read like any row the walk lacks.
+        marked = await asyncio.to_thread(self.mirror.unconfirmed_deletes)
+        if walk.not_modified:
+            if not marked:
+                return ReconcileReport(
+                    reason=reason,
+                    not_modified=True,
+                    complete=True,
+                    pages=walk.pages,
+                    requests=walk.pages,
+                    duration=time.monotonic() - started,
+                )
+            return await self._settle_marked(reason, sorted(marked), walk, started)
         snapshot = await asyncio.to_thread(self.mirror.snapshot)
         # Sliced: with 100,000 sessions planning in one go would stall the window (UI thread).
         plan = await plan_walk_sliced(walk.items, snapshot, complete=True)
+        settled = [item.id for item in walk.items if item.id in marked]
         results = await asyncio.gather(*(self._point_read(sid) for sid in plan.point_reads))
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)
@@ -201,9 +210,10 @@ class Reconciler:
                 state={ETAG_KEY: new_etag},
                 skip=self._skip,
                 announce=announce,
+                settle=[*settled, *(view.id for view in prunes.refreshes)],
             )
         except MirrorError as exc:  # locked by another process, disk full: nothing written
-            log.warning("reconcile (%s): mirror not written: %s", reason.value, exc.message)
+            log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
             return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         report = reports[0]
@@ -219,6 +229,46 @@ class Reconciler:
             report.duration,
         )
         return report
+
+    async def _settle_marked(
+        self, reason: TriggerReason, marked: list[str], walk: WalkResult, started: float
+    ) -> ReconcileReport:
+        """An unchanged index (304) with unconfirmed deletes: point-read just those rows."""
+        results = await asyncio.gather(*(self._point_read(sid) for sid in marked))
+        prunes = plan_prunes(results)
+        reports: list[ReconcileReport] = []
+
+        def announce(applied: ApplyResult) -> None:
+            reports.append(
+                ReconcileReport(
+                    reason=reason,
+                    updated=tuple(applied.updated),
+                    pruned=tuple(applied.removed),
+                    kept=tuple(prunes.kept),
+                    not_modified=True,
+                    complete=True,
+                    pages=walk.pages,
+                    requests=walk.pages + len(marked),
+                    duration=time.monotonic() - started,
+                    point_read_error=most_telling(r.error for r in results if r.error is not None),
+                    seq=applied.seq,
+                )
+            )
+            if self.on_report is not None:
+                self.on_report(reports[0])
+
+        try:
+            applied = await self.writer.apply(
+                prunes.refreshes,
+                prunes.prunes,
+                skip=self._skip,
+                announce=announce,
+                settle=[view.id for view in prunes.refreshes],
+            )
+        except MirrorError as exc:
+            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
+        await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
+        return reports[0]
 
     async def _walk(self, etag: str | None) -> WalkResult:
         restarted = False

@@ -62,6 +62,25 @@ def nothing_deleted(reason: str) -> str:
     )
 
 
+def delete_not_confirmed(reason: str) -> str:
+    """Shown when a delete was sent but its answer never came (CONTRACT §9.2): the server
+    may or may not have deleted it, and saying "nothing was deleted" would be a guess."""
+    return (
+        f"The delete was not confirmed: {reason} The server may or may not have deleted the "
+        "conversation. It is kept here, marked, until a retry or the next sync settles it; "
+        "deleting again is safe."
+    )
+
+
+def deleted_on_server_only(reason: str) -> str:
+    """Shown when the server confirmed the delete but this device's history could not be
+    written: the important fact (the server delete happened) comes first."""
+    return (
+        "The conversation was deleted from the server, but this device's history could not "
+        f"be updated ({reason.rstrip('.')}). It will disappear here at the next sync."
+    )
+
+
 def unconfirmed(count: int, reason: str, *, token_refused: bool = False) -> str:
     """Shown when a pass could not ask the server about rows its walk no longer listed
     (CONTRACT §7 keeps them: only a 404 prunes). The window's status line and

@@ -34,7 +34,7 @@ from sync.engine import (
     SyncEngine,
     TriggerReason,
 )
-from sync.errors import NotFound, RunInProgress, SyncError
+from sync.errors import NotFound, RunInProgress, SyncError, loggable
 from sync.gc_pause import full_collections_deferred
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
@@ -346,7 +346,7 @@ class WindowController(QObject):
         try:
             events = await engine.transcript(session_id)
         except SyncError as exc:
-            log.info("catch-up of %s failed: %s", session_id, exc.message)
+            log.info("catch-up of %s failed: %s", session_id, loggable(exc))
             return
         finally:
             self._catching_up = False

@@ -1,10 +1,11 @@
 """Deleting from the window: confirm, mark rows pending, and handle every answer in words.
 
 Server-first (ADR-0050 §8, CONTRACT §7): the engine removes a row from the mirror only after
-204 or 404; until then the row shows "Deleting…". On 409 the user may choose "Stop Run and
-Delete", a separate, explicit action (a delete never cancels a run by itself). On a network
-error or 5xx nothing was deleted and Retry is offered (the delete is idempotent). Any other
-refusal is shown as the engine's message.
+204 or the contract's 404; until then the row shows "Deleting…". On 409 the user may choose
+"Stop Run and Delete", a separate, explicit action (a delete never cancels a run by itself).
+With no connection or a 5xx nothing was deleted; a request sent whose answer was lost was
+"not confirmed" (§9.2). Both offer Retry (the delete is idempotent). Any other refusal is
+shown as the engine's message.
 """
 
 from __future__ import annotations
@@ -78,9 +79,17 @@ class DeleteFlow:
                     return
                 stop_first = True
                 continue
-            if isinstance(outcome.error, (NetworkError, ServerError)) or outcome.error is None:
+            if outcome.status is DeleteStatus.SERVER_ONLY:
+                await self.prompts.show_error("Deleted on the server", outcome.message)
+                return
+            unconfirmed = outcome.status is DeleteStatus.UNCONFIRMED
+            if (
+                unconfirmed
+                or isinstance(outcome.error, (NetworkError, ServerError))
+                or outcome.error is None
+            ):
                 reason = outcome.error.message if outcome.error else ""
-                if not await self.prompts.offer_retry([title], reason):
+                if not await self.prompts.offer_retry([title], reason, unconfirmed=unconfirmed):
                     return
                 continue
             await self.prompts.show_error("Delete failed", outcome.message)
@@ -102,6 +111,10 @@ def result_words(outcome: DeleteOutcome) -> str:
         return "Already gone from the server"
     if outcome.status is DeleteStatus.ACTIVE_RUN:
         return "Not deleted: a run is in progress (stop it first)"
+    if outcome.status is DeleteStatus.UNCONFIRMED:
+        return "Not confirmed: the answer was lost (it may be deleted); retry to be sure"
+    if outcome.status is DeleteStatus.SERVER_ONLY:
+        return "Deleted on the server; this device catches up at the next sync"
     if isinstance(outcome.error, (NetworkError, ServerError)):
         return "Not deleted: couldn't reach the server"
     return f"Not deleted: {outcome.error.message if outcome.error else outcome.message}"

@@ -33,6 +33,7 @@ CANCEL = wording.CANCEL_BUTTON
 STOP_RUN_AND_DELETE = "Stop Run and Delete"
 RETRY = "Retry"
 UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
+NOT_CONFIRMED = "The server didn't confirm the delete."
 LIST_LIMIT = 6
 RESULT_LINES = 12
 # QMessageBox's own labels: a bold question, a readable width for the explanation.
@@ -141,18 +142,29 @@ def build_run_in_progress_box(
 
 
 def build_unreachable_box(
-    parent: QWidget | None, titles: Sequence[str], reason: str
+    parent: QWidget | None, titles: Sequence[str], reason: str, *, unconfirmed: bool = False
 ) -> QMessageBox:
-    """Shown on a network error or a 5xx: nothing was deleted, retrying is safe."""
+    """Shown when the delete did not happen (no connection, a 5xx), or, `unconfirmed`, when
+    it was sent but its answer was lost (CONTRACT §9.2: it may have happened). Either way the
+    row is kept and retrying is safe."""
     subject = _quote(titles[0]) if len(titles) == 1 else f"{len(titles)} conversations"
     detail = f"{reason.rstrip('.')}." if reason else ""
+    verb = "is" if len(titles) == 1 else "are"
+    if unconfirmed:
+        headline = NOT_CONFIRMED
+        info = (
+            f"{detail} The server may or may not have deleted it. {subject} {verb} kept here "
+            "until a retry or the next sync settles it. Deleting again is safe."
+        )
+    else:
+        headline = UNREACHABLE
+        info = f"{detail} {subject} {verb} kept. Deleting again is safe."
     box = _message_box(
         parent,
         QMessageBox.Icon.Warning,
-        "Delete failed",
-        UNREACHABLE,
-        f"{detail} {subject} {'is' if len(titles) == 1 else 'are'} kept. "
-        "Deleting again is safe.".strip(),
+        "Delete not confirmed" if unconfirmed else "Delete failed",
+        headline,
+        info.strip(),
     )
     retry = box.addButton(RETRY, QMessageBox.ButtonRole.AcceptRole)
     cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
@@ -271,8 +283,11 @@ class Prompts(QObject):
         box = build_run_in_progress_box(self._parent, title, active_run_id)
         return await self._choice(box, STOP_RUN_AND_DELETE)
 
-    async def offer_retry(self, titles: Sequence[str], reason: str) -> bool:
-        return await self._choice(build_unreachable_box(self._parent, titles, reason), RETRY)
+    async def offer_retry(
+        self, titles: Sequence[str], reason: str, *, unconfirmed: bool = False
+    ) -> bool:
+        box = build_unreachable_box(self._parent, titles, reason, unconfirmed=unconfirmed)
+        return await self._choice(box, RETRY)
 
     async def show_results(self, lines: Sequence[tuple[str, bool, str]]) -> None:
         await self._show(build_results_box(self._parent, lines))

@@ -44,6 +44,19 @@ from tests.reliability.crash_helpers import ServerProcess
 MIRROR = "mirror.sqlite3"
 
 
+def account_mirror(profile: Path, url: str, token: str = "dev-alice") -> Path:
+    """Where the profile keeps the mirror of (url, token)'s account (created folders)."""
+    path = Profile.load(profile, server=url, token=token, environ={}).mirror_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def only_mirror(profile: Path) -> Path:
+    """The profile's one account mirror."""
+    (path,) = (profile / "accounts").glob(f"*/{MIRROR}")
+    return path
+
+
 def message(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
@@ -61,7 +74,7 @@ def conn(url: str, profile: Path, token: str = "dev-alice") -> list[str]:
 
 
 def mirror_ids(profile: Path) -> set[str]:
-    mirror = Mirror.open(profile / MIRROR, create=False)
+    mirror = Mirror.open(only_mirror(profile), create=False)
     try:
         return {row.id for row in mirror.rows()}
     finally:
@@ -107,12 +120,12 @@ def test_a_mirror_locked_by_another_writer_fails_clearly_and_loses_nothing(
 ) -> None:
     server, profile, ids = synced
     new = make_sessions(server.url, "dev-alice", 1)
-    holder = sqlite3.connect(profile / MIRROR, isolation_level=None)
+    holder = sqlite3.connect(only_mirror(profile), isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
         code, out, err = converge(capsys, "sync", *conn(server.url, profile))
         assert code != 0
-        assert str(profile / MIRROR) in err, err
+        assert str(only_mirror(profile)) in err, err
         assert "locked" in err.lower(), err
         assert "Traceback" not in err
         # `converge ls` only reads: a WAL mirror stays readable while another process writes.
@@ -136,8 +149,7 @@ def test_a_corrupt_mirror_is_refused_by_path_and_kept_for_recovery(
     live_server: LiveServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     profile = tmp_path / "profile"
-    profile.mkdir()
-    path = profile / MIRROR
+    path = account_mirror(profile, live_server.url)
     path.write_bytes(b"\x00garbage, not SQLite\xff" * 512)
     before = digest(path)
     args = conn(live_server.url, profile) if command == "sync" else ["--profile", str(profile)]
@@ -154,8 +166,7 @@ def test_a_corrupt_mirror_fails_the_engine_open_with_a_mirror_error(
     live_server: LiveServer, tmp_path: Path
 ) -> None:
     profile = tmp_path / "profile"
-    profile.mkdir()
-    path = profile / MIRROR
+    path = account_mirror(profile, live_server.url)
     path.write_bytes(b"SQLite format 3\x00" + b"\xde\xad" * 4000)  # a torn header
     before = digest(path)
 
@@ -175,7 +186,7 @@ def test_a_mirror_from_a_newer_schema_is_left_untouched(
     synced: tuple[LiveServer, Path, list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     server, profile, _ids = synced
-    path = profile / MIRROR
+    path = only_mirror(profile)
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute("PRAGMA journal_mode=DELETE")  # one file, so a digest covers everything
@@ -194,10 +205,11 @@ def test_a_mirror_from_a_newer_schema_is_left_untouched(
 
 
 @pytest.fixture
-def tiny_cache(tmp_path: Path) -> Iterator[Path]:
-    """A profile whose cache folder is a real 64 KiB tmpfs (mounting needs root)."""
+def tiny_cache(tmp_path: Path, live_server: LiveServer) -> Iterator[Path]:
+    """A profile whose cache folder (of dev-alice's account on `live_server`) is a real
+    64 KiB tmpfs (mounting needs root)."""
     profile = tmp_path / "profile"
-    cache = profile / "cache"
+    cache = Profile.load(profile, server=live_server.url, token="dev-alice", environ={}).cache_dir
     cache.mkdir(parents=True)
     result = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(cache)],
@@ -242,7 +254,10 @@ def test_a_full_disk_while_caching_bytes_leaves_no_partial_file_and_keeps_the_ro
                 await engine.artifact_file(big_id)
             text = caught.value.message
             assert "space" in text.lower() and "big.txt" in text, text
-            assert sorted(p.name for p in (profile / "cache").iterdir()) == []
+            cache = Profile.load(
+                profile, server=live_server.url, token="dev-alice", environ={}
+            ).cache_dir
+            assert sorted(p.name for p in cache.iterdir()) == []
             assert await engine.row(sid) is not None
             # The cache still works for what fits.
             path = await engine.artifact_file(events["small.txt"])

@@ -22,7 +22,7 @@ Predicate = Callable[[httpx.Request], bool]
 class Rule:
     method: str
     path: re.Pattern[str]
-    action: str  # "status", "refuse", "lose_response", "hook", "cut_stream"
+    action: str  # "status", "bare", "refuse", "lose_response", "hook", "cut_stream"
     status: int = 503
     code: str = "unavailable"
     details: dict[str, object] = field(default_factory=dict)
@@ -95,6 +95,13 @@ class FaultTransport(httpx.AsyncBaseTransport):
         if rule.action == "status":
             body = {"error": {"code": rule.code, "message": "injected", "details": rule.details}}
             return httpx.Response(rule.status, content=json.dumps(body).encode(), request=request)
+        if rule.action == "bare":  # a proxy's or another service's answer: no envelope
+            return httpx.Response(
+                rule.status,
+                content=b"<html><body>Not Found</body></html>",
+                headers={"Content-Type": "text/html"},
+                request=request,
+            )
         if rule.action == "refuse":
             raise httpx.ConnectError("injected: connection refused", request=request)
         if rule.action == "lose_response":

@@ -17,6 +17,7 @@ import pytest
 
 from sync import wording
 from sync.mirror import Mirror
+from sync.profile import Profile
 from tests.sync.helpers import Server, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,8 @@ def conn(url: str, profile: Path, token: str = "dev-alice") -> list[str]:
 
 def mirror_ids(profile: Path) -> set[str]:
     """The mirror's ids, read in-process (cheaper than one more subprocess)."""
-    mirror = Mirror.open(profile / "mirror.sqlite3", create=False)
+    (path,) = (profile / "accounts").glob("*/mirror.sqlite3")
+    mirror = Mirror.open(path, create=False)
     try:
         return {r.id for r in mirror.rows()}
     finally:
@@ -112,10 +114,8 @@ def test_ls_json_prints_exactly_one_array_in_sidebar_order(
     run(setup())
     profile = tmp_path / "p"
     assert converge("sync", *conn(live_server.url, profile)).returncode == 0
-    # ls never uses the network: the server given here does not exist
-    result = converge(
-        "ls", "--json", "--profile", str(profile), "--server", "http://127.0.0.1:9", "--token", "x"
-    )
+    live_server.stop()  # ls never uses the network
+    result = converge("ls", "--json", *conn(live_server.url, profile))
     assert result.returncode == 0 and result.stderr == ""
     rows = json.loads(result.stdout)  # the whole stdout is one JSON document
     assert len(rows) == 5
@@ -242,8 +242,8 @@ def test_a_mirror_from_a_newer_version_is_refused_untouched(
     tmp_path: Path, command: list[str]
 ) -> None:
     profile = tmp_path / "p"
-    profile.mkdir()
-    mirror = profile / "mirror.sqlite3"
+    mirror = Profile.load(profile, server="http://127.0.0.1:9", token="t", environ={}).mirror_path
+    mirror.parent.mkdir(parents=True)
     db = sqlite3.connect(mirror)
     db.execute("PRAGMA user_version=999")
     db.commit()

@@ -32,7 +32,7 @@ def test_delete_removes_the_row_only_after_the_server_answers_204(
     run(go())
 
 
-def test_a_204_lost_in_transit_keeps_the_row_and_a_retry_converges(
+def test_a_204_lost_in_transit_is_not_confirmed_keeps_the_row_and_a_retry_converges(
     live_server: Any, tmp_path: Path
 ) -> None:
     async def go() -> None:
@@ -46,8 +46,9 @@ def test_a_204_lost_in_transit_keeps_the_row_and_a_retry_converges(
                 await b.reconcile()
                 transport.add("DELETE", f"/v1/sessions/{victim.id}", "lose_response")
                 lost = await a.delete(victim.id)
-                assert lost.status is DeleteStatus.FAILED and not lost.removed
-                assert "Nothing was deleted" in lost.message
+                # The request reached the server: not "nothing was deleted" (CONTRACT §9.2).
+                assert lost.status is DeleteStatus.UNCONFIRMED and not lost.removed
+                assert "not confirmed" in lost.message
                 assert victim.id in {r.id for r in await a.rows()}
                 # the server did delete it: the owner's point read says so
                 try:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sync.errors import ProfileError
-from sync.profile import Profile
+from sync.profile import Profile, account_key
 
 
 def test_arguments_beat_environment_beat_settings(tmp_path: Path) -> None:
@@ -24,8 +24,9 @@ def test_arguments_beat_environment_beat_settings(tmp_path: Path) -> None:
         environ={"CONVERGE_SERVER": "http://env", "CONVERGE_TOKEN": "e"},
     )
     assert (args.server, args.token) == ("http://arg", "a")
-    assert args.mirror_path == tmp_path / "mirror.sqlite3"
-    assert args.cache_dir == tmp_path / "cache"
+    account = tmp_path / "accounts" / account_key("http://arg", "a")
+    assert args.mirror_path == account / "mirror.sqlite3"
+    assert args.cache_dir == account / "cache"
 
 
 def test_token_never_appears_in_repr(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ def test_qa_text_report_and_kept_folders(
     assert "violations: none" in out and "converged: all 1 device within" in out
     kept = Path(out.rsplit("kept: ", 1)[1].strip())
     try:
-        assert (kept / "devices" / "d000" / "mirror.sqlite3").exists()
+        assert list((kept / "devices" / "d000" / "accounts").glob("*/mirror.sqlite3"))
     finally:
         shutil.rmtree(kept, ignore_errors=True)
 

@@ -394,7 +394,7 @@ def test_reconcile_reports_errors_instead_of_raising(tmp_path: Path) -> None:
     run(go())
 
 
-def test_switching_a_profile_to_another_principal_converges_to_its_index(
+def test_switching_a_profile_to_another_principal_keeps_each_accounts_mirror_apart(
     live_server: Any, tmp_path: Path
 ) -> None:
     async def go() -> None:
@@ -406,8 +406,11 @@ def test_switching_a_profile_to_another_principal_converges_to_its_index(
                 assert {r.id for r in await engine.rows()} == set(alices)
             async with device(live_server.url, tmp_path / "p", token="dev-bob") as (engine, _):
                 report = await engine.reconcile()
-                assert not report.not_modified  # alice's ETag was forgotten
-                assert set(report.pruned) == set(alices)  # 404 for another principal
+                # Bob's account has its own mirror (CONTRACT §9.3): nothing of alice's to
+                # point-read, so nothing pruned (alice's rows used to be, on their 404s).
+                assert report.pruned == () and set(report.inserted) == set(bobs)
                 assert {r.id for r in await engine.rows()} == set(bobs)
+            async with device(live_server.url, tmp_path / "p") as (engine, _):
+                assert {r.id for r in await engine.rows()} == set(alices)  # untouched
 
     run(go())
