@@ -3,6 +3,7 @@ purged content leaves SQLite's WAL even when a reader held it back for a while."
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 import threading
@@ -12,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from server_stub import purge
+from server_stub.db.engine import Database
 from server_stub.objectstore import FilesystemObjectStore
+from server_stub.scrub import Scrubber
 from tests.conftest import LiveServer
 from tests.server.conftest import (
     new_session,
@@ -164,3 +167,25 @@ def test_purged_content_leaves_the_wal_once_a_blocking_reader_is_gone(
         reader.close()
     live_server.control().post("/_stub/maintenance")
     wait_until(lambda: not _files_holding(db_path.parent, needle))
+
+
+def test_a_burst_of_purges_shares_one_background_scrub(tmp_path: Path) -> None:
+    """A WAL-truncating checkpoint blocks writers while it runs: deletes in a burst must not
+    each pay for one (server_stub.scrub.Scrubber)."""
+    db = Database(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    db.create_schema()
+
+    async def go() -> int:
+        scrubber = Scrubber(db, asyncio.get_running_loop())
+        for _ in range(5):
+            scrubber.request()
+        task = scrubber._task
+        assert task is not None
+        await task
+        await scrubber.shutdown()
+        return scrubber.completed
+
+    try:
+        assert asyncio.run(go()) == 1
+    finally:
+        db.dispose()
