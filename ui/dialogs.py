@@ -152,10 +152,7 @@ def build_unreachable_box(
     verb = "is" if len(titles) == 1 else "are"
     if unconfirmed:
         headline = NOT_CONFIRMED
-        info = (
-            f"{detail} The server may or may not have deleted it. {subject} {verb} kept here "
-            "until a retry or the next sync settles it. Deleting again is safe."
-        )
+        info = wording.delete_not_confirmed(detail or "the answer was lost.")
     else:
         headline = UNREACHABLE
         info = f"{detail} {subject} {verb} kept. Deleting again is safe."

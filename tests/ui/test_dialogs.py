@@ -13,6 +13,8 @@ from tests.ui.conftest import run
 from ui.dialogs import (
     CANCEL,
     DELETE_EVERYWHERE,
+    NOT_CONFIRMED,
+    RETRY,
     STOP_RUN_AND_DELETE,
     UNREACHABLE,
     Prompts,
@@ -72,6 +74,19 @@ def test_unreachable_says_nothing_was_deleted_and_offers_retry(qapp: object) -> 
     box = build_unreachable_box(None, ["Long job"], "Connection refused")
     assert box.text() == UNREACHABLE == "Couldn't reach the server. Nothing was deleted."
     assert "Retry" in buttons(box)
+
+
+def test_a_lost_answer_says_not_confirmed_never_nothing_deleted(qapp: object) -> None:
+    box = build_unreachable_box(
+        None,
+        ["Long job"],
+        "Cannot reach the server at http://x (the connection was lost).",
+        unconfirmed=True,
+    )
+    assert box.text() == NOT_CONFIRMED
+    assert "Nothing was deleted" not in box.text() + box.informativeText()
+    assert "may or may not have deleted" in box.informativeText()
+    assert box.defaultButton().text() == RETRY
 
 
 def test_escape_cancels_and_the_loop_keeps_running(loop: ConvergeEventLoop) -> None:
