@@ -24,7 +24,6 @@ from enum import Enum
 from pathlib import Path
 
 from sync import wording
-from sync.api import ApiClient
 from sync.cache import remove_cached_files
 from sync.errors import (
     ActiveRunExists,
@@ -38,6 +37,7 @@ from sync.errors import (
 )
 from sync.index_writer import IndexWriter
 from sync.mirror import ApplyResult, Mirror
+from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def may_have_happened(error: SyncError) -> bool:
 class DeleteService:
     def __init__(
         self,
-        api: ApiClient,
+        api: SessionIndexApi,
         mirror: Mirror,
         cache_dir: Path | None,
         *,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from sync.api import PAGE_LIMIT, ApiClient
+from sync.api import PAGE_LIMIT
 from sync.cache import remove_cached_files
 from sync.errors import (
     BadCursor,
@@ -42,6 +42,7 @@ from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionPage, SessionView
 from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk_sliced
+from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class Reconciler:
 
     def __init__(
         self,
-        api: ApiClient,
+        api: SessionIndexApi,
         mirror: Mirror,
         *,
         cache_dir: Path | None = None,
