@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -41,7 +41,7 @@ from sync.gc_pause import full_collections_deferred
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionPage, SessionView
-from sync.plan import PointRead, PointReadOutcome, plan_prunes, plan_walk_sliced
+from sync.plan import PointRead, PointReadOutcome, WalkPlan, plan_prunes, plan_walk_sliced
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,6 @@ class Reconciler:
         self.page_hook = page_hook
         self._skip = skip
         self._point_read_limit = asyncio.Semaphore(max(1, point_read_concurrency))
-        self.passes_run = 0
 
     async def run_pass(self, reason: TriggerReason = TriggerReason.MANUAL) -> ReconcileReport:
         # The pass's objects are many and acyclic: a full collection in its middle would
@@ -147,7 +146,6 @@ class Reconciler:
 
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
         started = time.monotonic()
-        self.passes_run += 1
         etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
         try:
             walk = await self._walk(etag)
@@ -157,7 +155,8 @@ class Reconciler:
             )
             return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
-        # (they exist); the others are point-read like any row the walk lacks.
+        # (they exist); the others are point-read like any row the walk lacks, even when the
+        # index answered 304.
         marked = await asyncio.to_thread(self.mirror.unconfirmed_deletes)
         if walk.not_modified:
             if not marked:
@@ -169,17 +168,31 @@ class Reconciler:
                     requests=walk.pages,
                     duration=time.monotonic() - started,
                 )
-            return await self._settle_marked(reason, sorted(marked), walk, started)
+            return await self._conclude(reason, walk, started, WalkPlan(point_reads=sorted(marked)))
         snapshot = await asyncio.to_thread(self.mirror.snapshot)
         # Sliced: with 100,000 sessions planning in one go would stall the window (UI thread).
         plan = await plan_walk_sliced(walk.items, snapshot, complete=True)
         settled = [item.id for item in walk.items if item.id in marked]
+        return await self._conclude(reason, walk, started, plan, settled)
+
+    async def _conclude(
+        self,
+        reason: TriggerReason,
+        walk: WalkResult,
+        started: float,
+        plan: WalkPlan,
+        settled: Sequence[str] = (),
+    ) -> ReconcileReport:
+        """Point-read, then write the plan and what the reads proved in one transaction."""
         results = await asyncio.gather(*(self._point_read(sid) for sid in plan.point_reads))
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)
         # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
-        # next pass must not be short-circuited by a 304 and must retry it.
-        new_etag = walk.etag if (self.use_etag and not prunes.kept) else None
+        # next pass must not be short-circuited by a 304 and must retry it. After a 304 the
+        # stored ETag is still the right one.
+        state = None
+        if not walk.not_modified:
+            state = {ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None}
         reports: list[ReconcileReport] = []
 
         def announce(applied: ApplyResult) -> None:
@@ -191,6 +204,7 @@ class Reconciler:
                     updated=tuple(applied.updated),
                     pruned=tuple(applied.removed),
                     kept=tuple(prunes.kept),
+                    not_modified=walk.not_modified,
                     complete=True,
                     restarted=walk.restarted,
                     pages=walk.pages,
@@ -208,7 +222,7 @@ class Reconciler:
             applied = await self.writer.apply(
                 [*plan.upserts, *prunes.refreshes],
                 prunes.prunes,
-                state={ETAG_KEY: new_etag},
+                state=state,
                 skip=self._skip,
                 announce=announce,
                 settle=[*settled, *(view.id for view in prunes.refreshes)],
@@ -230,46 +244,6 @@ class Reconciler:
             report.duration,
         )
         return report
-
-    async def _settle_marked(
-        self, reason: TriggerReason, marked: list[str], walk: WalkResult, started: float
-    ) -> ReconcileReport:
-        """An unchanged index (304) with unconfirmed deletes: point-read just those rows."""
-        results = await asyncio.gather(*(self._point_read(sid) for sid in marked))
-        prunes = plan_prunes(results)
-        reports: list[ReconcileReport] = []
-
-        def announce(applied: ApplyResult) -> None:
-            reports.append(
-                ReconcileReport(
-                    reason=reason,
-                    updated=tuple(applied.updated),
-                    pruned=tuple(applied.removed),
-                    kept=tuple(prunes.kept),
-                    not_modified=True,
-                    complete=True,
-                    pages=walk.pages,
-                    requests=walk.pages + len(marked),
-                    duration=time.monotonic() - started,
-                    point_read_error=most_telling(r.error for r in results if r.error is not None),
-                    seq=applied.seq,
-                )
-            )
-            if self.on_report is not None:
-                self.on_report(reports[0])
-
-        try:
-            applied = await self.writer.apply(
-                prunes.refreshes,
-                prunes.prunes,
-                skip=self._skip,
-                announce=announce,
-                settle=[view.id for view in prunes.refreshes],
-            )
-        except MirrorError as exc:
-            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
-        await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
-        return reports[0]
 
     async def _walk(self, etag: str | None) -> WalkResult:
         restarted = False
