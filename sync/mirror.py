@@ -3,12 +3,10 @@
 The mirror is never authoritative (ADR-0050 §8): it holds what the last reconcile saw, so the
 window can draw at once and `converge ls` can answer offline.
 
-Why SQLite `user_version` with ordered steps rather than alembic: the mirror is a private
-cache with three tables, and `converge ls` must start fast; a list of DDL steps, each run in
-one `BEGIN IMMEDIATE` transaction together with the version bump, gives forward migrations
-with no extra machinery. A mirror whose version is newer than `SCHEMA_VERSION` was written by
-a newer program: it is refused with `MirrorTooNew` before anything writes to it (the check
-opens the file read-only, before the WAL pragma would touch it).
+The file format (tables, migrations, connection settings) is `sync.mirror_schema`. A mirror
+whose version is newer than `SCHEMA_VERSION` was written by a newer program: it is refused
+with `MirrorTooNew` before anything writes to it (the check opens the file read-only, before
+the WAL pragma would touch it).
 
 Threads: every method is synchronous and meant to run off the event loop
 (`asyncio.to_thread`). Each call opens its own `Session`/connection from a pool; nothing is
@@ -25,182 +23,49 @@ import logging
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    Index,
-    Integer,
-    String,
-    create_engine,
-    delete,
-    event,
-    func,
-    or_,
-    select,
-)
+from sqlalchemy import Connection, Engine, delete, func, or_, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm import Session
 
 from sync.errors import MirrorError, MirrorTooNew
+from sync.mirror_schema import (
+    REMOVED_MEMORY_SECONDS,
+    SCHEMA_VERSION,
+    CachedArtifact,
+    RemovedSession,
+    SessionRecord,
+    SyncState,
+    UnconfirmedDelete,
+    fold,
+    is_locked,
+    locked_error,
+    make_engine,
+    migrate,
+    read_schema_version,
+)
 from sync.models import SessionView
 
 log = logging.getLogger(__name__)
 
-BUSY_TIMEOUT_MS = 5000
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
 #: Rows `Mirror.rows` builds between two GIL hand-overs (it runs in a worker thread).
 READ_CHUNK = 2000
 
 
-class Base(DeclarativeBase):
-    pass
-
-
-class SessionRecord(Base):
-    """One mirrored SessionView."""
-
-    __tablename__ = "sessions"
-
-    id: Mapped[str] = mapped_column(String, primary_key=True)
-    title: Mapped[str | None] = mapped_column(String, nullable=True)
-    created_at: Mapped[str] = mapped_column(String)
-    updated_at: Mapped[str] = mapped_column(String)
-    active_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
-    last_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
-    synced_at: Mapped[float] = mapped_column(default=0.0)
-
-    __table_args__ = (Index("ix_sessions_order", updated_at.desc(), id.desc()),)
-
-
-class CachedArtifact(Base):
-    """Index of artifact bytes cached as files in the profile's cache folder."""
-
-    __tablename__ = "artifacts"
-
-    artifact_id: Mapped[str] = mapped_column(String, primary_key=True)
-    session_id: Mapped[str] = mapped_column(String, index=True)
-    name: Mapped[str] = mapped_column(String)
-    media_type: Mapped[str] = mapped_column(String)
-    size: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String)
-    file_name: Mapped[str] = mapped_column(String)
-    cached_at: Mapped[float] = mapped_column(default=0.0)
-
-
-class UnconfirmedDelete(Base):
-    """A delete whose answer never came (the request may have reached the server): the row
-    stays, marked, until a retry, a point read or a reconcile settles it (CONTRACT §9.2)."""
-
-    __tablename__ = "unconfirmed_deletes"
-
-    session_id: Mapped[str] = mapped_column(String, primary_key=True)
-    since: Mapped[float] = mapped_column()
-
-
-class RemovedSession(Base):
-    """Ids of sessions removed from this mirror in the last day (ids only, no content), so a
-    download that finishes after its session left is not recorded (see record_cached_file)."""
-
-    __tablename__ = "removed_sessions"
-
-    session_id: Mapped[str] = mapped_column(String, primary_key=True)
-    removed_at: Mapped[float] = mapped_column()
-
-
-class SyncState(Base):
-    """Small key/value facts about the mirror (the first page's ETag)."""
-
-    __tablename__ = "sync_state"
-
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str | None] = mapped_column(String, nullable=True)
-
-
-#: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
-#: released step: append a new one. DDL is spelled out so a step never depends on the models.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE sessions (
-            id TEXT NOT NULL PRIMARY KEY,
-            title TEXT,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            active_run_id TEXT,
-            last_run_id TEXT,
-            synced_at FLOAT NOT NULL DEFAULT 0
-        )""",
-        "CREATE INDEX ix_sessions_order ON sessions (updated_at DESC, id DESC)",
-        """CREATE TABLE artifacts (
-            artifact_id TEXT NOT NULL PRIMARY KEY,
-            session_id TEXT NOT NULL,
-            name TEXT NOT NULL,
-            media_type TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            sha256 TEXT NOT NULL,
-            file_name TEXT NOT NULL,
-            cached_at FLOAT NOT NULL DEFAULT 0
-        )""",
-        "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
-        "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
-    ),
-    (
-        """CREATE TABLE unconfirmed_deletes (
-            session_id TEXT NOT NULL PRIMARY KEY,
-            since FLOAT NOT NULL
-        )""",
-        """CREATE TABLE removed_sessions (
-            session_id TEXT NOT NULL PRIMARY KEY,
-            removed_at FLOAT NOT NULL
-        )""",
-    ),
-)
-#: How long a removed session's id is remembered (far longer than any download takes).
-REMOVED_MEMORY_SECONDS = 24 * 3600.0
-SCHEMA_VERSION = len(MIGRATIONS)
-
 ETAG_KEY = "sessions_first_page_etag"
 IDENTITY_KEY = "connection_identity"
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """One sidebar row, as the mirror holds it."""
-
-    id: str
-    title: str | None
-    created_at: str
-    updated_at: str
-    active_run_id: str | None
-    last_run_id: str | None
-
-    @classmethod
-    def from_view(cls, view: SessionView) -> SessionRow:
-        return cls(
-            id=view.id,
-            title=view.title,
-            created_at=view.created_at,
-            updated_at=view.updated_at,
-            active_run_id=view.active_run_id,
-            last_run_id=view.last_run_id,
-        )
-
-    def to_json(self) -> dict[str, str | None]:
-        """The `converge ls --json` shape."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "updated_at": self.updated_at,
-            "active_run_id": self.active_run_id,
-            "last_run_id": self.last_run_id,
-        }
+#: One sidebar row, as the mirror holds it: the very value the server's index sends (one
+#: session type on the client; the name says where a row comes from).
+SessionRow = SessionView
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,50 +77,6 @@ class CachedFile:
     size: int
     sha256: str
     file_name: str
-
-
-def read_schema_version(path: Path) -> int:
-    """The mirror's user_version, read without writing anything (0 for a missing file)."""
-    if not path.exists():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-        try:
-            row = conn.execute("PRAGMA user_version").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise MirrorError(f"Cannot open the mirror {path}: {exc}.") from exc
-    return int(row[0]) if row else 0
-
-
-def _make_engine(path: Path, *, immediate: bool) -> Engine:
-    engine = create_engine(
-        f"sqlite:///{path}",
-        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
-    )
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # Let SQLAlchemy's "begin" event choose the BEGIN kind (SQLAlchemy's SQLite recipe).
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        # A removed row's bytes are zeroed in its page, not just unlinked (CONTRACT §9.2).
-        cur.execute("PRAGMA secure_delete=ON")
-        cur.close()
-        # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
-        dbapi_conn.create_function("fold", 1, _fold, deterministic=True)
-
-    begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql(begin_sql)
-
-    return engine
 
 
 _ROW_COLUMNS = (
@@ -310,16 +131,16 @@ class Mirror:
             if not create:
                 raise MirrorError(f"There is no mirror at {path} yet.")
             path.parent.mkdir(parents=True, exist_ok=True)
-        write_engine = _make_engine(path, immediate=True)
-        read_engine = _make_engine(path, immediate=False)
+        write_engine = make_engine(path, immediate=True)
+        read_engine = make_engine(path, immediate=False)
         mirror = cls(path, write_engine, read_engine)
         try:
             if found < SCHEMA_VERSION:  # a current mirror opens without a write (`ls` reads
                 mirror._migrate()  # while another process holds the write lock)
         except SQLAlchemyError as exc:
             mirror.close()
-            if _is_locked(exc):
-                raise _locked(path) from exc
+            if is_locked(exc):
+                raise locked_error(path) from exc
             raise MirrorError(
                 f"Cannot open or upgrade the mirror {path}: {getattr(exc, 'orig', None) or exc}. "
                 "It was left at its previous version."
@@ -374,8 +195,8 @@ class Mirror:
             with self._write_lock, self._write.begin() as conn:
                 yield conn
         except SQLAlchemyError as exc:
-            if _is_locked(exc):
-                raise _locked(self.path) from exc
+            if is_locked(exc):
+                raise locked_error(self.path) from exc
             reason = getattr(exc, "orig", None) or exc
             raise MirrorError(f"Cannot write the mirror {self.path}: {reason}.") from exc
 
@@ -383,17 +204,7 @@ class Mirror:
 
     def _migrate(self) -> None:
         with self._write_lock, self._write.begin() as conn:
-            current = int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
-            if current > SCHEMA_VERSION:  # raced with a newer program since the check
-                raise MirrorTooNew(
-                    f"The mirror {self.path} was written by a newer version of Converge.",
-                    found=current,
-                    supported=SCHEMA_VERSION,
-                )
-            for step in range(current, SCHEMA_VERSION):
-                for statement in MIGRATIONS[step]:
-                    conn.exec_driver_sql(statement)
-                conn.exec_driver_sql(f"PRAGMA user_version={step + 1}")
+            migrate(conn, self.path)
 
     def schema_version(self) -> int:
         with self._read.connect() as conn:
@@ -415,7 +226,7 @@ class Mirror:
             pattern += "%"
             stmt = stmt.where(
                 or_(
-                    func.fold(SessionRecord.title).like(_fold(pattern), escape="\\"),
+                    func.fold(SessionRecord.title).like(fold(pattern), escape="\\"),
                     SessionRecord.id.like(pattern, escape="\\"),
                 )
             )
@@ -517,7 +328,7 @@ class Mirror:
             params: list[dict[str, Any]] = []
             for view in wanted:
                 before = current.get(view.id)
-                row = SessionRow.from_view(view)
+                row = view
                 if before is None:
                     inserted.append(view.id)
                 elif before.updated_at > view.updated_at:
@@ -645,25 +456,6 @@ class Mirror:
                 return False
             conn.execute(stmt, [values])
             return True
-
-
-def _fold(text: object) -> object:
-    """Unicode case folding for the title filter (NFC first: a typed "é" may be decomposed)."""
-    if not isinstance(text, str):
-        return text
-    return unicodedata.normalize("NFC", text).casefold()
-
-
-def _is_locked(exc: SQLAlchemyError) -> bool:
-    reason = str(getattr(exc, "orig", None) or exc).lower()
-    return "locked" in reason or "busy" in reason
-
-
-def _locked(path: Path) -> MirrorError:
-    return MirrorError(
-        f"The mirror {path} is locked by another program (another Converge window or "
-        "command?). Close it and try again."
-    )
 
 
 def _row(rec: SessionRecord) -> SessionRow:

@@ -66,6 +66,16 @@ class SessionView:
             last_run_id=_opt_str(obj, "last_run_id"),
         )
 
+    def to_json(self) -> dict[str, str | None]:
+        """The `converge ls --json` shape (CONTRACT §8)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "updated_at": self.updated_at,
+            "active_run_id": self.active_run_id,
+            "last_run_id": self.last_run_id,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class SessionPage:

@@ -59,8 +59,8 @@ def _keep_latest(seen: dict[str, SessionView], view: SessionView) -> None:
 
 
 def differs(row: SessionRow, view: SessionView) -> bool:
-    """`row != SessionRow.from_view(view)`, without building a row per item (the planner
-    compares every walked session; the field that usually differs is tested first)."""
+    """`row != view`, field by field, the one that usually differs first (the planner
+    compares every walked session)."""
     return (
         row.updated_at != view.updated_at
         or row.title != view.title

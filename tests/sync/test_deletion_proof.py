@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sync import cli
+from sync import cli, mirror_schema
 from sync import mirror as mirror_module
 from sync.deletion import DeleteStatus
 from sync.errors import ConversationGone
@@ -158,7 +158,7 @@ def test_an_unconfirmed_delete_the_server_refused_is_unmarked_by_the_next_sync(
 def test_the_mirror_failing_after_a_204_still_says_the_server_deleted_it(
     live_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mirror_module, "BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setattr(mirror_schema, "BUSY_TIMEOUT_MS", 100)
 
     async def go() -> None:
         async with Server(live_server.url) as server:

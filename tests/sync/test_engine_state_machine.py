@@ -189,7 +189,7 @@ class EngineMachine(RuleBasedStateMachine):
             for _ in range(2):
                 report = self.run(device.reconciler.run_pass())
                 assert report.error is None, report.error
-        truth = {sid: SessionRow.from_view(view) for sid, view in self.index.sessions.items()}
+        truth = {sid: view for sid, view in self.index.sessions.items()}
         for device in self.devices:
             assert device.rows() == truth
             assert device.mirror.unconfirmed_deletes() == set()

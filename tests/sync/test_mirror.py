@@ -123,14 +123,16 @@ def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sync.mirror as mirror_module
+    import sync.mirror_schema as schema
 
     path = tmp_path / "m.sqlite3"
     mirror = Mirror.open(path)
     mirror.apply([view("ses_a", "2026-01-01T00:00:01.000000Z")])
     mirror.close()
     future_step = ("CREATE TABLE transcripts (session_id TEXT PRIMARY KEY, body TEXT)",)
-    monkeypatch.setattr(mirror_module, "MIGRATIONS", (*mirror_module.MIGRATIONS, future_step))
-    monkeypatch.setattr(mirror_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, future_step))
+    for module in (schema, mirror_module):
+        monkeypatch.setattr(module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     upgraded = mirror_module.Mirror.open(path)
     try:
         assert upgraded.schema_version() == SCHEMA_VERSION + 1
@@ -145,12 +147,14 @@ def test_a_failed_migration_step_leaves_the_old_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sync.mirror as mirror_module
+    import sync.mirror_schema as schema
 
     path = tmp_path / "m.sqlite3"
     Mirror.open(path).close()
     broken = ("CREATE TABLE ok_table (x INTEGER)", "THIS IS NOT SQL")
-    monkeypatch.setattr(mirror_module, "MIGRATIONS", (*mirror_module.MIGRATIONS, broken))
-    monkeypatch.setattr(mirror_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
+    for module in (schema, mirror_module):
+        monkeypatch.setattr(module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     with pytest.raises(MirrorError) as info:
         mirror_module.Mirror.open(path)
     assert "previous version" in info.value.message

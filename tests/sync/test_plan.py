@@ -27,7 +27,7 @@ def view(sid: str, updated: str = T0, title: str | None = "t") -> SessionView:
 
 
 def row(v: SessionView) -> SessionRow:
-    return SessionRow.from_view(v)
+    return v
 
 
 def test_walk_inserts_new_rows_and_updates_only_changed_ones() -> None:

@@ -1,0 +1,217 @@
+"""The mirror's file format: its tables (typed models), its migrations, and how a connection
+to it is opened.
+
+Why SQLite `user_version` with ordered steps rather than alembic: the mirror is a private
+cache of a few tables, and `converge ls` must start fast; a list of DDL steps, each run in one
+`BEGIN IMMEDIATE` transaction together with the version bump, gives forward migrations with
+no extra machinery. The models and the steps must describe the same schema:
+`tests/sync/test_mirror_schema.py` builds a file from the steps and compares it with the
+models, table by table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Index, Integer, String, create_engine, event
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from sync.errors import MirrorError, MirrorTooNew
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class SessionRecord(Base):
+    """One mirrored SessionView."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    title: Mapped[str | None] = mapped_column(String, nullable=True)
+    created_at: Mapped[str] = mapped_column(String)
+    updated_at: Mapped[str] = mapped_column(String)
+    active_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    last_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    synced_at: Mapped[float] = mapped_column(default=0.0)
+
+    __table_args__ = (Index("ix_sessions_order", updated_at.desc(), id.desc()),)
+
+
+class CachedArtifact(Base):
+    """Index of artifact bytes cached as files in the profile's cache folder."""
+
+    __tablename__ = "artifacts"
+
+    artifact_id: Mapped[str] = mapped_column(String, primary_key=True)
+    session_id: Mapped[str] = mapped_column(String, index=True)
+    name: Mapped[str] = mapped_column(String)
+    media_type: Mapped[str] = mapped_column(String)
+    size: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String)
+    file_name: Mapped[str] = mapped_column(String)
+    cached_at: Mapped[float] = mapped_column(default=0.0)
+
+
+class UnconfirmedDelete(Base):
+    """A delete whose answer never came (the request may have reached the server): the row
+    stays, marked, until a retry, a point read or a reconcile settles it (CONTRACT §9.2)."""
+
+    __tablename__ = "unconfirmed_deletes"
+
+    session_id: Mapped[str] = mapped_column(String, primary_key=True)
+    since: Mapped[float] = mapped_column()
+
+
+class RemovedSession(Base):
+    """Ids of sessions removed from this mirror in the last day (ids only, no content), so a
+    download that finishes after its session left is not recorded (see record_cached_file)."""
+
+    __tablename__ = "removed_sessions"
+
+    session_id: Mapped[str] = mapped_column(String, primary_key=True)
+    removed_at: Mapped[float] = mapped_column()
+
+
+class SyncState(Base):
+    """Small key/value facts about the mirror (the first page's ETag)."""
+
+    __tablename__ = "sync_state"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str | None] = mapped_column(String, nullable=True)
+
+
+#: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
+#: released step: append a new one. DDL is spelled out so a step never depends on the models.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE sessions (
+            id TEXT NOT NULL PRIMARY KEY,
+            title TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            active_run_id TEXT,
+            last_run_id TEXT,
+            synced_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_sessions_order ON sessions (updated_at DESC, id DESC)",
+        """CREATE TABLE artifacts (
+            artifact_id TEXT NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            cached_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
+        "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
+    ),
+    (
+        """CREATE TABLE unconfirmed_deletes (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            since FLOAT NOT NULL
+        )""",
+        """CREATE TABLE removed_sessions (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            removed_at FLOAT NOT NULL
+        )""",
+    ),
+)
+#: How long a removed session's id is remembered (far longer than any download takes).
+REMOVED_MEMORY_SECONDS = 24 * 3600.0
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def read_schema_version(path: Path) -> int:
+    """The mirror's user_version, read without writing anything (0 for a missing file)."""
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("PRAGMA user_version").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise MirrorError(f"Cannot open the mirror {path}: {exc}.") from exc
+    return int(row[0]) if row else 0
+
+
+def busy_timeout_ms() -> int:
+    """The busy timeout, read at connect time (tests lower it to meet a lock quickly)."""
+    return BUSY_TIMEOUT_MS
+
+
+def make_engine(path: Path, *, immediate: bool) -> Engine:
+    engine = create_engine(
+        f"sqlite:///{path}",
+        connect_args={"check_same_thread": False, "timeout": busy_timeout_ms() / 1000},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event choose the BEGIN kind (SQLAlchemy's SQLite recipe).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
+        # A removed row's bytes are zeroed in its page, not just unlinked (CONTRACT §9.2).
+        cur.execute("PRAGMA secure_delete=ON")
+        cur.close()
+        # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
+        dbapi_conn.create_function("fold", 1, fold, deterministic=True)
+
+    begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql(begin_sql)
+
+    return engine
+
+
+def fold(text: object) -> object:
+    """Unicode case folding for the title filter (NFC first: a typed "é" may be decomposed)."""
+    if not isinstance(text, str):
+        return text
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def migrate(conn: Connection, path: Path) -> None:
+    """Bring the file from its `user_version` to `SCHEMA_VERSION`, inside the caller's write
+    transaction: each step and its version bump commit together or not at all."""
+    current = int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
+    if current > SCHEMA_VERSION:  # raced with a newer program since the check
+        raise MirrorTooNew(
+            f"The mirror {path} was written by a newer version of Converge.",
+            found=current,
+            supported=SCHEMA_VERSION,
+        )
+    for step in range(current, SCHEMA_VERSION):
+        for statement in MIGRATIONS[step]:
+            conn.exec_driver_sql(statement)
+        conn.exec_driver_sql(f"PRAGMA user_version={step + 1}")
+
+
+def is_locked(exc: SQLAlchemyError) -> bool:
+    """Whether a database error means another connection holds the lock."""
+    reason = str(getattr(exc, "orig", None) or exc).lower()
+    return "locked" in reason or "busy" in reason
+
+
+def locked_error(path: Path) -> MirrorError:
+    return MirrorError(
+        f"The mirror {path} is locked by another program (another Converge window or "
+        "command?). Close it and try again."
+    )
