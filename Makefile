@@ -3,15 +3,25 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test server bench lint screenshots clean
+.PHONY: run test server bench lint screenshots clean lock
 
 $(PY):
 	@PYTHON=$$(scripts/find-python.sh) && echo "Creating $(VENV) with $$PYTHON" && "$$PYTHON" -m venv $(VENV)
 
-$(STAMP): $(PY) pyproject.toml
+# Installs exactly what requirements.lock pins, checked against its hashes (no resolution:
+# a fresh install is downloads only), then the project itself without its dependencies.
+$(STAMP): $(PY) pyproject.toml requirements.lock
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+# Re-pin after changing the dependencies in pyproject.toml (uv resolves for every platform
+# and Python >= 3.12, with hashes).
+lock: $(PY)
+	$(PY) -m pip install --quiet uv
+	$(VENV)/bin/uv pip compile pyproject.toml --extra dev --generate-hashes --universal \
+		--python-version 3.12 -o requirements.lock
 
 run: $(STAMP)
 	@scripts/check-display.sh
