@@ -34,13 +34,13 @@ from sync.engine import (
     SyncEngine,
     TriggerReason,
 )
-from sync.errors import NotFound, RunInProgress, SyncError, loggable
+from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, SyncError, loggable
 from sync.gc_pause import full_collections_deferred
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
-from ui.main_window import EMPTY, LOADING, MainWindow
+from ui.main_window import EMPTY, LOADING, OFFLINE_DELETE_TIP, MainWindow
 from ui.session_model import UNTITLED, SessionListModel, display_title
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,19 @@ type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
 SYNCING = "Syncing…"
 OFFLINE = "Offline – showing saved history"
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
+
+
+def load_failure_words(error: SyncError) -> str:
+    """Why a conversation could not be opened, in plain words (the technical message goes
+    behind the status line's "Details")."""
+    if isinstance(error, NetworkError):
+        return (
+            "Couldn't load this conversation: the server can't be reached. "
+            "It loads by itself when the connection is back."
+        )
+    if isinstance(error, ServerError):
+        return "Couldn't load this conversation: the server had a problem. Try again later."
+    return "Couldn't load this conversation."
 
 
 def synced_words(last_success: float | None, now: float | None = None) -> str:
@@ -95,8 +108,13 @@ class WindowController(QObject):
         self._refresh_again = False
         self._filter = ""
         self.deleter = DeleteFlow(
-            self.model, self.prompts, on_outcomes=self._after_deleted, say=window.set_status
+            self.model,
+            self.prompts,
+            on_outcomes=self._after_deleted,
+            say=window.set_status,
+            report=lambda text, details, ok: window.set_status(text, error=not ok, details=details),
         )
+        self._load_failed: str | None = None  # the open conversation could not be loaded
         self._select_after_refresh: str | None = None
         self._open_token = 0
         self._last_seq = 0
@@ -164,7 +182,7 @@ class WindowController(QObject):
             else:
                 log.error("could not %s", what, exc_info=exc)
                 message = "an internal error happened (details are in the log)"
-            self.window.set_status(f"Couldn't {what}: {message}", error=True)
+            self.window.set_status(f"Couldn't {what}.", error=True, details=message)
 
         task.add_done_callback(done)
         return task
@@ -252,20 +270,29 @@ class WindowController(QObject):
         elif status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
-            self.window.set_status(OFFLINE)
-            self.window.status.setToolTip(status.message)
+            self.window.set_status(OFFLINE, details=status.message)
+            self.window.set_offline(True, status.message)
             self._schedule_offline_retry()
         elif status.state is EngineState.ERROR:
             self.window.set_status(status.message or "The server refused the request.", error=True)
         else:
             self.window.status.setToolTip("")
             self._refresh_status_words()
+        if status.state is EngineState.IDLE and self.window.offline:
+            self.window.set_offline(False)
+            self._reload_after_reconnect()
         if status.state is EngineState.IDLE and previous.state in (
             EngineState.OFFLINE,
             EngineState.ERROR,
         ):
             self._offline_retry = 0
             self._offline_timer.stop()
+
+    def _reload_after_reconnect(self) -> None:
+        """Back online: the conversation that could not be loaded loads now."""
+        failed = self._load_failed
+        if failed is not None and failed == self.pane.session_id:
+            self.spawn(self.open_session(failed), "open the conversation")
 
     def _refresh_status_words(self) -> None:
         if self._status.state is EngineState.IDLE:
@@ -399,10 +426,15 @@ class WindowController(QObject):
             return
         except SyncError as exc:
             if token == self._open_token:
-                self.pane.show_banner(f"Couldn't load this conversation: {exc.message}")
+                self._load_failed = session_id
+                self.pane.show_banner(load_failure_words(exc))
+                self.window.set_status(
+                    "Couldn't load the conversation.", error=True, details=exc.message
+                )
             return
         if token != self._open_token:
             return
+        self._load_failed = None
         self.pane.show_banner("")
         self.pane.set_events(events)
         self._last_seq = events[-1].sequence if events else 0
@@ -515,6 +547,9 @@ class WindowController(QObject):
         await self.delete(self.window.selected_ids())
 
     async def delete(self, ids: Sequence[str]) -> None:
+        if self.window.offline:
+            self.window.set_status(OFFLINE_DELETE_TIP, error=True)
+            return
         await self.deleter.run(self._require_engine(), ids)
 
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:

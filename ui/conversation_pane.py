@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from sync.models import Event
+from ui.elided_label import ElidedLabel
 from ui.relative_time import full_time
 
 DELETED_ELSEWHERE = (
@@ -34,6 +35,8 @@ DELETED_ELSEWHERE = (
     "It is no longer on the server or in this device's history."
 )
 EMPTY_STATE = "Select a conversation on the left, or start a new one."
+SEND_TIP = "Send the message (Enter; Shift+Enter for a new line)"
+SEND_OFFLINE_TIP = "Can't send while offline: the message would not reach the server."
 
 
 def message_text(data: dict[str, Any]) -> str:
@@ -147,11 +150,11 @@ class ConversationPane(QWidget):
         self._streaming: dict[str | None, Bubble] = {}
         self._approvals: dict[str, Card] = {}
         self._follow = True
+        self._offline = False
+        self._composer_enabled = True
 
-        self.title = QLabel("")
+        self.title = ElidedLabel("")
         self.title.setObjectName("paneTitle")
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
-        self.title.setAccessibleName("Conversation title")
         self.subtitle = QLabel("")
         self.subtitle.setObjectName("paneSubtitle")
         self.banner = _label("", "banner")
@@ -185,6 +188,7 @@ class ConversationPane(QWidget):
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
+        self.send_button.setToolTip(SEND_TIP)
         self.send_button.clicked.connect(self._send)
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stopButton")
@@ -284,8 +288,15 @@ class ConversationPane(QWidget):
             button.setEnabled(False)  # its files are gone from the server and the cache
 
     def set_composer_enabled(self, enabled: bool) -> None:
+        self._composer_enabled = enabled
         self.composer.setEnabled(enabled)
-        self.send_button.setEnabled(enabled)
+        self.send_button.setEnabled(enabled and not self._offline)
+
+    def set_offline(self, offline: bool) -> None:
+        """Offline: the composer keeps the draft, Send waits (its tooltip says why)."""
+        self._offline = offline
+        self.send_button.setToolTip(SEND_OFFLINE_TIP if offline else SEND_TIP)
+        self.send_button.setEnabled(self._composer_enabled and not offline)
 
     def set_running(self, running: bool) -> None:
         """While a run is active: Stop instead of Send."""

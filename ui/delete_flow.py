@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from sync.engine import DeleteOutcome, DeleteStatus, SyncEngine
 from sync.errors import NetworkError, ServerError
-from ui.dialogs import Prompts
+from ui.dialogs import Prompts, results_summary
 from ui.session_model import SessionListModel, display_title
 
 
@@ -28,12 +28,15 @@ class DeleteFlow:
         *,
         on_outcomes: Callable[[Sequence[DeleteOutcome]], None],
         say: Callable[[str], None],
+        report: Callable[[str, str, bool], None] | None = None,
     ) -> None:
         self.model = model
         self.prompts = prompts
         self.deleting: set[str] = set()
         self._on_outcomes = on_outcomes
         self._say = say
+        # (headline, details, all removed?): the status line with "Details", not a modal.
+        self._report = report or (lambda text, _details, _ok: say(text))
 
     async def run(self, engine: SyncEngine, ids: Sequence[str]) -> None:
         """Confirm, then delete `ids` (one: with the 409 and retry dialogs; many: a report)."""
@@ -42,6 +45,12 @@ class DeleteFlow:
             return
         shown = self.model.find_many(ids)
         titles = [display_title(shown[i]) if i in shown else i for i in ids]
+        running = shown[ids[0]].active_run_id if len(ids) == 1 and ids[0] in shown else None
+        if running:
+            # Known to be running: offer the one delete that can work in the first dialog.
+            if await self.prompts.confirm_delete_running(titles[0], running):
+                await self._one(engine, ids[0], titles[0], stop_first=True)
+            return
         if not await self.prompts.confirm_delete(titles):
             return
         if len(ids) == 1:
@@ -57,10 +66,12 @@ class DeleteFlow:
             (title, outcome.removed, result_words(outcome))
             for title, outcome in zip(titles, outcomes, strict=True)
         ]
-        await self.prompts.show_results(lines)
+        headline, details = results_summary(lines)
+        self._report(headline, details, all(outcome.removed for outcome in outcomes))
 
-    async def _one(self, engine: SyncEngine, session_id: str, title: str) -> None:
-        stop_first = False
+    async def _one(
+        self, engine: SyncEngine, session_id: str, title: str, *, stop_first: bool = False
+    ) -> None:
         while True:
             self._mark([session_id], True)
             try:

@@ -38,9 +38,19 @@ LIST_LIMIT = 6
 RESULT_LINES = 12
 # QMessageBox's own labels: a bold question, a readable width for the explanation.
 BOX_STYLE = """
-QLabel#qt_msgbox_label { font-weight: 600; min-width: 360px; }
-QLabel#qt_msgbox_informativelabel { min-width: 360px; }
+QLabel#qt_msgbox_label { font-weight: 600; min-width: 360px; max-width: 460px; }
+QLabel#qt_msgbox_informativelabel { min-width: 360px; max-width: 460px; }
+QPushButton[destructive="true"] {
+    color: white;
+    background: #c4314b;
+    border: 1px solid #a3283e;
+    border-radius: 5px;
+    padding: 5px 14px;
+}
+QPushButton[destructive="true"]:hover { background: #b02a42; }
+QPushButton[destructive="true"]:focus { border: 2px solid palette(highlight); }
 """
+DELETE_MANY_TITLE = "Delete conversations?"
 
 
 async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None = None) -> int:
@@ -87,7 +97,19 @@ def _message_box(
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
     box.setStyleSheet(BOX_STYLE)
+    # A long title wraps in the headline instead of being cut at the dialog's edge.
+    label = box.findChild(QLabel, "qt_msgbox_label")
+    if label is not None:
+        label.setWordWrap(True)
+    box.setAccessibleName(title)
+    box.setAccessibleDescription(text)
     return box
+
+
+def _destructive(button: QAbstractButton) -> QAbstractButton:
+    """Styled as destructive (red), like the platform's destructive buttons."""
+    button.setProperty("destructive", True)
+    return button
 
 
 def _accessible(button: QAbstractButton, description: str) -> QAbstractButton:
@@ -104,11 +126,43 @@ def build_delete_box(parent: QWidget | None, titles: Sequence[str]) -> QMessageB
     else:
         text = wording.delete_question(None, len(titles))
         info = f"{_names(titles)}\n\n{wording.delete_consequences(len(titles))}"
-    box = _message_box(parent, QMessageBox.Icon.Warning, wording.DELETE_CONFIRM_TITLE, text, info)
+    heading = wording.DELETE_CONFIRM_TITLE if len(titles) == 1 else DELETE_MANY_TITLE
+    box = _message_box(parent, QMessageBox.Icon.Warning, heading, text, info)
     delete = box.addButton(DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    _destructive(delete)
     _accessible(delete, "Delete the conversation from the server and every device")
     _accessible(cancel, "Keep the conversation")
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
+    cancel.setFocus()
+    box.setObjectName("deleteConfirmation")
+    return box
+
+
+def build_delete_running_box(
+    parent: QWidget | None, title: str, active_run_id: str | None
+) -> QMessageBox:
+    """The confirmation for a conversation known to be running: the one choice that can
+    work is offered at once (a plain delete would only meet the server's 409)."""
+    info = (
+        f"A reply is running in it now. Stop Run and Delete stops the run first; once it "
+        f"has ended, the conversation is deleted.\n\n{wording.delete_consequences(1)}"
+    )
+    box = _message_box(
+        parent,
+        QMessageBox.Icon.Warning,
+        wording.DELETE_CONFIRM_TITLE,
+        wording.delete_question(title),
+        info,
+    )
+    if active_run_id:
+        box.setToolTip(f"Active run: {active_run_id}")
+    stop = box.addButton(STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    _destructive(stop)
+    _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")
+    _accessible(cancel, "Keep the conversation and let the run continue")
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
     cancel.setFocus()
@@ -133,6 +187,7 @@ def build_run_in_progress_box(
         box.setToolTip(f"Active run: {active_run_id}")
     stop = box.addButton(STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    _destructive(stop)
     _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")
     _accessible(cancel, "Keep the conversation and let the run continue")
     box.setDefaultButton(cancel)
@@ -173,27 +228,33 @@ def build_unreachable_box(
     return box
 
 
-def build_results_box(
-    parent: QWidget | None, lines: Sequence[tuple[str, bool, str]]
-) -> QMessageBox:
-    """A bulk delete's result per conversation: (title, removed?, what happened)."""
+def results_summary(lines: Sequence[tuple[str, bool, str]]) -> tuple[str, str]:
+    """A bulk delete's result, (headline, details), for the status line and its "Details":
+    one line per conversation (title, removed?, what happened), or for many the failures by
+    name and the successes counted."""
     deleted = sum(1 for _, ok, _ in lines if ok)
     if deleted == len(lines):
-        text = f"All {len(lines)} conversations were deleted."
+        text = f"Deleted {len(lines)} conversations everywhere."
     else:
         text = f"{deleted} of {len(lines)} conversations deleted. The others are kept."
     if len(lines) <= RESULT_LINES:
         body = "\n".join(f"{'✓' if ok else '✗'}  {title} — {result}" for title, ok, result in lines)
-    else:  # many: the failures by name, the successes counted
+    else:
         failures = [f"✗  {title} — {result}" for title, ok, result in lines if not ok]
         shown = failures[:RESULT_LINES]
         if len(failures) > RESULT_LINES:
             shown.append(f"…and {len(failures) - RESULT_LINES} more not deleted")
         body = "\n".join([f"✓  {deleted} deleted", *shown])
-    icon = QMessageBox.Icon.Information if deleted == len(lines) else QMessageBox.Icon.Warning
-    box = _message_box(parent, icon, "Delete results", text, body)
-    box.addButton(QMessageBox.StandardButton.Ok)
-    box.setObjectName("deleteResults")
+    return text, body
+
+
+def build_details_box(parent: QWidget | None, title: str, text: str, details: str) -> QMessageBox:
+    """What "Details" shows next to a status or banner: the technical words, non-modal."""
+    box = _message_box(parent, QMessageBox.Icon.Information, title, text, details)
+    box.setWindowModality(Qt.WindowModality.NonModal)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box.addButton(QMessageBox.StandardButton.Close)
+    box.setObjectName("details")
     return box
 
 
@@ -276,6 +337,11 @@ class Prompts(QObject):
         """True only when the user chose "Delete Everywhere"."""
         return await self._choice(build_delete_box(self._parent, titles), DELETE_EVERYWHERE)
 
+    async def confirm_delete_running(self, title: str, active_run_id: str | None) -> bool:
+        """For a row known to be running: True only for "Stop Run and Delete"."""
+        box = build_delete_running_box(self._parent, title, active_run_id)
+        return await self._choice(box, STOP_RUN_AND_DELETE)
+
     async def offer_stop_and_delete(self, title: str, active_run_id: str | None) -> bool:
         box = build_run_in_progress_box(self._parent, title, active_run_id)
         return await self._choice(box, STOP_RUN_AND_DELETE)
@@ -285,9 +351,6 @@ class Prompts(QObject):
     ) -> bool:
         box = build_unreachable_box(self._parent, titles, reason, unconfirmed=unconfirmed)
         return await self._choice(box, RETRY)
-
-    async def show_results(self, lines: Sequence[tuple[str, bool, str]]) -> None:
-        await self._show(build_results_box(self._parent, lines))
 
     async def show_error(self, title: str, text: str, info: str = "") -> None:
         await self._show(build_error_box(self._parent, title, text, info))

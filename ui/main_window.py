@@ -6,8 +6,17 @@ Only layout and user intents live here: each intent is a signal (`refresh_reques
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -19,6 +28,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -31,6 +41,12 @@ from ui.style import STYLESHEET
 FILTER_DEBOUNCE_MS = 250
 LOADING = "Loading conversations…"
 EMPTY = "No conversations yet.\nStart one with “New Conversation”."
+DELETE_TIP = "Delete the selected conversations everywhere (Delete)"
+OFFLINE_DELETE_TIP = "Can't delete while offline: the server must confirm a delete."
+OFFLINE_BANNER = (
+    "You're offline. Showing the history saved on this device; sending and deleting come "
+    "back when the server can be reached."
+)
 
 
 class MainWindow(QMainWindow):
@@ -62,6 +78,7 @@ class MainWindow(QMainWindow):
         self._filter_timer.setInterval(FILTER_DEBOUNCE_MS)
         self._filter_timer.timeout.connect(lambda: self.filter_changed.emit(self.filter.text()))
         self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
+        self.filter.installEventFilter(self)
 
         self.list = QListView()
         self.list.setObjectName("sessionList")
@@ -79,6 +96,7 @@ class MainWindow(QMainWindow):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._context_menu)
+        self.list.installEventFilter(self)
         selection = self.list.selectionModel()
         selection.currentChanged.connect(self._on_current)
         selection.selectionChanged.connect(lambda *_: self._update_actions())
@@ -96,6 +114,13 @@ class MainWindow(QMainWindow):
         self._anchor: tuple[str, int] | None = None
         self.model.about_to_apply.connect(self._remember_anchor)
         self.model.updated.connect(self._restore_anchor)
+
+        self._offline = False
+        self.offline_banner = QLabel(OFFLINE_BANNER)
+        self.offline_banner.setObjectName("offlineBanner")
+        self.offline_banner.setWordWrap(True)
+        self.offline_banner.setAccessibleName("Offline")
+        self.offline_banner.hide()
 
         sidebar = QWidget()
         sidebar.setObjectName("sidebar")
@@ -115,12 +140,33 @@ class MainWindow(QMainWindow):
         splitter.setSizes([320, 780])
         splitter.setChildrenCollapsible(False)
         sidebar.setMinimumWidth(240)
-        self.setCentralWidget(splitter)
+        self.splitter = splitter
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.offline_banner)
+        central_layout.addWidget(splitter, 1)
+        self.setCentralWidget(central)
 
         self.status = QLabel("")
         self.status.setObjectName("syncStatus")
         self.status.setAccessibleName("Sync status")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_details = QToolButton()
+        self.status_details.setObjectName("statusDetails")
+        self.status_details.setText(self.tr("Details"))
+        self.status_details.setAccessibleName(self.tr("Show the details"))
+        self.status_details.setAutoRaise(True)
+        self.status_details.hide()
+        self.status_details.clicked.connect(self._show_status_details)
+        self._details = ("", "")
+        self.where = QLabel("")
+        self.where.setObjectName("whereLabel")
+        self.where.setAccessibleName(self.tr("Account and server"))
         self.statusBar().addWidget(self.status, 1)
+        self.statusBar().addWidget(self.status_details)
+        self.statusBar().addPermanentWidget(self.where)
         self.statusBar().setSizeGripEnabled(False)
 
         self._build_actions()
@@ -133,6 +179,7 @@ class MainWindow(QMainWindow):
         self.new_action = QAction("New Conversation", self)
         self.new_action.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
         self.new_action.setToolTip("Start a new conversation (Ctrl+N)")
+        self.new_action.triggered.connect(self.clear_filter)
         self.new_action.triggered.connect(self.new_requested)
 
         self.refresh_action = QAction("Refresh", self)
@@ -146,7 +193,7 @@ class MainWindow(QMainWindow):
         )
         # Only from the list: in the filter or the composer, Delete edits text.
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.delete_action.setToolTip("Delete the selected conversations everywhere (Delete)")
+        self.delete_action.setToolTip(DELETE_TIP)
         self.delete_action.triggered.connect(self.delete_requested)
         self.list.addAction(self.delete_action)
 
@@ -188,6 +235,50 @@ class MainWindow(QMainWindow):
         menu.addAction(self.delete_action)
         menu.popup(self.list.viewport().mapToGlobal(pos))
 
+    # --- keyboard -----------------------------------------------------------------------
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Search box: Down/Enter go to the results, Escape clears. List: focus gives it a
+        current, selected row, so Delete works without an arrow key first."""
+        if watched is self.filter and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            key = event.key()
+            if key in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                if self.model.rowCount() > 0:
+                    self.list.setFocus(Qt.FocusReason.TabFocusReason)
+                    return True
+            elif key == Qt.Key.Key_Escape and self.filter.text():
+                self.clear_filter()
+                return True
+        elif watched is self.list and event.type() == QEvent.Type.FocusIn:
+            self._ensure_current()
+        return super().eventFilter(watched, event)
+
+    def _ensure_current(self) -> None:
+        selection = self.list.selectionModel()
+        if self.model.rowCount() == 0:
+            return
+        current = selection.currentIndex()
+        if current.isValid():
+            if not selection.isSelected(current):
+                selection.select(current, QItemSelectionModel.SelectionFlag.Select)
+            return
+        selected = sorted(selection.selectedRows(), key=lambda index: index.row())
+        target = selected[0] if selected else self.model.index(0, 0)
+        flags = QItemSelectionModel.SelectionFlag
+        selection.setCurrentIndex(target, flags.Select if selected else flags.ClearAndSelect)
+        self.list.scrollTo(target)
+
+    def clear_filter(self) -> None:
+        """Empty the search box and show every conversation now (no debounce)."""
+        if not self.filter.text():
+            return
+        self.filter.blockSignals(True)
+        self.filter.clear()
+        self.filter.blockSignals(False)
+        self._filter_timer.stop()
+        self.filter_changed.emit("")
+
     def _focus_filter(self) -> None:
         self.filter.setFocus()
         self.filter.selectAll()
@@ -221,11 +312,41 @@ class MainWindow(QMainWindow):
             QModelIndex(), QItemSelectionModel.SelectionFlag.NoUpdate
         )
 
-    def set_status(self, text: str, *, error: bool = False) -> None:
+    def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
+        """The status line; `details` (technical words) sit behind a "Details" button."""
         self.status.setText(text)
         self.status.setProperty("error", error)
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
+        self._details = (text, details)
+        self.status_details.setVisible(bool(details))
+
+    def _show_status_details(self) -> None:
+        from ui.dialogs import build_details_box
+
+        text, details = self._details
+        box = build_details_box(self, self.tr("Details"), text, details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        box.show()  # non-modal: no nested event loop, the window stays usable
+        self.details_box = box
+
+    def set_offline(self, offline: bool, reason: str = "") -> None:
+        """The offline banner, and sending and deleting disabled with a tooltip saying why."""
+        self.offline_banner.setVisible(offline)
+        self.offline_banner.setToolTip(reason)
+        self._offline = offline
+        self.pane.set_offline(offline)
+        self._update_actions()
+
+    @property
+    def offline(self) -> bool:
+        return self._offline
+
+    def set_where(self, account: str, server: str) -> None:
+        """Name the account and the server in the title bar and the status bar."""
+        self.setWindowTitle(self.tr("Converge — {0} on {1}").format(account, server))
+        self.where.setText(self.tr("{0} · {1}").format(account, server))
+        self.where.setToolTip(self.tr("Signed in as {0} on {1}").format(account, server))
 
     def set_placeholder(self, text: str) -> None:
         """What the sidebar says when it has no row."""
@@ -265,7 +386,12 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _update_actions(self) -> None:
-        self.delete_action.setEnabled(bool(self.list.selectionModel().selectedRows()))
+        selected = bool(self.list.selectionModel().selectedRows())
+        self.delete_action.setEnabled(selected and not self._offline)
+        if self._offline:
+            self.delete_action.setToolTip(OFFLINE_DELETE_TIP)
+        else:
+            self.delete_action.setToolTip(DELETE_TIP)
 
     def _update_empty(self, *_args: object) -> None:
         empty = self.model.rowCount() == 0

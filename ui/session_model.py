@@ -55,9 +55,30 @@ class SidebarRow(Protocol):
     def last_run_id(self) -> str | None: ...
 
 
+#: The server keeps at most 64 code points of the first message, with no ellipsis
+#: (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one
+#: or two, so a title this long is taken to be cut.
+TITLE_LIMIT = 64
+CUT_AT = TITLE_LIMIT - 2
+#: How far back a cut title may lose its partial last word.
+WORD_BACKTRACK = 16
+
+
+def shown_title(title: str) -> str:
+    """A title as the window shows it: a title the server cut at its limit loses the partial
+    last word and ends with "…", so nobody reads "Rewrite the README introduction to be
+    frien" as the whole thing. Shorter titles are shown as they are."""
+    if len(title) < CUT_AT:
+        return title
+    space = title.rfind(" ")
+    if space >= len(title) - WORD_BACKTRACK and space > 0:
+        title = title[:space]
+    return title.rstrip(" ,.;:-–—") + "…"
+
+
 def display_title(row: SidebarRow) -> str:
-    """The row's title, or the wording for a conversation without one."""
-    return row.title or UNTITLED
+    """The row's title as shown, or the wording for a conversation without one."""
+    return shown_title(row.title) if row.title else UNTITLED
 
 
 class SessionListModel(QAbstractListModel):

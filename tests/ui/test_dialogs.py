@@ -135,12 +135,36 @@ def test_clicking_delete_everywhere_confirms(loop: ConvergeEventLoop) -> None:
 
 
 def test_results_of_a_large_bulk_delete_name_failures_and_count_successes(qapp: object) -> None:
-    from ui.dialogs import build_results_box
+    from ui.dialogs import results_summary
 
     lines = [(f"Chat {i}", i % 50 != 0, "Deleted" if i % 50 else "Not deleted") for i in range(200)]
-    box = build_results_box(None, lines)
-    assert box.text() == "196 of 200 conversations deleted. The others are kept."
-    body = box.informativeText()
+    text, body = results_summary(lines)
+    assert text == "196 of 200 conversations deleted. The others are kept."
     assert body.startswith("✓  196 deleted")
     assert "✗  Chat 0 — Not deleted" in body and "✗  Chat 150 — Not deleted" in body
     assert "Chat 1 —" not in body
+
+
+def test_bulk_confirmation_has_a_plural_title_and_a_destructive_button(qapp: object) -> None:
+    box = build_delete_box(None, ["One", "Two"])
+    assert box.windowTitle() == "Delete conversations?"
+    assert build_delete_box(None, ["One"]).windowTitle() == "Delete conversation?"
+    delete = next(b for b in box.buttons() if b.text() == DELETE_EVERYWHERE)
+    assert delete.property("destructive") is True
+    assert box.defaultButton().text() == CANCEL
+
+
+def test_dialogs_have_accessible_names_and_the_dialog_role(qapp: object) -> None:
+    from PySide6.QtGui import QAccessible
+
+    box = build_delete_box(None, ["Trip"])
+    box.show()
+    iface = QAccessible.queryAccessibleInterface(box)
+    assert iface is not None
+    assert iface.role() in (QAccessible.Role.Dialog, QAccessible.Role.AlertMessage)
+    assert iface.text(QAccessible.Text.Name) == "Delete conversation?"
+    names = {
+        QAccessible.queryAccessibleInterface(b).text(QAccessible.Text.Name) for b in box.buttons()
+    }
+    assert names == {DELETE_EVERYWHERE, CANCEL}
+    box.close()

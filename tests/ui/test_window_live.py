@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, QTimer
 
 from sync.reconcile import TriggerReason
 from tests.ui.conftest import Harness, run, until
-from ui.conversation_pane import DELETED_ELSEWHERE
+from ui.conversation_pane import DELETED_ELSEWHERE, Bubble
 from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
 from ui.session_model import SessionListModel
 
@@ -151,29 +151,56 @@ def test_delete_key_opens_the_confirmation(harness: Harness) -> None:
     assert harness.ids() == [sid]
 
 
-def test_run_in_progress_keeps_the_row_and_offers_stop_run_and_delete(harness: Harness) -> None:
+def test_a_row_known_running_offers_stop_run_and_delete_in_the_first_dialog(
+    harness: Harness,
+) -> None:
     sid = harness.create("Busy", ts(9))
     other = harness.api()
     started = other.post(f"/v1/sessions/{sid}/runs", json={"input": _msg("/wait 30")})
     assert started.status_code == 202
     run_id = started.json()["id"]
-    run(harness.loop, harness.sync())
+    run(harness.loop, harness.sync())  # the mirror knows the run
     harness.select(sid)
 
-    # First the user declines: nothing is deleted and the run keeps going.
+    # Cancel: nothing is deleted and the run keeps going.
+    harness.answers["deleteConfirmation"] = CANCEL
+    run(harness.loop, harness.controller.delete_selected())
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation"]
+    assert harness.ids() == [sid]
+    assert other.get(f"/v1/runs/{run_id}").json()["status"] == "running"
+
+    # One dialog, one choice: the run is stopped, then the conversation deleted.
+    harness.dialogs.clear()
+    harness.answers["deleteConfirmation"] = STOP_RUN_AND_DELETE
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation"]
+    assert harness.ids() == []
+    assert other.get(f"/v1/sessions/{sid}").status_code == 404
+
+
+def test_a_run_the_mirror_does_not_know_yet_meets_the_409_dialog(harness: Harness) -> None:
+    sid = harness.create("Busy", ts(9))
+    run(harness.loop, harness.sync())  # not running yet when the mirror last looked
+    other = harness.api()
+    started = other.post(f"/v1/sessions/{sid}/runs", json={"input": _msg("/wait 30")})
+    run_id = started.json()["id"]
+    harness.select(sid)
+
     harness.answers.update({"deleteConfirmation": DELETE_EVERYWHERE, "runInProgress": CANCEL})
     run(harness.loop, harness.controller.delete_selected())
     assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "runInProgress"]
     assert "Nothing was deleted" in harness.dialogs[1][1]
-    assert harness.ids() == [sid]
     assert other.get(f"/v1/runs/{run_id}").json()["status"] == "running"
 
-    # Then "Stop Run and Delete": the run is cancelled, then the conversation deleted.
+    # The 409 taught the mirror about the run: the next try offers it in one dialog.
+    run(harness.loop, harness.controller.refresh_now())
+    assert harness.window.model.find(sid).active_run_id == run_id  # type: ignore[union-attr]
     harness.dialogs.clear()
-    harness.answers["runInProgress"] = STOP_RUN_AND_DELETE
+    harness.answers["deleteConfirmation"] = STOP_RUN_AND_DELETE
     run(harness.loop, harness.controller.delete_selected())
     run(harness.loop, harness.controller.refresh_now())
-    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "runInProgress"]
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation"]
     assert harness.ids() == []
     assert other.get(f"/v1/sessions/{sid}").status_code == 404
 
@@ -184,10 +211,7 @@ def test_offline_delete_says_nothing_was_deleted_and_keeps_the_row(harness: Harn
     harness.select(sid)
     harness.server.stop()
 
-    report = run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
-    assert report.error is not None
-    assert harness.window.status.text() == "Offline – showing saved history"
-
+    # Not known to be offline yet: the delete is tried and fails in words.
     harness.answers.update({"deleteConfirmation": DELETE_EVERYWHERE, "deleteUnreachable": CANCEL})
     run(harness.loop, harness.controller.delete_selected())
     assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "deleteUnreachable"]
@@ -195,6 +219,16 @@ def test_offline_delete_says_nothing_was_deleted_and_keeps_the_row(harness: Harn
     assert harness.ids() == [sid]
     assert not harness.window.model.is_pending_delete(sid)
     assert RETRY  # the dialog offers Retry (see test_dialogs)
+
+    # Known to be offline: no dialog at all, the status line says why.
+    report = run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
+    assert report.error is not None
+    assert harness.window.status.text() == "Offline – showing saved history"
+    harness.dialogs.clear()
+    run(harness.loop, harness.controller.delete_selected())
+    assert harness.dialogs == []
+    assert "offline" in harness.window.status.text()
+    assert harness.ids() == [sid]
 
 
 def test_filter_searches_titles_in_the_mirror(harness: Harness) -> None:
@@ -277,20 +311,17 @@ def test_bulk_delete_reports_each_conversation(harness: Harness) -> None:
     harness.select(a, b, busy)
     assert harness.window.selected_ids() == [busy, a, b]  # sidebar order: busy is active
     harness.answers["deleteConfirmation"] = DELETE_EVERYWHERE
-    results: list[list[tuple[str, bool, str]]] = []
-
-    async def capture(lines: list[tuple[str, bool, str]]) -> None:
-        results.append(list(lines))
-
-    harness.controller.prompts.show_results = capture  # type: ignore[method-assign]
     run(harness.loop, harness.controller.delete_selected())
     run(harness.loop, harness.controller.refresh_now())
-    assert results == [
-        [
-            ("Busy one", False, "Not deleted: a run is in progress (stop it first)"),
-            ("First", True, "Deleted"),
-            ("Second", True, "Deleted"),
-        ]
+    # The result is in the status line, the lines behind "Details": no modal with one OK.
+    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation"]
+    window = harness.window
+    assert window.status.text() == "2 of 3 conversations deleted. The others are kept."
+    assert window.status_details.isVisibleTo(window)
+    assert window._details[1].splitlines() == [
+        "✗  Busy one — Not deleted: a run is in progress (stop it first)",
+        "✓  First — Deleted",
+        "✓  Second — Deleted",
     ]
     assert harness.ids() == [busy]
     assert harness.window.model.index(0, 0).data(SessionListModel.ActiveRunRole)
@@ -418,3 +449,53 @@ def test_a_refused_token_is_shown_as_an_error_in_words(harness: Harness, tmp_pat
             await engine.close()
 
     run(harness.loop, scenario())
+
+
+def test_offline_shows_a_banner_and_disables_send_and_delete_with_reasons(
+    harness: Harness,
+) -> None:
+    sid = harness.create("Saved", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    window = harness.window
+    assert window.delete_action.isEnabled() and not window.offline_banner.isVisible()
+    harness.faults.add("GET", r".*", "refuse", times=None)
+
+    run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
+    assert window.offline_banner.isVisible()
+    assert "offline" in window.offline_banner.text().lower()
+    assert not window.delete_action.isEnabled()
+    assert "offline" in window.delete_action.toolTip()
+    assert not window.pane.send_button.isEnabled()
+    assert "offline" in window.pane.send_button.toolTip()
+    assert window.pane.composer.isEnabled()  # a draft can still be written
+
+    harness.faults.clear()
+    run(harness.loop, harness.engine.reconcile(TriggerReason.CONNECT))
+    assert not window.offline_banner.isVisible()
+    assert window.delete_action.isEnabled() and window.pane.send_button.isEnabled()
+
+
+def test_a_conversation_opened_offline_says_why_in_words_and_loads_on_reconnect(
+    harness: Harness,
+) -> None:
+    sid = harness.create("Notes for the trip", ts(9))
+    run(harness.loop, harness.sync())
+    harness.faults.add("GET", r".*", "refuse", times=None)
+    run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
+    harness.select(sid)
+    pane = harness.window.pane
+    assert "can't be reached" in pane.banner.text()
+    assert "ConnectError" not in pane.banner.text() and "/v1/" not in pane.banner.text()
+    assert "ConnectError" in harness.window._details[1]  # behind "Details"
+
+    harness.faults.clear()
+
+    async def reconnect() -> None:
+        await harness.engine.reconcile(TriggerReason.CONNECT)
+        await until(lambda: not pane.banner.isVisibleTo(pane), what="the banner gone")
+        await harness.controller.wait_idle()
+
+    run(harness.loop, reconnect())
+    texts = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
+    assert texts == ["Notes for the trip"]
