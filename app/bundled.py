@@ -20,6 +20,16 @@ log = logging.getLogger(__name__)
 
 DEMO_TOKEN = "dev-alice"
 SERVER_DIR = "bundled-server"
+PORT_FILE = "port"
+
+
+def saved_port(folder: Path) -> int:
+    """The port this profile's demo server used last time (0: none saved)."""
+    try:
+        value = int((folder / PORT_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return 0
+    return value if 0 < value < 65536 else 0
 
 
 class BundledServer:
@@ -34,20 +44,41 @@ class BundledServer:
         self._starting: asyncio.Future[str] | None = None
 
     def _start_blocking(self) -> str:
+        """Start on the port asked for, else the one this profile used last time (so a
+        second device configured with that URL finds it again after a restart), else any
+        free port; the port in use is saved for next time."""
+        from server_stub.runner import ServerStartError
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        wanted = self.port or saved_port(self.folder)
+        try:
+            url = self._start_on(wanted)
+        except ServerStartError:
+            if self.port or not wanted:
+                raise
+            log.warning("the demo server's last port %d is taken; using another", wanted)
+            url = self._start_on(0)
+        port = url.rsplit(":", 1)[-1]
+        try:
+            (self.folder / PORT_FILE).write_text(port + "\n", encoding="utf-8")
+        except OSError:
+            log.warning("could not save the demo server's port")
+        return url
+
+    def _start_on(self, port: int) -> str:
         # Imported here, on the worker thread: FastAPI and SQLAlchemy take a while to load.
         from server_stub.config import ServerSettings
         from server_stub.runner import ServerThread
 
-        self.folder.mkdir(parents=True, exist_ok=True)
         settings = ServerSettings(
             database_url=f"sqlite:///{self.folder / 'converge-server.sqlite3'}",
             artifacts_dir=self.folder / "objects",
             seed="demo",
             agent_delay=self.agent_delay,
             host="127.0.0.1",
-            port=self.port,
+            port=port,
         )
-        thread = ServerThread(settings, host="127.0.0.1", port=self.port)
+        thread = ServerThread(settings, host="127.0.0.1", port=port)
         self._thread = thread
         thread.start()
         log.info("bundled server listening on %s (data in %s)", thread.url, self.folder)

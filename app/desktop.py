@@ -30,16 +30,17 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app import heap
+from app import heap, window_state
 from app.bundled import DEMO_TOKEN, BundledServer
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
 from sync.errors import SyncError, loggable
 from sync.mirror import Mirror
-from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
+from sync.profile import ENV_PROFILE, Profile, default_profile_dir
 from ui.controller import WindowController
 from ui.dialogs import ConnectionSettings
 from ui.main_window import MainWindow
+from ui.where import account_label, server_label
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ class Desktop:
         install_heap_policy(self.controller)
 
     def _on_closed(self) -> None:
+        window_state.write_state(self.options.profile, window_state.capture(self.window))
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
 
@@ -148,6 +150,7 @@ class Desktop:
         """Show the window, start up in the background, run until the window closes."""
         self._closed = asyncio.get_running_loop().create_future()
         self.window.set_status("Opening your history…")
+        window_state.restore(self.window, window_state.read_state(self.options.profile))
         self.window.show()
         self.controller.spawn(self.start(), "start")
         await self._closed
@@ -182,17 +185,11 @@ class Desktop:
             self.options.profile, server=self.options.server, token=self.options.token
         )
 
-    def _saved_settings(self) -> ConnectionSettings:
-        saved = read_settings(self.options.profile)
-        server = saved.get("server")
-        token = saved.get("token")
-        return ConnectionSettings(
-            server if isinstance(server, str) else "", token if isinstance(token, str) else ""
-        )
-
     async def connect(self, profile: Profile) -> None:
         """Use the configured server, or start the bundled one; then attach the engine."""
-        self.controller.settings = self._saved_settings()
+        # What Settings edits is what is in use: a server given with --server is shown
+        # (an empty field would mean "the demo server", and Save would switch silently).
+        self.controller.settings = ConnectionSettings(profile.server or "", profile.token or "")
         if profile.server:
             if not profile.token:
                 self.window.set_status(
@@ -213,6 +210,12 @@ class Desktop:
                 file=sys.stderr,
                 flush=True,
             )
+        bundled = self.bundled is not None
+        where = server_label(url, bundled=bundled)
+        self.controller.in_use = f"{url} as {account_label(token)}" + (
+            " (the built-in demo server)" if bundled else ""
+        )
+        self.window.set_where(account_label(token), where)
         engine_profile = Profile(
             profile.root,
             server=url,

@@ -36,6 +36,7 @@ from sync.engine import (
 )
 from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, SyncError, loggable
 from sync.gc_pause import full_collections_deferred
+from sync.memories import memory_texts
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
@@ -101,6 +102,7 @@ class WindowController(QObject):
         self.sync_interval = sync_interval
         self.engine: SyncEngine | None = None
         self.settings = ConnectionSettings("", "")
+        self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
         self._row_source: RowSource | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -158,6 +160,9 @@ class WindowController(QObject):
         )
         self.pane.artifact_open_requested.connect(
             lambda aid, name: self.spawn(self.open_artifact(aid), f"open {name}")
+        )
+        self.pane.memories_shown.connect(
+            lambda ids: self.spawn(self.describe_memories(ids), "read the memory")
         )
         self.pane.artifact_save_requested.connect(
             lambda aid, name: self.spawn(self.save_artifact(aid, name), f"save {name}")
@@ -524,6 +529,21 @@ class WindowController(QObject):
         except SyncError as exc:
             self.pane.show_banner(f"Couldn't send the decision: {exc.message}")
 
+    async def describe_memories(self, memory_ids: list[str]) -> None:
+        """Fill in what each memory under a reply says (best effort: a note stays as it is
+        when the memory can't be read)."""
+        if self.engine is None:
+            return
+        session_id = self.pane.session_id
+        try:
+            texts = await memory_texts(self.engine.api, memory_ids)
+        except SyncError as exc:
+            log.info("memory lookup failed: %s", exc.message)
+            return
+        if self.pane.session_id == session_id:
+            for memory_id, text in texts.items():
+                self.pane.set_memory_text(memory_id, text)
+
     async def open_artifact(self, artifact_id: str) -> None:
         path = await self._require_engine().artifact_file(artifact_id)
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
@@ -563,7 +583,7 @@ class WindowController(QObject):
     # --- settings -----------------------------------------------------------------------
 
     async def edit_settings(self) -> None:
-        result = await self.prompts.edit_settings(self.settings)
+        result = await self.prompts.edit_settings(self.settings, self.in_use)
         if result is not None and result != self.settings:
             self.settings = result
             self.settings_saved.emit(result)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -142,6 +142,7 @@ class ConversationPane(QWidget):
     approval_decided = Signal(str, str)  # approval id, "approve" | "deny"
     artifact_open_requested = Signal(str, str)  # artifact id, name
     artifact_save_requested = Signal(str, str)
+    memories_shown = Signal(list)  # memory ids whose text the pane would like to say
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -152,6 +153,13 @@ class ConversationPane(QWidget):
         self._follow = True
         self._offline = False
         self._composer_enabled = True
+        self._memories: dict[str, QLabel] = {}
+        self._reinforced: set[str] = set()
+        self._batch: list[str] | None = None  # memory ids seen while rendering a transcript
+        self._elapsed = QElapsedTimer()
+        self._tick = QTimer(self)
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._update_indicator)
 
         self.title = ElidedLabel("")
         self.title.setObjectName("paneTitle")
@@ -181,7 +189,11 @@ class ConversationPane(QWidget):
 
         self.composer = QPlainTextEdit()
         self.composer.setObjectName("composer")
-        self.composer.setPlaceholderText("Write a message…  (Ctrl+Enter to send)")
+        self.composer.setPlaceholderText(
+            "Write a message…  (Enter to send, Shift+Enter for a new line)"
+        )
+        self.composer.installEventFilter(self)
+        self.enter_sends = True  # False: Enter is a new line, Ctrl+Enter sends
         self.composer.setAccessibleName("Message")
         self.composer.setTabChangesFocus(True)
         self.composer.setFixedHeight(76)
@@ -195,10 +207,6 @@ class ConversationPane(QWidget):
         self.stop_button.setAccessibleName("Stop the running reply")
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.hide()
-        for sequence in ("Ctrl+Return", "Ctrl+Enter"):
-            shortcut = QShortcut(QKeySequence(sequence), self.composer)
-            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
-            shortcut.activated.connect(self._send)
 
         header = QVBoxLayout()
         header.setContentsMargins(24, 14, 24, 10)
@@ -209,18 +217,28 @@ class ConversationPane(QWidget):
         header_frame.setObjectName("paneHeader")
         header_frame.setLayout(header)
 
+        self.indicator = QLabel("")
+        self.indicator.setObjectName("runIndicator")
+        self.indicator.setAccessibleName("Reply status")
+        self.indicator.hide()
+
         buttons = QVBoxLayout()
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         buttons.addStretch(1)
         composer_row = QHBoxLayout()
-        composer_row.setContentsMargins(24, 10, 24, 14)
+        composer_row.setContentsMargins(0, 0, 0, 0)
         composer_row.setSpacing(10)
         composer_row.addWidget(self.composer, 1)
         composer_row.addLayout(buttons)
+        composer_column = QVBoxLayout()
+        composer_column.setContentsMargins(24, 8, 24, 14)
+        composer_column.setSpacing(6)
+        composer_column.addWidget(self.indicator)
+        composer_column.addLayout(composer_row)
         composer_frame = QFrame()
         composer_frame.setObjectName("composerBar")
-        composer_frame.setLayout(composer_row)
+        composer_frame.setLayout(composer_column)
         self.composer_frame = composer_frame
 
         self.banner_box = QWidget()
@@ -299,10 +317,31 @@ class ConversationPane(QWidget):
         self.send_button.setEnabled(self._composer_enabled and not offline)
 
     def set_running(self, running: bool) -> None:
-        """While a run is active: Stop instead of Send."""
+        """While a run is active: Stop instead of Send, and "Replying… 12 s" above the
+        composer (a steady indicator, not a bubble of growing dots)."""
         self.stop_button.setVisible(running)
         self.stop_button.setEnabled(running)
         self.send_button.setVisible(not running)
+        if running and not self.indicator.isVisible():
+            self._elapsed.start()
+            self._tick.start()
+        elif not running:
+            self._tick.stop()
+        self.indicator.setVisible(running)
+        self._update_indicator()
+
+    def _update_indicator(self) -> None:
+        seconds = self._elapsed.elapsed() // 1000 if self._elapsed.isValid() else 0
+        words = "●  Replying…" if seconds < 2 else f"●  Replying… {seconds} s"
+        self.indicator.setText(words)
+
+    def set_memory_text(self, memory_id: str, text: str) -> None:
+        """Say what a memory holds, under the reply that formed it."""
+        label = self._memories.get(memory_id)
+        if label is None:
+            return
+        verb = "Remembered again" if memory_id in self._reinforced else "Remembered"
+        label.setText(f"{verb}: “{text}”")
 
     def composer_text(self) -> str:
         return self.composer.toPlainText()
@@ -312,8 +351,14 @@ class ConversationPane(QWidget):
     def set_events(self, events: Iterable[Event]) -> None:
         """Render a whole transcript."""
         self._clear_items()
-        for event in events:
-            self.append_event(event)
+        self._batch = []
+        try:
+            for event in events:
+                self.append_event(event)
+        finally:
+            wanted, self._batch = self._batch, None
+        if wanted:
+            self.memories_shown.emit(wanted)  # one lookup for the whole transcript
         self._follow = True
         QTimer.singleShot(0, self._scroll_to_end)
 
@@ -325,6 +370,8 @@ class ConversationPane(QWidget):
         elif kind == "message.assistant.delta":
             bubble = self._streaming.get(event.run_id)
             text = data.get("text") if isinstance(data.get("text"), str) else ""
+            if not str(text).strip(". \n"):
+                return  # a "still working" tick: the indicator says that, not a bubble
             if bubble is None:
                 bubble = Bubble("assistant", "")
                 self._streaming[event.run_id] = bubble
@@ -353,8 +400,7 @@ class ConversationPane(QWidget):
         elif kind == "artifact.created":
             self._add_artifact(str(data.get("artifact_id", "")), str(data.get("name", "file")))
         elif kind == "memory.formed":
-            note = "Memory reinforced" if data.get("reinforced") else "Memory formed"
-            self._add(_label(note, "note", selectable=False))
+            self._add_memory(str(data.get("memory_id", "")), bool(data.get("reinforced")))
         elif kind == "skill.published":
             self._add(_label("Skill published", "note", selectable=False))
         elif kind == "run.failed":
@@ -380,6 +426,8 @@ class ConversationPane(QWidget):
     def _clear_items(self) -> None:
         self._streaming.clear()
         self._approvals.clear()
+        self._memories.clear()
+        self._reinforced.clear()
         while self._items.count() > 1:  # item 0 is the stretch that bottom-aligns the chat
             item = self._items.takeAt(1)
             widget = item.widget() if item is not None else None
@@ -440,6 +488,22 @@ class ConversationPane(QWidget):
                 card.clear_buttons()
                 card.detail.setText("Cancelled: the reply was stopped.")
 
+    def _add_memory(self, memory_id: str, reinforced: bool) -> None:
+        """One note per memory, however often its event is seen (a replay, a catch-up)."""
+        if memory_id in self._memories:
+            return
+        note = _label("Memory reinforced" if reinforced else "Memory formed", "note")
+        note.setAccessibleName("Memory")
+        if reinforced:
+            self._reinforced.add(memory_id)
+        if memory_id:
+            self._memories[memory_id] = note
+            if self._batch is None:
+                self.memories_shown.emit([memory_id])
+            else:
+                self._batch.append(memory_id)
+        self._add(note)
+
     def _add_artifact(self, artifact_id: str, name: str) -> None:
         card = Card(f"File: {name}", "", "artifactCard")
         open_button = card.add_button("Open", f"Open {name}")
@@ -447,6 +511,31 @@ class ConversationPane(QWidget):
         open_button.clicked.connect(lambda: self.artifact_open_requested.emit(artifact_id, name))
         save_button.clicked.connect(lambda: self.artifact_save_requested.emit(artifact_id, name))
         self._add(card)
+
+    def set_enter_sends(self, enter_sends: bool) -> None:
+        """Enter sends and Shift+Enter breaks the line (the default), or the other way."""
+        self.enter_sends = enter_sends
+        self.composer.setPlaceholderText(
+            "Write a message…  (Enter to send, Shift+Enter for a new line)"
+            if enter_sends
+            else "Write a message…  (Ctrl+Enter to send)"
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.composer
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            modifiers = event.modifiers()
+            if modifiers & Qt.KeyboardModifier.ShiftModifier:
+                self.composer.insertPlainText("\n")
+                return True
+            if self.enter_sends or modifiers & Qt.KeyboardModifier.ControlModifier:
+                self._send()
+                return True
+        return super().eventFilter(watched, event)
 
     def _send(self) -> None:
         text = self.composer.toPlainText().strip()

@@ -277,7 +277,9 @@ class ConnectionSettings:
 class SettingsDialog(QDialog):
     """Server URL and token, kept per profile."""
 
-    def __init__(self, parent: QWidget | None, current: ConnectionSettings) -> None:
+    def __init__(
+        self, parent: QWidget | None, current: ConnectionSettings, in_use: str = ""
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Connection settings")
         self.setObjectName("settingsDialog")
@@ -291,6 +293,11 @@ class SettingsDialog(QDialog):
         self.token.setPlaceholderText("Bearer token, e.g. dev-alice")
         self.token.setAccessibleName("Token")
         form = QFormLayout()
+        self.in_use = QLabel(in_use or "Not connected")
+        self.in_use.setObjectName("serverInUse")
+        self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.in_use.setAccessibleName("Server in use")
+        form.addRow("In use now:", self.in_use)
         form.addRow("&Server URL:", self.server)
         form.addRow("&Token:", self.token)
         note = QLabel("Saved in this profile. Saving reconnects with these settings.")
@@ -355,7 +362,9 @@ class Prompts(QObject):
     async def show_error(self, title: str, text: str, info: str = "") -> None:
         await self._show(build_error_box(self._parent, title, text, info))
 
-    async def edit_settings(self, current: ConnectionSettings) -> ConnectionSettings | None:
-        dialog = SettingsDialog(self._parent, current)
+    async def edit_settings(
+        self, current: ConnectionSettings, in_use: str = ""
+    ) -> ConnectionSettings | None:
+        dialog = SettingsDialog(self._parent, current, in_use)
         result = await self._show(dialog)
         return dialog.values() if result == QDialog.DialogCode.Accepted else None

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel
 
 from sync.reconcile import TriggerReason
 from tests.ui.conftest import Harness, run, until
@@ -499,3 +500,45 @@ def test_a_conversation_opened_offline_says_why_in_words_and_loads_on_reconnect(
     run(harness.loop, reconnect())
     texts = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
     assert texts == ["Notes for the trip"]
+
+
+def test_a_memory_is_shown_once_with_what_was_remembered(harness: Harness) -> None:
+    pane = harness.window.pane
+
+    async def scenario() -> None:
+        harness.controller.new_conversation()
+        pane.composer.setPlainText("/remember prefers green tea")
+        pane.send_button.click()
+        await until(lambda: bool(pane._memories), what="the memory note")
+        await until(lambda: not pane.stop_button.isVisible(), what="the end of the run")
+        note = next(iter(pane._memories.values()))
+        await until(lambda: "green tea" in note.text(), what="the memory's text")
+        # Opening the conversation again replays its events: still one note.
+        sid = pane.session_id
+        assert sid is not None
+        await harness.sync()
+        pane.session_id = None
+        await harness.controller.open_session(sid)
+        await harness.controller.wait_idle()
+
+    run(harness.loop, scenario())
+    notes = [label.text() for label in pane.transcript.findChildren(QLabel, "note")]
+    memory_notes = [text for text in notes if "emember" in text or "Memory" in text]
+    assert memory_notes == ["Remembered: “prefers green tea”"]
+
+
+def test_a_waiting_reply_shows_an_indicator_not_a_bubble_of_dots(harness: Harness) -> None:
+    pane = harness.window.pane
+
+    async def scenario() -> None:
+        harness.controller.new_conversation()
+        pane.composer.setPlainText("/wait 2")
+        pane.send_button.click()
+        await until(lambda: pane.indicator.isVisible(), what="the indicator")
+        assert pane.indicator.text().startswith("●  Replying…")
+        await until(lambda: not pane.stop_button.isVisible(), what="the end of the run")
+
+    run(harness.loop, scenario())
+    assert not pane.indicator.isVisible()
+    bubbles = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
+    assert not any(text.strip(". ") == "" for text in bubbles), bubbles

@@ -1,0 +1,65 @@
+"""The window's size, position and sidebar width, remembered per profile.
+
+Two profiles are two devices side by side, so each keeps its own geometry (in
+`window.json` in the profile folder, next to its settings). Qt's own `saveGeometry()` bytes
+are stored as base64; a damaged or missing file just means the default size.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray
+
+from ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "window.json"
+
+
+@dataclass(frozen=True)
+class WindowState:
+    geometry: bytes
+    splitter: tuple[int, ...]
+
+
+def read_state(profile: Path) -> WindowState | None:
+    try:
+        raw = json.loads((profile / STATE_FILE).read_text(encoding="utf-8"))
+        geometry = base64.b64decode(raw["geometry"], validate=True)
+        splitter = tuple(int(size) for size in raw.get("splitter", []))
+    except (OSError, ValueError, KeyError, TypeError, binascii.Error):
+        return None
+    return WindowState(geometry, splitter)
+
+
+def capture(window: MainWindow) -> WindowState:
+    return WindowState(bytes(window.saveGeometry().data()), tuple(window.splitter.sizes()))
+
+
+def write_state(profile: Path, state: WindowState) -> None:
+    data = {
+        "geometry": base64.b64encode(state.geometry).decode("ascii"),
+        "splitter": list(state.splitter),
+    }
+    try:
+        profile.mkdir(parents=True, exist_ok=True)
+        (profile / STATE_FILE).write_text(json.dumps(data), encoding="utf-8")
+    except OSError:
+        log.warning("could not save the window's size and position")
+
+
+def restore(window: MainWindow, state: WindowState | None) -> bool:
+    """Apply a saved state (before `show()`); False when there was none to apply."""
+    if state is None:
+        return False
+    restored = window.restoreGeometry(QByteArray(state.geometry))
+    if len(state.splitter) == 2 and all(size > 0 for size in state.splitter):
+        window.splitter.setSizes(list(state.splitter))
+    return bool(restored)
