@@ -16,6 +16,7 @@ import logging
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +36,14 @@ from sync.engine import (
     TriggerReason,
 )
 from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, SyncError, loggable
+from sync.export import export_conversation, safe_name
 from sync.gc_pause import full_collections_deferred
 from sync.memories import memory_texts
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
+from ui.grouping import group_rows, is_header
 from ui.main_window import EMPTY, LOADING, OFFLINE_DELETE_TIP, MainWindow
 from ui.session_model import UNTITLED, SessionListModel, display_title
 
@@ -51,6 +54,8 @@ type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
 SYNCING = "Syncing…"
 OFFLINE = "Offline – showing saved history"
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
+MARKDOWN_FILTER = "Markdown with files (*.md)"
+JSON_FILTER = "JSON with files (*.json)"
 
 
 def load_failure_words(error: SyncError) -> str:
@@ -93,6 +98,7 @@ class WindowController(QObject):
         prompts: Prompts | None = None,
         sync_interval: float = 30.0,
         foreground_debounce_ms: int = 500,
+        group_by_date: bool = True,
     ) -> None:
         super().__init__(window)
         self.window = window
@@ -100,6 +106,7 @@ class WindowController(QObject):
         self.pane: ConversationPane = window.pane
         self.prompts = prompts or Prompts(window)
         self.sync_interval = sync_interval
+        self.group_by_date = group_by_date  # Today, Yesterday, … headers in the sidebar
         self.engine: SyncEngine | None = None
         self.settings = ConnectionSettings("", "")
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
@@ -117,6 +124,8 @@ class WindowController(QObject):
             report=lambda text, details, ok: window.set_status(text, error=not ok, details=details),
         )
         self._load_failed: str | None = None  # the open conversation could not be loaded
+        self._neighbour: str | None = None  # selected after a delete
+        self.deleter.exporter = self.export
         self._select_after_refresh: str | None = None
         self._open_token = 0
         self._last_seq = 0
@@ -142,6 +151,8 @@ class WindowController(QObject):
         self._clock_timer = QTimer(self)
         self._clock_timer.setInterval(60_000)
         self._clock_timer.timeout.connect(window.list.viewport().update)
+        self._clock_timer.timeout.connect(self._regroup_on_new_day)
+        self._day = datetime.now().astimezone().date()
         self._clock_timer.start()
         self._offline_timer = QTimer(self)
         self._offline_timer.setSingleShot(True)
@@ -152,6 +163,8 @@ class WindowController(QObject):
         window.new_requested.connect(self.new_conversation)
         window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
         window.filter_changed.connect(self._on_filter)
+        window.export_requested.connect(lambda sid: self.spawn(self.export(sid), "export"))
+        window.copy_id_requested.connect(self.copy_id)
         window.current_changed.connect(self._on_current_changed)
         self.pane.send_requested.connect(lambda text: self.spawn(self.send(text), "send"))
         self.pane.stop_requested.connect(lambda: self.spawn(self.stop(), "stop the reply"))
@@ -314,6 +327,13 @@ class WindowController(QObject):
 
     # --- sidebar ------------------------------------------------------------------------
 
+    def _regroup_on_new_day(self) -> None:
+        """After midnight "Today" becomes "Yesterday": the sections are recomputed."""
+        today = datetime.now().astimezone().date()
+        if today != self._day:
+            self._day = today
+            self.request_refresh()
+
     def request_refresh(self) -> None:
         """Re-read the mirror and diff the sidebar (coalesced: one read at a time)."""
         if self._refreshing:
@@ -342,7 +362,8 @@ class WindowController(QObject):
                 while True:
                     self._refresh_again = False
                     rows = await self._row_source(self._filter)
-                    if await self.model.update(rows):
+                    shown = group_rows(rows) if self.group_by_date else rows
+                    if await self.model.update(shown):
                         self._after_rows()
                     if not self._refresh_again:
                         break
@@ -560,6 +581,41 @@ class WindowController(QObject):
         await asyncio.to_thread(shutil.copyfile, source, target)
         self.window.set_status(f"Saved {target.name}")
 
+    # --- export -------------------------------------------------------------------------
+
+    async def export(self, session_id: str) -> None:
+        """Ask where, then save the conversation as Markdown or JSON with its files."""
+        self._require_engine()
+        row = self.model.find(session_id)
+        name = safe_name(display_title(row) if row else session_id, "conversation")
+        dialog = QFileDialog(self.window, "Export conversation")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilters([MARKDOWN_FILTER, JSON_FILTER])
+        dialog.setDefaultSuffix("md")
+        dialog.filterSelected.connect(
+            lambda chosen: dialog.setDefaultSuffix("json" if chosen == JSON_FILTER else "md")
+        )
+        dialog.selectFile(f"{name}.md")
+        if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
+            return
+        target = Path(dialog.selectedFiles()[0])
+        fmt = "json" if dialog.selectedNameFilter() == JSON_FILTER else "markdown"
+        await self.export_to(session_id, target, fmt)
+
+    async def export_to(self, session_id: str, target: Path, fmt: str) -> Path:
+        """Export without asking (the dialog's second half; scripts and tests)."""
+        engine = self._require_engine()
+        self.window.set_status(f"Exporting to {target.name}…")
+        written = await export_conversation(engine, session_id, target, fmt)
+        self.window.set_status(f"Exported to {written}")
+        return written
+
+    def copy_id(self, session_id: str) -> None:
+        clipboard = QGuiApplication.clipboard()
+        if clipboard is not None:
+            clipboard.setText(session_id)
+        self.window.set_status(f"Copied the conversation's id ({session_id}).")
+
     # --- delete (see ui.delete_flow) -----------------------------------------------------
 
     async def delete_selected(self) -> None:
@@ -570,7 +626,27 @@ class WindowController(QObject):
         if self.window.offline:
             self.window.set_status(OFFLINE_DELETE_TIP, error=True)
             return
-        await self.deleter.run(self._require_engine(), ids)
+        self._neighbour = self._neighbour_of(ids)
+        try:
+            await self.deleter.run(self._require_engine(), ids)
+        finally:
+            self._neighbour = None
+
+    def _neighbour_of(self, ids: Sequence[str]) -> str | None:
+        """The row to select once `ids` are gone: the one below the last of them, else the
+        one above the first (so the keyboard stays in the list, like a mail client)."""
+        gone = set(ids)
+        positions = [i for i in (self.model.index_of(x).row() for x in ids) if i >= 0]
+        if not positions:
+            return None
+        rows = self.model.rows()
+        for row in rows[max(positions) + 1 :]:
+            if row.id not in gone and not is_header(row):
+                return row.id
+        for row in reversed(rows[: min(positions)]):
+            if row.id not in gone and not is_header(row):
+                return row.id
+        return None
 
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
         removed = {o.session_id for o in outcomes if o.removed}
@@ -578,6 +654,8 @@ class WindowController(QObject):
             self._stop_following()
             self.pane.show_nothing()
         if removed:
+            if self._neighbour is not None and self._neighbour not in removed:
+                self._select_after_refresh = self._neighbour
             self.request_refresh()
 
     # --- settings -----------------------------------------------------------------------

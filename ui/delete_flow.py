@@ -10,7 +10,7 @@ shown as the engine's message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from sync.engine import DeleteOutcome, DeleteStatus, SyncEngine
 from sync.errors import NetworkError, ServerError
@@ -35,6 +35,8 @@ class DeleteFlow:
         self.deleting: set[str] = set()
         self._on_outcomes = on_outcomes
         self._say = say
+        # Keeps a copy of one conversation before it is deleted (the "Export…" button).
+        self.exporter: Callable[[str], Awaitable[None]] | None = None
         # (headline, details, all removed?): the status line with "Details", not a modal.
         self._report = report or (lambda text, _details, _ok: say(text))
 
@@ -51,8 +53,15 @@ class DeleteFlow:
             if await self.prompts.confirm_delete_running(titles[0], running):
                 await self._one(engine, ids[0], titles[0], stop_first=True)
             return
-        if not await self.prompts.confirm_delete(titles):
-            return
+        while True:
+            offer_export = self.exporter is not None and len(ids) == 1
+            choice = await self.prompts.choose_delete(titles, export=offer_export)
+            if choice == "export" and self.exporter is not None:
+                await self.exporter(ids[0])  # then the same question again
+                continue
+            if choice != "delete":
+                return
+            break
         if len(ids) == 1:
             await self._one(engine, ids[0], titles[0])
             return

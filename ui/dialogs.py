@@ -32,6 +32,7 @@ DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
 STOP_RUN_AND_DELETE = "Stop Run and Delete"
 RETRY = "Retry"
+EXPORT = "Export…"
 UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
 NOT_CONFIRMED = "The server didn't confirm the delete."
 LIST_LIMIT = 6
@@ -118,8 +119,11 @@ def _accessible(button: QAbstractButton, description: str) -> QAbstractButton:
     return button
 
 
-def build_delete_box(parent: QWidget | None, titles: Sequence[str]) -> QMessageBox:
-    """The confirmation before a delete. Cancel is the default; Escape cancels."""
+def build_delete_box(
+    parent: QWidget | None, titles: Sequence[str], *, export: bool = False
+) -> QMessageBox:
+    """The confirmation before a delete. Cancel is the default; Escape cancels. With
+    `export`, an "Export…" button keeps a copy first (the dialog comes back afterwards)."""
     if len(titles) == 1:
         text = wording.delete_question(titles[0])
         info = wording.delete_consequences(1)
@@ -133,6 +137,9 @@ def build_delete_box(parent: QWidget | None, titles: Sequence[str]) -> QMessageB
     _destructive(delete)
     _accessible(delete, "Delete the conversation from the server and every device")
     _accessible(cancel, "Keep the conversation")
+    if export:
+        keep = box.addButton(EXPORT, QMessageBox.ButtonRole.ActionRole)
+        _accessible(keep, "Save a copy of the conversation and its files first")
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
     cancel.setFocus()
@@ -343,6 +350,14 @@ class Prompts(QObject):
     async def confirm_delete(self, titles: Sequence[str]) -> bool:
         """True only when the user chose "Delete Everywhere"."""
         return await self._choice(build_delete_box(self._parent, titles), DELETE_EVERYWHERE)
+
+    async def choose_delete(self, titles: Sequence[str], *, export: bool) -> str:
+        """ "delete", "export" (keep a copy first, then ask again) or "cancel"."""
+        box = build_delete_box(self._parent, titles, export=export)
+        await self._show(box)
+        clicked = box.clickedButton()
+        text = clicked.text() if clicked is not None else ""
+        return {DELETE_EVERYWHERE: "delete", EXPORT: "export"}.get(text, "cancel")
 
     async def confirm_delete_running(self, title: str, active_run_id: str | None) -> bool:
         """For a row known to be running: True only for "Stop Run and Delete"."""

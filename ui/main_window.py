@@ -16,7 +16,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.conversation_pane import ConversationPane
-from ui.session_delegate import SessionDelegate
+from ui.session_delegate import SessionDelegate, more_rect
 from ui.session_model import SessionListModel
 from ui.style import STYLESHEET
 
@@ -57,6 +57,8 @@ class MainWindow(QMainWindow):
     delete_requested = Signal()
     settings_requested = Signal()
     filter_changed = Signal(str)  # debounced
+    export_requested = Signal(str)  # session id
+    copy_id_requested = Signal(str)  # session id
     current_changed = Signal(object)  # session id or None
     closed = Signal()
 
@@ -94,9 +96,11 @@ class MainWindow(QMainWindow):
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setMouseTracking(True)  # hover highlight and the row's "⋯" button
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._context_menu)
         self.list.installEventFilter(self)
+        self.list.viewport().installEventFilter(self)
         selection = self.list.selectionModel()
         selection.currentChanged.connect(self._on_current)
         selection.selectionChanged.connect(lambda *_: self._update_actions())
@@ -226,14 +230,28 @@ class MainWindow(QMainWindow):
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.list.indexAt(pos)
-        if not index.isValid():
+        if not index.isValid() or not index.flags() & Qt.ItemFlag.ItemIsSelectable:
             return
+        self.row_menu(index).popup(self.list.viewport().mapToGlobal(pos))
+
+    def row_menu(self, index: QModelIndex) -> QMenu:
+        """A row's menu (right click, or its "⋯" button): Delete, Export…, Copy ID."""
         selection = self.list.selectionModel()
         if not selection.isSelected(index):
             selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        session_id = str(index.data(SessionListModel.IdRole))
         menu = QMenu(self)
+        menu.setObjectName("rowMenu")
+        menu.setAccessibleName(self.tr("Conversation actions"))
+        export = menu.addAction(self.tr("Export…"))
+        export.triggered.connect(lambda: self.export_requested.emit(session_id))
+        copy = menu.addAction(self.tr("Copy ID"))
+        copy.triggered.connect(lambda: self.copy_id_requested.emit(session_id))
+        menu.addSeparator()
         menu.addAction(self.delete_action)
-        menu.popup(self.list.viewport().mapToGlobal(pos))
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        self.last_menu = menu
+        return menu
 
     # --- keyboard -----------------------------------------------------------------------
 
@@ -252,6 +270,21 @@ class MainWindow(QMainWindow):
                 return True
         elif watched is self.list and event.type() == QEvent.Type.FocusIn:
             self._ensure_current()
+        elif (
+            watched is self.list.viewport()
+            and event.type() == QEvent.Type.MouseButtonRelease
+            and isinstance(event, QMouseEvent)
+            and event.button() == Qt.MouseButton.LeftButton
+        ):
+            pos = event.position().toPoint()
+            index = self.list.indexAt(pos)
+            if (
+                index.isValid()
+                and index.flags() & Qt.ItemFlag.ItemIsSelectable
+                and more_rect(self.list.visualRect(index)).contains(pos)
+            ):
+                self.row_menu(index).popup(self.list.viewport().mapToGlobal(pos))
+                return True
         return super().eventFilter(watched, event)
 
     def _ensure_current(self) -> None:
@@ -264,10 +297,20 @@ class MainWindow(QMainWindow):
                 selection.select(current, QItemSelectionModel.SelectionFlag.Select)
             return
         selected = sorted(selection.selectedRows(), key=lambda index: index.row())
-        target = selected[0] if selected else self.model.index(0, 0)
+        target = selected[0] if selected else self._first_selectable()
+        if not target.isValid():
+            return
         flags = QItemSelectionModel.SelectionFlag
         selection.setCurrentIndex(target, flags.Select if selected else flags.ClearAndSelect)
         self.list.scrollTo(target)
+
+    def _first_selectable(self) -> QModelIndex:
+        """The first conversation (the list may open with a date header)."""
+        for row in range(min(self.model.rowCount(), 64)):
+            index = self.model.index(row, 0)
+            if index.flags() & Qt.ItemFlag.ItemIsSelectable:
+                return index
+        return QModelIndex()
 
     def clear_filter(self) -> None:
         """Empty the search box and show every conversation now (no debounce)."""

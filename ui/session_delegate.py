@@ -12,6 +12,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from ui.elided_label import is_rtl
 from ui.relative_time import relative_time
 from ui.session_model import SessionListModel, SidebarRow, display_title
 
@@ -19,6 +20,13 @@ RUNNING_COLOR = QColor("#2e9d5b")
 H_PAD = 12
 V_PAD = 7
 LINE_GAP = 3
+MORE = "⋯"
+MORE_WIDTH = 28
+
+
+def more_rect(row: QRect) -> QRect:
+    """Where a hovered row shows its "⋯" button (clicking there opens the row's menu)."""
+    return QRect(row.right() - MORE_WIDTH - 4, row.top() + 4, MORE_WIDTH, row.height() - 8)
 
 
 class SessionDelegate(QStyledItemDelegate):
@@ -48,6 +56,9 @@ class SessionDelegate(QStyledItemDelegate):
         row: SidebarRow | None = index.data(SessionListModel.RowRole)
         if row is None:
             super().paint(painter, option, index)
+            return
+        if index.data(SessionListModel.HeaderRole):
+            self._paint_header(painter, option, row.title or "")
             return
         pending = bool(index.data(SessionListModel.PendingDeleteRole))
         self.initStyleOption(option, index)
@@ -85,12 +96,26 @@ class SessionDelegate(QStyledItemDelegate):
                 title_font.setItalic(True)
             painter.setFont(title_font)
             painter.setPen(text_color)
-            title_rect = QRect(rect.left(), rect.top(), rect.width(), title_metrics.height())
+            hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+            room = rect.width() - (MORE_WIDTH if hovered else 0)
+            title_rect = QRect(rect.left(), rect.top(), room, title_metrics.height())
+            rtl = is_rtl(title)
             painter.drawText(
                 title_rect,
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, rect.width()),
+                (Qt.AlignmentFlag.AlignRight if rtl else Qt.AlignmentFlag.AlignLeft)
+                | Qt.AlignmentFlag.AlignVCenter,
+                title_metrics.elidedText(
+                    title,
+                    Qt.TextElideMode.ElideLeft if rtl else Qt.TextElideMode.ElideRight,
+                    room,
+                ),
             )
+            if hovered and not pending:
+                painter.drawText(
+                    more_rect(option.rect),
+                    Qt.AlignmentFlag.AlignCenter,
+                    MORE,
+                )
 
             line_top = title_rect.bottom() + 1 + LINE_GAP
             line = QRect(rect.left(), line_top, rect.width(), small_metrics.height())
@@ -120,11 +145,24 @@ class SessionDelegate(QStyledItemDelegate):
         finally:
             painter.restore()
 
+    def _paint_header(self, painter: QPainter, option: QStyleOptionViewItem, label: str) -> None:
+        """A date section's name, small and quiet, sitting on the rows below it."""
+        painter.save()
+        try:
+            font = self._small_font(option.font)
+            font.setWeight(QFont.Weight.DemiBold)
+            painter.setFont(font)
+            color = QColor(option.palette.color(QPalette.ColorRole.Text))
+            color.setAlphaF(0.55)
+            painter.setPen(color)
+            rect = option.rect.adjusted(H_PAD, V_PAD, -H_PAD, -4)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, label)
+        finally:
+            painter.restore()
+
     @staticmethod
     def _title_font(base: QFont) -> QFont:
-        font = QFont(base)
-        font.setWeight(QFont.Weight.DemiBold)
-        return font
+        return QFont(base)  # regular weight: a list of titles, not a list of headlines
 
     @staticmethod
     def _small_font(base: QFont) -> QFont:

@@ -34,6 +34,8 @@ from ui.relative_time import full_time, relative_time
 log = logging.getLogger(__name__)
 
 UNTITLED = "Untitled conversation"
+#: Ids of date-section header rows (`ui.grouping`) start with this; no session id does.
+HEADER_PREFIX = "§section:"
 
 type AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -89,6 +91,7 @@ class SessionListModel(QAbstractListModel):
     UpdatedAtRole = Qt.ItemDataRole.UserRole + 3
     ActiveRunRole = Qt.ItemDataRole.UserRole + 4
     PendingDeleteRole = Qt.ItemDataRole.UserRole + 5
+    HeaderRole = Qt.ItemDataRole.UserRole + 6
 
     # Emitted after an update has been applied completely (not when superseded).
     updated = Signal()
@@ -114,6 +117,8 @@ class SessionListModel(QAbstractListModel):
         if not index.isValid() or index.column() != 0 or not 0 <= index.row() < len(self._rows):
             return None
         row = self._rows[index.row()]
+        if row.id.startswith(HEADER_PREFIX):
+            return self._header_data(row, role)
         if role == Qt.ItemDataRole.DisplayRole:
             return display_title(row)
         if role == Qt.ItemDataRole.AccessibleTextRole:
@@ -137,9 +142,24 @@ class SessionListModel(QAbstractListModel):
             return row.id in self._pending
         return None
 
+    def _header_data(self, row: SidebarRow, role: int) -> Any:
+        """A date section's header: a name for people and assistive tools, nothing else."""
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return row.title
+        if role == self.RowRole:
+            return row
+        if role == self.HeaderRole:
+            return True
+        return None
+
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
+        if 0 <= index.row() < len(self._rows) and self._rows[index.row()].id.startswith(
+            HEADER_PREFIX
+        ):
+            # Not enabled, not selectable: selection, Delete and the arrow keys skip it.
+            return Qt.ItemFlag.ItemNeverHasChildren
         return (
             Qt.ItemFlag.ItemIsEnabled
             | Qt.ItemFlag.ItemIsSelectable
@@ -211,6 +231,10 @@ class SessionListModel(QAbstractListModel):
             if row.id in wanted:
                 index = self.index(i, 0)
                 self.dataChanged.emit(index, index, [self.PendingDeleteRole])
+
+    def sessions(self) -> list[SidebarRow]:
+        """The conversation rows as shown, without the section headers."""
+        return [row for row in self._rows if not row.id.startswith(HEADER_PREFIX)]
 
     def find_many(self, session_ids: Iterable[str]) -> dict[str, SidebarRow]:
         """The shown rows of these sessions, by id (one pass over the rows)."""

@@ -26,7 +26,9 @@ STYLESHEET = f"""
     border-radius: 8px;
     outline: 0;
 }}
+#sessionList::item:hover {{ background: palette(alternate-base); border-radius: 6px; }}
 #sessionList::item:selected {{ background: {ACCENT}; border-radius: 6px; }}
+#sessionList:focus {{ border: 1px solid palette(highlight); }}
 #sidebarEmpty {{ color: palette(mid); font-size: 10.5pt; padding: 24px; }}
 #filter {{ padding: 5px 8px; border-radius: 6px; }}
 #paneHeader {{ border-bottom: 1px solid palette(midlight); background: palette(base); }}

@@ -173,7 +173,11 @@ def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterat
     assert isinstance(app, QApplication)
     active = Qt.ApplicationState.ApplicationActive
     run(loop, until(lambda: app.applicationState() == active, what="an active application"))
-    controller = WindowController(window, sync_interval=0, foreground_debounce_ms=20)
+    # Date headers off: these tests read rows by position (tests/ui/test_grouping.py has
+    # the headers).
+    controller = WindowController(
+        window, sync_interval=0, foreground_debounce_ms=20, group_by_date=False
+    )
     profile = Profile(tmp_path / "profile", server=live_server.url, token="dev-alice")
     faults = FaultTransport()
     engine = run(loop, SyncEngine.open(profile, retry_attempts=1, transport=faults))

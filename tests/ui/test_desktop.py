@@ -39,7 +39,7 @@ def test_the_mirror_is_painted_even_when_the_server_is_unreachable(
     async def scenario() -> int:
         main = asyncio.ensure_future(desktop.main())
         window = desktop.window
-        await until(lambda: window.model.rowCount() == 1, what="the saved row")
+        await until(lambda: len(window.model.sessions()) == 1, what="the saved row")
         await until(lambda: "Offline" in window.status.text(), what="the offline status")
         assert window.status.text() == "Offline – showing saved history"
         window.close()
@@ -92,9 +92,9 @@ def test_saving_new_settings_switches_server_and_keeps_them_in_the_profile(
     async def scenario() -> int:
         main = asyncio.ensure_future(desktop.main())
         window = desktop.window
-        await until(lambda: [r.id for r in window.model.rows()] == [made[0]], what="first")
+        await until(lambda: [r.id for r in window.model.sessions()] == [made[0]], what="first")
         await desktop.reconnect(ConnectionSettings(second.url, "dev-alice"))
-        await until(lambda: [r.id for r in window.model.rows()] == [made[1]], what="second")
+        await until(lambda: [r.id for r in window.model.sessions()] == [made[1]], what="second")
         window.close()
         return await main
 

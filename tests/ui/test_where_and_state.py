@@ -13,7 +13,7 @@ from app import window_state
 from app.bundled import BundledServer, saved_port
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
-from tests.ui.conftest import run, until
+from tests.ui.conftest import run
 from ui.dialogs import SettingsDialog
 from ui.main_window import MainWindow
 from ui.where import account_label, server_label

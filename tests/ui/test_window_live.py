@@ -542,3 +542,25 @@ def test_a_waiting_reply_shows_an_indicator_not_a_bubble_of_dots(harness: Harnes
     assert not pane.indicator.isVisible()
     bubbles = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
     assert not any(text.strip(". ") == "" for text in bubbles), bubbles
+
+
+def test_after_a_delete_the_neighbouring_row_is_selected_and_open(harness: Harness) -> None:
+    top = harness.create("Top", ts(11))
+    middle = harness.create("Middle", ts(10))
+    bottom = harness.create("Bottom", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(middle)
+    harness.answers["deleteConfirmation"] = DELETE_EVERYWHERE
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+    run(harness.loop, harness.controller.wait_idle())
+    assert harness.ids() == [top, bottom]
+    assert harness.window.selected_ids() == [bottom]
+    assert harness.window.pane.session_id == bottom
+
+    # The last row: the one above it.
+    harness.dialogs.clear()
+    run(harness.loop, harness.controller.delete_selected())
+    run(harness.loop, harness.controller.refresh_now())
+    run(harness.loop, harness.controller.wait_idle())
+    assert harness.window.selected_ids() == [top]

@@ -1,0 +1,114 @@
+"""Date sections for the sidebar: Today, Yesterday, Previous 7 days, Previous 30 days, then
+one per month ("October", or "October 2025" in an earlier year).
+
+Pure Python, no Qt. The rows arrive in the mirror's order (`updated_at` descending), so a
+section's start is found by a binary search on the timestamps (contract timestamps are
+fixed-width UTC strings and compare as text): a sidebar of 100,000 rows gets its headers in
+a few dozen comparisons plus one list copy, never a parse of every date.
+
+A header is a row like the others for the model and the diff (a stable id per section), but
+it cannot be selected or made current, so selection, Delete and the arrow keys skip it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from ui.session_model import HEADER_PREFIX, SidebarRow
+
+__all__ = ["HEADER_PREFIX", "SectionHeader", "group_rows", "is_header", "sections"]
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+@dataclass(frozen=True)
+class SectionHeader:
+    """A section's header row (shaped like a mirror row for the model and the diff)."""
+
+    id: str
+    title: str | None
+    created_at: str = ""
+    updated_at: str = ""
+    active_run_id: str | None = None
+    last_run_id: str | None = None
+
+
+def is_header(row: object) -> bool:
+    return isinstance(row, SectionHeader)
+
+
+def _stamp(moment: datetime) -> str:
+    """A local moment as a contract timestamp (UTC, microseconds, `Z`)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def sections(now: datetime, oldest: str) -> list[tuple[str, str, str]]:
+    """(key, label, start) for every section from now back to `oldest`, newest first; a
+    row belongs to the first section whose start is at or before its `updated_at`."""
+    local = now  # an aware moment in the zone whose days count (the caller's local zone)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    out = [
+        ("today", "Today", _stamp(midnight)),
+        ("yesterday", "Yesterday", _stamp(midnight - timedelta(days=1))),
+        ("week", "Previous 7 days", _stamp(midnight - timedelta(days=7))),
+        ("month", "Previous 30 days", _stamp(midnight - timedelta(days=30))),
+    ]
+    # Months, from the one holding "30 days ago" backwards, until the oldest row.
+    cursor = (midnight - timedelta(days=30)).replace(day=1)
+    while True:
+        start = _stamp(cursor)
+        label = _MONTHS[cursor.month - 1]
+        if cursor.year != local.year:
+            label = f"{label} {cursor.year}"
+        out.append((f"{cursor.year:04d}-{cursor.month:02d}", label, start))
+        if start <= oldest or cursor.year < 1971:
+            break
+        previous = cursor - timedelta(days=1)
+        cursor = previous.replace(day=1)
+    out.append(("older", "Older", ""))
+    return out
+
+
+def _first_before(rows: Sequence[SidebarRow], start: str, lo: int) -> int:
+    """The first index >= lo whose `updated_at` is before `start` (rows are descending)."""
+    hi = len(rows)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if rows[mid].updated_at >= start:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def group_rows(rows: Sequence[SidebarRow], now: datetime | None = None) -> list[SidebarRow]:
+    """`rows` with a header before each non-empty section; days are counted in `now`'s
+    time zone (the local one by default)."""
+    now = now or datetime.now().astimezone()
+    if not rows:
+        return []
+    out: list[SidebarRow] = []
+    position = 0
+    for key, label, start in sections(now, rows[-1].updated_at):
+        end = _first_before(rows, start, position) if start else len(rows)
+        if end > position:
+            out.append(SectionHeader(HEADER_PREFIX + key, label, updated_at=start))
+            out.extend(rows[position:end])
+            position = end
+        if position >= len(rows):
+            break
+    return out
