@@ -1,10 +1,16 @@
-"""Render the window and its dialogs to docs/screenshots/*.png (offscreen, real data).
+"""Render the window and its dialogs to docs/screenshots/*.png (offscreen, real data),
+once with a light and once with a dark palette (`*_dark.png`).
 
-Starts the bundled stub server with the demo seed in a temporary folder, opens a real
-engine and the real window, runs a showcase conversation (a tool approval, an artifact),
-and grabs: the main window with that conversation open, the delete confirmation, the
-run-in-progress dialog (409), the "couldn't reach the server" dialog, the pane of a
-conversation deleted on another device, and the first-launch empty state.
+Starts the stub server with the demo seed in a temporary folder, opens a real engine and
+the real window, runs a showcase conversation (a tool approval, an artifact, a memory, a
+run left waiting), adds titles that are long, right-to-left, CJK and emoji, and grabs every
+state the README shows: the main window (date sections, running reply), a narrow window
+with a long title, the row's hover "⋯" menu, the delete confirmations (plain, running,
+bulk), the 409 and unreachable dialogs, a bulk result in the status line, the offline
+banner, Settings, a conversation deleted on another device, and the first launch.
+
+CJK and emoji titles need fonts (`apt-get install fonts-noto-cjk fonts-noto-color-emoji`
+on Debian); without them those glyphs render as boxes. Tests never depend on them.
 
     .venv/bin/python scripts/render_screenshots.py [OUTPUT_DIR]
 """
@@ -24,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtGui import QCursor, QFont
+from PySide6.QtGui import QCursor, QFont, QPainter
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.loop import ConvergeEventLoop
@@ -34,14 +41,32 @@ from sync.engine import SyncEngine
 from sync.profile import Profile
 from ui.controller import WindowController
 from ui.dialogs import (
+    ConnectionSettings,
+    SettingsDialog,
     build_delete_box,
+    build_delete_running_box,
     build_run_in_progress_box,
     build_unreachable_box,
+    results_summary,
 )
 from ui.main_window import MainWindow
+from ui.session_delegate import more_rect
+from ui.style import dark_palette
 
 TOKEN = "dev-alice"
 ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."
+EXTRA_TITLES = [
+    (
+        "Draft the migration plan for moving the billing service to the new cluster "
+        "before the end of the quarter",
+        0.2,
+    ),
+    ("تلخيص اجتماع الفريق حول خطة الإصدار القادم والمهام المتبقية", 30),
+    ("週末の京都旅行の計画を立てる 🍵⛩️", 52),
+    ("🎉 Plan Sam's surprise party 🎂", 200),
+    ("Notes from the Q3 architecture review", 24 * 45),
+    ("Tax documents checklist", 24 * 80),
+]
 FALLBACK_TITLES = [
     "Quarterly planning notes for the platform team",
     "Draft a reply to the landlord about the heating",
@@ -79,6 +104,11 @@ def prepare(url: str) -> str:
             control.post("/_stub/sessions", json=body).raise_for_status()
         legacy = {"token": TOKEN, "messages": [message("   ")], "legacy": True}
         control.post("/_stub/sessions", json=legacy)
+    now = time.time()
+    for title, hours in EXTRA_TITLES:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now - 3600 * hours))
+        body = {"token": TOKEN, "messages": [message(title)], "updated_at": stamp}
+        control.post("/_stub/sessions", json=body).raise_for_status()
     created = client.post("/v1/sessions", json={}).json()
     sid = created["id"]
     first = client.post(
@@ -104,6 +134,11 @@ def prepare(url: str) -> str:
         },
     ).json()
     wait_run(client, third["id"], ("completed",))
+    memory = client.post(
+        f"/v1/sessions/{sid}/runs",
+        json={"input": message("/remember Prefers a window seat")},
+    ).json()
+    wait_run(client, memory["id"], ("completed",))
     fourth = client.post(
         f"/v1/sessions/{sid}/runs", json={"input": message("/approve book_hotel")}
     ).json()
@@ -124,24 +159,49 @@ async def settle(app: QApplication, seconds: float = 0.3) -> None:
     await asyncio.sleep(seconds)
 
 
-async def render(app: QApplication, url: str, folder: Path, out: Path) -> None:
+def save_with_popup(window: QWidget, popup: QWidget, path: Path) -> None:
+    """The window with a popup (a menu) painted where it opened."""
+    pixmap = window.grab()
+    painter = QPainter(pixmap)
+    painter.drawPixmap(window.mapFromGlobal(popup.pos()), popup.grab())
+    painter.end()
+    if not pixmap.save(str(path)):
+        raise RuntimeError(f"could not write {path}")
+    print(f"wrote {path} ({pixmap.width()}×{pixmap.height()})")
+
+
+async def show_box(app: QApplication, box: QWidget, path: Path) -> None:
+    box.show()
+    await settle(app)
+    save(box, path)
+    box.close()
+
+
+async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: str) -> None:
     showcase = await asyncio.to_thread(prepare, url)
     window = MainWindow()
     window.resize(1180, 760)
     controller = WindowController(window, sync_interval=0)
     profile = Profile(folder / "profile", server=url, token=TOKEN)
+    host = url.removeprefix("http://")
+
+    def shot(name: str) -> Path:
+        return out / f"{name}{suffix}.png"
 
     empty = MainWindow()
     empty.resize(1180, 760)
     empty.set_status("Starting the built-in demo server…")
     empty.show()
     await settle(app)
-    save(empty, out / "first_launch_empty.png")
+    save(empty, shot("first_launch_empty"))
     empty.close()
 
     engine = await SyncEngine.open(profile)
     try:
+        window.set_where("alice", host)
         window.show()
+        controller.in_use = f"{url} as alice"
+        controller.settings = ConnectionSettings(url, TOKEN)
         controller.attach(engine, connect=False)
         await engine.reconcile()
         await controller.refresh_now()
@@ -150,35 +210,84 @@ async def render(app: QApplication, url: str, folder: Path, out: Path) -> None:
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect
         )
         await controller.wait_idle()
-        await settle(app, 0.8)
-        save(window, out / "main_window.png")
+        await settle(app, 1.2)
+        save(window, shot("main_window"))
+
+        # The row's hover "⋯" and its menu, on another row.
+        other_index = window.model.index(index.row() + 2, 0)
+        rect = window.list.visualRect(other_index)
+        QTest.mouseMove(window.list.viewport(), rect.center())
+        menu = window.row_menu(other_index)
+        menu.popup(window.list.viewport().mapToGlobal(more_rect(rect).bottomLeft()))
+        await settle(app, 0.5)
+        save_with_popup(window, menu, shot("row_menu"))
+        menu.close()
+        QCursor.setPos(5000, 5000)
+        window.list.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        await controller.wait_idle()
 
         title = window.model.index(index.row(), 0).data()
-        box = build_delete_box(window, [title])
-        box.show()
-        await settle(app)
-        save(box, out / "delete_dialog.png")
-        box.close()
-
+        await show_box(app, build_delete_box(window, [title], export=True), shot("delete_dialog"))
         row = window.model.find(showcase)
-        box = build_run_in_progress_box(window, title, row.active_run_id if row else None)
-        box.show()
-        await settle(app)
-        save(box, out / "run_in_progress_dialog.png")
-        box.close()
+        run_id = row.active_run_id if row else None
+        await show_box(
+            app, build_delete_running_box(window, title, run_id), shot("delete_running_dialog")
+        )
+        await show_box(
+            app, build_run_in_progress_box(window, title, run_id), shot("run_in_progress_dialog")
+        )
+        await show_box(
+            app,
+            build_unreachable_box(window, [title], "Connection refused"),
+            shot("unreachable_dialog"),
+        )
+        titles = [r.title or "Untitled conversation" for r in window.model.sessions()[1:4]]
+        await show_box(app, build_delete_box(window, titles), shot("bulk_delete_dialog"))
+        settings = SettingsDialog(window, controller.settings, controller.in_use)
+        await show_box(app, settings, shot("settings_dialog"))
 
-        box = build_unreachable_box(window, [title], "Connection refused")
-        box.show()
+        # A bulk result in the status line (the words the delete flow writes there).
+        headline, details = results_summary(
+            [
+                (titles[0], True, "Deleted"),
+                (titles[1], False, "Not deleted: a run is in progress (stop it first)"),
+                (titles[2], True, "Deleted"),
+            ]
+        )
+        window.set_status(headline, error=True, details=details)
         await settle(app)
-        save(box, out / "unreachable_dialog.png")
-        box.close()
+        save(window, shot("bulk_result"))
 
-        titles = [window.model.index(i, 0).data() for i in range(1, 4)]
-        box = build_delete_box(window, titles)
-        box.show()
+        # Offline: the banner, Send and Delete disabled (the controller's own calls).
+        window.set_offline(True, "Cannot reach the server (ConnectError on GET /v1/sessions).")
+        window.set_status(
+            "Offline – showing saved history", details="ConnectError on GET /v1/sessions"
+        )
         await settle(app)
-        save(box, out / "bulk_delete_dialog.png")
-        box.close()
+        save(window, shot("offline"))
+        window.set_offline(False)
+        window.set_status("Synced just now")
+
+        # A narrow window (two side by side on a small screen) with a long title open.
+        long_id = next(
+            r.id
+            for r in window.model.sessions()
+            if (r.title or "").startswith("Draft the migration")
+        )
+        window.resize(690, 640)
+        window.list.selectionModel().setCurrentIndex(
+            window.model.index_of(long_id), QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        await controller.wait_idle()
+        await settle(app, 0.8)
+        save(window, shot("narrow_long_title"))
+        window.resize(1180, 760)
+        window.list.selectionModel().setCurrentIndex(
+            window.model.index_of(showcase), QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        await controller.wait_idle()
 
         # Another device deletes the open conversation: cancel its run, then delete.
         other = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"})
@@ -190,7 +299,7 @@ async def render(app: QApplication, url: str, folder: Path, out: Path) -> None:
         await engine.reconcile()
         await controller.refresh_now()
         await settle(app, 0.5)
-        save(window, out / "deleted_elsewhere.png")
+        save(window, shot("deleted_elsewhere"))
     finally:
         await controller.shutdown()
         await engine.close()
@@ -213,21 +322,26 @@ def main() -> int:
     app.setFont(font)
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory(prefix="converge-shots-") as tmp:
-        folder = Path(tmp)
-        settings = ServerSettings(
-            database_url=f"sqlite:///{folder / 'server.sqlite3'}",
-            artifacts_dir=folder / "objects",
-            seed="demo",
-            control=True,
-            agent_delay=0.0,
-        )
-        server = ServerThread(settings).start()
-        try:
-            loop.run_until_complete(render(app, server.url, folder, out))
-        finally:
-            server.stop()
-            loop.close()
+    light = app.palette()
+    try:
+        for suffix, palette in (("", light), ("_dark", dark_palette())):
+            app.setPalette(palette)
+            with tempfile.TemporaryDirectory(prefix="converge-shots-") as tmp:
+                folder = Path(tmp)
+                settings = ServerSettings(
+                    database_url=f"sqlite:///{folder / 'server.sqlite3'}",
+                    artifacts_dir=folder / "objects",
+                    seed="demo",
+                    control=True,
+                    agent_delay=0.0,
+                )
+                server = ServerThread(settings).start()
+                try:
+                    loop.run_until_complete(render(app, server.url, folder, out, suffix))
+                finally:
+                    server.stop()
+    finally:
+        loop.close()
     return 0
 
 

@@ -110,6 +110,9 @@ def _message_box(
 def _destructive(button: QAbstractButton) -> QAbstractButton:
     """Styled as destructive (red), like the platform's destructive buttons."""
     button.setProperty("destructive", True)
+    # The box polished its buttons while laying them out: re-polish for the new property.
+    button.style().unpolish(button)
+    button.style().polish(button)
     return button
 
 

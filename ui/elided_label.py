@@ -3,8 +3,8 @@
 A plain `QLabel`'s minimum width is its whole text: a conversation with a long title made the
 window grow (690 px to over 1,000 px) and stay that wide. This label asks for almost no
 width, paints the text elided to the room it gets, follows the text's own direction (an
-Arabic or Hebrew title is right-aligned and elided on its left end), and keeps the full text
-in its tooltip and accessible name.
+Arabic or Hebrew title is right-aligned and loses its end, drawn on the left), and keeps
+the full text in its tooltip and accessible name.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ class ElidedLabel(QFrame):
     def elided_text(self, width: int | None = None) -> str:
         """The text as painted in `width` pixels (the label's width by default)."""
         room = self.contentsRect().width() if width is None else width
-        mode = Qt.TextElideMode.ElideLeft if self.right_to_left() else Qt.TextElideMode.ElideRight
-        return self.fontMetrics().elidedText(self._text, mode, max(0, room))
+        # Logical: the text's end goes, which is on the left for a right-to-left title.
+        return self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, max(0, room))
 
     def right_to_left(self) -> bool:
         return is_rtl(self._text)

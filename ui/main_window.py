@@ -16,7 +16,14 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QMouseEvent
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -36,7 +43,7 @@ from PySide6.QtWidgets import (
 from ui.conversation_pane import ConversationPane
 from ui.session_delegate import SessionDelegate, more_rect
 from ui.session_model import SessionListModel
-from ui.style import STYLESHEET
+from ui.style import is_dark, stylesheet
 
 FILTER_DEBOUNCE_MS = 250
 LOADING = "Loading conversations…"
@@ -67,7 +74,9 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowTitle("Converge")
         self.resize(1100, 720)
-        self.setStyleSheet(STYLESHEET)
+        self.apply_color_scheme()
+        hints = QGuiApplication.styleHints()
+        hints.colorSchemeChanged.connect(lambda _scheme: self.apply_color_scheme())
         self.model = model or SessionListModel(self)
 
         self.filter = QLineEdit()
@@ -227,6 +236,13 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.settings_action)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, toolbar)
         self.toolbar = toolbar
+
+    def apply_color_scheme(self) -> None:
+        """Follow the system's light or dark scheme (also when it changes while open)."""
+        dark = is_dark(QGuiApplication.palette())
+        if dark != getattr(self, "_dark", None):  # restyling itself sends a PaletteChange
+            self._dark = dark
+            self.setStyleSheet(stylesheet(dark))
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.list.indexAt(pos)
@@ -440,6 +456,11 @@ class MainWindow(QMainWindow):
         empty = self.model.rowCount() == 0
         self.sidebar_stack.setCurrentWidget(self.sidebar_empty if empty else self.list)
         self._update_actions()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange):
+            self.apply_color_scheme()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closed.emit()

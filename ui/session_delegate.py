@@ -17,6 +17,15 @@ from ui.relative_time import relative_time
 from ui.session_model import SessionListModel, SidebarRow, display_title
 
 RUNNING_COLOR = QColor("#2e9d5b")
+RUNNING_COLOR_DARK = QColor("#5fd08f")
+
+
+def running_color(palette: QPalette) -> QColor:
+    """Green that reads on the list's background, light or dark."""
+    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+    return RUNNING_COLOR_DARK if dark else RUNNING_COLOR
+
+
 H_PAD = 12
 V_PAD = 7
 LINE_GAP = 3
@@ -104,11 +113,9 @@ class SessionDelegate(QStyledItemDelegate):
                 title_rect,
                 (Qt.AlignmentFlag.AlignRight if rtl else Qt.AlignmentFlag.AlignLeft)
                 | Qt.AlignmentFlag.AlignVCenter,
-                title_metrics.elidedText(
-                    title,
-                    Qt.TextElideMode.ElideLeft if rtl else Qt.TextElideMode.ElideRight,
-                    room,
-                ),
+                # Elide modes are logical: ElideRight drops a right-to-left title's end,
+                # which is drawn on the left.
+                title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, room),
             )
             if hovered and not pending:
                 painter.drawText(
@@ -130,7 +137,7 @@ class SessionDelegate(QStyledItemDelegate):
             if row.active_run_id:
                 x = line.left() + small_metrics.horizontalAdvance(when) + 10
                 dot = small_metrics.height() // 2 - 1
-                color = QColor("#ffffff") if selected else RUNNING_COLOR
+                color = QColor("#ffffff") if selected else running_color(palette)
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
                 painter.setBrush(color)
                 painter.setPen(Qt.PenStyle.NoPen)

@@ -1,14 +1,107 @@
-"""The window's stylesheet: quiet surfaces, readable bubbles, one accent colour.
+"""The window's stylesheet: quiet surfaces, readable bubbles, one accent colour, in a light
+and a dark variant that follow the system's colour scheme.
 
-Only the custom pieces are styled (bubbles, cards, header, status line); standard widgets
-keep the platform's look.
+Only the custom pieces are styled (bubbles, cards, header, banners, status line); standard
+widgets keep the platform's look and palette. Sizes are left to the system font except the
+conversation title, which is relative to it.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
 ACCENT = "#2f6fde"
 
-STYLESHEET = f"""
+_LIGHT = {
+    "assistant_bg": "#eef0f4",
+    "assistant_fg": "#1d2330",
+    "card_border": "#d5d9e0",
+    "card_bg": "#fafbfc",
+    "approval_border": "#e3b341",
+    "approval_bg": "#fffaf0",
+    "heading": "#1d2330",
+    "detail": "#4a5261",
+    "tool": "#333a46",
+    "note": "#6b7280",
+    "error": "#b42318",
+    "banner_bg": "#fff4e5",
+    "banner_fg": "#6b3d00",
+    "banner_border": "#f0c36d",
+    "offline_bg": "#b42318",
+    "offline_fg": "#ffffff",
+    "running": "#2e9d5b",
+}
+_DARK = {
+    "assistant_bg": "#2b2f38",
+    "assistant_fg": "#e6e8ec",
+    "card_border": "#3b414d",
+    "card_bg": "#23272e",
+    "approval_border": "#b8902e",
+    "approval_bg": "#2e2a1f",
+    "heading": "#e6e8ec",
+    "detail": "#b4bac6",
+    "tool": "#cfd4dc",
+    "note": "#9aa1ad",
+    "error": "#ff8a80",
+    "banner_bg": "#3a2f1c",
+    "banner_fg": "#f5d9a8",
+    "banner_border": "#7a5b22",
+    "offline_bg": "#8c1d18",
+    "offline_fg": "#ffffff",
+    "running": "#5fd08f",
+}
+
+
+def is_dark(palette: QPalette | None = None) -> bool:
+    """Dark when the system says so, or when the palette's window colour is dark."""
+    app = QGuiApplication.instance()
+    if isinstance(app, QGuiApplication):
+        scheme = app.styleHints().colorScheme()
+        if scheme == Qt.ColorScheme.Dark:
+            return True
+        if scheme == Qt.ColorScheme.Light:
+            return False
+        palette = palette or app.palette()
+    if palette is None:
+        return False
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def dark_palette() -> QPalette:
+    """A dark palette for platforms that report no colour scheme (and the screenshots)."""
+    palette = QPalette()
+    roles = QPalette.ColorRole
+    for role, color in (
+        (roles.Window, "#1e2127"),
+        (roles.WindowText, "#e6e8ec"),
+        (roles.Base, "#181a1f"),
+        (roles.AlternateBase, "#262a31"),
+        (roles.Text, "#e6e8ec"),
+        (roles.Button, "#2a2e36"),
+        (roles.ButtonText, "#e6e8ec"),
+        (roles.Highlight, ACCENT),
+        (roles.HighlightedText, "#ffffff"),
+        (roles.ToolTipBase, "#2a2e36"),
+        (roles.ToolTipText, "#e6e8ec"),
+        (roles.PlaceholderText, "#8a909c"),
+        (roles.Light, "#3a3f48"),
+        (roles.Midlight, "#30343c"),
+        (roles.Mid, "#6b717d"),
+        (roles.Dark, "#121418"),
+        (roles.Shadow, "#000000"),
+        (roles.Link, "#7aa7ff"),
+    ):
+        palette.setColor(role, QColor(color))
+    disabled = QPalette.ColorGroup.Disabled
+    for role in (roles.WindowText, roles.Text, roles.ButtonText):
+        palette.setColor(disabled, role, QColor("#6b717d"))
+    return palette
+
+
+def stylesheet(dark: bool | None = None) -> str:
+    c = _DARK if (is_dark() if dark is None else dark) else _LIGHT
+    return f"""
 #sidebar {{ background: palette(window); }}
 #toolbar {{ spacing: 4px; padding: 3px 8px; border-bottom: 1px solid palette(midlight); }}
 #toolbar QToolButton {{
@@ -19,45 +112,53 @@ STYLESHEET = f"""
 #toolbar QToolButton:hover {{ background: palette(midlight); }}
 #toolbar QToolButton:pressed {{ background: palette(mid); }}
 #toolbar QToolButton:disabled {{ color: palette(mid); }}
+#toolbar QToolButton:focus {{ border: 1px solid palette(highlight); }}
 #bannerBox {{ background: palette(base); }}
 #sessionList {{
-    border: none;
+    border: 1px solid transparent;
     background: palette(base);
     border-radius: 8px;
     outline: 0;
 }}
+#sessionList:focus {{ border: 1px solid palette(highlight); }}
 #sessionList::item:hover {{ background: palette(alternate-base); border-radius: 6px; }}
 #sessionList::item:selected {{ background: {ACCENT}; border-radius: 6px; }}
-#sessionList:focus {{ border: 1px solid palette(highlight); }}
-#sidebarEmpty {{ color: palette(mid); font-size: 10.5pt; padding: 24px; }}
+#sidebarEmpty {{ color: palette(mid); padding: 24px; }}
 #filter {{ padding: 5px 8px; border-radius: 6px; }}
 #paneHeader {{ border-bottom: 1px solid palette(midlight); background: palette(base); }}
 #paneTitle {{ font-size: 15pt; font-weight: 600; }}
 #paneSubtitle {{ color: palette(mid); }}
 #conversationPane, #transcript, #transcriptScroll {{ background: palette(base); }}
-#emptyState {{ color: palette(mid); font-size: 11pt; background: palette(base); }}
+#emptyState {{ color: palette(mid); background: palette(base); }}
 #banner {{
-    background: #fff4e5;
-    color: #6b3d00;
-    border: 1px solid #f0c36d;
+    background: {c["banner_bg"]};
+    color: {c["banner_fg"]};
+    border: 1px solid {c["banner_border"]};
     border-radius: 6px;
     padding: 8px 10px;
 }}
+#offlineBanner {{
+    background: {c["offline_bg"]};
+    color: {c["offline_fg"]};
+    font-weight: 600;
+    padding: 8px 16px;
+}}
 #userBubble {{ background: {ACCENT}; border-radius: 12px; }}
 #userBubble QLabel {{ color: white; }}
-#assistantBubble {{ background: #eef0f4; border-radius: 12px; }}
-#assistantBubble QLabel {{ color: #1d2330; }}
+#assistantBubble {{ background: {c["assistant_bg"]}; border-radius: 12px; }}
+#assistantBubble QLabel {{ color: {c["assistant_fg"]}; }}
 #toolCard, #approvalCard, #artifactCard {{
-    border: 1px solid #d5d9e0;
+    border: 1px solid {c["card_border"]};
     border-radius: 8px;
-    background: #fafbfc;
+    background: {c["card_bg"]};
 }}
-#approvalCard {{ border-color: #e3b341; background: #fffaf0; }}
-#cardHeading {{ font-weight: 600; color: #1d2330; }}
-#cardDetail {{ color: #4a5261; }}
-#toolOutput {{ font-family: monospace; color: #333a46; }}
-#note {{ color: #6b7280; font-style: italic; }}
-#errorNote {{ color: #b42318; }}
+#approvalCard {{ border-color: {c["approval_border"]}; background: {c["approval_bg"]}; }}
+#cardHeading {{ font-weight: 600; color: {c["heading"]}; }}
+#cardDetail {{ color: {c["detail"]}; }}
+#toolOutput {{ font-family: monospace; color: {c["tool"]}; }}
+#note {{ color: {c["note"]}; font-style: italic; }}
+#errorNote {{ color: {c["error"]}; }}
+#runIndicator {{ color: {c["running"]}; font-weight: 600; }}
 #composerBar {{ border-top: 1px solid palette(midlight); background: palette(window); }}
 #composer {{
     border: 1px solid palette(mid);
@@ -65,7 +166,12 @@ STYLESHEET = f"""
     padding: 4px;
     background: palette(base);
 }}
+#composer:focus {{ border: 1px solid palette(highlight); }}
 #sendButton, #stopButton {{ min-width: 76px; padding: 6px 12px; }}
-#syncStatus {{ color: palette(dark); padding: 2px 6px; }}
-#syncStatus[error="true"] {{ color: #b42318; }}
+#syncStatus {{ color: palette(window-text); padding: 2px 6px; }}
+#syncStatus[error="true"] {{ color: {c["error"]}; }}
+#whereLabel {{ color: palette(window-text); padding: 2px 8px; }}
 """
+
+
+STYLESHEET = stylesheet(dark=False)

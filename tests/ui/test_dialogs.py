@@ -152,6 +152,10 @@ def test_bulk_confirmation_has_a_plural_title_and_a_destructive_button(qapp: obj
     delete = next(b for b in box.buttons() if b.text() == DELETE_EVERYWHERE)
     assert delete.property("destructive") is True
     assert box.defaultButton().text() == CANCEL
+    box.show()
+    fill = delete.grab().toImage().pixelColor(8, delete.height() // 2)
+    assert fill.red() > fill.green() + 60, fill.name()  # drawn red, not like Cancel
+    box.close()
 
 
 def test_dialogs_have_accessible_names_and_the_dialog_role(qapp: object) -> None:
