@@ -306,6 +306,12 @@ class WindowController(QObject):
             self._offline_retry = 0
             self._offline_timer.stop()
 
+    def _suspect_offline(self) -> None:
+        """A request just failed on the network: check now (a reconcile pass says OFFLINE
+        within a second or two) rather than at the next 30 s tick."""
+        if self._status.state not in (EngineState.OFFLINE, EngineState.SYNCING):
+            self._trigger(TriggerReason.MANUAL)
+
     def _reload_after_reconnect(self) -> None:
         """Back online: the conversation that could not be loaded loads now."""
         failed = self._load_failed
@@ -451,6 +457,8 @@ class WindowController(QObject):
                 engine.trigger(TriggerReason.MANUAL)
             return
         except SyncError as exc:
+            if isinstance(exc, NetworkError):
+                self._suspect_offline()
             if token == self._open_token:
                 self._load_failed = session_id
                 self.pane.show_banner(load_failure_words(exc))
@@ -502,8 +510,11 @@ class WindowController(QObject):
                 self._last_seq = event.sequence
                 self.pane.append_event(event)
         except SyncError as exc:
+            if isinstance(exc, NetworkError):
+                self._suspect_offline()
             if self.pane.session_id == session_id:
-                self.pane.show_banner(f"Lost the live reply: {exc.message}")
+                self.pane.show_banner("Lost the live reply. It continues on the server.")
+                self.window.set_status("Lost the live reply.", error=True, details=exc.message)
         finally:
             if self._following_run == run_id:
                 self._following_run = None
@@ -649,6 +660,8 @@ class WindowController(QObject):
         return None
 
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
+        if any(isinstance(o.error, NetworkError) for o in outcomes):
+            self._suspect_offline()
         removed = {o.session_id for o in outcomes if o.removed}
         if self.pane.session_id in removed:
             self._stop_following()

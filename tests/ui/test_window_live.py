@@ -564,3 +564,22 @@ def test_after_a_delete_the_neighbouring_row_is_selected_and_open(harness: Harne
     run(harness.loop, harness.controller.refresh_now())
     run(harness.loop, harness.controller.wait_idle())
     assert harness.window.selected_ids() == [top]
+
+
+def test_a_request_failing_on_the_network_shows_offline_at_once_not_at_the_next_tick(
+    harness: Harness,
+) -> None:
+    sid = harness.create("Opened while the server is gone", ts(9))
+    run(harness.loop, harness.sync())
+    harness.faults.add("GET", r".*", "refuse", times=None)
+    window = harness.window
+    assert not window.offline_banner.isVisibleTo(window)
+    passes = harness.engine.passes_started
+
+    async def scenario() -> None:
+        await harness.select_async(sid)  # the transcript's GET fails: no timer runs here
+        await until(lambda: window.offline_banner.isVisibleTo(window), what="the banner")
+
+    run(harness.loop, scenario())
+    assert harness.engine.passes_started == passes + 1
+    assert not window.delete_action.isEnabled()
