@@ -30,7 +30,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app import heap, window_state
+from app import heap, translations, window_state
 from app.bundled import DEMO_TOKEN, BundledServer
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
@@ -332,6 +332,7 @@ def run(args: list[str]) -> int:
     app.setApplicationDisplayName("Converge")
     app.setQuitOnLastWindowClosed(False)
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, True)
+    translations.install(app)
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
     try:

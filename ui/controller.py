@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 
 type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
 
-SYNCING = "Syncing…"
-OFFLINE = "Offline – showing saved history"
+# Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
+SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
+OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history"))
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
 MARKDOWN_FILTER = "Markdown with files (*.md)"
 JSON_FILTER = "JSON with files (*.json)"
@@ -208,8 +209,12 @@ class WindowController(QObject):
     async def wait_idle(self) -> None:
         """Wait for the tasks the controller started, except a live run being followed
         (which lasts as long as the run): for tests and scripts."""
-        while pending := [t for t in self._tasks if t is not self._follow_task]:
+        # Only unfinished tasks: a finished one stays in the set until its done-callback
+        # runs, and awaiting it again never yields, so the callback would never run (a
+        # busy loop that hung a test now and then).
+        while pending := [t for t in self._tasks if t is not self._follow_task and not t.done()]:
             await asyncio.gather(*pending, return_exceptions=True)
+        await asyncio.sleep(0)  # let the done-callbacks of the last ones run
 
     def set_row_source(self, source: RowSource) -> None:
         """Where sidebar rows come from before an engine is attached (the mirror)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -30,13 +30,25 @@ from sync.models import Event
 from ui.elided_label import ElidedLabel
 from ui.relative_time import full_time
 
-DELETED_ELSEWHERE = (
-    "This conversation was deleted on another device. "
-    "It is no longer on the server or in this device's history."
+# Source strings, shown through `self.tr()` (context "ConversationPane").
+DELETED_ELSEWHERE = str(
+    QT_TRANSLATE_NOOP(
+        "ConversationPane",
+        "This conversation was deleted on another device. "
+        "It is no longer on the server or in this device's history.",
+    )
 )
-EMPTY_STATE = "Select a conversation on the left, or start a new one."
-SEND_TIP = "Send the message (Enter; Shift+Enter for a new line)"
-SEND_OFFLINE_TIP = "Can't send while offline: the message would not reach the server."
+EMPTY_STATE = str(
+    QT_TRANSLATE_NOOP("ConversationPane", "Select a conversation on the left, or start a new one.")
+)
+SEND_TIP = str(
+    QT_TRANSLATE_NOOP("ConversationPane", "Send the message (Enter; Shift+Enter for a new line)")
+)
+SEND_OFFLINE_TIP = str(
+    QT_TRANSLATE_NOOP(
+        "ConversationPane", "Can't send while offline: the message would not reach the server."
+    )
+)
 
 
 def message_text(data: dict[str, Any]) -> str:
@@ -166,7 +178,7 @@ class ConversationPane(QWidget):
         self.subtitle = QLabel("")
         self.subtitle.setObjectName("paneSubtitle")
         self.banner = _label("", "banner")
-        self.banner.setAccessibleName("Notice")
+        self.banner.setAccessibleName(self.tr("Notice"))
         self.banner.hide()
 
         self.transcript = QWidget()
@@ -180,31 +192,31 @@ class ConversationPane(QWidget):
         self.scroll_area.setWidgetResizable(True)
         self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll_area.setWidget(self.transcript)
-        self.scroll_area.setAccessibleName("Transcript")
+        self.scroll_area.setAccessibleName(self.tr("Transcript"))
         self.scroll_area.verticalScrollBar().rangeChanged.connect(self._keep_at_bottom)
         self.scroll_area.verticalScrollBar().valueChanged.connect(self._track_follow)
 
-        self.empty = _label(EMPTY_STATE, "emptyState", selectable=False)
+        self.empty = _label(self.tr(EMPTY_STATE), "emptyState", selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
         self.composer = QPlainTextEdit()
         self.composer.setObjectName("composer")
         self.composer.setPlaceholderText(
-            "Write a message…  (Enter to send, Shift+Enter for a new line)"
+            self.tr("Write a message…  (Enter to send, Shift+Enter for a new line)")
         )
         self.composer.installEventFilter(self)
         self.enter_sends = True  # False: Enter is a new line, Ctrl+Enter sends
-        self.composer.setAccessibleName("Message")
+        self.composer.setAccessibleName(self.tr("Message"))
         self.composer.setTabChangesFocus(True)
         self.composer.setFixedHeight(76)
-        self.send_button = QPushButton("Send")
+        self.send_button = QPushButton(self.tr("Send"))
         self.send_button.setObjectName("sendButton")
-        self.send_button.setAccessibleName("Send message")
-        self.send_button.setToolTip(SEND_TIP)
+        self.send_button.setAccessibleName(self.tr("Send message"))
+        self.send_button.setToolTip(self.tr(SEND_TIP))
         self.send_button.clicked.connect(self._send)
-        self.stop_button = QPushButton("Stop")
+        self.stop_button = QPushButton(self.tr("Stop"))
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setAccessibleName("Stop the running reply")
+        self.stop_button.setAccessibleName(self.tr("Stop the running reply"))
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.hide()
 
@@ -219,7 +231,7 @@ class ConversationPane(QWidget):
 
         self.indicator = QLabel("")
         self.indicator.setObjectName("runIndicator")
-        self.indicator.setAccessibleName("Reply status")
+        self.indicator.setAccessibleName(self.tr("Reply status"))
         self.indicator.hide()
 
         buttons = QVBoxLayout()
@@ -263,7 +275,10 @@ class ConversationPane(QWidget):
     def show_nothing(self) -> None:
         """No conversation open: the empty state, composer ready for a new conversation."""
         self.session_id = None
-        self._reset("Converge", "Your conversation history, the same on every device.")
+        self._reset(
+            self.tr("Converge"),
+            self.tr(self.tr("Your conversation history, the same on every device.")),
+        )
         self.scroll_area.hide()
         self.empty.show()
         self.set_composer_enabled(True)
@@ -271,9 +286,12 @@ class ConversationPane(QWidget):
     def show_new(self) -> None:
         """A new conversation: sending creates it."""
         self.session_id = None
-        self._reset("New conversation", "Your first message becomes the title.")
+        self._reset(
+            self.tr(self.tr("New conversation")),
+            self.tr(self.tr("Your first message becomes the title.")),
+        )
         self.scroll_area.hide()
-        self.empty.setText("Write your first message below.")
+        self.empty.setText(self.tr(self.tr("Write your first message below.")))
         self.empty.show()
         self.set_composer_enabled(True)
         self.composer.setFocus()
@@ -281,16 +299,24 @@ class ConversationPane(QWidget):
     def show_session(self, session_id: str, title: str, updated_at: str) -> None:
         """Open a conversation; its events follow through `set_events`."""
         self.session_id = session_id
-        self._reset(title, f"Last activity {full_time(updated_at)}" if updated_at else "")
+        self._reset(
+            title, self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
+        )
         self.empty.hide()
         self.scroll_area.show()
         self.set_composer_enabled(True)
 
     def update_header(self, title: str, updated_at: str) -> None:
         self.title.setText(title)
-        self.subtitle.setText(f"Last activity {full_time(updated_at)}" if updated_at else "")
+        self.subtitle.setText(
+            self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
+        )
+
+    def _activity(self, updated_at: str) -> str:
+        return self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
 
     def show_banner(self, text: str) -> None:
+        text = self.tr(text) if text else text  # a known sentence is translated, others kept
         self.banner.setText(text)
         self.banner.setVisible(bool(text))
         self.banner_box.setVisible(bool(text))
@@ -313,7 +339,7 @@ class ConversationPane(QWidget):
     def set_offline(self, offline: bool) -> None:
         """Offline: the composer keeps the draft, Send waits (its tooltip says why)."""
         self._offline = offline
-        self.send_button.setToolTip(SEND_OFFLINE_TIP if offline else SEND_TIP)
+        self.send_button.setToolTip(self.tr(SEND_OFFLINE_TIP if offline else SEND_TIP))
         self.send_button.setEnabled(self._composer_enabled and not offline)
 
     def set_running(self, running: bool) -> None:
@@ -332,16 +358,20 @@ class ConversationPane(QWidget):
 
     def _update_indicator(self) -> None:
         seconds = self._elapsed.elapsed() // 1000 if self._elapsed.isValid() else 0
-        words = "●  Replying…" if seconds < 2 else f"●  Replying… {seconds} s"
-        self.indicator.setText(words)
+        if seconds < 2:
+            self.indicator.setText(self.tr("●  Replying…"))
+        else:
+            self.indicator.setText(self.tr("●  Replying… {0} s").format(seconds))
 
     def set_memory_text(self, memory_id: str, text: str) -> None:
         """Say what a memory holds, under the reply that formed it."""
         label = self._memories.get(memory_id)
         if label is None:
             return
-        verb = "Remembered again" if memory_id in self._reinforced else "Remembered"
-        label.setText(f"{verb}: “{text}”")
+        if memory_id in self._reinforced:
+            label.setText(self.tr("Remembered again: “{0}”").format(text))
+        else:
+            label.setText(self.tr("Remembered: “{0}”").format(text))
 
     def composer_text(self) -> str:
         return self.composer.toPlainText()
@@ -402,13 +432,13 @@ class ConversationPane(QWidget):
         elif kind == "memory.formed":
             self._add_memory(str(data.get("memory_id", "")), bool(data.get("reinforced")))
         elif kind == "skill.published":
-            self._add(_label("Skill published", "note", selectable=False))
+            self._add(_label(self.tr(self.tr("Skill published")), "note", selectable=False))
         elif kind == "run.failed":
             self._streaming.pop(event.run_id, None)
-            self._add(_label("The reply failed.", "errorNote", selectable=False))
+            self._add(_label(self.tr(self.tr("The reply failed.")), "errorNote", selectable=False))
         elif kind == "run.cancelled":
             self._streaming.pop(event.run_id, None)
-            self._add(_label("Stopped.", "note", selectable=False))
+            self._add(_label(self.tr(self.tr("Stopped.")), "note", selectable=False))
             self._cancel_open_approvals()
         elif kind == "run.completed":
             self._streaming.pop(event.run_id, None)
@@ -419,7 +449,7 @@ class ConversationPane(QWidget):
         self.title.setText(title)
         self.subtitle.setText(subtitle)
         self.show_banner("")
-        self.empty.setText(EMPTY_STATE)
+        self.empty.setText(self.tr(EMPTY_STATE))
         self.set_running(False)
         self._clear_items()
 
@@ -467,8 +497,8 @@ class ConversationPane(QWidget):
             "The reply is waiting for your decision.",
             "approvalCard",
         )
-        approve = card.add_button("Approve", f"Approve running {tool}")
-        deny = card.add_button("Deny", f"Deny running {tool}")
+        approve = card.add_button(self.tr("Approve"), f"Approve running {tool}")
+        deny = card.add_button(self.tr(self.tr("Deny")), f"Deny running {tool}")
         approve.clicked.connect(lambda: self.approval_decided.emit(approval_id, "approve"))
         deny.clicked.connect(lambda: self.approval_decided.emit(approval_id, "deny"))
         self._approvals[approval_id] = card
@@ -486,14 +516,16 @@ class ConversationPane(QWidget):
         for card in self._approvals.values():
             if card.buttons.count() > 1:
                 card.clear_buttons()
-                card.detail.setText("Cancelled: the reply was stopped.")
+                card.detail.setText(self.tr(self.tr("Cancelled: the reply was stopped.")))
 
     def _add_memory(self, memory_id: str, reinforced: bool) -> None:
         """One note per memory, however often its event is seen (a replay, a catch-up)."""
         if memory_id in self._memories:
             return
-        note = _label("Memory reinforced" if reinforced else "Memory formed", "note")
-        note.setAccessibleName("Memory")
+        note = _label(
+            self.tr("Memory reinforced") if reinforced else self.tr("Memory formed"), "note"
+        )
+        note.setAccessibleName(self.tr("Memory"))
         if reinforced:
             self._reinforced.add(memory_id)
         if memory_id:
@@ -506,8 +538,8 @@ class ConversationPane(QWidget):
 
     def _add_artifact(self, artifact_id: str, name: str) -> None:
         card = Card(f"File: {name}", "", "artifactCard")
-        open_button = card.add_button("Open", f"Open {name}")
-        save_button = card.add_button("Save…", f"Save {name}")
+        open_button = card.add_button(self.tr("Open"), f"Open {name}")
+        save_button = card.add_button(self.tr(self.tr("Save…")), f"Save {name}")
         open_button.clicked.connect(lambda: self.artifact_open_requested.emit(artifact_id, name))
         save_button.clicked.connect(lambda: self.artifact_save_requested.emit(artifact_id, name))
         self._add(card)
@@ -516,9 +548,9 @@ class ConversationPane(QWidget):
         """Enter sends and Shift+Enter breaks the line (the default), or the other way."""
         self.enter_sends = enter_sends
         self.composer.setPlaceholderText(
-            "Write a message…  (Enter to send, Shift+Enter for a new line)"
+            self.tr("Write a message…  (Enter to send, Shift+Enter for a new line)")
             if enter_sends
-            else "Write a message…  (Ctrl+Enter to send)"
+            else self.tr("Write a message…  (Ctrl+Enter to send)")
         )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

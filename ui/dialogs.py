@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractButton,
     QDialog,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,11 +31,12 @@ from sync import wording
 
 DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
-STOP_RUN_AND_DELETE = "Stop Run and Delete"
-RETRY = "Retry"
-EXPORT = "Export…"
-UNREACHABLE = "Couldn't reach the server. Nothing was deleted."
-NOT_CONFIRMED = "The server didn't confirm the delete."
+# Source strings; shown through `_tr()` (context "Dialogs"), so a translation changes them.
+STOP_RUN_AND_DELETE = str(QT_TRANSLATE_NOOP("Dialogs", "Stop Run and Delete"))
+RETRY = str(QT_TRANSLATE_NOOP("Dialogs", "Retry"))
+EXPORT = str(QT_TRANSLATE_NOOP("Dialogs", "Export…"))
+UNREACHABLE = str(QT_TRANSLATE_NOOP("Dialogs", "Couldn't reach the server. Nothing was deleted."))
+NOT_CONFIRMED = str(QT_TRANSLATE_NOOP("Dialogs", "The server didn't confirm the delete."))
 LIST_LIMIT = 6
 RESULT_LINES = 12
 # QMessageBox's own labels: a bold question, a readable width for the explanation.
@@ -51,7 +53,12 @@ QPushButton[destructive="true"] {
 QPushButton[destructive="true"]:hover { background: #b02a42; }
 QPushButton[destructive="true"]:focus { border: 2px solid palette(highlight); }
 """
-DELETE_MANY_TITLE = "Delete conversations?"
+DELETE_MANY_TITLE = str(QT_TRANSLATE_NOOP("Dialogs", "Delete conversations?"))
+
+
+def _tr(text: str) -> str:
+    """A known sentence in the user's language (unknown ones, e.g. with a title, as is)."""
+    return QCoreApplication.translate("Dialogs", text)
 
 
 async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None = None) -> int:
@@ -91,9 +98,9 @@ def _message_box(
 ) -> QMessageBox:
     box = QMessageBox(parent)
     box.setIcon(icon)
-    box.setWindowTitle(title)
-    box.setText(text)
-    box.setInformativeText(info)
+    box.setWindowTitle(_tr(title))
+    box.setText(_tr(text))
+    box.setInformativeText(_tr(info))
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
@@ -105,6 +112,14 @@ def _message_box(
     box.setAccessibleName(title)
     box.setAccessibleDescription(text)
     return box
+
+
+def _add_button(box: QMessageBox, text: str, role: QMessageBox.ButtonRole) -> QPushButton:
+    """A button shown translated; its object name keeps the source text, which is what
+    `Prompts` compares (so a translation never changes what a click means)."""
+    button = box.addButton(_tr(text), role)
+    button.setObjectName(text)
+    return button
 
 
 def _destructive(button: QAbstractButton) -> QAbstractButton:
@@ -135,13 +150,13 @@ def build_delete_box(
         info = f"{_names(titles)}\n\n{wording.delete_consequences(len(titles))}"
     heading = wording.DELETE_CONFIRM_TITLE if len(titles) == 1 else DELETE_MANY_TITLE
     box = _message_box(parent, QMessageBox.Icon.Warning, heading, text, info)
-    delete = box.addButton(DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
-    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    delete = _add_button(box, DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
     _destructive(delete)
     _accessible(delete, "Delete the conversation from the server and every device")
     _accessible(cancel, "Keep the conversation")
     if export:
-        keep = box.addButton(EXPORT, QMessageBox.ButtonRole.ActionRole)
+        keep = _add_button(box, EXPORT, QMessageBox.ButtonRole.ActionRole)
         _accessible(keep, "Save a copy of the conversation and its files first")
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
@@ -168,8 +183,8 @@ def build_delete_running_box(
     )
     if active_run_id:
         box.setToolTip(f"Active run: {active_run_id}")
-    stop = box.addButton(STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
-    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    stop = _add_button(box, STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
     _destructive(stop)
     _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")
     _accessible(cancel, "Keep the conversation and let the run continue")
@@ -195,8 +210,8 @@ def build_run_in_progress_box(
     )
     if active_run_id:
         box.setToolTip(f"Active run: {active_run_id}")
-    stop = box.addButton(STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
-    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    stop = _add_button(box, STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
     _destructive(stop)
     _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")
     _accessible(cancel, "Keep the conversation and let the run continue")
@@ -228,8 +243,8 @@ def build_unreachable_box(
         headline,
         info.strip(),
     )
-    retry = box.addButton(RETRY, QMessageBox.ButtonRole.AcceptRole)
-    cancel = box.addButton(CANCEL, QMessageBox.ButtonRole.RejectRole)
+    retry = _add_button(box, RETRY, QMessageBox.ButtonRole.AcceptRole)
+    cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
     _accessible(retry, "Try the delete again")
     _accessible(cancel, "Keep the conversation")
     box.setDefaultButton(retry)
@@ -291,26 +306,26 @@ class SettingsDialog(QDialog):
         self, parent: QWidget | None, current: ConnectionSettings, in_use: str = ""
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Connection settings")
+        self.setWindowTitle(self.tr("Connection settings"))
         self.setObjectName("settingsDialog")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.server = QLineEdit(current.server)
-        self.server.setPlaceholderText("Empty: use the built-in demo server")
-        self.server.setAccessibleName("Server URL")
+        self.server.setPlaceholderText(self.tr("Empty: use the built-in demo server"))
+        self.server.setAccessibleName(self.tr("Server URL"))
         self.server.setMinimumWidth(340)
         self.token = QLineEdit(current.token)
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
-        self.token.setPlaceholderText("Bearer token, e.g. dev-alice")
-        self.token.setAccessibleName("Token")
+        self.token.setPlaceholderText(self.tr("Bearer token, e.g. dev-alice"))
+        self.token.setAccessibleName(self.tr("Token"))
         form = QFormLayout()
         self.in_use = QLabel(in_use or "Not connected")
         self.in_use.setObjectName("serverInUse")
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.in_use.setAccessibleName("Server in use")
-        form.addRow("In use now:", self.in_use)
-        form.addRow("&Server URL:", self.server)
-        form.addRow("&Token:", self.token)
-        note = QLabel("Saved in this profile. Saving reconnects with these settings.")
+        self.in_use.setAccessibleName(self.tr("Server in use"))
+        form.addRow(self.tr("In use now:"), self.in_use)
+        form.addRow(self.tr("&Server URL:"), self.server)
+        form.addRow(self.tr("&Token:"), self.token)
+        note = QLabel(self.tr("Saved in this profile. Saving reconnects with these settings."))
         note.setWordWrap(True)
         note.setEnabled(False)
         buttons = QDialogButtonBox(
@@ -348,7 +363,7 @@ class Prompts(QObject):
     async def _choice(self, box: QMessageBox, accept_text: str) -> bool:
         await self._show(box)
         clicked = box.clickedButton()
-        return clicked is not None and clicked.text() == accept_text
+        return clicked is not None and clicked.objectName() == accept_text
 
     async def confirm_delete(self, titles: Sequence[str]) -> bool:
         """True only when the user chose "Delete Everywhere"."""
@@ -359,7 +374,7 @@ class Prompts(QObject):
         box = build_delete_box(self._parent, titles, export=export)
         await self._show(box)
         clicked = box.clickedButton()
-        text = clicked.text() if clicked is not None else ""
+        text = clicked.objectName() if clicked is not None else ""
         return {DELETE_EVERYWHERE: "delete", EXPORT: "export"}.get(text, "cancel")
 
     async def confirm_delete_running(self, title: str, active_run_id: str | None) -> bool:

@@ -7,6 +7,7 @@ Only layout and user intents live here: each intent is a signal (`refresh_reques
 from __future__ import annotations
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QEvent,
     QItemSelectionModel,
     QModelIndex,
@@ -46,13 +47,24 @@ from ui.session_model import SessionListModel
 from ui.style import is_dark, stylesheet
 
 FILTER_DEBOUNCE_MS = 250
-LOADING = "Loading conversations…"
-EMPTY = "No conversations yet.\nStart one with “New Conversation”."
-DELETE_TIP = "Delete the selected conversations everywhere (Delete)"
-OFFLINE_DELETE_TIP = "Can't delete while offline: the server must confirm a delete."
-OFFLINE_BANNER = (
-    "You're offline. Showing the history saved on this device; sending and deleting come "
-    "back when the server can be reached."
+# Source strings; shown through `self.tr()` (context "MainWindow"), so a translation
+# (a .qm file in ui/translations/) changes them without code changes.
+LOADING = str(QT_TRANSLATE_NOOP("MainWindow", "Loading conversations…"))
+EMPTY = str(
+    QT_TRANSLATE_NOOP("MainWindow", "No conversations yet.\nStart one with “New Conversation”.")
+)
+DELETE_TIP = str(
+    QT_TRANSLATE_NOOP("MainWindow", "Delete the selected conversations everywhere (Delete)")
+)
+OFFLINE_DELETE_TIP = str(
+    QT_TRANSLATE_NOOP("MainWindow", "Can't delete while offline: the server must confirm a delete.")
+)
+OFFLINE_BANNER = str(
+    QT_TRANSLATE_NOOP(
+        "MainWindow",
+        "You're offline. Showing the history saved on this device; sending and deleting come "
+        "back when the server can be reached.",
+    )
 )
 
 
@@ -72,7 +84,7 @@ class MainWindow(QMainWindow):
     def __init__(self, model: SessionListModel | None = None) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
-        self.setWindowTitle("Converge")
+        self.setWindowTitle(self.tr("Converge"))
         self.resize(1100, 720)
         self.apply_color_scheme()
         hints = QGuiApplication.styleHints()
@@ -81,9 +93,9 @@ class MainWindow(QMainWindow):
 
         self.filter = QLineEdit()
         self.filter.setObjectName("filter")
-        self.filter.setPlaceholderText("Search conversations")
+        self.filter.setPlaceholderText(self.tr("Search conversations"))
         self.filter.setClearButtonEnabled(True)
-        self.filter.setAccessibleName("Search conversations")
+        self.filter.setAccessibleName(self.tr("Search conversations"))
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
         self._filter_timer.setInterval(FILTER_DEBOUNCE_MS)
@@ -93,7 +105,7 @@ class MainWindow(QMainWindow):
 
         self.list = QListView()
         self.list.setObjectName("sessionList")
-        self.list.setAccessibleName("Conversations")
+        self.list.setAccessibleName(self.tr("Conversations"))
         self.list.setModel(self.model)
         self.delegate = SessionDelegate(self.list)
         self.list.setItemDelegate(self.delegate)
@@ -114,7 +126,7 @@ class MainWindow(QMainWindow):
         selection.currentChanged.connect(self._on_current)
         selection.selectionChanged.connect(lambda *_: self._update_actions())
 
-        self.sidebar_empty = QLabel(LOADING)
+        self.sidebar_empty = QLabel(self.tr(LOADING))
         self.sidebar_empty.setObjectName("sidebarEmpty")
         self.sidebar_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.sidebar_empty.setWordWrap(True)
@@ -129,10 +141,10 @@ class MainWindow(QMainWindow):
         self.model.updated.connect(self._restore_anchor)
 
         self._offline = False
-        self.offline_banner = QLabel(OFFLINE_BANNER)
+        self.offline_banner = QLabel(self.tr(OFFLINE_BANNER))
         self.offline_banner.setObjectName("offlineBanner")
         self.offline_banner.setWordWrap(True)
-        self.offline_banner.setAccessibleName("Offline")
+        self.offline_banner.setAccessibleName(self.tr("Offline"))
         self.offline_banner.hide()
 
         sidebar = QWidget()
@@ -164,7 +176,7 @@ class MainWindow(QMainWindow):
 
         self.status = QLabel("")
         self.status.setObjectName("syncStatus")
-        self.status.setAccessibleName("Sync status")
+        self.status.setAccessibleName(self.tr("Sync status"))
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status_details = QToolButton()
         self.status_details.setObjectName("statusDetails")
@@ -189,44 +201,44 @@ class MainWindow(QMainWindow):
     # --- actions ------------------------------------------------------------------------
 
     def _build_actions(self) -> None:
-        self.new_action = QAction("New Conversation", self)
+        self.new_action = QAction(self.tr("New Conversation"), self)
         self.new_action.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
-        self.new_action.setToolTip("Start a new conversation (Ctrl+N)")
+        self.new_action.setToolTip(self.tr("Start a new conversation (Ctrl+N)"))
         self.new_action.triggered.connect(self.clear_filter)
         self.new_action.triggered.connect(self.new_requested)
 
-        self.refresh_action = QAction("Refresh", self)
+        self.refresh_action = QAction(self.tr("Refresh"), self)
         self.refresh_action.setShortcuts([QKeySequence("F5"), QKeySequence("Ctrl+R")])
-        self.refresh_action.setToolTip("Sync with the server now (F5)")
+        self.refresh_action.setToolTip(self.tr("Sync with the server now (F5)"))
         self.refresh_action.triggered.connect(self.refresh_requested)
 
-        self.delete_action = QAction("Delete", self)
+        self.delete_action = QAction(self.tr("Delete"), self)
         self.delete_action.setShortcuts(
             [QKeySequence(QKeySequence.StandardKey.Delete), QKeySequence("Ctrl+Backspace")]
         )
         # Only from the list: in the filter or the composer, Delete edits text.
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.delete_action.setToolTip(DELETE_TIP)
+        self.delete_action.setToolTip(self.tr(DELETE_TIP))
         self.delete_action.triggered.connect(self.delete_requested)
         self.list.addAction(self.delete_action)
 
-        self.settings_action = QAction("Settings…", self)
+        self.settings_action = QAction(self.tr("Settings…"), self)
         self.settings_action.setShortcuts(
             [QKeySequence(QKeySequence.StandardKey.Preferences), QKeySequence("Ctrl+,")]
         )
         self.settings_action.triggered.connect(self.settings_requested)
 
-        self.find_action = QAction("Search", self)
+        self.find_action = QAction(self.tr("Search"), self)
         self.find_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
         self.find_action.triggered.connect(self._focus_filter)
         self.addAction(self.find_action)
 
-        toolbar = QToolBar("Main")
+        toolbar = QToolBar(self.tr("Main"))
         toolbar.setObjectName("toolbar")
         toolbar.setMovable(False)
         toolbar.setFloatable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        toolbar.setAccessibleName("Main toolbar")
+        toolbar.setAccessibleName(self.tr("Main toolbar"))
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.refresh_action)
         toolbar.addAction(self.delete_action)
@@ -373,7 +385,7 @@ class MainWindow(QMainWindow):
 
     def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
         """The status line; `details` (technical words) sit behind a "Details" button."""
-        self.status.setText(text)
+        self.status.setText(self.tr(text))  # a known sentence is translated, others kept
         self.status.setProperty("error", error)
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
@@ -409,7 +421,7 @@ class MainWindow(QMainWindow):
 
     def set_placeholder(self, text: str) -> None:
         """What the sidebar says when it has no row."""
-        self.sidebar_empty.setText(text)
+        self.sidebar_empty.setText(self.tr(text))
 
     # --- the scroll position survives updates -------------------------------------------
 
@@ -448,9 +460,9 @@ class MainWindow(QMainWindow):
         selected = bool(self.list.selectionModel().selectedRows())
         self.delete_action.setEnabled(selected and not self._offline)
         if self._offline:
-            self.delete_action.setToolTip(OFFLINE_DELETE_TIP)
+            self.delete_action.setToolTip(self.tr(OFFLINE_DELETE_TIP))
         else:
-            self.delete_action.setToolTip(DELETE_TIP)
+            self.delete_action.setToolTip(self.tr(DELETE_TIP))
 
     def _update_empty(self, *_args: object) -> None:
         empty = self.model.rowCount() == 0

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
@@ -30,6 +37,13 @@ H_PAD = 12
 V_PAD = 7
 LINE_GAP = 3
 MORE = "⋯"
+# The section names of `ui.grouping`, for the translation tools (shown translated).
+SECTION_NAMES = (
+    QT_TRANSLATE_NOOP("Sections", "Today"),
+    QT_TRANSLATE_NOOP("Sections", "Yesterday"),
+    QT_TRANSLATE_NOOP("Sections", "Previous 7 days"),
+    QT_TRANSLATE_NOOP("Sections", "Previous 30 days"),
+)
 MORE_WIDTH = 28
 
 
@@ -129,7 +143,7 @@ class SessionDelegate(QStyledItemDelegate):
             painter.setFont(small_font)
             if pending:
                 painter.setPen(quiet)
-                painter.drawText(line, Qt.AlignmentFlag.AlignLeft, "Deleting…")
+                painter.drawText(line, Qt.AlignmentFlag.AlignLeft, self.tr("Deleting…"))
                 return
             when = relative_time(row.updated_at, self._now or datetime.now(UTC))
             painter.setPen(quiet)
@@ -147,7 +161,7 @@ class SessionDelegate(QStyledItemDelegate):
                 painter.drawText(
                     QRect(x + dot + 5, line.top(), line.right() - x, line.height()),
                     Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                    "Running",
+                    self.tr("Running"),
                 )
         finally:
             painter.restore()
