@@ -130,6 +130,11 @@ class Desktop:
         self.log_path = log_path
         self.window = MainWindow()
         self.controller = WindowController(self.window, sync_interval=options.sync_interval)
+        self.controller.preferences_changed.connect(
+            lambda: window_state.write_state(
+                self.options.profile, window_state.capture(self.window)
+            )
+        )
         self.controller.settings_saved.connect(
             lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
         )

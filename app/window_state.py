@@ -1,4 +1,5 @@
-"""The window's size, position and sidebar width, remembered per profile.
+"""The window's size, position and sidebar width, and what Enter does in the composer,
+remembered per profile.
 
 Two profiles are two devices side by side, so each keeps its own geometry (in
 `window.json` in the profile folder, next to its settings). Qt's own `saveGeometry()` bytes
@@ -27,6 +28,7 @@ STATE_FILE = "window.json"
 class WindowState:
     geometry: bytes
     splitter: tuple[int, ...]
+    enter_sends: bool = True
 
 
 def read_state(profile: Path) -> WindowState | None:
@@ -34,19 +36,25 @@ def read_state(profile: Path) -> WindowState | None:
         raw = json.loads((profile / STATE_FILE).read_text(encoding="utf-8"))
         geometry = base64.b64decode(raw["geometry"], validate=True)
         splitter = tuple(int(size) for size in raw.get("splitter", []))
+        enter_sends = raw.get("enter_sends", True) is not False
     except (OSError, ValueError, KeyError, TypeError, binascii.Error):
         return None
-    return WindowState(geometry, splitter)
+    return WindowState(geometry, splitter, enter_sends)
 
 
 def capture(window: MainWindow) -> WindowState:
-    return WindowState(bytes(window.saveGeometry().data()), tuple(window.splitter.sizes()))
+    return WindowState(
+        bytes(window.saveGeometry().data()),
+        tuple(window.splitter.sizes()),
+        window.pane.enter_sends,
+    )
 
 
 def write_state(profile: Path, state: WindowState) -> None:
     data = {
         "geometry": base64.b64encode(state.geometry).decode("ascii"),
         "splitter": list(state.splitter),
+        "enter_sends": state.enter_sends,
     }
     try:
         profile.mkdir(parents=True, exist_ok=True)
@@ -62,4 +70,5 @@ def restore(window: MainWindow, state: WindowState | None) -> bool:
     restored = window.restoreGeometry(QByteArray(state.geometry))
     if len(state.splitter) == 2 and all(size > 0 for size in state.splitter):
         window.splitter.setSizes(list(state.splitter))
+    window.pane.set_enter_sends(state.enter_sends)
     return bool(restored)

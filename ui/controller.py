@@ -90,6 +90,7 @@ class WindowController(QObject):
     # Emitted after each sidebar refresh has been applied (tests wait on it through futures).
     rows_applied = Signal()
     settings_saved = Signal(object)  # ConnectionSettings
+    preferences_changed = Signal()  # e.g. what Enter does in the composer
 
     def __init__(
         self,
@@ -679,7 +680,15 @@ class WindowController(QObject):
     # --- settings -----------------------------------------------------------------------
 
     async def edit_settings(self) -> None:
-        result = await self.prompts.edit_settings(self.settings, self.in_use)
-        if result is not None and result != self.settings:
-            self.settings = result
-            self.settings_saved.emit(result)
+        result = await self.prompts.edit_settings(
+            self.settings, self.in_use, enter_sends=self.pane.enter_sends
+        )
+        if result is None:
+            return
+        settings, enter_sends = result
+        if enter_sends != self.pane.enter_sends:
+            self.pane.set_enter_sends(enter_sends)
+            self.preferences_changed.emit()
+        if settings != self.settings:
+            self.settings = settings
+            self.settings_saved.emit(settings)

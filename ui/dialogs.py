@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -303,7 +304,12 @@ class SettingsDialog(QDialog):
     """Server URL and token, kept per profile."""
 
     def __init__(
-        self, parent: QWidget | None, current: ConnectionSettings, in_use: str = ""
+        self,
+        parent: QWidget | None,
+        current: ConnectionSettings,
+        in_use: str = "",
+        *,
+        enter_sends: bool = True,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Connection settings"))
@@ -325,6 +331,10 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("In use now:"), self.in_use)
         form.addRow(self.tr("&Server URL:"), self.server)
         form.addRow(self.tr("&Token:"), self.token)
+        self.enter_sends = QCheckBox(self.tr("&Enter sends a message (Shift+Enter: new line)"))
+        self.enter_sends.setChecked(enter_sends)
+        self.enter_sends.setAccessibleName(self.tr("Enter sends a message"))
+        form.addRow("", self.enter_sends)
         note = QLabel(self.tr("Saved in this profile. Saving reconnects with these settings."))
         note.setWordWrap(True)
         note.setEnabled(False)
@@ -396,8 +406,11 @@ class Prompts(QObject):
         await self._show(build_error_box(self._parent, title, text, info))
 
     async def edit_settings(
-        self, current: ConnectionSettings, in_use: str = ""
-    ) -> ConnectionSettings | None:
-        dialog = SettingsDialog(self._parent, current, in_use)
+        self, current: ConnectionSettings, in_use: str = "", *, enter_sends: bool = True
+    ) -> tuple[ConnectionSettings, bool] | None:
+        """(connection settings, Enter sends?) when saved, None when cancelled."""
+        dialog = SettingsDialog(self._parent, current, in_use, enter_sends=enter_sends)
         result = await self._show(dialog)
-        return dialog.values() if result == QDialog.DialogCode.Accepted else None
+        if result != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.values(), dialog.enter_sends.isChecked()
