@@ -261,9 +261,9 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         save(window, shot("bulk_result"))
 
         # Offline: the banner, Send and Delete disabled (the controller's own calls).
-        window.set_offline(True, "Cannot reach the server (ConnectError on GET /v1/sessions).")
+        window.set_offline(True, f"Cannot reach the server at {url}.")
         window.set_status(
-            "Offline – showing saved history", details="ConnectError on GET /v1/sessions"
+            "Offline – showing saved history", details=f"Cannot reach the server at {url}."
         )
         await settle(app)
         save(window, shot("offline"))

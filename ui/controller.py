@@ -576,7 +576,7 @@ class WindowController(QObject):
         try:
             texts = await memory_texts(self.engine.api, memory_ids)
         except SyncError as exc:
-            log.info("memory lookup failed: %s", exc.message)
+            log.info("memory lookup failed: %s", loggable(exc))
             return
         if self.pane.session_id == session_id:
             for memory_id, text in texts.items():
