@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from sync.engine import DeleteOutcome, DeleteStatus, SyncEngine
-from sync.errors import NetworkError, ServerError
+from sync.errors import NetworkError, ServerError, SyncError
 from ui.dialogs import Prompts, results_summary
 from ui.session_model import SessionListModel, display_title
 
@@ -57,7 +57,12 @@ class DeleteFlow:
             offer_export = self.exporter is not None and len(ids) == 1
             choice = await self.prompts.choose_delete(titles, export=offer_export)
             if choice == "export" and self.exporter is not None:
-                await self.exporter(ids[0])  # then the same question again
+                try:
+                    await self.exporter(ids[0])  # then the same question again
+                except (SyncError, OSError) as exc:
+                    # No copy was kept: say so, and ask again (the user may cancel).
+                    message = exc.message if isinstance(exc, SyncError) else str(exc)
+                    self._say(f"Couldn't export the conversation: {message}")
                 continue
             if choice != "delete":
                 return
