@@ -72,6 +72,16 @@ def load_failure_words(error: SyncError) -> str:
     return "Couldn't load this conversation."
 
 
+def plain_failure(what: str, error: SyncError) -> str:
+    """ "Couldn't send the message: the server can't be reached." — the cause in plain
+    words; the technical message goes behind the status line's "Details"."""
+    if isinstance(error, NetworkError):
+        return f"{what}: the server can't be reached. Your text is kept; try again."
+    if isinstance(error, ServerError):
+        return f"{what}: the server had a problem. Try again in a moment."
+    return f"{what}. See Details in the status line."
+
+
 def synced_words(last_success: float | None, now: float | None = None) -> str:
     """ "Synced just now", "Synced 3 min ago", …"""
     if last_success is None:
@@ -537,7 +547,10 @@ class WindowController(QObject):
             self.pane.show_banner("A reply is still running here. Stop it or wait for it to end.")
             return
         except SyncError as exc:
-            self.pane.show_banner(f"Couldn't send the message: {exc.message}")
+            self.pane.show_banner(plain_failure("Couldn't send the message", exc))
+            self.window.set_status("Couldn't send the message.", error=True, details=exc.message)
+            if isinstance(exc, NetworkError):
+                self._suspect_offline()
             return
         finally:
             self.pane.set_composer_enabled(True)
@@ -565,7 +578,8 @@ class WindowController(QObject):
         try:
             await engine.decide_approval(approval_id, decision)
         except SyncError as exc:
-            self.pane.show_banner(f"Couldn't send the decision: {exc.message}")
+            self.pane.show_banner(plain_failure("Couldn't send the decision", exc))
+            self.window.set_status("Couldn't send the decision.", error=True, details=exc.message)
 
     async def describe_memories(self, memory_ids: list[str]) -> None:
         """Fill in what each memory under a reply says (best effort: a note stays as it is

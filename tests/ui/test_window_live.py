@@ -583,3 +583,22 @@ def test_a_request_failing_on_the_network_shows_offline_at_once_not_at_the_next_
     run(harness.loop, scenario())
     assert harness.engine.passes_started == passes + 1
     assert not window.delete_action.isEnabled()
+
+
+def test_a_failed_send_says_why_in_words_and_keeps_the_text(harness: Harness) -> None:
+    sid = harness.create("Ask again", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    harness.faults.add("POST", r"/v1/sessions/.*/runs", "refuse", times=None)
+    pane = harness.window.pane
+
+    async def scenario() -> None:
+        pane.composer.setPlainText("Are you there?")
+        pane.send_button.click()
+        await until(lambda: "Couldn't send" in pane.banner.text(), what="the words")
+        await harness.controller.wait_idle()
+
+    run(harness.loop, scenario())
+    assert "can't be reached" in pane.banner.text()
+    assert "http://" not in pane.banner.text()
+    assert pane.composer_text() == "Are you there?"
