@@ -29,9 +29,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
-from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtGui import QCursor, QFont, QPainter
-from PySide6.QtTest import QTest
+from PySide6.QtCore import QEvent, QItemSelectionModel, QPointF, Qt
+from PySide6.QtGui import QCursor, QFont, QHoverEvent, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.loop import ConvergeEventLoop
@@ -216,7 +215,12 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         # The row's hover "⋯" and its menu, on another row.
         other_index = window.model.index(index.row() + 2, 0)
         rect = window.list.visualRect(other_index)
-        QTest.mouseMove(window.list.viewport(), rect.center())
+        # Offscreen has no pointer: tell the view the pointer is over the row (hover).
+        viewport = window.list.viewport()
+        viewport.setAttribute(Qt.WidgetAttribute.WA_Hover, True)
+        where = QPointF(rect.center())
+        for kind in (QEvent.Type.HoverEnter, QEvent.Type.HoverMove):
+            QApplication.sendEvent(viewport, QHoverEvent(kind, where, where, QPointF(-1, -1)))
         menu = window.row_menu(other_index)
         menu.popup(window.list.viewport().mapToGlobal(more_rect(rect).bottomLeft()))
         await settle(app, 0.5)
