@@ -217,10 +217,12 @@ class Desktop:
             )
         bundled = self.bundled is not None
         where = server_label(url, bundled=bundled)
-        self.controller.in_use = f"{url} as {account_label(token)}" + (
-            " (the built-in demo server)" if bundled else ""
+        self.controller.in_use = (
+            f"{url} as {account_label(token)}"
+            + (" (the built-in demo server)" if bundled else "")
+            + f"\nprofile {self.options.profile}"
         )
-        self.window.set_where(account_label(token), where)
+        self.window.set_where(account_label(token), where, str(self.options.profile))
         engine_profile = Profile(
             profile.root,
             server=url,

@@ -181,7 +181,7 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
     window = MainWindow()
     window.resize(1180, 760)
     controller = WindowController(window, sync_interval=0)
-    profile = Profile(folder / "profile", server=url, token=TOKEN)
+    profile = Profile(folder / "laptop", server=url, token=TOKEN)
     host = url.removeprefix("http://")
 
     def shot(name: str) -> Path:
@@ -197,9 +197,9 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
 
     engine = await SyncEngine.open(profile)
     try:
-        window.set_where("alice", host)
+        window.set_where("alice", host, str(profile.root))
         window.show()
-        controller.in_use = f"{url} as alice"
+        controller.in_use = f"{url} as alice\nprofile {profile.root}"
         controller.settings = ConnectionSettings(url, TOKEN)
         controller.attach(engine, connect=False)
         await engine.reconcile()
@@ -226,6 +226,10 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         await settle(app, 0.5)
         save_with_popup(window, menu, shot("row_menu"))
         menu.close()
+        away = QPointF(-1, -1)
+        QApplication.sendEvent(
+            viewport, QHoverEvent(QEvent.Type.HoverLeave, away, where, QPointF(-1, -1))
+        )
         QCursor.setPos(5000, 5000)
         window.list.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect
@@ -264,7 +268,13 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         await settle(app)
         save(window, shot("bulk_result"))
 
-        # Offline: the banner, Send and Delete disabled (the controller's own calls).
+        # Offline: the banner, Send and Delete disabled (the controller's own calls), on a
+        # conversation with no reply running (so Send, not Stop, is shown).
+        window.list.selectionModel().setCurrentIndex(
+            other_index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        await controller.wait_idle()
+        await settle(app, 0.5)
         window.set_offline(True, f"Cannot reach the server at {url}.")
         window.set_status(
             "Offline – showing saved history", details=f"Cannot reach the server at {url}."

@@ -413,11 +413,18 @@ class MainWindow(QMainWindow):
     def offline(self) -> bool:
         return self._offline
 
-    def set_where(self, account: str, server: str) -> None:
-        """Name the account and the server in the title bar and the status bar."""
+    def set_where(self, account: str, server: str, profile: str = "") -> None:
+        """Name the account, the server and the profile (two profiles are two devices) in
+        the title bar and the status bar; the profile's whole path is in the tooltip."""
         self.setWindowTitle(self.tr("Converge — {0} on {1}").format(account, server))
-        self.where.setText(self.tr("{0} · {1}").format(account, server))
-        self.where.setToolTip(self.tr("Signed in as {0} on {1}").format(account, server))
+        text = self.tr("{0} · {1}").format(account, server)
+        tip = self.tr("Signed in as {0} on {1}").format(account, server)
+        if profile:
+            name = profile.rstrip("/").rsplit("/", 1)[-1] or profile
+            text = self.tr("{0} · profile {1}").format(text, name)
+            tip = self.tr("{0}\nProfile: {1}").format(tip, profile)
+        self.where.setText(text)
+        self.where.setToolTip(tip)
 
     def set_placeholder(self, text: str) -> None:
         """What the sidebar says when it has no row."""

@@ -51,7 +51,9 @@ def test_a_device_started_with_server_shows_that_server_in_settings_and_the_titl
         dialog.deleteLater()
         host = live_server.url.removeprefix("http://")
         assert desktop.window.windowTitle() == f"Converge — alice on {host}"
-        assert desktop.window.where.text() == f"alice · {host}"
+        assert desktop.window.where.text() == f"alice · {host} · profile p"
+        assert str(tmp_path / "p") in desktop.window.where.toolTip()
+        assert str(tmp_path / "p") in controller.in_use
         desktop.window.close()
         await main
 
