@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,10 +54,10 @@ from server_stub.history import (
 )
 from server_stub.notifier import RunNotifier, wait_for
 from server_stub.objectstore import ObjectStore, locator_for
+from server_stub.recall import matching_memories, words_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_WORD = re.compile(r"\w+")
 
 
 class RunCancelled(Exception):
@@ -266,8 +265,10 @@ class _Run:
             outcome = "cancelled"
         except RunFailed as exc:
             outcome, detail = "failed", {"error": str(exc)}
+        recalled = await self.recall(text)
         await self.tx(
-            lambda s, ses, run: self.write_state(s, run, text, outcome), cancellable=False
+            lambda s, ses, run: self.write_state(s, run, text, outcome, recalled),
+            cancellable=False,
         )
         await self.tx(
             lambda s, ses, run: finish_run(s, ses, run, outcome, detail), cancellable=False
@@ -517,30 +518,39 @@ class _Run:
 
         await self.tx(publish)
 
-    def write_state(self, s: Session, run: RunRow, text: str, outcome: str) -> None:
+    async def recall(self, text: str) -> set[str]:
+        """The memories the message recalls, looked up before the write transaction (no
+        lock held; the cost follows the message: server_stub.recall)."""
+        words = words_of(text)
+        return await asyncio.to_thread(
+            matching_memories, self.m.db, self.tenant, self.principal, words
+        )
+
+    def write_state(
+        self, s: Session, run: RunRow, text: str, outcome: str, recalled: set[str]
+    ) -> None:
         """Checkpoint, projection and recall trace of the run (before its terminal write)."""
         state = {"outcome": outcome, "input_chars": len(text)}
         trace = add_run_state(s, run, state, text[:200], timestamps.now())
         s.flush()
-        words = {w.lower() for w in _WORD.findall(text) if not w.startswith("/")}
-        if not words:
+        if not recalled:
             return
-        recall = select(MemoryRow).where(
-            MemoryRow.tenant == run.tenant, MemoryRow.principal == run.principal
-        )
-        if s.get_bind().dialect.name == "postgresql":
-            # Key-share locks: a purge removing one of these memories waits for this commit
-            # (and then sees the trace items), or this waits for the purge and skips the
-            # deleted rows; never an item pointing at a memory being removed. Both lock in id
-            # order, so they cannot deadlock.
-            recall = recall.order_by(MemoryRow.id).with_for_update(read=True, key_share=True)
-        memories = s.scalars(recall.execution_options(populate_existing=True))
-        for memory in memories:
-            if words & {w.lower() for w in _WORD.findall(memory.text)}:
+        wanted = sorted(recalled)
+        for start in range(0, len(wanted), 500):
+            still = (
+                select(MemoryRow.id, MemoryRow.source_session_id)
+                .where(MemoryRow.id.in_(wanted[start : start + 500]))
+                .order_by(MemoryRow.id)
+            )
+            if s.get_bind().dialect.name == "postgresql":
+                # Key-share locks: a purge removing one of these memories waits for this
+                # commit (and then sees the trace items), or this waits for the purge and
+                # skips the deleted rows; never an item pointing at a memory being removed.
+                # Both lock in id order, so they cannot deadlock.
+                still = still.with_for_update(read=True, key_share=True)
+            for memory_id, session_id in s.execute(still):
                 s.add(
                     RecallTraceItemRow(
-                        trace_id=trace.id,
-                        memory_id=memory.id,
-                        memory_session_id=memory.source_session_id,
+                        trace_id=trace.id, memory_id=memory_id, memory_session_id=session_id
                     )
                 )

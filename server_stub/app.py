@@ -12,10 +12,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from starlette.concurrency import run_in_threadpool
 
 from server_stub import control, schemas
 from server_stub.agent import AgentManager
@@ -25,10 +27,13 @@ from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
 from server_stub.errors import install_error_handlers
+from server_stub.feeds import RunFeeds
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
+from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router
+from server_stub.routes.runs import read_after
 from server_stub.scrub import Scrubber
 from server_stub.state import AppState
 
@@ -50,6 +55,9 @@ def create_app(settings: ServerSettings) -> FastAPI:
         recovered = await asyncio.to_thread(state.agents.recover)
         if recovered:
             log.info("failed %d runs left active by a previous process", recovered)
+        indexed = await asyncio.to_thread(backfill_recall_index, state.db)
+        if indexed:
+            log.info("indexed the words of %d memories for recall", indexed)
         orphans = await asyncio.to_thread(sweep_orphan_objects, state.db, state.store)
         if orphans:
             log.info("removed %d byte objects left without metadata by a crash", orphans)
@@ -63,6 +71,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             maint.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await maint
+            await state.feeds.close()
             await state.agents.shutdown()
             await state.scrubber.shutdown()
             await asyncio.to_thread(state.db.dispose)
@@ -118,6 +127,13 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         seed_demo(db, store)
     notifier = RunNotifier(loop)
     agents = AgentManager(db, store, notifier, loop, settings.agent_delay)
+    feeds = RunFeeds(
+        notifier,
+        partial(read_after, db),
+        run_in_threadpool,
+        max_streams_per_principal=settings.max_streams_per_principal,
+        poll_seconds=settings.feed_poll_seconds,
+    )
     return AppState(
         settings=settings,
         db=db,
@@ -125,6 +141,7 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         cursors=CursorCodec(db.cursor_key()),
         store=store,
         notifier=notifier,
+        feeds=feeds,
         epoch=db.epoch(),
         agents=agents,
         loop=loop,

@@ -49,6 +49,18 @@ class ServerSettings:
     #: the space but leaves the old bytes until new rows overwrite them). FULL locks each
     #: table while it runs: docs/reliability.md has the figures.
     pg_vacuum_full: bool = False
+    # Load bounds (docs/server.md): concurrent SSE streams per principal (503 beyond), and how
+    # often a run's single feed reader re-reads without a wake-up (a safety net only).
+    max_streams_per_principal: int = 1024
+    feed_poll_seconds: float = 5.0
+    # Idle keep-alive connections are closed after this many seconds (uvicorn).
+    timeout_keep_alive: float = 5.0
+    # Fleet (PostgreSQL): a run's lease lasts `run_lease_seconds`, renewed every
+    # `run_heartbeat_seconds`; every `run_reap_seconds` a process fails the runs whose lease
+    # expired (their process died).
+    run_lease_seconds: float = 10.0
+    run_heartbeat_seconds: float = 3.0
+    run_reap_seconds: float = 2.0
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

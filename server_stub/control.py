@@ -30,6 +30,7 @@ from server_stub.db.models import (
     KnowledgeDocumentRow,
     MemoryRejectionRow,
     MemoryRow,
+    MemoryWordRow,
     ObjectIntentRow,
     ProjectionRow,
     RecallTraceItemRow,
@@ -188,6 +189,14 @@ def residue_rows(s: Session, sid: str) -> dict[str, int]:
         "memories": count(
             select(MemoryRow.id).where(
                 or_(MemoryRow.source_session_id == sid, MemoryRow.source_run_id.in_(run_ids))
+            )
+        ),
+        "memory_words": count(
+            select(MemoryWordRow.memory_id).where(
+                or_(
+                    MemoryWordRow.memory_session_id == sid,
+                    MemoryWordRow.memory_id.in_(memory_ids),
+                )
             )
         ),
         "memory_rejections": count(

@@ -93,6 +93,11 @@ def invalid_state(message: str, **details: Any) -> ApiError:
     return ApiError(409, message, details or None)
 
 
+def unavailable(message: str, details: dict[str, Any], retry_after: int = 1) -> ApiError:
+    """A 503 `unavailable` the client may retry (with `Retry-After`)."""
+    return ApiError(503, message, details, {"Retry-After": str(retry_after)})
+
+
 UNKNOWN_ROUTE = "no such route"
 
 

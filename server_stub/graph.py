@@ -28,6 +28,7 @@ from server_stub.db.models import (
     SkillRow,
     ToolInvocationRow,
 )
+from server_stub.recall import index_memory
 
 
 def add_artifact(
@@ -123,6 +124,8 @@ def add_memory(
         created_at=at,
     )
     s.add(memory)
+    s.flush()  # the word rows point at it
+    index_memory(s, memory)
     return memory
 
 

@@ -14,6 +14,7 @@ from server_stub.auth import TokenTable
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
+from server_stub.feeds import RunFeeds
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
 from server_stub.scrub import Scrubber
@@ -34,6 +35,7 @@ class AppState:
     cursors: CursorCodec
     store: ObjectStore
     notifier: RunNotifier
+    feeds: RunFeeds
     epoch: str
     agents: AgentManager
     loop: asyncio.AbstractEventLoop

@@ -30,6 +30,7 @@ def _bytewise(length: int) -> TypeEngine[str]:
     return String(length).with_variant(String(length, collation="C"), "postgresql")
 
 
+MAX_WORD = 64  # longer words are indexed by their first MAX_WORD characters
 Id = _bytewise(64)
 Ts = _bytewise(32)
 Name = _bytewise(200)
@@ -214,6 +215,23 @@ class MemoryRow(Base):
         Index("ix_memories_list", "tenant", "principal", created_at.desc(), id.desc()),
         Index("ix_memories_consolidated", "consolidated_at"),
     )
+
+
+class MemoryWordRow(Base):
+    """The recall index: one row per distinct word of a memory's text, so a run matches its
+    message against the principal's memories with a seek per message word instead of reading
+    every memory's text (a few 1 MiB memories made every run's write transaction take
+    seconds). `memory_session_id` is the memory's source session: the purge removes a
+    session's rows with one index seek, before the memories they point at."""
+
+    __tablename__ = "memory_words"
+    tenant: Mapped[str] = mapped_column(Name, primary_key=True)
+    principal: Mapped[str] = mapped_column(Name, primary_key=True)
+    word: Mapped[str] = mapped_column(_bytewise(MAX_WORD), primary_key=True)
+    memory_id: Mapped[str] = mapped_column(Id, ForeignKey("memories.id"), primary_key=True)
+    memory_session_id: Mapped[str] = mapped_column(Id, index=True)
+
+    __table_args__ = (Index("ix_memory_words_memory", "memory_id"),)
 
 
 class MemoryRejectionRow(Base):

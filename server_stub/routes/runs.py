@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import AsyncIterator
-from functools import partial
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from starlette.types import Receive, Scope, Send
 
 from server_stub import schemas
 from server_stub.auth import Principal
+from server_stub.db.engine import Database
 from server_stub.db.models import EventRow, RunRow
-from server_stub.errors import bad_request, not_found
+from server_stub.errors import bad_request, not_found, unavailable
+from server_stub.feeds import StreamLimitReached
 from server_stub.history import TERMINAL_STATUSES, event_view, owned_run, request_cancel, run_view
-from server_stub.notifier import wait_for
 from server_stub.routes.common import sequence_after
 from server_stub.state import AppState, get_state
 
@@ -27,7 +27,6 @@ StateDep = Annotated[AppState, Depends(get_state)]
 
 RUN_NOT_FOUND = "run not found"
 KEEPALIVE_SECONDS = 15.0
-POLL_SECONDS = 1.0
 
 
 def _require_run(s: Session, run_id: str, who: Principal) -> RunRow:
@@ -55,9 +54,9 @@ async def get_run(run_id: str, request: Request, st: StateDep) -> Response:
     return JSONResponse(await st.run(work))
 
 
-def _read_after(st: AppState, run_id: str, after: int) -> tuple[list[dict[str, Any]], bool]:
+def read_after(db: Database, run_id: str, after: int) -> tuple[list[dict[str, Any]], bool]:
     """The run's events after `after` and whether the run is terminal (one snapshot)."""
-    with st.db.read() as s:
+    with db.read() as s:
         run = s.get(RunRow, run_id)
         if run is None:
             return [], True
@@ -108,36 +107,43 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
 
     await st.run(check)
     if not wants_sse:
-        items, _ = await st.run(lambda: _read_after(st, run_id, 0))
+        items, _ = await st.run(lambda: read_after(st.db, run_id, 0))
         return JSONResponse({"items": items})
 
     keepalive = min(st.settings.sse_keepalive, KEEPALIVE_SECONDS)
+    try:
+        st.feeds.reserve(who.tenant, who.principal)
+    except StreamLimitReached as exc:
+        raise unavailable(
+            "too many concurrent event streams for this principal; retry later",
+            {"reason": "too_many_streams", "limit": exc.limit},
+        ) from exc
 
     async def stream() -> AsyncIterator[bytes]:
-        cursor = after
-        last_write = time.monotonic()
-        while True:
-            wake = st.notifier.waiter(run_id)
-            items, terminal = await st.run(partial(_read_after, st, run_id, cursor))
-            for item in items:
-                cursor = item["sequence"]
-                yield _frame(item)
-                last_write = time.monotonic()
-            if terminal:
-                st.notifier.release(run_id, wake)
-                return
-            remaining = keepalive - (time.monotonic() - last_write)
-            if remaining <= 0:
-                yield b": keep-alive\n\n"
-                last_write = time.monotonic()
-                continue
-            await wait_for(wake, min(POLL_SECONDS, remaining))
+        async for item in st.feeds.follow(run_id, after, keepalive):
+            yield b": keep-alive\n\n" if item is None else _frame(item)
 
-    return StreamingResponse(
+    return _CountedStream(
         stream(),
+        release=lambda: st.feeds.unreserve(who.tenant, who.principal),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+class _CountedStream(StreamingResponse):
+    """A stream that gives its slot of the per-principal cap back however it ends (also when
+    the client left before the first byte, when the body generator never ran)."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None], **kw: Any):
+        super().__init__(content, **kw)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
 
 
 @router.post(

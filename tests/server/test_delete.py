@@ -137,6 +137,7 @@ def test_delete_purges_the_whole_graph_and_leaves_zero_residue(live_server: Live
         "artifacts",
         "recall_traces",
         "memories",
+        "memory_words",
         "memory_rejections",
         "consolidation_records",
         "knowledge_documents",

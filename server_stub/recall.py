@@ -1,0 +1,87 @@
+"""Recall: which of a principal's memories share a word with a message (CONTRACT §4).
+
+The word index (`memory_words`) is written with the memory, in its transaction. A run asks
+it in a read transaction, before its write transaction, with one seek per distinct word of
+its message (in chunks): the cost follows the message, not the principal's total memory
+size, and nothing is held while it runs. The write transaction then records the matches that
+still exist (a purge may have removed some meanwhile).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from sqlalchemy import bindparam, insert, select
+from sqlalchemy.orm import Session
+
+from server_stub.db.engine import Database
+from server_stub.db.models import MAX_WORD, MemoryRow, MemoryWordRow
+
+_WORD = re.compile(r"\w+")
+_CHUNK = 500  # bound parameters per IN list (SQLite allows 32,766; PostgreSQL 65,535)
+
+
+def words_of(text: str) -> set[str]:
+    """The distinct lowercased words of `text`, as the index stores them."""
+    return {w.lower()[:MAX_WORD] for w in _WORD.findall(text)}
+
+
+def index_memory(s: Session, memory: MemoryRow) -> None:
+    """Write the word rows of a flushed memory (same transaction as the memory)."""
+    rows = [
+        {
+            "tenant": memory.tenant,
+            "principal": memory.principal,
+            "word": word,
+            "memory_id": memory.id,
+            "memory_session_id": memory.source_session_id,
+        }
+        for word in sorted(words_of(memory.text))
+    ]
+    if rows:
+        s.connection().execute(insert(MemoryWordRow), rows)
+
+
+_MATCH = (
+    select(MemoryWordRow.memory_id)
+    .where(
+        MemoryWordRow.tenant == bindparam("tenant"),
+        MemoryWordRow.principal == bindparam("principal"),
+        MemoryWordRow.word.in_(bindparam("words", expanding=True)),
+    )
+    .distinct()
+)
+
+
+def matching_memories(db: Database, tenant: str, principal: str, words: Iterable[str]) -> set[str]:
+    """Ids of the principal's memories sharing a word with `words` (a read transaction)."""
+    wanted = sorted(words)
+    found: set[str] = set()
+    if not wanted:
+        return found
+    with db.read() as s:
+        conn = s.connection()
+        for start in range(0, len(wanted), _CHUNK):
+            params = {
+                "tenant": tenant,
+                "principal": principal,
+                "words": wanted[start : start + _CHUNK],
+            }
+            found.update(conn.execute(_MATCH, params).scalars())
+    return found
+
+
+def backfill(db: Database) -> int:
+    """Index memories written before the word index existed; returns how many."""
+    with db.write() as s:
+        missing = list(
+            s.scalars(
+                select(MemoryRow).where(
+                    ~MemoryRow.id.in_(select(MemoryWordRow.memory_id).distinct())
+                )
+            )
+        )
+        for memory in missing:
+            index_memory(s, memory)
+        return len(missing)
