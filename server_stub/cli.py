@@ -21,6 +21,7 @@ import uvicorn
 from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
+from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 
 log = logging.getLogger("converge-server")
 
@@ -131,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_level=args.log_level,
         timeout_graceful_shutdown=3,
         lifespan="on",
+        http=bounded_protocol(settings.head_timeout),
+        timeout_keep_alive=settings.timeout_keep_alive,
+        h11_max_incomplete_event_size=HEAD_LIMIT,
     )
     code = asyncio.run(_serve(_Server(config)))
     if code:

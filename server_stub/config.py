@@ -53,8 +53,10 @@ class ServerSettings:
     # often a run's single feed reader re-reads without a wake-up (a safety net only).
     max_streams_per_principal: int = 1024
     feed_poll_seconds: float = 5.0
-    # Idle keep-alive connections are closed after this many seconds (uvicorn).
-    timeout_keep_alive: float = 5.0
+    # Idle keep-alive connections are closed after this many seconds (uvicorn), and a request
+    # head must arrive within `head_timeout` seconds (server_stub.protocol).
+    timeout_keep_alive: int = 5
+    head_timeout: float = 10.0
     # Fleet (PostgreSQL): a run's lease lasts `run_lease_seconds`, renewed every
     # `run_heartbeat_seconds`; every `run_reap_seconds` a process fails the runs whose lease
     # expired (their process died).

@@ -18,6 +18,7 @@ import uvicorn
 
 from server_stub.app import create_app
 from server_stub.config import ServerSettings
+from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 
 
 class ServerStartError(RuntimeError):
@@ -64,6 +65,9 @@ class ServerThread:
             log_config=None,
             access_log=False,
             lifespan="on",
+            http=bounded_protocol(settings.head_timeout),
+            timeout_keep_alive=settings.timeout_keep_alive,
+            h11_max_incomplete_event_size=HEAD_LIMIT,
         )
         self.server = _ThreadServer(config)
         self.thread = threading.Thread(target=self._run, name="converge-server", daemon=True)
