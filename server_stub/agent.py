@@ -6,7 +6,7 @@ the waiters notified after the commit). Cancellation is cooperative: the agent l
 notifier, so a cancel ends them at once. The terminal status and terminal event commit
 together, after every other write of the run; nothing is written for the run after them.
 Tasks belong to the app's lifespan, which cancels them at shutdown; runs left active by a
-previous process are failed at start-up (`recover`).
+process that stopped are failed by a live one (server_stub.leases).
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ from server_stub.graph import (
     add_tool_invocation,
 )
 from server_stub.history import (
-    ACTIVE_STATUSES,
     TERMINAL_STATUSES,
     append_event,
     finish_run,
@@ -66,6 +65,11 @@ class RunCancelled(Exception):
 
 class RunFailed(Exception):
     """The run must end as failed."""
+
+
+class RunLost(Exception):
+    """The run was ended by another process (its lease expired: this process was taken for
+    dead); it must write nothing more."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,7 @@ class AgentManager:
         self.delay = delay
         self.tasks: set[asyncio.Task[None]] = set()
         self._closing = False
+        self.owner = db.instance_id  # the lease owner of the runs this app executes
 
     def start(self, run_id: str) -> None:
         """Run `run_id` in the background; callable from any thread."""
@@ -149,29 +154,13 @@ class AgentManager:
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
-    def recover(self) -> int:
-        """Fail runs left active by a previous process (their task died with it)."""
-        with self.db.write() as s:
-            stale = list(s.scalars(select(RunRow).where(RunRow.status.in_(ACTIVE_STATUSES))))
-            for run in stale:
-                session = lock_session(s, run.session_id)
-                if session is None:
-                    continue
-                for approval in s.scalars(
-                    select(ApprovalRow).where(
-                        ApprovalRow.run_id == run.id, ApprovalRow.status == "pending"
-                    )
-                ):
-                    approval.status = "cancelled"
-                    approval.decided_at = timestamps.now()
-                finish_run(s, session, run, "failed", {"error": "interrupted by a server restart"})
-            return len(stale)
-
     async def _guarded(self, run_id: str) -> None:
         try:
             await _Run(self, run_id).execute()
         except asyncio.CancelledError:
             raise
+        except RunLost:
+            log.warning("run %s was failed by another process; stopped executing it", run_id)
         except Exception:
             log.exception("agent crashed on %s", run_id)
             try:
@@ -202,21 +191,31 @@ class _Run:
         self.message: dict[str, Any] = {}
 
     async def tx(
-        self, fn: Callable[[Session, SessionRow, RunRow], T], *, cancellable: bool = True
+        self,
+        fn: Callable[[Session, SessionRow, RunRow], T],
+        *,
+        cancellable: bool = True,
+        first: bool = False,
     ) -> T:
         """One write transaction over the locked session and the run; notify after commit.
 
         A cancellable step first looks at `cancel_requested` inside the same transaction and
         raises RunCancelled (writing nothing) when it is set: every step is a cancel point.
+        Every step but the `first` raises RunLost when the run is already terminal (another
+        process failed it as orphaned): nothing is written after a terminal event.
         """
 
         def work() -> T:
             with self.m.db.write() as s:
                 run = s.get(RunRow, self.run_id)
-                assert run is not None
+                if run is None:
+                    raise RunLost
                 session = lock_session(s, run.session_id)
-                assert session is not None
+                if session is None:
+                    raise RunLost
                 s.refresh(run)
+                if not first and run.status in TERMINAL_STATUSES:
+                    raise RunLost
                 if cancellable and run.cancel_requested:
                     raise RunCancelled
                 return fn(s, session, run)
@@ -250,7 +249,7 @@ class _Run:
                 set_run_status(s, run, "running")
             return True
 
-        if not await self.tx(begin, cancellable=False):
+        if not await self.tx(begin, cancellable=False, first=True):
             return
         text = first_text(self.message)
         outcome = "completed"

@@ -23,11 +23,13 @@ from server_stub import control, schemas
 from server_stub.agent import AgentManager
 from server_stub.auth import DEV_PRINCIPALS, TokenTable
 from server_stub.bodylimit import BodyLimitMiddleware
+from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
+from server_stub.leases import fail_orphans, keep_leases
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
@@ -35,6 +37,7 @@ from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router
 from server_stub.routes.runs import read_after
 from server_stub.scrub import Scrubber
+from server_stub.singleprocess import SqliteProcessLock, sqlite_path
 from server_stub.state import AppState
 
 log = logging.getLogger(__name__)
@@ -50,31 +53,53 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = await asyncio.to_thread(_open_state, settings, asyncio.get_running_loop())
-        app.state.converge = state
-        recovered = await asyncio.to_thread(state.agents.recover)
-        if recovered:
-            log.info("failed %d runs left active by a previous process", recovered)
-        indexed = await asyncio.to_thread(backfill_recall_index, state.db)
-        if indexed:
-            log.info("indexed the words of %d memories for recall", indexed)
-        orphans = await asyncio.to_thread(sweep_orphan_objects, state.db, state.store)
-        if orphans:
-            log.info("removed %d byte objects left without metadata by a crash", orphans)
-        maint = asyncio.create_task(
-            maintenance_loop(state.db, state.store, settings.maintenance_interval),
-            name="maintenance",
-        )
+        lock = _sqlite_lock(settings.database_url)
+        try:
+            state = await asyncio.to_thread(_open_state, settings, asyncio.get_running_loop())
+            app.state.converge = state
+            try:
+                await _start_up(state)
+            except BaseException:
+                await state.bus.close()
+                await asyncio.to_thread(state.db.dispose)
+                raise
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        background = [
+            asyncio.create_task(
+                maintenance_loop(state.db, state.store, settings.maintenance_interval),
+                name="maintenance",
+            ),
+            asyncio.create_task(
+                keep_leases(
+                    state.db,
+                    state.agents.owner,
+                    state.bus.owner_alive,
+                    state.notifier.notify,
+                    lease=settings.run_lease_seconds,
+                    heartbeat=settings.run_heartbeat_seconds,
+                    reap=settings.run_reap_seconds,
+                ),
+                name="leases",
+            ),
+        ]
         try:
             yield
         finally:
-            maint.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await maint
+            for task in background:
+                task.cancel()
+            for task in background:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await state.feeds.close()
             await state.agents.shutdown()
             await state.scrubber.shutdown()
+            await state.bus.close()
             await asyncio.to_thread(state.db.dispose)
+            if lock is not None:
+                lock.release()
 
     app = FastAPI(
         title="Converge stub server",
@@ -116,6 +141,37 @@ def create_app(settings: ServerSettings) -> FastAPI:
     return app
 
 
+def _sqlite_lock(url: str) -> SqliteProcessLock | None:
+    """Take the single-process lock of a SQLite database (DatabaseInUse when taken)."""
+    path = sqlite_path(url)
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = SqliteProcessLock(path)
+    lock.acquire()
+    return lock
+
+
+async def _start_up(state: AppState) -> None:
+    """Join the fleet, fail the runs of processes that stopped, and (alone only) remove
+    byte objects a crash left without metadata: with other processes live, an object
+    without a row may be an artifact one of them is writing right now."""
+    alone = await state.bus.start()
+    try:
+        failed = await asyncio.to_thread(fail_orphans, state.db, state.bus.owner_alive)
+        if failed:
+            log.info("failed %d runs left active by a stopped process", len(failed))
+        indexed = await asyncio.to_thread(backfill_recall_index, state.db)
+        if indexed:
+            log.info("indexed the words of %d memories for recall", indexed)
+        if alone:
+            orphans = await asyncio.to_thread(sweep_orphan_objects, state.db, state.store)
+            if orphans:
+                log.info("removed %d byte objects left without metadata by a crash", orphans)
+    finally:
+        state.bus.joined()
+
+
 def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:
     db = Database(settings.database_url)
     db.vacuum_full = settings.pg_vacuum_full
@@ -135,6 +191,7 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         poll_seconds=settings.feed_poll_seconds,
     )
     return AppState(
+        bus=FleetBus(db, notifier),
         settings=settings,
         db=db,
         tokens=TokenTable(settings.principals or DEV_PRINCIPALS),

@@ -22,6 +22,7 @@ from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
+from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
 
 log = logging.getLogger("converge-server")
 
@@ -108,6 +109,22 @@ async def _serve(server: _Server) -> int:
     return 0 if server.started else 1
 
 
+def _sqlite_in_use(url: str) -> str | None:
+    """Why the SQLite database cannot be served by this process (another serves it), or
+    None. A probe for a clean message: the app takes the lock for real at start-up."""
+    path = sqlite_path(url)
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = SqliteProcessLock(path)
+    try:
+        lock.acquire()
+    except DatabaseInUse as exc:
+        return str(exc)
+    lock.release()
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `converge-server` console script."""
     args = build_parser().parse_args(argv)
@@ -124,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"converge-server: {exc}", file=sys.stderr)
         return 2
+    refusal = _sqlite_in_use(settings.database_url)
+    if refusal is not None:
+        print(f"converge-server: {refusal}", file=sys.stderr)
+        return 1
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,

@@ -16,12 +16,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from server_stub import timestamps
+from server_stub.bus import announce_index, announce_run
 from server_stub.db.models import (
     DeletionOutboxRow,
     DeletionTombstoneRow,
     EventRow,
     ObjectIntentRow,
     PrincipalVersion,
+    RunLeaseRow,
     RunRow,
     SessionRow,
 )
@@ -46,6 +48,7 @@ def bump_version(s: Session, tenant: str, principal: str) -> None:
     s.connection().execute(
         _bump_statement(s.get_bind().dialect.name), {"tenant": tenant, "principal": principal}
     )
+    announce_index(s, tenant, principal)
 
 
 @functools.cache
@@ -114,6 +117,8 @@ def append_event(
         created = session.last_event_at
     row = add_event(s, session, run_id, type_, data, created)
     s.flush()
+    if run_id is not None:
+        announce_run(s, run_id)
     bump_version(s, session.tenant, session.principal)
     return row
 
@@ -229,6 +234,7 @@ def finish_run(
     if session.last_run_started_at is None or run.created_at >= session.last_run_started_at:
         session.last_run_id = run.id
         session.last_run_started_at = run.created_at
+    s.execute(_RELEASE_LEASE, {"run_id": run.id})  # the run's process no longer owns it
     bump_version(s, session.tenant, session.principal)
     release_intents(s, run.session_id, run_id=run.id)
     return event
@@ -257,6 +263,9 @@ def release_intents(s: Session, session_id: str, *, run_id: str | None = None) -
     return len(locators)
 
 
+_RELEASE_LEASE = delete(RunLeaseRow).where(RunLeaseRow.run_id == bindparam("run_id"))
+
+
 def set_run_status(s: Session, run: RunRow, status: str) -> None:
     """A non-terminal status change."""
     run.status = status
@@ -266,3 +275,4 @@ def set_run_status(s: Session, run: RunRow, status: str) -> None:
 def request_cancel(s: Session, run_id: str) -> None:
     """Set `cancel_requested` on a run."""
     s.execute(update(RunRow).where(RunRow.id == run_id).values(cancel_requested=True))
+    announce_run(s, run_id)  # the process executing it may be another one

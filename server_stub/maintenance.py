@@ -26,6 +26,7 @@ from collections import defaultdict
 from sqlalchemy import select
 
 from server_stub import ids, timestamps
+from server_stub.bus import only_one
 from server_stub.db.engine import Database
 from server_stub.db.models import (
     ArtifactRow,
@@ -99,12 +100,18 @@ def run_pass(db: Database, store: ObjectStore) -> int:
     return pending
 
 
+def _fleet_pass(db: Database, store: ObjectStore) -> int:
+    """A pass, unless another process of the fleet is running one (then skip this turn)."""
+    with only_one(db, "maintenance") as mine:
+        return run_pass(db, store) if mine else 0
+
+
 async def maintenance_loop(db: Database, store: ObjectStore, interval: float) -> None:
     """Run a pass every `interval` seconds until cancelled; a failing pass is logged."""
     while True:
         await asyncio.sleep(interval)
         try:
-            pending = await asyncio.to_thread(run_pass, db, store)
+            pending = await asyncio.to_thread(_fleet_pass, db, store)
             if pending:
                 log.info("maintenance: %d byte deletes still queued", pending)
         except Exception:

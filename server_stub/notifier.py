@@ -46,6 +46,13 @@ class RunNotifier:
             with contextlib.suppress(RuntimeError):  # loop closed during shutdown
                 self._loop.call_soon_threadsafe(self._notify, run_id, final)
 
+    def notify_all(self) -> None:
+        """Wake every waiter of every run (the fleet bus reconnected: messages may have been
+        missed). Call on the loop."""
+        events, self._events = self._events, {}
+        for event in events.values():
+            event.set()
+
     def _notify(self, run_id: str, final: bool) -> None:
         event = self._events.pop(run_id, None)
         if event is not None:

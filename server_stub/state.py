@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from server_stub.auth import TokenTable
+from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
@@ -36,6 +37,7 @@ class AppState:
     store: ObjectStore
     notifier: RunNotifier
     feeds: RunFeeds
+    bus: FleetBus
     epoch: str
     agents: AgentManager
     loop: asyncio.AbstractEventLoop

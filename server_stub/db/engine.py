@@ -52,6 +52,9 @@ class Database:
             _ensure_sqlite_folder(url)
         self.engine = _make_engine(url)
         self.vacuum_full = False  # PostgreSQL scrubs: VACUUM FULL instead of VACUUM
+        # This process's (this app's) identity in a fleet: the origin of its bus messages
+        # and the owner of the runs it executes (8 hex digits: an advisory-lock key).
+        self.instance_id = secrets.token_hex(4)
 
     def create_schema(self) -> None:
         """Create every table and index that is missing, and add missing nullable columns.
@@ -133,6 +136,7 @@ class Database:
             conn.execution_options(**{_WRITE: write})
             with conn.begin():
                 session = Session(bind=conn, expire_on_commit=False, autoflush=True)
+                session.info["bus_origin"] = self.instance_id
                 try:
                     yield session
                     session.flush()

@@ -104,6 +104,19 @@ class RunRow(Base):
     __table_args__ = (Index("ix_runs_status", "status"),)
 
 
+class RunLeaseRow(Base):
+    """Which server process executes an active run, until when (server_stub.leases).
+
+    Written with the run, renewed by its process's heartbeat, removed with the run's
+    terminal write. A run whose lease expired, or whose owner no longer holds its liveness
+    lock, belongs to a dead process: any other process fails it."""
+
+    __tablename__ = "run_leases"
+    run_id: Mapped[str] = mapped_column(Id, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(32), index=True)
+    expires_at: Mapped[str] = mapped_column(Ts)
+
+
 class EventRow(Base):
     """One persisted event; `sequence` is per session, gap-free, from 1."""
 

@@ -29,6 +29,7 @@ from server_stub.history import (
     session_views,
     tombstone_of,
 )
+from server_stub.leases import claim
 from server_stub.routes.common import (
     parse_cursor,
     parse_int,
@@ -306,6 +307,7 @@ async def start_run(session_id: str, request: Request, st: StateDep) -> Response
                 row.title = title_from_message(existing if existing else message)
                 row.title_state = "stored"
             row.active_run_id = run.id
+            claim(s, run.id, st.agents.owner, st.settings.run_lease_seconds)
             append_event(s, row, run.id, "run.started", {}, at=now)
             append_event(s, row, run.id, "message.user", message)
             return run_view(run)
