@@ -56,6 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="PostgreSQL: VACUUM FULL the purged tables after deletes (no dead bytes left "
         "in table files; locks each table while it runs)",
     )
+    p.add_argument(
+        "--run-lease",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="fleet: a run's lease; a process that stops renewing it is taken for dead",
+    )
+    p.add_argument(
+        "--run-heartbeat",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="fleet: how often a process renews its runs' leases and looks for orphaned runs",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -78,6 +92,9 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         pg_vacuum_full=args.pg_vacuum_full,
         host=args.host,
         port=args.port,
+        run_lease_seconds=max(0.2, args.run_lease),
+        run_heartbeat_seconds=max(0.05, min(args.run_heartbeat, args.run_lease / 2)),
+        run_reap_seconds=max(0.05, min(args.run_heartbeat, 2.0)),
     )
 
 
