@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("server", "sync", "ui")
+SUITES = ("server", "load", "sync", "ui")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -95,6 +95,7 @@ class QaOptions:
     page_limit: int = 20
     keep: bool = False
     workdir: Path | None = None
+    servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
 
 
 @dataclass
@@ -147,7 +148,12 @@ class QaReport:
             "interval": o.interval,
             "initial": o.initial,
             "page_limit": o.page_limit,
-            "server": {"url": self.url, "mode": self.mode, "restarts": self.restarts},
+            "server": {
+                "url": self.url,
+                "mode": self.mode,
+                "processes": self.options.servers,
+                "restarts": self.restarts,
+            },
             "plan_digest": self.plan_digest,
             "operations": {
                 "total": self.operations,
@@ -342,8 +348,10 @@ class Harness:
         self.recorder = Recorder()
         self.history = History(devices=options.devices, deadline=options.deadline)
         self.devices: list[Device] = []
-        self.server: ServerProcess | None = None
-        self.control: ControlPlane | None = None
+        self.server: ServerProcess | None = None  # the first of `servers`
+        self.servers: list[ServerProcess] = []
+        self.control: ControlPlane | None = None  # the first of `controls`
+        self.controls: list[ControlPlane] = []
         self.truth: Truth | None = None
         self.url = ""
         self.live: list[str] = []  # sessions the workload believes live, in creation order
@@ -390,12 +398,24 @@ class Harness:
             self.url = self.o.server.rstrip("/")
             self.report.mode = "external"
         else:
-            self.server = ServerProcess(self.workdir / "server", database_url=self.o.database)
-            self.url = await self.server.start()
+            # Several processes share the database and one object store folder (§9.4).
+            self.servers = [
+                ServerProcess(
+                    self.workdir / ("server" if i == 0 else f"server{i}"),
+                    database_url=self.o.database,
+                    artifacts=self.workdir / "server" / "artifacts",
+                )
+                for i in range(self.o.servers)
+            ]
+            self.server = self.servers[0]
+            urls = [await server.start() for server in self.servers]
+            self.url = urls[0]
         self.report.url = self.url
-        self.control = ControlPlane(self.url)
-        await self.control.require()
-        await self.control.object_store(True)
+        self.controls = [ControlPlane(s.url) for s in self.servers] or [ControlPlane(self.url)]
+        self.control = self.controls[0]
+        for control in self.controls:
+            await control.require()
+        await self._object_store(True)
         self.truth = Truth(self.url, self.o.token)
         for text, updated_at, legacy in initial_histories(self.o.seed, self.o.initial):
             sid = await self.control.create_history(
@@ -406,7 +426,7 @@ class Harness:
             device = Device(
                 index,
                 self.workdir / "devices" / f"d{index:03d}",
-                url=self.url,
+                url=self.servers[index % len(self.servers)].url if self.servers else self.url,
                 token=self.o.token,
                 interval=self.o.interval,
                 stats=self.report.stats,
@@ -435,11 +455,21 @@ class Harness:
             "kept_inconclusive": r.kept,
             "events_out_of_commit_order": r.misordered,
         }
-        if self.control is not None:
-            await self.control.aclose()
-        if self.server is not None:
-            await self.server.close()
-            self.report.server_log_errors = self.server.log_errors()
+        for control in self.controls:
+            await control.aclose()
+        errors: int | None = None
+        for server in self.servers:
+            await server.close()
+            count = server.log_errors()
+            if count is not None:
+                errors = (errors or 0) + count
+        if self.servers:
+            self.report.server_log_errors = errors
+
+    async def _object_store(self, up: bool) -> None:
+        """The fault switch lives in each process's memory: set it on every one."""
+        for control in self.controls:
+            await control.object_store(up)
 
     # -- the workload -----------------------------------------------------------------------
 
@@ -459,8 +489,8 @@ class Harness:
             try:
                 async with asyncio.timeout(OP_DEADLINE):
                     await self._execute(op)
-                if self.server is not None:
-                    self.server.check_alive()
+                for server in self.servers:
+                    server.check_alive()
             except TimeoutError:
                 self.history.stuck.append(
                     f"operation {op.index} ({op.kind.value}) did not finish within {OP_DEADLINE:g}s"
@@ -619,29 +649,33 @@ class Harness:
         await self.devices[op.device].reopen()
 
     async def _op_outage_start(self, op: Op) -> None:
-        assert self.control is not None
-        await self.control.object_store(False)
+        await self._object_store(False)
         self.outage = True
 
     async def _op_outage_end(self, op: Op) -> None:
-        assert self.control is not None
-        await self.control.object_store(True)
+        await self._object_store(True)
         self.outage = False
 
     async def _op_restart(self, op: Op) -> None:
         """SIGTERM the server, keep it down a moment (a delete may be tried meanwhile: it must
         fail and keep the row), start it again on the same database and port."""
         assert self.server is not None and self.control is not None
-        await self.server.stop()
+        # With a fleet, the processes take turns, and every other turn (the first one
+        # included) is a SIGKILL, a crash: the survivors keep serving and fail its runs.
+        server = self.servers[self.report.restarts % len(self.servers)]
+        if len(self.servers) > 1 and self.report.restarts % 2 == 0:
+            await server.kill()
+        else:
+            await server.stop()
         if op.flag:
             target = choose(self.live, op.pick)
             if target is not None:
                 await self._delete(self.devices[op.other], target)
         await asyncio.sleep(op.pause)  # deliberate downtime: the devices' timers fail meanwhile
-        await self.server.start()
+        await server.start()
         self.report.restarts += 1
         if self.outage:  # the fault switch lives in the server's memory
-            await self.control.object_store(False)
+            await self._object_store(False)
 
     async def _sample_all(self) -> list[list[RowKey]]:
         watched = set(self.deleted)
@@ -655,7 +689,7 @@ class Harness:
         and stays so, or the deadline (counted from the end of the workload) passes."""
         assert self.control is not None and self.truth is not None
         if self.outage:
-            await self.control.object_store(True)
+            await self._object_store(True)
             self.outage = False
         quiet_started = time.monotonic()
         deadline = quiet_started + self.o.deadline
@@ -690,8 +724,8 @@ class Harness:
 
     async def _truth_or_none(self) -> list[RowKey] | None:
         assert self.truth is not None
-        if self.server is not None:
-            self.server.check_alive()
+        for server in self.servers:
+            server.check_alive()
         try:
             return _row_keys(await self.truth.index())
         except SyncError as exc:
@@ -771,6 +805,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLAlchemy URL for the harness's own server, e.g. an empty PostgreSQL database "
         "(default: a SQLite file in its work folder; ignored with --server)",
     )
+    p.add_argument(
+        "--servers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="own server processes on one database, devices spread over them, restarted "
+        "and killed in turn during the workload (N > 1 needs --database postgresql+psycopg://…)",
+    )
     p.add_argument("--token", default="dev-alice", help="bearer token (default dev-alice)")
     p.add_argument(
         "--deadline",
@@ -814,6 +856,7 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         initial=args.initial,
         page_limit=args.page_limit,
         keep=args.keep,
+        servers=args.servers,
     )
 
 
@@ -840,6 +883,15 @@ def main(argv: Sequence[str]) -> int:
         parser.error("--operations must not be negative")
     if args.interval <= 0 or args.deadline <= 0:
         parser.error("--interval and --deadline must be positive")
+    if args.servers < 1:
+        parser.error("--servers must be at least 1")
+    if args.servers > 1 and args.server:
+        parser.error("--servers starts the harness's own processes; it excludes --server")
+    if args.servers > 1 and not (args.database or "").startswith("postgresql"):
+        parser.error(
+            "--servers N > 1 needs --database postgresql+psycopg://… "
+            "(SQLite is served by one process)"
+        )
     if args.initial < 0 or not 1 <= args.page_limit <= 200:
         parser.error("--initial must not be negative; --page-limit is 1..200")
     logging.basicConfig(

@@ -55,10 +55,11 @@ class ServerProcess:
         log_level: str = "warning",
         database_url: str | None = None,
         extra_args: tuple[str, ...] = (),
+        artifacts: Path | None = None,
     ):
         self.workdir = workdir
         self.database_url = database_url or f"sqlite:///{workdir / 'server.sqlite3'}"
-        self.artifacts = workdir / "artifacts"
+        self.artifacts = artifacts or workdir / "artifacts"
         self.log_path = workdir / "server.log"
         self.agent_delay = agent_delay
         self.log_level = log_level
@@ -177,6 +178,16 @@ class ServerProcess:
                 await proc.wait()
         self._proc = None
         return proc.returncode
+
+    async def kill(self) -> None:
+        """SIGKILL, as a crash: no shutdown code runs (its runs are failed by a survivor of
+        the fleet, or by its own next start)."""
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+        self._proc = None
 
     async def restart(self, down_for: float = 0.0) -> str:
         """Stop (for real), stay down `down_for` seconds, start again on the same database."""

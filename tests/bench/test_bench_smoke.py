@@ -35,3 +35,27 @@ def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
     assert figures["delete"]["typical"]["n"] == 3
     assert figures["delete"]["big"]["n"] == 1
     assert set(figures["targets"]) == set(server_bench.TARGETS)
+
+
+def test_load_benchmark_runs_end_to_end_and_saves_its_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import load as load_bench
+
+    monkeypatch.setattr(report, "RESULTS_DIR", tmp_path)
+    status = load_bench.main(
+        [
+            "--streams", "0,20",
+            "--samples", "5",
+            "--memories", "1",
+            "--memory-kib", "16",
+            "--message-kib", "4",
+            "--recall-seconds", "1",
+        ]
+    )  # fmt: skip
+    assert status == 0
+    figures = json.loads((tmp_path / "load.json").read_text())["figures"]
+    assert [row["streams"] for row in figures["streams"]] == [0, 20]
+    assert figures["streams"][1]["held"] == ["ready 20 200x20"]
+    assert figures["recall"]["recall_runs"]["n"] >= 1
+    assert set(figures["targets"]) == set(load_bench.TARGETS)

@@ -19,7 +19,7 @@ import pytest
 
 from sync import cli
 from sync.qa_workload import plan, plan_digest
-from tests.conftest import LiveServer, ServerFactory
+from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 
 SEED = 7  # its first 40 operations hold a restart, an outage and a refused delete
 
@@ -55,6 +55,40 @@ def test_qa_converges_with_restart_outage_and_refused_delete(
     expected = plan_digest(itertools.islice(plan(SEED, 3, restarts=True), 40))
     assert report["plan_digest"] == expected
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.postgres
+def test_qa_spreads_devices_over_two_processes_on_postgres_and_kills_one(
+    postgres_cluster: PostgresCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = run_qa(
+        capsys,
+        "--servers",
+        "2",
+        "--database",
+        postgres_cluster.new_database(),
+        "--devices",
+        "4",
+        "--operations",
+        "40",
+        "--seed",
+        str(SEED),
+        "--deadline",
+        "30",
+    )
+    assert report["violations"] == []
+    assert code == 0 and report["ok"] is True
+    assert report["server"]["processes"] == 2
+    assert report["server"]["restarts"] >= 1  # the first restart is a SIGKILL
+    assert report["outbox_pending"] == 0
+    assert report["server_log_errors"] == 0
+
+
+def test_qa_refuses_several_servers_on_sqlite(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["qa", "--servers", "2", "--operations", "1"])
+    assert exit_info.value.code == 2
+    assert "needs --database postgresql" in capsys.readouterr().err
 
 
 def test_qa_against_an_external_server_with_a_control_plane(
