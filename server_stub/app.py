@@ -158,7 +158,9 @@ async def _start_up(state: AppState) -> None:
     without a row may be an artifact one of them is writing right now."""
     alone = await state.bus.start()
     try:
-        failed = await asyncio.to_thread(fail_orphans, state.db, state.bus.owner_alive)
+        failed = await asyncio.to_thread(
+            fail_orphans, state.db, state.agents.owner, state.bus.owner_alive
+        )
         if failed:
             log.info("failed %d runs left active by a stopped process", len(failed))
         indexed = await asyncio.to_thread(backfill_recall_index, state.db)

@@ -64,12 +64,17 @@ def renew(db: Database, owner: str, seconds: float) -> int:
         return int(getattr(result, "rowcount", 0) or 0)
 
 
-def _orphaned(lease: RunLeaseRow | None, now: str, alive: Callable[[str], bool]) -> bool:
-    return lease is None or lease.expires_at < now or not alive(lease.owner)
+def _orphaned(lease: RunLeaseRow | None, now: str, me: str, alive: Callable[[str], bool]) -> bool:
+    if lease is None:
+        return True
+    if lease.owner == me:
+        return False  # executing here (a late heartbeat of our own is no death)
+    return lease.expires_at < now or not alive(lease.owner)
 
 
-def fail_orphans(db: Database, owner_alive: Callable[[str], bool]) -> list[str]:
-    """Fail every active run whose process is gone; returns their ids."""
+def fail_orphans(db: Database, me: str, owner_alive: Callable[[str], bool]) -> list[str]:
+    """Fail every active run whose process is gone (never one that `me` executes);
+    returns their ids."""
     now = timestamps.now()
     with db.read() as s:
         rows = s.execute(
@@ -84,14 +89,14 @@ def fail_orphans(db: Database, owner_alive: Callable[[str], bool]) -> list[str]:
             checked[owner] = owner_alive(owner)
         return checked[owner]
 
-    candidates = [run_id for run_id, lease in rows if _orphaned(lease, now, alive)]
-    failed = [run_id for run_id in candidates if _fail(db, run_id, now, alive)]
+    candidates = [run_id for run_id, lease in rows if _orphaned(lease, now, me, alive)]
+    failed = [run_id for run_id in candidates if _fail(db, run_id, now, me, alive)]
     if failed:
         log.warning("failed %d runs whose server process stopped", len(failed))
     return failed
 
 
-def _fail(db: Database, run_id: str, now: str, alive: Callable[[str], bool]) -> bool:
+def _fail(db: Database, run_id: str, now: str, me: str, alive: Callable[[str], bool]) -> bool:
     with db.write() as s:
         run = s.get(RunRow, run_id)
         if run is None:
@@ -99,7 +104,11 @@ def _fail(db: Database, run_id: str, now: str, alive: Callable[[str], bool]) -> 
         session = lock_session(s, run.session_id)
         s.refresh(run)
         lease = s.get(RunLeaseRow, run_id, populate_existing=True)
-        if session is None or run.status not in ACTIVE_STATUSES or not _orphaned(lease, now, alive):
+        if (
+            session is None
+            or run.status not in ACTIVE_STATUSES
+            or not _orphaned(lease, now, me, alive)
+        ):
             return False
         for approval in s.scalars(
             select(ApprovalRow).where(ApprovalRow.run_id == run_id, ApprovalRow.status == "pending")
@@ -131,7 +140,7 @@ async def keep_leases(
                 await asyncio.to_thread(renew, db, owner, lease)
             if now >= next_reap:
                 next_reap = now + reap
-                for run_id in await asyncio.to_thread(fail_orphans, db, owner_alive):
+                for run_id in await asyncio.to_thread(fail_orphans, db, owner, owner_alive):
                     on_failed(run_id)
         except Exception:
             log.exception("lease upkeep failed; retrying")

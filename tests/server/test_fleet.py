@@ -173,3 +173,33 @@ def test_a_second_process_on_one_sqlite_file_is_refused(
     with pytest.raises(ServerStartError):
         ServerThread(first.settings).start()
     assert first.client().get("/v1/sessions").status_code == 200
+
+
+def test_a_run_whose_lease_expired_is_failed_and_its_process_writes_no_more(
+    fleet_db: str, server_factory: ServerFactory, tmp_path: Path
+) -> None:
+    """A process that stops renewing its leases (hung, cut off) is taken for dead even while
+    its liveness lock holds; when it wakes, its agent writes nothing after the failure."""
+    hung = server_factory(
+        backend="postgres",
+        database_url=fleet_db,
+        artifacts_dir=tmp_path,
+        run_lease_seconds=0.5,
+        run_heartbeat_seconds=3600.0,  # never renews
+        run_reap_seconds=3600.0,
+    )
+    reaper = server_factory(
+        backend="postgres", database_url=fleet_db, artifacts_dir=tmp_path, run_reap_seconds=0.1
+    )
+    alice = hung.client()
+    sid = new_session(alice)
+    run = start_run(alice, sid, "/wait 2")
+    view = wait_terminal(reaper.client(), run["id"])
+    assert view["status"] == "failed"
+    events = alice.get(f"/v1/runs/{run['id']}/events").json()["items"]
+    assert events[-1]["type"] == "run.failed"
+    # The hung process's agent ends its wait after 2 s and finds the run terminal: nothing
+    # is appended after the terminal event (it stops with RunLost).
+    wait_until(lambda: not _state(hung).agents.tasks, timeout=15.0)
+    again = alice.get(f"/v1/runs/{run['id']}/events").json()["items"]
+    assert again == events
