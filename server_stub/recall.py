@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
 from server_stub.db.engine import Database
@@ -54,6 +54,19 @@ _MATCH = (
 )
 
 
+# PostgreSQL: one index seek per word, whatever the statistics say. With `word IN (...)`
+# the planner, before the table was analysed (or with a generic plan), read the principal's
+# whole index range and filtered it: 0.5 s per 500 words beside two 512 KiB memories, which
+# scales with the memories, not the message. `OFFSET 0` keeps the lateral subquery from
+# being flattened into a hash join; the collation matches the index's.
+_PG_MATCH = text(
+    "SELECT DISTINCT x.memory_id FROM unnest(CAST(:words AS text[])) AS q(word) "
+    "CROSS JOIN LATERAL (SELECT w.memory_id FROM memory_words AS w "
+    "WHERE w.tenant = :tenant AND w.principal = :principal "
+    'AND w.word = q.word COLLATE "C" OFFSET 0) AS x'
+)
+
+
 def matching_memories(db: Database, tenant: str, principal: str, words: Iterable[str]) -> set[str]:
     """Ids of the principal's memories sharing a word with `words` (a read transaction)."""
     wanted = sorted(words)
@@ -62,6 +75,10 @@ def matching_memories(db: Database, tenant: str, principal: str, words: Iterable
         return found
     with db.read() as s:
         conn = s.connection()
+        if not db.is_sqlite:
+            params = {"tenant": tenant, "principal": principal, "words": wanted}
+            found.update(conn.execute(_PG_MATCH, params).scalars())
+            return found
         for start in range(0, len(wanted), _CHUNK):
             params = {
                 "tenant": tenant,
