@@ -55,6 +55,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--recall-seconds", type=float, default=20.0)
     p.add_argument("--database", help="an empty database URL (default: SQLite in a temp dir)")
     p.add_argument("--name", default="load", help="results file name")
+    p.add_argument(
+        "--settle", type=float, default=2.0, help="seconds the streams run before sampling"
+    )
     return p.parse_args(argv)
 
 
@@ -155,7 +158,7 @@ def measure_streams(url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
             etag = bob.get("/v1/sessions").headers.get("etag", '"x"')
             headers = [f"If-None-Match: {etag}", "Prefer: wait=60"]
             holders.append(Holder(url, "dev-bob", "/v1/sessions", args.watches, headers))
-        time.sleep(2.0)  # let the streams settle into their steady state (a frame a second)
+        time.sleep(args.settle)  # the streams reach their steady state (a frame a second)
         load = os.getloadavg()[0]
         samples = _timed_lists(alice, args.samples)
         rows.append(
@@ -169,7 +172,7 @@ def measure_streams(url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
         )
         for holder in holders:
             holder.stop()
-        time.sleep(1.0)  # the server notices the closed streams
+        time.sleep(args.settle / 2)  # the server notices the closed streams
     bob.post(f"/v1/runs/{run['id']}/cancel")
     return rows
 

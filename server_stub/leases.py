@@ -124,20 +124,23 @@ async def keep_leases(
     owner: str,
     owner_alive: Callable[[str], bool],
     on_failed: Callable[[str], None],
+    executing: Callable[[], bool],
     *,
     lease: float,
     heartbeat: float,
     reap: float,
 ) -> None:
-    """Until cancelled: renew this process's leases every `heartbeat` seconds, and fail the
-    runs of dead processes every `reap` seconds (`on_failed(run_id)` after each commit)."""
+    """Until cancelled: renew this process's leases every `heartbeat` seconds (while it
+    `executing()` runs: an idle process takes no write lock), and fail the runs of dead
+    processes every `reap` seconds (`on_failed(run_id)` after each commit)."""
     next_renew = next_reap = time.monotonic()
     while True:
         now = time.monotonic()
         try:
             if now >= next_renew:
                 next_renew = now + heartbeat
-                await asyncio.to_thread(renew, db, owner, lease)
+                if executing():
+                    await asyncio.to_thread(renew, db, owner, lease)
             if now >= next_reap:
                 next_reap = now + reap
                 for run_id in await asyncio.to_thread(fail_orphans, db, owner, owner_alive):

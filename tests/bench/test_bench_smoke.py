@@ -51,6 +51,7 @@ def test_load_benchmark_runs_end_to_end_and_saves_its_figures(
             "--memory-kib", "16",
             "--message-kib", "4",
             "--recall-seconds", "1",
+            "--settle", "0.1",
         ]
     )  # fmt: skip
     assert status == 0
