@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("server", "load", "sync", "ui")
+SUITES = ("server", "load", "fleet", "sync", "ui")
 
 
 def main(argv: list[str] | None = None) -> int:

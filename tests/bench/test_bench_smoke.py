@@ -60,3 +60,12 @@ def test_load_benchmark_runs_end_to_end_and_saves_its_figures(
     assert figures["streams"][1]["held"] == ["ready 20 200x20"]
     assert figures["recall"]["recall_runs"]["n"] >= 1
     assert set(figures["targets"]) == set(load_bench.TARGETS)
+
+
+def test_fleet_benchmark_without_postgresql_says_so_and_does_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench import fleet as fleet_bench
+
+    assert fleet_bench.main([]) == 0
+    assert "needs --database postgresql" in capsys.readouterr().out
