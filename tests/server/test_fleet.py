@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,23 @@ def test_a_run_whose_lease_expired_is_failed_and_its_process_writes_no_more(
     wait_until(lambda: not _state(hung).agents.tasks, timeout=15.0)
     again = alice.get(f"/v1/runs/{run['id']}/events").json()["items"]
     assert again == events
+
+
+def test_an_index_change_on_one_process_reaches_the_index_hook_of_another(
+    pair: tuple[LiveServer, LiveServer],
+) -> None:
+    """The hook index watches (CONTRACT §9.1) of every process hang on."""
+    a, b = pair
+    heard: list[tuple[str, str]] = []
+    registered = threading.Event()
+    state = _state(b)
+
+    def register() -> None:  # on B's loop, where the hook is called
+        state.bus.on_index_change(lambda t, p: heard.append((t, p)))
+        registered.set()
+
+    state.loop.call_soon_threadsafe(register)
+    assert registered.wait(10)
+    new_session(a.client("dev-carol"))
+    wait_until(lambda: ("globex", "carol") in heard)
+    assert ("acme", "alice") not in heard

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable
 
 import pytest
 
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, ServerFactory
 
 
 def _connect(server: LiveServer) -> socket.socket:
@@ -31,60 +30,56 @@ def _status_and_body(raw: bytes) -> tuple[int, dict[str, object]]:
 
 
 @pytest.fixture
-def sqlite_only(backend: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("HTTP framing does not depend on the database")
+def http_server(server_factory: ServerFactory) -> LiveServer:
+    """One SQLite server: HTTP framing does not depend on the database (so these tests are
+    not parametrized over both backends, unlike the rest of the suite)."""
+    return server_factory()
 
 
-@pytest.mark.usefixtures("sqlite_only")
 def test_a_connection_that_sends_nothing_is_closed(
-    start_server: Callable[..., LiveServer],
+    server_factory: ServerFactory,
 ) -> None:
-    server = start_server(head_timeout=0.2)
+    server = server_factory(head_timeout=0.2)
     with _connect(server) as sock:
         assert sock.recv(1) == b""  # closed by the server (the 10 s socket timeout not hit)
 
 
-@pytest.mark.usefixtures("sqlite_only")
 def test_a_request_head_trickled_too_slowly_is_closed(
-    start_server: Callable[..., LiveServer],
+    server_factory: ServerFactory,
 ) -> None:
-    server = start_server(head_timeout=0.3)
+    server = server_factory(head_timeout=0.3)
     with _connect(server) as sock:
         sock.sendall(b"GET /v1/sessions HTTP/1.1\r\n")
         sock.sendall(b"Host: x\r\n")  # ... and never the blank line
         assert _read_all(sock) == b""
 
 
-@pytest.mark.usefixtures("sqlite_only")
 @pytest.mark.parametrize("whole", [True, False], ids=["whole", "unfinished"])
 def test_an_over_long_request_line_answers_414_in_the_envelope(
-    live_server: LiveServer, whole: bool
+    http_server: LiveServer, whole: bool
 ) -> None:
     line = b"GET /v1/sessions?cursor=" + b"a" * 20000
     # Whole: the parser sees a complete head; unfinished: the line never ends, and the
     # parser gives up once it holds more than the limit.
     request = line + b" HTTP/1.1\r\nHost: x\r\n\r\n" if whole else line
-    with _connect(live_server) as sock:
+    with _connect(http_server) as sock:
         sock.sendall(request)
         status, body = _status_and_body(_read_all(sock))
     assert status == 414
     assert body["error"]["code"] == "invalid_request"  # type: ignore[index]
 
 
-@pytest.mark.usefixtures("sqlite_only")
-def test_over_large_headers_answer_431_in_the_envelope(live_server: LiveServer) -> None:
+def test_over_large_headers_answer_431_in_the_envelope(http_server: LiveServer) -> None:
     headers = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"b" * 1000) for i in range(20))
-    with _connect(live_server) as sock:
+    with _connect(http_server) as sock:
         sock.sendall(b"GET /v1/sessions HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
         status, body = _status_and_body(_read_all(sock))
     assert status == 431
     assert body["error"]["code"] == "invalid_request"  # type: ignore[index]
 
 
-@pytest.mark.usefixtures("sqlite_only")
-def test_a_malformed_request_answers_400_in_the_envelope(live_server: LiveServer) -> None:
-    with _connect(live_server) as sock:
+def test_a_malformed_request_answers_400_in_the_envelope(http_server: LiveServer) -> None:
+    with _connect(http_server) as sock:
         sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
         status, body = _status_and_body(_read_all(sock))
     assert status == 400
