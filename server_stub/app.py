@@ -154,25 +154,21 @@ def _sqlite_lock(url: str) -> SqliteProcessLock | None:
 
 
 async def _start_up(state: AppState) -> None:
-    """Join the fleet, fail the runs of processes that stopped, and (alone only) remove
-    byte objects a crash left without metadata: with other processes live, an object
-    without a row may be an artifact one of them is writing right now."""
-    alone = await state.bus.start()
-    try:
-        failed = await asyncio.to_thread(
-            fail_orphans, state.db, state.agents.owner, state.bus.owner_alive
-        )
-        if failed:
-            log.info("failed %d runs left active by a stopped process", len(failed))
-        indexed = await asyncio.to_thread(backfill_recall_index, state.db)
-        if indexed:
-            log.info("indexed the words of %d memories for recall", indexed)
-        if alone:
-            orphans = await asyncio.to_thread(sweep_orphan_objects, state.db, state.store)
-            if orphans:
-                log.info("removed %d byte objects left without metadata by a crash", orphans)
-    finally:
-        state.bus.joined()
+    """Join the fleet, fail the runs of processes that stopped (never a live process's),
+    index old memories for recall, and remove byte objects no row names (safe beside other
+    live processes: an artifact's intent row is committed before its bytes are written)."""
+    await state.bus.start()
+    failed = await asyncio.to_thread(
+        fail_orphans, state.db, state.agents.owner, state.bus.owner_alive
+    )
+    if failed:
+        log.info("failed %d runs left active by a stopped process", len(failed))
+    indexed = await asyncio.to_thread(backfill_recall_index, state.db)
+    if indexed:
+        log.info("indexed the words of %d memories for recall", indexed)
+    orphans = await asyncio.to_thread(sweep_orphan_objects, state.db, state.store)
+    if orphans:
+        log.info("removed %d byte objects left without metadata by a crash", orphans)
 
 
 def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:

@@ -18,8 +18,6 @@ Liveness: each process holds a session-level advisory lock named after its owner
 listening connection, for its whole life. PostgreSQL releases it the moment the process's
 connection dies (a crash, `kill -9`), so `owner_alive` can tell a dead process from a live
 one at once; run leases (server_stub.leases) cover a process that hangs or is cut off.
-A fleet-wide lock tells a starting process whether it is alone (`alone_at_start`), which
-start-up work that must not race other live processes needs.
 """
 
 from __future__ import annotations
@@ -42,7 +40,6 @@ log = logging.getLogger(__name__)
 CHANNEL = "converge_bus"
 ORIGIN_KEY = "bus_origin"
 _LOCK_SPACE = 0x434F4E56  # "CONV": the advisory-lock namespace of owner liveness locks
-_FLEET_KEY = 0x464C4554  # "FLET": taken shared by every live process
 
 IndexCallback = Callable[[str, str], None]
 
@@ -82,8 +79,7 @@ class FleetBus:
         self.distributed = not db.is_sqlite
         self._index_callbacks: list[IndexCallback] = []
         self._task: asyncio.Task[None] | None = None
-        self._ready: asyncio.Future[bool] | None = None
-        self._alone_released: asyncio.Event | None = None
+        self._ready: asyncio.Future[None] | None = None
         self.received = 0
 
     def on_index_change(self, callback: IndexCallback) -> None:
@@ -111,22 +107,16 @@ class FleetBus:
             conn.commit()
         return not got
 
-    async def start(self) -> bool:
-        """Join the fleet (PostgreSQL: connect, take the liveness lock, listen). Returns
-        whether this process is alone; while `alone`, it holds the fleet lock exclusively
-        (others wait to join) until `joined()`."""
+    async def start(self) -> None:
+        """Join the fleet (PostgreSQL: connect, take the liveness lock, listen); returns once
+        listening, so no commit after it goes unheard. Raises when the database is
+        unreachable (the server does not start)."""
         if not self.distributed:
-            return True
+            return
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
-        self._alone_released = asyncio.Event()
         self._task = loop.create_task(self._listen(), name="fleet-bus")
-        return await self._ready
-
-    def joined(self) -> None:
-        """Start-up work done: let other processes join (drop the exclusive fleet lock)."""
-        if self._alone_released is not None:
-            self._alone_released.set()
+        await self._ready
 
     async def close(self) -> None:
         """Leave the fleet (closing the connection releases its locks)."""
@@ -143,7 +133,6 @@ class FleetBus:
         import psycopg
 
         backoff = 0.1
-        first = True
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
@@ -153,11 +142,9 @@ class FleetBus:
                         "SELECT pg_advisory_lock(%s, %s)", (_LOCK_SPACE, owner_key(self.owner))
                     )
                     await conn.execute(f"LISTEN {CHANNEL}")
-                    if first:
-                        await self._join(conn)
-                        first = False
+                    if self._ready is not None and not self._ready.done():
+                        self._ready.set_result(None)
                     else:
-                        await conn.execute("SELECT pg_advisory_lock_shared(%s)", (_FLEET_KEY,))
                         self._wake_everything()  # messages may have passed while cut off
                     backoff = 0.1
                     async for notify in conn.notifies():
@@ -171,20 +158,6 @@ class FleetBus:
                 log.warning("fleet bus connection lost (%s); reconnecting", exc)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
-
-    async def _join(self, conn: object) -> None:
-        import psycopg
-
-        assert isinstance(conn, psycopg.AsyncConnection)
-        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (_FLEET_KEY,))
-        row = await cur.fetchone()
-        alone = bool(row and row[0])
-        assert self._ready is not None and self._alone_released is not None
-        self._ready.set_result(alone)
-        if alone:
-            await self._alone_released.wait()
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (_FLEET_KEY,))
-        await conn.execute("SELECT pg_advisory_lock_shared(%s)", (_FLEET_KEY,))
 
     def _wake_everything(self) -> None:
         self.notifier.notify_all()
