@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from functools import partial
 from typing import Any
 
@@ -77,6 +77,10 @@ class RunFeeds:
         self.poll_seconds = poll_seconds
         self.reads = 0  # database reads made by feed readers (the bench reports it)
 
+    def runs_followed(self) -> int:
+        """How many runs have a live feed (a reader task) now."""
+        return len(self._feeds)
+
     def open_streams(self, tenant: str, principal: str) -> int:
         """How many event streams the principal holds now."""
         return self._streams.get((tenant, principal), 0)
@@ -100,7 +104,7 @@ class RunFeeds:
 
     async def follow(
         self, run_id: str, after: int, keepalive: float
-    ) -> AsyncIterator[dict[str, Any] | None]:
+    ) -> AsyncGenerator[dict[str, Any] | None]:
         """The run's events after `after`, live until its terminal event; `None` items are
         keep-alive ticks (at least every `keepalive` seconds without an event)."""
         feed = self._join(run_id)

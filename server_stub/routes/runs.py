@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
@@ -120,8 +121,11 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
         ) from exc
 
     async def stream() -> AsyncIterator[bytes]:
-        async for item in st.feeds.follow(run_id, after, keepalive):
-            yield b": keep-alive\n\n" if item is None else _frame(item)
+        # aclosing: a client that leaves unsubscribes from the run's feed at once, not when
+        # the garbage collector finalizes the generator.
+        async with contextlib.aclosing(st.feeds.follow(run_id, after, keepalive)) as items:
+            async for item in items:
+                yield b": keep-alive\n\n" if item is None else _frame(item)
 
     return _CountedStream(
         stream(),

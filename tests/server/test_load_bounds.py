@@ -17,6 +17,7 @@ from tests.server.conftest import (
     run_to_end,
     start_run,
     wait_terminal,
+    wait_until,
 )
 
 SSE = {"Accept": "text/event-stream"}
@@ -49,6 +50,22 @@ def test_many_streams_of_one_run_share_one_reader(live_server: LiveServer) -> No
     # (twelve streams each re-reading on every change made well over twelve reads).
     events = len(run_events(alice, run["id"]))
     assert state.feeds.reads <= events + 2
+
+
+def test_a_client_leaving_stops_the_runs_reader_and_frees_its_slot(
+    live_server: LiveServer,
+) -> None:
+    alice = live_server.client("dev-alice")
+    run = start_run(alice, new_session(alice), "/wait 30")
+    state = _state(live_server)
+    with _open_stream(alice, run["id"]) as stream:
+        next(stream.iter_lines())  # the replay has begun: the feed is live
+        assert state.feeds.runs_followed() == 1
+        assert state.feeds.open_streams("acme", "alice") == 1
+    wait_until(lambda: state.feeds.runs_followed() == 0)
+    wait_until(lambda: state.feeds.open_streams("acme", "alice") == 0)
+    assert alice.post(f"/v1/runs/{run['id']}/cancel").status_code == 202
+    wait_terminal(alice, run["id"])
 
 
 def test_stream_cap_per_principal_answers_503_in_the_envelope(
