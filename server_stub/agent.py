@@ -53,7 +53,8 @@ from server_stub.history import (
 )
 from server_stub.notifier import RunNotifier, wait_for
 from server_stub.objectstore import ObjectStore, locator_for
-from server_stub.recall import matching_memories, words_of
+from server_stub.recall import BATCH as RECALL_BATCH
+from server_stub.recall import index_memory, index_rest, matching_memories, words_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -433,6 +434,8 @@ class _Run:
         text = arg.strip()
         if not text:
             return
+        words = await asyncio.to_thread(words_of, text)  # outside the write lock
+        formed: list[tuple[MemoryRow, list[str]]] = []
 
         def form(s: Session, ses: SessionRow, run: RunRow) -> None:
             same_text = (
@@ -460,13 +463,17 @@ class _Run:
                     {"memory_id": existing.id, "reinforced": True},
                 )
                 return
-            memory = add_memory(s, run, ids.new_id("mem"), text, 0, timestamps.now())
-            s.flush()
+            memory = add_memory(s, run, ids.new_id("mem"), text, 0, timestamps.now(), index=False)
+            rest = index_memory(s, memory, words, limit=RECALL_BATCH)
+            formed.append((memory, rest))
             append_event(
                 s, ses, run.id, "memory.formed", {"memory_id": memory.id, "reinforced": False}
             )
 
         await self.tx(form)
+        for memory, rest in formed:
+            if rest:  # a large memory: the rest of its words in short transactions
+                await asyncio.to_thread(index_rest, self.m.db, memory, rest)
 
     async def do_skill(self, arg: str) -> None:
         name = arg.strip() or "skill"

@@ -110,9 +110,17 @@ def add_tool_invocation(
 
 
 def add_memory(
-    s: Session, run: RunRow, memory_id: str, text: str, reinforcement_count: int, at: str
+    s: Session,
+    run: RunRow,
+    memory_id: str,
+    text: str,
+    reinforcement_count: int,
+    at: str,
+    *,
+    index: bool = True,
 ) -> MemoryRow:
-    """A memory the run formed, owned by the run's principal."""
+    """A memory the run formed, owned by the run's principal; with its recall word rows
+    unless `index` is False (the caller indexes it: server_stub.recall)."""
     memory = MemoryRow(
         id=memory_id,
         tenant=run.tenant,
@@ -125,7 +133,8 @@ def add_memory(
     )
     s.add(memory)
     s.flush()  # the word rows point at it
-    index_memory(s, memory)
+    if index:
+        index_memory(s, memory)
     return memory
 
 

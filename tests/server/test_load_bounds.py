@@ -125,3 +125,32 @@ def test_recall_matches_through_the_word_index_and_the_purge_removes_it(
     assert residue(live_server, source)["rows"]["memory_words"] == 5
     assert alice.delete(f"/v1/sessions/{source}").status_code == 204
     assert residue(live_server, source)["rows"]["memory_words"] == 0
+
+
+def test_a_large_memory_is_indexed_in_batches_and_recalled_by_its_last_word(
+    live_server: LiveServer,
+) -> None:
+    from server_stub.recall import BATCH
+
+    alice = live_server.client("dev-alice")
+    source = new_session(alice)
+    words = [f"word{i:05d}" for i in range(BATCH + 700)]  # sorted: the last is in batch 2
+    run_to_end(alice, source, "/remember " + " ".join(words))
+    assert residue(live_server, source)["rows"]["memory_words"] == len(words)
+    other = new_session(alice)
+    run = run_to_end(alice, other, f"what about {words[-1]}?")
+    state = _state(live_server)
+    from sqlalchemy import func, select
+
+    from server_stub.db.models import RecallTraceItemRow, RecallTraceRow
+
+    with state.db.read() as s:
+        recalled = s.scalar(
+            select(func.count())
+            .select_from(RecallTraceItemRow)
+            .join(RecallTraceRow, RecallTraceRow.id == RecallTraceItemRow.trace_id)
+            .where(RecallTraceRow.run_id == run["id"])
+        )
+    assert recalled == 1
+    assert alice.delete(f"/v1/sessions/{source}").status_code == 204
+    assert residue(live_server, source)["rows"]["memory_words"] == 0
