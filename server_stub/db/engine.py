@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, func, inspect, make_url, select
 from sqlalchemy.orm import Session
 
+from server_stub.db.fairlock import FairLock
 from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta
 
 _WRITE = "converge_write"
@@ -55,6 +56,7 @@ class Database:
         # This process's (this app's) identity in a fleet: the origin of its bus messages
         # and the owner of the runs it executes (8 hex digits: an advisory-lock key).
         self.instance_id = secrets.token_hex(4)
+        self._write_turns = FairLock()
 
     def create_schema(self) -> None:
         """Create every table and index that is missing, and add missing nullable columns.
@@ -132,6 +134,16 @@ class Database:
 
     @contextmanager
     def _scope(self, *, write: bool) -> Iterator[Session]:
+        if write and self.is_sqlite:
+            # Writers in arrival order (db/fairlock.py).
+            with self._write_turns.hold(), self._transaction(write=True) as session:
+                yield session
+            return
+        with self._transaction(write=write) as session:
+            yield session
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Session]:
         with self.engine.connect() as conn:
             conn.execution_options(**{_WRITE: write})
             with conn.begin():
