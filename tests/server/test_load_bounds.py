@@ -59,7 +59,8 @@ def test_a_client_leaving_stops_the_runs_reader_and_frees_its_slot(
     run = start_run(alice, new_session(alice), "/wait 30")
     state = _state(live_server)
     with _open_stream(alice, run["id"]) as stream:
-        next(stream.iter_lines())  # the replay has begun: the feed is live
+        lines = stream.iter_lines()  # kept: dropping the iterator closes the connection
+        assert next(lines).startswith("id: ")  # the replay has begun: the feed is live
         assert state.feeds.runs_followed() == 1
         assert state.feeds.open_streams("acme", "alice") == 1
     wait_until(lambda: state.feeds.runs_followed() == 0)
