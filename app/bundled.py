@@ -13,6 +13,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sync.errors import SyncError
+
 if TYPE_CHECKING:
     from server_stub.runner import ServerThread
 
@@ -48,8 +50,18 @@ class BundledServer:
         second device configured with that URL finds it again after a restart), else any
         free port; the port in use is saved for next time."""
         from server_stub.runner import ServerStartError
+        from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock
 
         self.folder.mkdir(parents=True, exist_ok=True)
+        probe = SqliteProcessLock(self.folder / "converge-server.sqlite3")
+        try:  # SQLite is served by one process (CONTRACT §9.4): say so in words
+            probe.acquire()
+        except DatabaseInUse:
+            raise SyncError(
+                "the built-in demo server of this profile is already running in another "
+                "Converge window; close that window, or open this one with another --profile"
+            ) from None
+        probe.release()
         wanted = self.port or saved_port(self.folder)
         try:
             url = self._start_on(wanted)
@@ -70,8 +82,9 @@ class BundledServer:
         from server_stub.config import ServerSettings
         from server_stub.runner import ServerThread
 
+        database = self.folder / "converge-server.sqlite3"
         settings = ServerSettings(
-            database_url=f"sqlite:///{self.folder / 'converge-server.sqlite3'}",
+            database_url=f"sqlite:///{database}",
             artifacts_dir=self.folder / "objects",
             seed="demo",
             agent_delay=self.agent_delay,

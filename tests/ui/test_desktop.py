@@ -124,3 +124,19 @@ def test_an_uncaught_error_is_logged_and_shown_as_one_sentence(
     assert "Traceback" not in desktop.window.status.text()
     assert any(r.exc_info and r.exc_info[1].args == ("boom",) for r in caplog.records)
     desktop.window.close()
+
+
+def test_a_second_bundled_server_on_one_profile_is_refused_in_words(tmp_path: Path) -> None:
+    """SQLite is served by one process (CONTRACT §9.4): a second window on the same profile
+    gets a sentence, not an internal error."""
+    from app.bundled import BundledServer
+    from sync.errors import SyncError
+
+    first = BundledServer(tmp_path, agent_delay=0.0)
+    first._start_blocking()
+    try:
+        with pytest.raises(SyncError, match="already running in another Converge window"):
+            BundledServer(tmp_path, agent_delay=0.0)._start_blocking()
+    finally:
+        assert first._thread is not None
+        first._thread.stop()
