@@ -39,6 +39,7 @@ from server_stub.routes.runs import read_after
 from server_stub.scrub import Scrubber
 from server_stub.singleprocess import SqliteProcessLock, sqlite_path
 from server_stub.state import AppState
+from server_stub.watches import IndexWatches
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         try:
             yield
         finally:
+            state.watches.close()  # normally done earlier, by `release_held_watches`
             for task in background:
                 task.cancel()
             for task in background:
@@ -171,6 +173,16 @@ async def _start_up(state: AppState) -> None:
         log.info("removed %d byte objects left without metadata by a crash", orphans)
 
 
+def release_held_watches(app: FastAPI) -> None:
+    """Answer every held index watch now (304) and hold no new one. uvicorn waits for
+    in-flight requests *before* the lifespan's shutdown, so its servers call this when they
+    begin to shut down (`runner.py`, `cli.py`); otherwise a watch would hold the graceful
+    shutdown for up to 60 s. On the loop."""
+    state = getattr(app.state, "converge", None)
+    if isinstance(state, AppState):
+        state.watches.close()
+
+
 def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:
     db = Database(settings.database_url)
     db.vacuum_full = settings.pg_vacuum_full
@@ -189,8 +201,14 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         max_streams_per_principal=settings.max_streams_per_principal,
         poll_seconds=settings.feed_poll_seconds,
     )
+    # Held index watches wake after this process's commits (Database.index_listener) and
+    # after other processes' (the fleet bus's index messages, PostgreSQL NOTIFY).
+    watches = IndexWatches(loop)
+    db.index_listener = watches.principal_index_changed
+    bus = FleetBus(db, notifier)
+    bus.on_index_change(watches.principal_index_changed)
     return AppState(
-        bus=FleetBus(db, notifier),
+        bus=bus,
         settings=settings,
         db=db,
         tokens=TokenTable(settings.principals or DEV_PRINCIPALS),
@@ -202,4 +220,5 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         agents=agents,
         loop=loop,
         scrubber=Scrubber(db, loop),
+        watches=watches,
     )

@@ -23,11 +23,12 @@ from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
+from server_stub.runner import ConvergeServer
 
 log = logging.getLogger("converge-server")
 
 
-class _Server(uvicorn.Server):
+class _Server(ConvergeServer):
     """uvicorn without its own signal capture (which re-raises the signal after shutdown,
     turning a clean stop into a non-zero exit); `main` installs handlers on the loop."""
 
@@ -162,8 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if refusal is not None:
         print(f"converge-server: {refusal}", file=sys.stderr)
         return 1
+    app = create_app(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_config=None,
@@ -174,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeout_keep_alive=settings.timeout_keep_alive,
         h11_max_incomplete_event_size=HEAD_LIMIT,
     )
-    code = asyncio.run(_serve(_Server(config)))
+    code = asyncio.run(_serve(_Server(config, app)))
     if code:
         print("converge-server: could not start (see the log above)", file=sys.stderr)
     return code

@@ -63,6 +63,9 @@ class ServerSettings:
     run_lease_seconds: float = 10.0
     run_heartbeat_seconds: float = 3.0
     run_reap_seconds: float = 2.0
+    #: Honour `Prefer: wait=N` on the session index (CONTRACT §9.1). Off: the preference is
+    #: ignored, as by a server that predates it (tests of the client's fallback use this).
+    index_watch: bool = True
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from server_stub import timestamps
 from server_stub.bus import announce_index, announce_run
+from server_stub.db.engine import CHANGED_INDEXES
 from server_stub.db.models import (
     DeletionOutboxRow,
     DeletionTombstoneRow,
@@ -41,7 +42,8 @@ TERMINAL_EVENTS = {
 def bump_version(s: Session, tenant: str, principal: str) -> None:
     """Advance the principal's index version (an upsert, safe under concurrency).
 
-    Called last in a transaction, so on PostgreSQL the version row lock is always taken after
+    Its watches (CONTRACT §9.1) are woken once the transaction commits. Called last in a
+    transaction, so on PostgreSQL the version row lock is always taken after
     the session row lock (one lock order, no deadlock).
     """
     s.flush()  # what the ORM's autoflush did before this ran on the connection directly
@@ -49,6 +51,8 @@ def bump_version(s: Session, tenant: str, principal: str) -> None:
         _bump_statement(s.get_bind().dialect.name), {"tenant": tenant, "principal": principal}
     )
     announce_index(s, tenant, principal)
+    # Held index watches of the principal wake after the commit (`Database.index_listener`).
+    s.info.setdefault(CHANGED_INDEXES, set()).add((tenant, principal))
 
 
 @functools.cache

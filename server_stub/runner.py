@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 import time
 from types import TracebackType
 
 import uvicorn
+from fastapi import FastAPI
 
-from server_stub.app import create_app
+from server_stub.app import create_app, release_held_watches
 from server_stub.config import ServerSettings
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 
@@ -25,7 +27,20 @@ class ServerStartError(RuntimeError):
     """The server thread died or did not start in time."""
 
 
-class _ThreadServer(uvicorn.Server):
+class ConvergeServer(uvicorn.Server):
+    """uvicorn that answers held index watches as soon as it starts shutting down (uvicorn
+    waits for in-flight requests before the lifespan ends, so the lifespan is too late)."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self.converge_app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        release_held_watches(self.converge_app)
+        await super().shutdown(sockets)
+
+
+class _ThreadServer(ConvergeServer):
     """uvicorn whose main loop wakes at once when `request_exit` is called (instead of at
     its next 0.1 s tick), so stopping a test server costs milliseconds, not a tick."""
 
@@ -57,8 +72,9 @@ class ServerThread:
 
     def __init__(self, settings: ServerSettings, host: str = "127.0.0.1", port: int = 0) -> None:
         self.settings = settings
+        self.app = create_app(settings)
         config = uvicorn.Config(
-            create_app(settings),
+            self.app,
             host=host,
             port=port,
             timeout_graceful_shutdown=1,
@@ -69,7 +85,7 @@ class ServerThread:
             timeout_keep_alive=settings.timeout_keep_alive,
             h11_max_incomplete_event_size=HEAD_LIMIT,
         )
-        self.server = _ThreadServer(config)
+        self.server = _ThreadServer(config, self.app)
         self.thread = threading.Thread(target=self._run, name="converge-server", daemon=True)
         self.url = ""
         self.error: BaseException | None = None

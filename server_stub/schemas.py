@@ -192,8 +192,22 @@ IF_NONE_MATCH = param(
     "If-None-Match",
     "header",
     {"type": "string"},
-    "an `ETag` from an earlier answer: 304 when unchanged",
+    "an `ETag` from an earlier answer: 304 when unchanged (ignored with a `cursor`)",
 )
+PREFER_WAIT = param(
+    "Prefer",
+    "header",
+    {"type": "string", "example": "wait=55"},
+    "`wait=N` (whole seconds, above 60 counts as 60) on a first page whose `If-None-Match` "
+    "matches: the request is held until the caller's index changes (200, the new first page "
+    "and `ETag`) or N seconds pass (304). Such a response carries `Preference-Applied: "
+    "wait=N`. A malformed or other preference is ignored (RFC 7240).",
+)
+ETAG_HEADER = {"description": "the first page's version tag", "schema": {"type": "string"}}
+PREFERENCE_APPLIED_HEADER = {
+    "description": "`wait=N` when the request's `Prefer: wait=N` was applied",
+    "schema": {"type": "string"},
+}
 AFTER = param(
     "after",
     "query",

@@ -19,6 +19,7 @@ from server_stub.feeds import RunFeeds
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
 from server_stub.scrub import Scrubber
+from server_stub.watches import IndexWatches
 
 if TYPE_CHECKING:
     from server_stub.agent import AgentManager
@@ -42,6 +43,7 @@ class AppState:
     agents: AgentManager
     loop: asyncio.AbstractEventLoop
     scrubber: Scrubber
+    watches: IndexWatches
     extra: dict[str, object] = field(default_factory=dict)
 
     async def run(self, fn: Callable[[], T]) -> T:

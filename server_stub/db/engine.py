@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,13 @@ from server_stub.db.fairlock import FairLock
 from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta
 
 _WRITE = "converge_write"
+
+#: `Session.info` key: the (tenant, principal) pairs whose index version the transaction
+#: bumped (`history.bump_version` adds them); `Database.index_listener` hears each one after
+#: the commit.
+CHANGED_INDEXES = "converge_changed_indexes"
+
+IndexListener = Callable[[str, str], None]
 
 
 SQLITE_BUSY_TIMEOUT_MS = 30000
@@ -57,6 +64,9 @@ class Database:
         # and the owner of the runs it executes (8 hex digits: an advisory-lock key).
         self.instance_id = secrets.token_hex(4)
         self._write_turns = FairLock()
+        #: Called with (tenant, principal) after each commit that bumped that principal's
+        #: index version (the app sets it to wake held index watches, `server_stub.watches`).
+        self.index_listener: IndexListener | None = None
 
     def create_schema(self) -> None:
         """Create every table and index that is missing, and add missing nullable columns.
@@ -149,11 +159,17 @@ class Database:
             with conn.begin():
                 session = Session(bind=conn, expire_on_commit=False, autoflush=True)
                 session.info["bus_origin"] = self.instance_id
+                info = session.info
                 try:
                     yield session
                     session.flush()
                 finally:
                     session.close()
+            # Committed (an exception skips this): only now may watchers re-read.
+            listener = self.index_listener
+            if listener is not None:
+                for tenant, principal in info.get(CHANGED_INDEXES, ()):
+                    listener(tenant, principal)
 
     def meta_value(self, key: str, default: str) -> str:
         """A per-database constant, created with `default` the first time it is asked for."""

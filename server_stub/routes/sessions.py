@@ -40,6 +40,7 @@ from server_stub.routes.common import (
 )
 from server_stub.state import AppState, get_state
 from server_stub.titles import title_from_message
+from server_stub.watches import parse_wait
 
 router = APIRouter(tags=["sessions"])
 StateDep = Annotated[AppState, Depends(get_state)]
@@ -54,8 +55,25 @@ def _plain_404() -> ApiError:
 @router.get(
     "/sessions",
     response_model=schemas.SessionPage,
-    responses={304: {"description": "Not modified"}, **schemas.errors(400, 401, 403)},
-    openapi_extra=schemas.parameters(schemas.limit(50, 200), schemas.CURSOR, schemas.IF_NONE_MATCH),
+    responses={
+        200: {
+            "headers": {
+                "ETag": schemas.ETAG_HEADER,
+                "Preference-Applied": schemas.PREFERENCE_APPLIED_HEADER,
+            }
+        },
+        304: {
+            "description": "Not modified (at once, or after a `Prefer: wait=N` without change)",
+            "headers": {
+                "ETag": schemas.ETAG_HEADER,
+                "Preference-Applied": schemas.PREFERENCE_APPLIED_HEADER,
+            },
+        },
+        **schemas.errors(400, 401, 403),
+    },
+    openapi_extra=schemas.parameters(
+        schemas.limit(50, 200), schemas.CURSOR, schemas.IF_NONE_MATCH, schemas.PREFER_WAIT
+    ),
     summary="List the caller's sessions, most recently active first",
 )
 async def list_sessions(request: Request, st: StateDep) -> Response:
@@ -64,6 +82,10 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
     cursor = parse_cursor(request)
     after = st.cursors.decode(cursor, "sessions", who.tenant, who.principal) if cursor else None
     inm = request.headers.get("if-none-match")
+    # Held requests (CONTRACT §9.1): only a conditional first page may wait.
+    wait = None
+    if cursor is None and inm is not None and st.settings.index_watch:
+        wait = parse_wait(request.headers.getlist("prefer"))
 
     def work() -> tuple[list[dict[str, Any]], str | None, int]:
         with st.db.read() as s:
@@ -89,17 +111,15 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
                 )
             return views, next_cursor, version
 
+    headers: dict[str, str] = {}
     if cursor is None and inm is not None:
-        # Cheap path: the version alone answers a conditional first page.
-        def version_only() -> int:
-            with st.db.read() as s:
-                return index_version(s, who.tenant, who.principal)
-
-        etag = etag_for(st.epoch, who.tenant, who.principal, await st.run(version_only))
-        if _etag_matches(inm, etag):
-            return Response(status_code=304, headers={"ETag": etag})
+        etag, held = await _hold_while_unchanged(st, who, inm, wait)
+        if held:  # a stale If-None-Match answers at once, as without the preference
+            headers["Preference-Applied"] = f"wait={wait}"
+        if etag is not None:
+            headers["ETag"] = etag
+            return Response(status_code=304, headers=headers)
     views, next_cursor, version = await st.run(work)
-    headers = {}
     if cursor is None:
         etag = etag_for(st.epoch, who.tenant, who.principal, version)
         headers["ETag"] = etag
@@ -163,6 +183,39 @@ def _index_views(s: Session, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
             }
         )
     return views
+
+
+async def _hold_while_unchanged(
+    st: AppState, who: Principal, inm: str, wait: int | None
+) -> tuple[str | None, bool]:
+    """(etag, held): the current ETag while it matches `inm` (answer 304), after holding
+    the request up to `wait` seconds for a change; None once the index differs (answer 200).
+    `held` says whether the request matched and so the wait was applied.
+
+    The wake-up is taken before the version is read, so a commit in between still wakes
+    it; a woken request reads the version again. Nothing is held across the wait but an
+    `asyncio.Event` (no thread, no connection).
+    """
+
+    def version_only() -> int:
+        with st.db.read() as s:
+            return index_version(s, who.tenant, who.principal)
+
+    deadline = st.loop.time() + (wait or 0)
+    held = False
+    while True:
+        wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
+        try:
+            etag = etag_for(st.epoch, who.tenant, who.principal, await st.run(version_only))
+            if not _etag_matches(inm, etag):
+                return None, held
+            held = wake is not None
+            remaining = deadline - st.loop.time()
+            if wake is None or remaining <= 0 or not await st.watches.hold(wake, remaining):
+                return etag, held
+        finally:
+            if wake is not None:
+                st.watches.unsubscribe(who.tenant, who.principal, wake)
 
 
 def _etag_matches(header: str, etag: str) -> bool:
