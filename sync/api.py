@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -55,6 +56,18 @@ DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 #: dead connection, not a quiet run.
 STREAM_TIMEOUT = httpx.Timeout(10.0, connect=5.0, read=45.0)
 PAGE_LIMIT = 200
+#: A held watch answers within its `wait`; this much more silence is a dead connection.
+WATCH_READ_MARGIN = 15.0
+
+
+@dataclass(frozen=True)
+class WatchAnswer:
+    """The answer to a watch: `changed` (200: the index differs from the ETag sent),
+    `applied` (the server held it: `Preference-Applied: wait=…`), the current `etag`."""
+
+    changed: bool
+    applied: bool
+    etag: str | None
 
 
 def _seg(value: str) -> str:
@@ -159,10 +172,16 @@ class ApiClient:
         params: Mapping[str, Any] | None,
         json_body: Any,
         headers: Mapping[str, str] | None,
+        timeout: httpx.Timeout | None = None,
     ) -> httpx.Response:
         try:
             return await self._client.request(
-                method, path, params=params, json=json_body, headers=headers
+                method,
+                path,
+                params=params,
+                json=json_body,
+                headers=headers,
+                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
             )
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise _NotSent(exc) from exc
@@ -179,6 +198,7 @@ class ApiClient:
         headers: Mapping[str, str] | None = None,
         ok: tuple[int, ...] = (200,),
         has_cursor: bool = False,
+        timeout: httpx.Timeout | None = None,
     ) -> httpx.Response:
         """Send one request (with retries where safe); return a response whose status is in
         `ok`, else raise the mapped error."""
@@ -190,7 +210,7 @@ class ApiClient:
 
         async def attempt() -> httpx.Response:
             response = await self._send_once(
-                method, path, params=params, json_body=json_body, headers=headers
+                method, path, params=params, json_body=json_body, headers=headers, timeout=timeout
             )
             if response.status_code in ok:
                 return response
@@ -280,6 +300,27 @@ class ApiClient:
             items=[SessionView.from_json(item) for item in body["items"]],
             next_cursor=next_cursor if isinstance(next_cursor, str) and next_cursor else None,
             etag=None if cursor else response.headers.get("ETag"),
+        )
+
+    async def watch_sessions(self, etag: str, wait: int) -> WatchAnswer:
+        """Hold a conditional first page up to `wait` s for a change (CONTRACT §9.1).
+
+        `limit=1`: the answer only says whether the index changed (the caller reconciles);
+        the ETag does not depend on the limit.
+        """
+        response = await self.request(
+            "GET",
+            "/v1/sessions",
+            params={"limit": 1},
+            headers={"If-None-Match": etag, "Prefer": f"wait={wait}"},
+            ok=(200, 304),
+            timeout=httpx.Timeout(10.0, connect=5.0, read=wait + WATCH_READ_MARGIN),
+        )
+        applied = response.headers.get("Preference-Applied", "")
+        return WatchAnswer(
+            changed=response.status_code == 200,
+            applied="wait=" in applied.replace(" ", "").lower(),
+            etag=response.headers.get("ETag"),
         )
 
     async def get_session(self, session_id: str) -> SessionView:

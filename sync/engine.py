@@ -41,10 +41,11 @@ from sync.errors import (
     loggable,
 )
 from sync.index_writer import IndexWriter
-from sync.mirror import ApplyResult, Mirror, SessionRow
+from sync.mirror import ETAG_KEY, ApplyResult, Mirror, SessionRow
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
+from sync.watch import DEFAULT_WAIT, IndexWatch, WatchState
 
 __all__ = [
     "DeleteOutcome",
@@ -58,6 +59,7 @@ __all__ = [
     "StatusChanged",
     "SyncEngine",
     "TriggerReason",
+    "WatchState",
 ]
 
 log = logging.getLogger(__name__)
@@ -151,6 +153,8 @@ class SyncEngine:
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
         self._timer: asyncio.Task[None] | None = None
+        self._watch: IndexWatch | None = None
+        self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
         self._background: set[asyncio.Task[object]] = set()
         self._closed = False
 
@@ -271,13 +275,28 @@ class SyncEngine:
     def passes_started(self) -> int:
         return self._coalescer.passes_started
 
+    def add_pass_listener(self, listener: Callable[[ReconcileReport], None]) -> None:
+        """`listener(report)` after every pass, changed or not (`converge watch` prints)."""
+        self._pass_listeners.append(listener)
+
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
+        report = await self._run_pass_inner(reason)
+        for listener in list(self._pass_listeners):
+            try:
+                listener(report)
+            except Exception:
+                log.exception("pass listener failed")
+        return report
+
+    async def _run_pass_inner(self, reason: TriggerReason) -> ReconcileReport:
         last_success = self._status.last_success
         self._set_status(EngineStatus(EngineState.SYNCING, "Synchronizing…", last_success))
         report = await self.reconciler.run_pass(reason)  # its IndexChanged is already out
         problem = report.problem
         if problem is None:
             self._set_status(EngineStatus(EngineState.IDLE, "", time.time()))
+            if self._watch is not None:
+                self._watch.kick()
             return report
         message = problem.message
         if report.error is None:  # the walk was written; some point reads were inconclusive
@@ -308,6 +327,43 @@ class SyncEngine:
         while True:
             await asyncio.sleep(self.timer_interval)
             self.trigger(TriggerReason.TIMER)
+
+    # -- the index watch (CONTRACT §9.1) ---------------------------------------------------
+
+    def start_watch(self, wait: int = DEFAULT_WAIT) -> None:
+        """Keep one watch open on the index until `stop_watch`/`close`: a change on the
+        server triggers a pass at once. The other triggers are unaffected; against a server
+        that does not hold watches this ends by itself (`watch_state` UNSUPPORTED)."""
+        if self._closed or not self.reconciler.use_etag:
+            return
+        if self._watch is None:
+            self._watch = IndexWatch(
+                self.api, current_etag=self._stored_etag, changed=self._watch_saw_change
+            )
+        self._watch.wait = wait
+        if self._watch.state is not WatchState.UNSUPPORTED:
+            self._watch.start()
+
+    async def stop_watch(self) -> None:
+        """Cancel the open watch (its request is closed) and wait until it has ended."""
+        if self._watch is not None:
+            await self._watch.stop()
+
+    @property
+    def watch_state(self) -> WatchState:
+        return WatchState.OFF if self._watch is None else self._watch.state
+
+    @property
+    def watch(self) -> IndexWatch | None:
+        return self._watch
+
+    async def _stored_etag(self) -> str | None:
+        return await asyncio.to_thread(self.mirror.get_state, ETAG_KEY)
+
+    async def _watch_saw_change(self) -> bool:
+        if self._closed:
+            return False
+        return (await self.reconcile(TriggerReason.WATCH)).ok
 
     # -- delete -----------------------------------------------------------------------------
 
@@ -402,6 +458,7 @@ class SyncEngine:
             return
         self._closed = True
         self.stop_timer()
+        await self.stop_watch()
         await self._coalescer.aclose()
         await self.api.aclose()
         await asyncio.to_thread(self.mirror.close)

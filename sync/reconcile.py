@@ -54,6 +54,7 @@ class TriggerReason(Enum):
     FOREGROUND = "foreground"
     TIMER = "timer"
     MANUAL = "manual"
+    WATCH = "watch"  # the index watch saw a change (CONTRACT §9.1)
 
 
 @dataclass(frozen=True)

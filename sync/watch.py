@@ -1,0 +1,155 @@
+"""One open watch on the session index (CONTRACT §9.1): a change on the server is a reconcile
+trigger at once, instead of at the next 30 s tick.
+
+The loop asks `GET /v1/sessions` with the ETag of the last conclusive pass, `If-None-Match`
+and `Prefer: wait=N`. A 200 means the index moved: the engine runs a (coalesced) pass, whose
+new ETag the next watch carries. A 304 with `Preference-Applied` means N quiet seconds: ask
+again. A 304 *without* it means the server does not hold watches: the loop ends and the
+engine keeps its other triggers (connect, foreground, 30 s), which never stopped. A 200
+without it says nothing about support (a stale ETag answers at once on any server).
+
+Errors (network, 5xx, 401…) back off exponentially with jitter, so that a fleet of clients
+does not come back in step after an outage; a conclusive pass (e.g. the reconnect trigger)
+cuts the pause short. The watch never touches the mirror or the status line itself: the
+passes it triggers do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from sync.api import ApiClient
+from sync.errors import SyncError
+
+log = logging.getLogger(__name__)
+
+#: Below the server's 60 s cap and below common 60 s proxy idle timeouts.
+DEFAULT_WAIT = 55
+#: After this many changes in a row whose 200 came at once (stale ETag), pause like after an
+#: error: a server that never matches an ETag must not turn the watch into a busy loop.
+UNHELD_CHANGES_BEFORE_PAUSE = 5
+
+
+class WatchState(Enum):
+    OFF = "off"  # not started, or stopped
+    WATCHING = "watching"  # a watch is open (or about to be)
+    BACKOFF = "backoff"  # the last attempt failed; waiting before the next
+    UNSUPPORTED = "unsupported"  # the server does not hold watches: triggers alone
+
+
+@dataclass
+class Backoff:
+    """Exponential backoff with "equal jitter": attempt n waits a random time between half
+    and all of `min(maximum, initial * 2**n)`, so retries spread out but still grow."""
+
+    initial: float = 0.5
+    maximum: float = 30.0
+    rng: random.Random = field(default_factory=random.Random)
+    attempt: int = 0
+
+    def next_delay(self) -> float:
+        ceiling: float = min(self.maximum, self.initial * 2.0 ** min(self.attempt, 32))
+        self.attempt += 1
+        return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+class IndexWatch:
+    """The watch loop of one engine. `start()` on the loop, `await stop()` to end it."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        *,
+        current_etag: Callable[[], Awaitable[str | None]],
+        changed: Callable[[], Awaitable[bool]],
+        wait: int = DEFAULT_WAIT,
+        backoff: Backoff | None = None,
+    ) -> None:
+        """`current_etag`: the ETag of the last conclusive pass (None: none yet).
+        `changed`: run a pass (coalesced with the other triggers); True when it concluded."""
+        self.api = api
+        self.wait = wait
+        self.backoff = backoff or Backoff()
+        self._current_etag = current_etag
+        self._changed = changed
+        self._task: asyncio.Task[None] | None = None
+        self._kick = asyncio.Event()
+        self.state = WatchState.OFF
+        self.answers = 0  # watch responses received (tests and the QA harness read it)
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self.state = WatchState.WATCHING
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="index-watch")
+
+    async def stop(self) -> None:
+        """Cancel the open watch (its HTTP request is closed) and wait for the loop to end."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.state is not WatchState.UNSUPPORTED:
+            self.state = WatchState.OFF
+
+    def kick(self) -> None:
+        """A pass concluded: end a backoff pause now (the server is reachable again)."""
+        self._kick.set()
+
+    async def _pause(self) -> None:
+        self.state = WatchState.BACKOFF
+        delay = self.backoff.next_delay()
+        self._kick.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._kick.wait(), delay)
+        self.state = WatchState.WATCHING
+
+    async def _run(self) -> None:
+        unheld = 0
+        while True:
+            etag = await self._current_etag()
+            if etag is None:
+                # No conclusive pass yet (or the mirror's ETag was cleared): make one.
+                if not await self._changed():
+                    await self._pause()
+                    continue
+                etag = await self._current_etag()
+                if etag is None:
+                    log.info("index watch: the server gives no ETag; triggers alone")
+                    self.state = WatchState.UNSUPPORTED
+                    return
+            try:
+                answer = await self.api.watch_sessions(etag, self.wait)
+            except SyncError as exc:
+                log.info("index watch failed (%s); backing off", exc.message)
+                await self._pause()
+                continue
+            self.answers += 1
+            if not answer.changed:
+                if not answer.applied:
+                    log.info("index watch: the server does not hold watches; triggers alone")
+                    self.state = WatchState.UNSUPPORTED
+                    return
+                self.backoff.reset()
+                unheld = 0
+                continue
+            unheld = 0 if answer.applied else unheld + 1
+            concluded = await self._changed()
+            if concluded and unheld < UNHELD_CHANGES_BEFORE_PAUSE:
+                self.backoff.reset()
+            else:
+                await self._pause()

@@ -1,0 +1,179 @@
+"""The engine's index watch (CONTRACT §9.1) against a REAL stub server: a change made by
+another device reaches a watching device through the watch alone; a server without the
+feature leaves the engine on its other triggers; errors back off and recover."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sync.engine import IndexChanged, SyncEngine
+from sync.reconcile import TriggerReason
+from sync.watch import Backoff, WatchState
+from tests.sync.helpers import Server, device, run
+
+INDEX = "/v1/sessions"
+
+
+def _watching(request: Any) -> bool:
+    return "prefer" in request.headers
+
+
+async def _until(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+def _removed(engine: SyncEngine, session_id: str) -> asyncio.Future[IndexChanged]:
+    """The IndexChanged that removes `session_id` from the engine's mirror."""
+    future: asyncio.Future[IndexChanged] = asyncio.get_running_loop().create_future()
+
+    def listener(event: object) -> None:
+        if isinstance(event, IndexChanged) and session_id in event.removed and not future.done():
+            future.set_result(event)
+
+    engine.subscribe(listener)
+    return future
+
+
+def _inserted(engine: SyncEngine, session_id: str) -> asyncio.Future[IndexChanged]:
+    future: asyncio.Future[IndexChanged] = asyncio.get_running_loop().create_future()
+
+    def listener(event: object) -> None:
+        if isinstance(event, IndexChanged) and session_id in event.inserted and not future.done():
+            future.set_result(event)
+
+    engine.subscribe(listener)
+    return future
+
+
+def _held(server: Any) -> int:
+    return int(server.thread.app.state.converge.watches.held)
+
+
+def test_a_delete_on_another_device_reaches_a_watching_device_through_the_watch_alone(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def go() -> None:
+        async with Server(live_server.url) as server:
+            ids = [(await server.create()).id for _ in range(3)]
+            async with (
+                device(live_server.url, tmp_path / "a") as (a, _),
+                device(live_server.url, tmp_path / "b") as (b, _),
+            ):
+                await a.reconcile(TriggerReason.CONNECT)
+                await b.reconcile(TriggerReason.CONNECT)
+                reasons: list[TriggerReason] = []
+                b.add_pass_listener(lambda report: reasons.append(report.reason))
+                b.start_watch()  # no timer, no foreground: the watch is the only trigger
+                await _until(lambda: _held(live_server) == 1, "the watch to be held")
+                gone = _removed(b, ids[1])
+                assert (await a.delete(ids[1])).removed
+                event = await gone
+                assert event.report is not None
+                assert event.report.reason is TriggerReason.WATCH
+                await _until(lambda: bool(reasons), "the pass to end")
+                assert set(reasons) == {TriggerReason.WATCH}
+                assert [r.id for r in await b.rows()] == [r.id for r in await a.rows()]
+                assert b.watch_state is WatchState.WATCHING
+
+    run(go())
+
+
+def test_a_session_made_elsewhere_enters_a_watching_mirror(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def go() -> None:
+        async with (
+            Server(live_server.url) as server,
+            device(live_server.url, tmp_path / "a") as (a, _),
+        ):
+            a.start_watch()  # no pass yet: the watch makes the first one for its ETag
+            await _until(lambda: _held(live_server) == 1, "the watch to be held")
+            made = await server.control_session("made on another device")
+            event = await _inserted(a, made.id)
+            assert event.report is not None and event.report.reason is TriggerReason.WATCH
+            row = await a.row(made.id)
+            assert row is not None and row.title == "made on another device"
+
+    run(go())
+
+
+def test_against_a_server_without_the_feature_the_engine_keeps_its_triggers(
+    server_factory: Any, tmp_path: Path
+) -> None:
+    old_server = server_factory(index_watch=False)
+
+    async def go() -> None:
+        async with (
+            Server(old_server.url) as server,
+            device(old_server.url, tmp_path / "a") as (a, transport),
+        ):
+            await a.reconcile(TriggerReason.CONNECT)
+            a.start_watch()
+            await _until(lambda: a.watch_state is WatchState.UNSUPPORTED, "the fallback")
+            assert transport.count("GET", INDEX) == 2  # the pass, one watch: no loop
+            made = await server.create()
+            report = await a.reconcile(TriggerReason.FOREGROUND)
+            assert report.inserted == (made.id,)
+            a.start_watch()  # asking again does not reopen a watch the server refused
+            assert a.watch_state is WatchState.UNSUPPORTED
+            assert transport.count("GET", INDEX) == 3
+
+    run(go())
+
+
+def test_watch_errors_back_off_with_jitter_and_the_watch_recovers(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def go() -> None:
+        async with (
+            Server(live_server.url) as server,
+            device(live_server.url, tmp_path / "a") as (a, transport),
+        ):
+            await a.reconcile(TriggerReason.CONNECT)
+            transport.add(
+                "GET", INDEX, "status", status=500, code="internal", times=3, when=_watching
+            )
+            a.start_watch()
+            watch = a.watch
+            assert watch is not None
+            watch.backoff = Backoff(initial=0.01, maximum=0.05)
+            await _until(lambda: _held(live_server) == 1, "the watch after three errors")
+            assert watch.backoff.attempt == 3  # three pauses, growing
+            made = await server.create()
+            await _inserted(a, made.id)
+            assert a.watch_state is WatchState.WATCHING
+
+    run(go())
+
+
+def test_closing_the_engine_cancels_the_open_watch(live_server: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        async with device(live_server.url, tmp_path / "a") as (a, _):
+            await a.reconcile(TriggerReason.CONNECT)
+            a.start_watch()
+            await _until(lambda: _held(live_server) == 1, "the watch to be held")
+            watch = a.watch
+            assert watch is not None and watch.running
+            await a.close()
+            assert not watch.running and a.watch_state is WatchState.OFF
+
+    run(go())
+
+
+def test_backoff_grows_with_jitter_up_to_its_ceiling_and_resets() -> None:
+    backoff = Backoff(initial=1.0, maximum=8.0, rng=random.Random(7))
+    delays = [backoff.next_delay() for _ in range(6)]
+    ceilings = [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    for delay, ceiling in zip(delays, ceilings, strict=True):
+        assert ceiling / 2 <= delay <= ceiling
+    assert len(set(delays)) == len(delays)  # jittered, not in step
+    backoff.reset()
+    assert backoff.next_delay() <= 1.0
