@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "qa"})
+HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "watch", "qa"})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The headless commands of CONTRACT §8: `converge sync | ls | delete | qa`.
+"""The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`.
 
 Each takes `--server URL --token TOKEN --profile DIR` anywhere among its own arguments.
 Output for people goes to stdout (results) and stderr (problems); never a traceback: every
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from sync import wording
+from sync import cli_watch, wording
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, SyncError, Unauthenticated
@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_del)
     p_del.add_argument("id", metavar="ID", help="the session id (ses_…)")
     p_del.add_argument("--yes", action="store_true", help="skip the confirmation")
+    p_watch = sub.add_parser(
+        "watch", help="keep the mirror converged until interrupted (one line per pass)"
+    )
+    _common(p_watch)
+    cli_watch.add_arguments(p_watch)
     return parser
 
 
@@ -297,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_sync(args))
         if args.command == "delete":
             return asyncio.run(_delete(args))
+        if args.command == "watch":
+            return asyncio.run(cli_watch.watch(args, _profile(args)))
     except MirrorError as exc:
         _err(exc.message)
         return EXIT_FAILED

@@ -338,7 +338,10 @@ class SyncEngine:
             return
         if self._watch is None:
             self._watch = IndexWatch(
-                self.api, current_etag=self._stored_etag, changed=self._watch_saw_change
+                self.api,
+                current_etag=self._stored_etag,
+                changed=self._watch_saw_change,
+                settled=self._watch_needs_etag,
             )
         self._watch.wait = wait
         if self._watch.state is not WatchState.UNSUPPORTED:
@@ -359,6 +362,13 @@ class SyncEngine:
 
     async def _stored_etag(self) -> str | None:
         return await asyncio.to_thread(self.mirror.get_state, ETAG_KEY)
+
+    async def _watch_needs_etag(self) -> bool:
+        """A conclusive pass for the watch's first ETag: the connect pass usually runs
+        already, and joining it saves a second pass."""
+        if self._closed:
+            return False
+        return (await asyncio.shield(self._coalescer.running_or_request(TriggerReason.WATCH))).ok
 
     async def _watch_saw_change(self) -> bool:
         if self._closed:

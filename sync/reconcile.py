@@ -318,12 +318,20 @@ class Coalescer:
         self._running = False
         self._task: asyncio.Task[None] | None = None
         self._next: asyncio.Future[ReconcileReport] | None = None
+        self._current: asyncio.Future[ReconcileReport] | None = None
         self._next_reason = TriggerReason.MANUAL
         self.passes_started = 0
 
     @property
     def busy(self) -> bool:
         return self._running
+
+    def running_or_request(self, reason: TriggerReason) -> asyncio.Future[ReconcileReport]:
+        """The running pass's future when one runs (it has not ended yet, so its result is
+        fresh enough for a caller that only needs *a* conclusive pass), else `request()`."""
+        if self._running and self._current is not None and not self._current.done():
+            return self._current
+        return self.request(reason)
 
     def request(self, reason: TriggerReason) -> asyncio.Future[ReconcileReport]:
         loop = asyncio.get_running_loop()
@@ -341,6 +349,7 @@ class Coalescer:
         try:
             while True:
                 self.passes_started += 1
+                self._current = future
                 try:
                     report = await self._run_pass(reason)
                 except asyncio.CancelledError:
@@ -359,6 +368,7 @@ class Coalescer:
                 self._next = None
         finally:
             self._running = False
+            self._current = None
             if self._next is not None and not self._next.done():
                 self._next.cancel()
                 self._next = None

@@ -71,16 +71,20 @@ class IndexWatch:
         *,
         current_etag: Callable[[], Awaitable[str | None]],
         changed: Callable[[], Awaitable[bool]],
+        settled: Callable[[], Awaitable[bool]] | None = None,
         wait: int = DEFAULT_WAIT,
         backoff: Backoff | None = None,
     ) -> None:
         """`current_etag`: the ETag of the last conclusive pass (None: none yet).
-        `changed`: run a pass (coalesced with the other triggers); True when it concluded."""
+        `changed`: run a pass (coalesced with the other triggers); True when it concluded.
+        `settled`: like `changed`, but joining a pass already running (for a first ETag);
+        default `changed`."""
         self.api = api
         self.wait = wait
         self.backoff = backoff or Backoff()
         self._current_etag = current_etag
         self._changed = changed
+        self._settled = settled or changed
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self.state = WatchState.OFF
@@ -124,7 +128,7 @@ class IndexWatch:
             etag = await self._current_etag()
             if etag is None:
                 # No conclusive pass yet (or the mirror's ETag was cleared): make one.
-                if not await self._changed():
+                if not await self._settled():
                     await self._pause()
                     continue
                 etag = await self._current_etag()

@@ -307,3 +307,48 @@ def test_sync_exits_non_zero_when_a_point_read_is_inconclusive(
 async def _delete_on_server(url: str, session_id: str) -> None:
     async with Server(url) as server:
         await server.delete(session_id)
+
+
+def test_watch_prints_a_line_per_pass_follows_changes_and_exits_zero_on_sigint(
+    live_server: Any, tmp_path: Path
+) -> None:
+    import queue
+    import signal
+    import threading
+
+    async def seed() -> list[str]:
+        async with Server(live_server.url) as server:
+            return [(await server.create()).id for _ in range(2)]
+
+    ids = run(seed())
+    profile = tmp_path / "watcher"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVERGE_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.main", "watch", *conn(live_server.url, profile)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=clean,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
+    reader.start()
+    try:
+        first = lines.get(timeout=30)
+        assert first.startswith("connect: +2 ~0 -0"), first
+        assert set(first.split()[4:]) == set(ids)
+        assert live_server.client().delete(f"/v1/sessions/{ids[0]}").status_code == 204
+        second = lines.get(timeout=30)  # no timer within 30 s: only the watch explains it
+        assert second.split() == ["watch:", "+0", "~0", "-1", ids[0]]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    assert "Traceback" not in stderr
+    assert mirror_ids(profile) == {ids[1]}
