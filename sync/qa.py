@@ -50,6 +50,7 @@ from sync.qa_checker import (
     check,
 )
 from sync.qa_device import Device, Recorder, RequestStats, plain_transport
+from sync.qa_latency import Change, Latencies, convergence_latencies
 from sync.qa_server import ControlPlane, QaSetupError, ServerProcess
 from sync.qa_workload import Op, OpKind, choose, initial_histories, plan, plan_digest
 from sync.reconcile import TriggerReason
@@ -87,6 +88,7 @@ class QaOptions:
     operations: int | None = None
     duration: float | None = None
     interval: float = 0.2
+    watch: bool = True  # devices keep an index watch open (CONTRACT §9.1)
     server: str | None = None
     database: str | None = None  # the own server's database URL (default: SQLite in workdir)
     token: str = "dev-alice"
@@ -125,6 +127,7 @@ class QaReport:
     server_log_errors: int | None = None  # ERROR lines and tracebacks in the child's log
     op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
     loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
+    latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
     violations: list[Violation] = field(default_factory=list)
     workdir: str | None = None
 
@@ -146,6 +149,7 @@ class QaReport:
             "seed": o.seed,
             "devices": o.devices,
             "interval": o.interval,
+            "watch": o.watch,
             "initial": o.initial,
             "page_limit": o.page_limit,
             "server": {
@@ -181,6 +185,11 @@ class QaReport:
                     for k, v in self.converge_summary().items()
                 },
             },
+            # From a delete's 204 (a create's request) on one device until every other
+            # device's mirror followed (sync/qa_latency.py).
+            "convergence_ms": self.latencies.summary_ms(),
+            "convergence_samples": len(self.latencies.seconds),
+            "convergence_missed": self.latencies.missed,
             "sessions": {"final": self.sessions_final, "deleted": self.deleted},
             "outbox_pending": self.outbox_pending,
             "residue_checked": self.residue_checked,
@@ -212,7 +221,9 @@ class QaReport:
         o = self.options
         elapsed = self.total_seconds or 1e-9
         lines = [
-            f"converge qa: seed {o.seed}, {o.devices} devices, timer {o.interval:g}s, "
+            f"converge qa: seed {o.seed}, {o.devices} devices"
+            + (" that watch" if o.watch else "")
+            + f", timer {o.interval:g}s, "
             f"pages of {o.page_limit}, {o.initial} initial sessions, "
             f"server {self.url} ({self.mode}, {self.restarts} restarts), plan {self.plan_digest}",
             f"operations: {self.operations} in {self.workload_seconds:.1f}s: "
@@ -242,6 +253,13 @@ class QaReport:
                 + ", ".join(
                     f"d{d} {'-' if t is None else f'{t:.2f}s'}" for d, t in sorted(times.items())
                 )
+            )
+        ms = self.latencies.summary_ms()
+        if ms["p95"] is not None:
+            lines.append(
+                f"convergence latency over {len(self.latencies.seconds)} changes: "
+                f"p50 {ms['p50']:.0f} ms, p95 {ms['p95']:.0f} ms, max {ms['max']:.0f} ms"
+                + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
             )
         lines.append(
             f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
@@ -357,6 +375,7 @@ class Harness:
         self.live: list[str] = []  # sessions the workload believes live, in creation order
         self.deleted: list[str] = []  # confirmed deleted, in deletion order
         self._deleted_set: set[str] = set()
+        self.changes: list[Change] = []  # for the convergence latency
         self.outage = False
         self.workdir = Path()
 
@@ -385,6 +404,9 @@ class Harness:
             else:
                 shutil.rmtree(self.workdir, ignore_errors=True)
         self.report.violations = check(self.history)
+        self.report.latencies = convergence_latencies(
+            self.changes, self.history.observations, range(self.o.devices)
+        )
         return self.report
 
     async def _measure_lag(self, period: float = 0.05) -> None:
@@ -432,6 +454,7 @@ class Harness:
                 stats=self.report.stats,
                 recorder=self.recorder,
                 page_limit=self.o.page_limit,
+                watch=self.o.watch,
             )
             await device.open()
             self.devices.append(device)
@@ -535,6 +558,7 @@ class Harness:
 
     async def _send(self, device: Device, session_id: str | None, text: str) -> str | None:
         """Start a run (in a new session when `session_id` is None); the session id or None."""
+        sent = time.monotonic()
         try:
             view, _run = await device.engine.send_message(session_id, text)
         except RunInProgress:
@@ -551,6 +575,7 @@ class Harness:
             return None
         if session_id is None:
             self.live.append(view.id)
+            self.changes.append(Change(view.id, device.index, sent, present=True))
             self._outcome("created")
         else:
             self._outcome("turn_started")
@@ -607,6 +632,9 @@ class Harness:
             )
         )
         self._outcome(f"delete_{result.value}")
+        if result is DeleteResult.DELETED:
+            # `done` is just after the 204 (the device's own mirror write in between).
+            self.changes.append(Change(session_id, device.index, done, False, sent_at=sent))
         if outcome.removed:
             self._forget(session_id)
         return outcome
@@ -792,9 +820,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--interval",
         type=float,
-        default=0.2,
         metavar="SECONDS",
-        help="each device's reconcile timer (default 0.2)",
+        help="each device's reconcile timer (default 30 with watches, as the window; "
+        "0.2 with --no-watch)",
+    )
+    p.add_argument(
+        "--no-watch",
+        dest="watch",
+        action="store_false",
+        help="devices keep no index watch open (timer and triggers only)",
     )
     p.add_argument(
         "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
@@ -849,6 +883,7 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         operations=args.operations,
         duration=args.duration,
         interval=args.interval,
+        watch=args.watch,
         server=args.server,
         database=args.database,
         token=args.token,
@@ -881,7 +916,7 @@ def main(argv: Sequence[str]) -> int:
         parser.error("--devices must be at least 1")
     if args.operations is not None and args.operations < 0:
         parser.error("--operations must not be negative")
-    if args.interval <= 0 or args.deadline <= 0:
+    if (args.interval is not None and args.interval <= 0) or args.deadline <= 0:
         parser.error("--interval and --deadline must be positive")
     if args.servers < 1:
         parser.error("--servers must be at least 1")
@@ -899,6 +934,8 @@ def main(argv: Sequence[str]) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.interval is None:
+        args.interval = 30.0 if args.watch else 0.2
     options = options_from_args(args)
     try:
         report = asyncio.run(_run_cancellable(options))

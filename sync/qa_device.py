@@ -152,6 +152,7 @@ class Device:
         recorder: Recorder,
         retry_attempts: int = 2,
         page_limit: int = 200,
+        watch: bool = False,
     ) -> None:
         self.index = index
         self.profile = Profile.load(folder, server=url, token=token, environ={})
@@ -161,6 +162,7 @@ class Device:
         self.recorder = recorder
         self.retry_attempts = retry_attempts
         self.page_limit = page_limit
+        self.watch = watch
         self._engine: SyncEngine | None = None
         self._unsubscribe: Any = None
         self.reopened = 0
@@ -174,7 +176,8 @@ class Device:
         return self._engine
 
     async def open(self) -> None:
-        """Open the engine on the profile's mirror, start the timer, trigger CONNECT."""
+        """Open the engine on the profile's mirror, start the timer, trigger CONNECT, and
+        keep an index watch open when the device watches."""
         engine = await SyncEngine.open(
             self.profile,
             transport=CountingTransport(self.stats, plain_transport(self.url)),
@@ -187,6 +190,8 @@ class Device:
         self._unsubscribe = engine.subscribe(self._on_event)
         engine.start_timer(self.interval)
         engine.trigger(TriggerReason.CONNECT)
+        if self.watch:
+            engine.start_watch()
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None

@@ -6,7 +6,8 @@ and `Prefer: wait=N`. A 200 means the index moved: the engine runs a (coalesced)
 new ETag the next watch carries. A 304 with `Preference-Applied` means N quiet seconds: ask
 again. A 304 *without* it means the server does not hold watches: the loop ends and the
 engine keeps its other triggers (connect, foreground, 30 s), which never stopped. A 200
-without it says nothing about support (a stale ETag answers at once on any server).
+without it says nothing about support (a stale ETag answers at once on any server), unless
+it carries the very ETag that was sent (a server that ignores `If-None-Match`: also the end).
 
 Errors (network, 5xx, 401…) back off exponentially with jitter, so that a fleet of clients
 does not come back in step after an outage; a conclusive pass (e.g. the reconnect trigger)
@@ -31,9 +32,6 @@ log = logging.getLogger(__name__)
 
 #: Below the server's 60 s cap and below common 60 s proxy idle timeouts.
 DEFAULT_WAIT = 55
-#: After this many changes in a row whose 200 came at once (stale ETag), pause like after an
-#: error: a server that never matches an ETag must not turn the watch into a busy loop.
-UNHELD_CHANGES_BEFORE_PAUSE = 5
 
 
 class WatchState(Enum):
@@ -123,7 +121,6 @@ class IndexWatch:
         self.state = WatchState.WATCHING
 
     async def _run(self) -> None:
-        unheld = 0
         while True:
             etag = await self._current_etag()
             if etag is None:
@@ -149,11 +146,16 @@ class IndexWatch:
                     self.state = WatchState.UNSUPPORTED
                     return
                 self.backoff.reset()
-                unheld = 0
                 continue
-            unheld = 0 if answer.applied else unheld + 1
-            concluded = await self._changed()
-            if concluded and unheld < UNHELD_CHANGES_BEFORE_PAUSE:
+            if not answer.applied and answer.etag == etag:
+                # 200 for the very ETag we sent: the server ignores If-None-Match, so every
+                # watch would answer at once (a busy loop of passes). Triggers alone.
+                log.info("index watch: the server ignores If-None-Match; triggers alone")
+                self.state = WatchState.UNSUPPORTED
+                return
+            # A 200 without Preference-Applied is a stale ETag (the index moved on during
+            # the last pass, e.g. a run streaming events): a real change, not a fault.
+            if await self._changed():
                 self.backoff.reset()
             else:
                 await self._pause()

@@ -1,0 +1,98 @@
+"""Convergence latency of `converge qa`: how long a change made on one device takes to reach
+every other open device's mirror (CONTRACT §9.1: "within a second" with watching devices).
+
+A pure function over what the harness recorded, like `qa_checker`: the changes (a create,
+timed from just before its request was sent, so the figure is an upper bound; a delete,
+timed from its 204) and the devices' observations. For each change, the latency is the time
+until the last other device that had to change did: for a delete, every device whose mirror
+held the row when the 204 came; for a create, every device that ever showed the row. A
+device may change *before* the 204 reaches the deleting device (its watch wakes at the
+commit): that counts as 0. Whether a device held a deleted row is judged when the delete
+was sent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sync.qa_checker import Observation
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change one device made: `present` True for a create (the row must appear
+    elsewhere), False for a delete (it must disappear); `at` is `time.monotonic()`."""
+
+    session_id: str
+    device: int
+    at: float
+    present: bool
+    sent_at: float | None = None  # when the request left (default `at`)
+
+    @property
+    def since(self) -> float:
+        return self.at if self.sent_at is None else min(self.sent_at, self.at)
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """Per change, seconds until every other device that had to follow did."""
+
+    seconds: list[float]
+    missed: int  # (change, device) pairs that never followed within the run
+
+    def summary_ms(self) -> dict[str, float | None]:
+        """`{"p50", "p95", "max"}` in milliseconds (nearest rank), None without samples."""
+        if not self.seconds:
+            return {"p50": None, "p95": None, "max": None}
+        ordered = sorted(self.seconds)
+        return {
+            "p50": round(_rank(ordered, 0.50) * 1000, 1),
+            "p95": round(_rank(ordered, 0.95) * 1000, 1),
+            "max": round(ordered[-1] * 1000, 1),
+        }
+
+
+def _rank(ordered: Sequence[float], q: float) -> float:
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def convergence_latencies(
+    changes: Iterable[Change], observations: Iterable[Observation], devices: Iterable[int]
+) -> Latencies:
+    """The latency of each change over the other `devices` (see the module docstring)."""
+    by_key: dict[tuple[int, str], list[Observation]] = defaultdict(list)
+    for o in observations:
+        by_key[(o.device, o.session_id)].append(o)
+    for seen in by_key.values():
+        seen.sort(key=lambda o: o.seq)
+    device_list = list(devices)
+    seconds: list[float] = []
+    missed = 0
+    for change in changes:
+        worst: float | None = None
+        for device in device_list:
+            if device == change.device:
+                continue
+            seen = by_key.get((device, change.session_id), [])
+            if not change.present:
+                before = [o for o in seen if o.at <= change.since]
+                if not before or not before[-1].present:
+                    continue  # it did not hold the row when the delete left: nothing to do
+            elif not any(o.present for o in seen):
+                continue  # it never showed the row (deleted before it looked)
+            followed = next(
+                (o.at for o in seen if o.present is change.present and o.at >= change.since),
+                None,
+            )
+            if followed is None:
+                missed += 1
+                continue
+            latency = followed - change.at
+            worst = latency if worst is None else max(worst, latency)
+        if worst is not None:
+            seconds.append(max(0.0, worst))
+    return Latencies(seconds, missed)

@@ -1,0 +1,54 @@
+"""`sync.qa_latency`: the convergence latency of a change, from fabricated histories."""
+
+from __future__ import annotations
+
+import itertools
+
+from sync.qa_checker import Observation, Source
+from sync.qa_latency import Change, Latencies, convergence_latencies
+
+_seq = itertools.count()
+
+
+def seen(device: int, sid: str, present: bool, at: float) -> Observation:
+    source = Source.INSERTED if present else Source.PRUNED
+    return Observation(next(_seq), at, device, sid, present, source)
+
+
+def test_a_delete_counts_until_the_last_device_that_held_the_row_lets_it_go() -> None:
+    observations = [
+        seen(1, "s", True, 0.0),
+        seen(2, "s", True, 0.0),
+        seen(1, "s", False, 10.2),
+        seen(2, "s", False, 10.5),
+    ]
+    result = convergence_latencies(
+        [Change("s", 0, 10.0, False, sent_at=9.9)], observations, [0, 1, 2]
+    )
+    assert [round(s, 3) for s in result.seconds] == [0.5] and result.missed == 0
+
+
+def test_a_device_faster_than_the_204_counts_as_zero_and_one_without_the_row_is_skipped() -> None:
+    observations = [seen(1, "s", True, 0.0), seen(1, "s", False, 9.95)]  # before the 204
+    result = convergence_latencies(
+        [Change("s", 0, 10.0, False, sent_at=9.9)], observations, [0, 1, 2]
+    )
+    assert result.seconds == [0.0]
+
+
+def test_a_create_counts_until_every_device_shows_the_row_and_a_laggard_is_missed() -> None:
+    observations = [seen(1, "n", True, 5.3), seen(2, "n", True, 5.1)]
+    result = convergence_latencies([Change("n", 0, 5.0, True)], observations, [0, 1, 2, 3])
+    assert [round(s, 3) for s in result.seconds] == [0.3] and result.missed == 0
+    missing = convergence_latencies(
+        [Change("m", 0, 1.0, False, sent_at=0.9)],
+        [seen(1, "m", True, 0.0)],  # held it, never let it go
+        [0, 1],
+    )
+    assert missing.seconds == [] and missing.missed == 1
+
+
+def test_summary_is_nearest_rank_in_milliseconds() -> None:
+    latencies = Latencies([i / 100 for i in range(1, 101)], 0)  # 10 ms .. 1000 ms
+    assert latencies.summary_ms() == {"p50": 500.0, "p95": 950.0, "max": 1000.0}
+    assert Latencies([], 0).summary_ms() == {"p50": None, "p95": None, "max": None}
