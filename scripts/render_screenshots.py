@@ -180,7 +180,7 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
     showcase = await asyncio.to_thread(prepare, url)
     window = MainWindow()
     window.resize(1180, 760)
-    controller = WindowController(window, sync_interval=0)
+    controller = WindowController(window, sync_interval=0, watch=False)
     profile = Profile(folder / "laptop", server=url, token=TOKEN)
     host = url.removeprefix("http://")
 

@@ -352,6 +352,11 @@ class SyncEngine:
         if self._watch is not None:
             await self._watch.stop()
 
+    def cancel_watch(self) -> None:
+        """`stop_watch` for synchronous callers (a window detaching): cancelled, not awaited."""
+        if self._watch is not None:
+            self._watch.cancel()
+
     @property
     def watch_state(self) -> WatchState:
         return WatchState.OFF if self._watch is None else self._watch.state

@@ -108,6 +108,14 @@ class IndexWatch:
         if self.state is not WatchState.UNSUPPORTED:
             self.state = WatchState.OFF
 
+    def cancel(self) -> None:
+        """`stop()` without waiting (from synchronous code; the task ends on the loop)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+        if self.state is not WatchState.UNSUPPORTED:
+            self.state = WatchState.OFF
+
     def kick(self) -> None:
         """A pass concluded: end a backoff pause now (the server is reachable again)."""
         self._kick.set()

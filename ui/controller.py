@@ -111,6 +111,7 @@ class WindowController(QObject):
         sync_interval: float = 30.0,
         foreground_debounce_ms: int = 500,
         group_by_date: bool = True,
+        watch: bool = True,
     ) -> None:
         super().__init__(window)
         self.window = window
@@ -119,6 +120,7 @@ class WindowController(QObject):
         self.prompts = prompts or Prompts(window)
         self.sync_interval = sync_interval
         self.group_by_date = group_by_date  # Today, Yesterday, … headers in the sidebar
+        self.watch = watch  # keep an index watch open while attached (CONTRACT §9.1)
         self.engine: SyncEngine | None = None
         self.settings = ConnectionSettings("", "")
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
@@ -232,7 +234,8 @@ class WindowController(QObject):
         self._row_source = source
 
     def attach(self, engine: SyncEngine, *, connect: bool = True) -> None:
-        """Start using `engine`: listen, reconcile now (on connect), then on its timer."""
+        """Start using `engine`: listen, reconcile now (on connect), then on its timer and
+        whenever its index watch sees a change on the server."""
         self.detach()
         self.engine = engine
         self._row_source = engine.rows
@@ -242,6 +245,8 @@ class WindowController(QObject):
             engine.trigger(TriggerReason.CONNECT)
         if self.sync_interval > 0:
             engine.start_timer(self.sync_interval)
+        if self.watch:
+            engine.start_watch()
 
     def detach(self) -> None:
         """Stop listening to the current engine (before it is closed)."""
@@ -250,6 +255,7 @@ class WindowController(QObject):
             self._unsubscribe = None
         if self.engine is not None:
             self.engine.stop_timer()
+            self.engine.cancel_watch()
             self._row_source = None  # the engine's mirror is about to close
         self._offline_timer.stop()
         self._stop_following()

@@ -164,9 +164,11 @@ class Harness:
         QTimer.singleShot(0, button.click)
 
 
-@pytest.fixture
-def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterator[Harness]:
-    """A window on a real engine and a real stub server; dialogs answered by `answers`."""
+def open_harness(
+    loop: ConvergeEventLoop, server: Any, folder: Path, *, watch: bool = False
+) -> Harness:
+    """A shown window on a real engine (profile in `folder`) for `server`; no timer, and
+    no index watch unless `watch` (so that only the test's own triggers run passes)."""
     window = MainWindow()
     window.show()
     app = QApplication.instance()
@@ -176,18 +178,33 @@ def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterat
     # Date headers off: these tests read rows by position (tests/ui/test_grouping.py has
     # the headers).
     controller = WindowController(
-        window, sync_interval=0, foreground_debounce_ms=20, group_by_date=False
+        window, sync_interval=0, foreground_debounce_ms=20, group_by_date=False, watch=watch
     )
-    profile = Profile(tmp_path / "profile", server=live_server.url, token="dev-alice")
+    profile = Profile(folder, server=server.url, token="dev-alice")
     faults = FaultTransport()
     engine = run(loop, SyncEngine.open(profile, retry_attempts=1, transport=faults))
-    h = Harness(loop, live_server, window, controller, engine, faults)
+    h = Harness(loop, server, window, controller, engine, faults)
     controller.prompts.shown.connect(h._on_dialog)
-    controller.attach(engine, connect=False)
+
+    async def attach() -> None:  # on the loop, as the app does: the watch is a task
+        controller.attach(engine, connect=False)
+
+    run(loop, attach())
+    return h
+
+
+def close_harness(h: Harness) -> None:
+    run(h.loop, h.controller.shutdown(), timeout=10)
+    run(h.loop, h.engine.close(), timeout=10)
+    h.window.close()
+    h.window.deleteLater()
+
+
+@pytest.fixture
+def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterator[Harness]:
+    """A window on a real engine and a real stub server; dialogs answered by `answers`."""
+    h = open_harness(loop, live_server, tmp_path / "profile")
     try:
         yield h
     finally:
-        run(loop, controller.shutdown(), timeout=10)
-        run(loop, engine.close(), timeout=10)
-        window.close()
-        window.deleteLater()
+        close_harness(h)

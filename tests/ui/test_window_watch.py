@@ -1,0 +1,69 @@
+"""Two windows (two devices of one person) on one real server: a delete in one reaches the
+other through the index watch alone (CONTRACT §9.1), with the 30 s timer and the foreground
+trigger switched off."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.loop import ConvergeEventLoop
+from sync.reconcile import ReconcileReport, TriggerReason
+from sync.watch import WatchState
+from tests.ui.conftest import Harness, close_harness, open_harness, run, until
+from ui.dialogs import DELETE_EVERYWHERE
+
+
+@pytest.fixture
+def two_windows(
+    loop: ConvergeEventLoop, live_server: Any, tmp_path: Path
+) -> Iterator[tuple[Harness, Harness]]:
+    first = open_harness(loop, live_server, tmp_path / "first", watch=True)
+    try:
+        second = open_harness(loop, live_server, tmp_path / "second", watch=True)
+        try:
+            yield first, second
+        finally:
+            close_harness(second)
+    finally:
+        close_harness(first)
+
+
+def _held(server: Any) -> int:
+    return int(server.thread.app.state.converge.watches.held)
+
+
+def test_a_delete_in_one_window_removes_the_row_from_the_other_through_the_watch(
+    two_windows: tuple[Harness, Harness], live_server: Any
+) -> None:
+    first, second = two_windows
+    for h in (first, second):
+        assert h.controller.foreground is not None
+        h.controller.foreground.returned.disconnect()  # no foreground trigger in this test
+    keep = first.create("Keep this plan")
+    gone = first.create("Delete this plan")
+    run(first.loop, first.sync())
+    run(second.loop, second.sync())
+    assert set(second.ids()) == {keep, gone}
+    reasons: list[TriggerReason] = []
+
+    def record(report: ReconcileReport) -> None:
+        reasons.append(report.reason)
+
+    second.engine.add_pass_listener(record)
+
+    async def scenario() -> None:
+        # Both windows' watches are held by the server before anything changes.
+        await until(lambda: _held(live_server) == 2, what="both watches held")
+        await first.select_async(gone)
+        first.answers["deleteConfirmation"] = DELETE_EVERYWHERE
+        await first.controller.delete_selected()
+        await until(lambda: gone not in second.ids(), what="the row to leave the other window")
+
+    run(first.loop, scenario())
+    assert second.ids() == [keep]
+    assert reasons and set(reasons) == {TriggerReason.WATCH}  # the only trigger that ran
+    assert second.engine.watch_state is WatchState.WATCHING
