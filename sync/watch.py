@@ -44,15 +44,20 @@ class WatchState(Enum):
 @dataclass
 class Backoff:
     """Exponential backoff with "equal jitter": attempt n waits a random time between half
-    and all of `min(maximum, initial * 2**n)`, so retries spread out but still grow."""
+    and all of `min(maximum, initial * factor**n)`, so retries spread out but still grow.
 
-    initial: float = 0.5
+    The gentle factor keeps the gap after a short outage (a server restart: about 2 s) under
+    a second, where doubling from 0.5 s left up to 3–4 s; a long outage still reaches the
+    30 s ceiling after about a dozen attempts."""
+
+    initial: float = 0.25
+    factor: float = 1.5
     maximum: float = 30.0
     rng: random.Random = field(default_factory=random.Random)
     attempt: int = 0
 
     def next_delay(self) -> float:
-        ceiling: float = min(self.maximum, self.initial * 2.0 ** min(self.attempt, 32))
+        ceiling: float = min(self.maximum, self.initial * self.factor ** min(self.attempt, 64))
         self.attempt += 1
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
 

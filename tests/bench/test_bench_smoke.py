@@ -69,3 +69,20 @@ def test_fleet_benchmark_without_postgresql_says_so_and_does_nothing(
 
     assert fleet_bench.main([]) == 0
     assert "needs --database postgresql" in capsys.readouterr().out
+
+
+def test_watch_benchmark_runs_end_to_end_and_saves_its_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import watch as watch_bench
+
+    monkeypatch.setattr(report, "RESULTS_DIR", tmp_path)
+    status = watch_bench.main(
+        ["--watches", "5", "--samples", "3", "--sessions", "3", "--wakes", "2",
+         "--wake-watches", "2"]
+    )  # fmt: skip
+    assert status == 0
+    figures = json.loads((tmp_path / "watch.json").read_text())["figures"]
+    assert figures["watches"] == 5 and figures["wake"]["n"] == 2
+    assert figures["others_still_held"] == 5  # the measured user's changes woke none of them
+    assert figures["released_by_shutdown"] == 5

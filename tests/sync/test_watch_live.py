@@ -169,7 +169,7 @@ def test_closing_the_engine_cancels_the_open_watch(live_server: Any, tmp_path: P
 
 
 def test_backoff_grows_with_jitter_up_to_its_ceiling_and_resets() -> None:
-    backoff = Backoff(initial=1.0, maximum=8.0, rng=random.Random(7))
+    backoff = Backoff(initial=1.0, factor=2.0, maximum=8.0, rng=random.Random(7))
     delays = [backoff.next_delay() for _ in range(6)]
     ceilings = [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
     for delay, ceiling in zip(delays, ceilings, strict=True):
