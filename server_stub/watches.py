@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 #: `Prefer: wait=N` above this counts as this (CONTRACT §9.1).
 MAX_WAIT = 60
@@ -32,6 +33,17 @@ WAKE_ALL: PrincipalKey = ("", "")
 # One preference of RFC 7240 §2: `token [BWS "=" BWS word] *(OWS ";" [OWS parameter])`.
 _WAIT = re.compile(r'\s*wait\s*=\s*(?:"(\d+)"|(\d+))\s*(?:;.*)?', re.IGNORECASE | re.DOTALL)
 _NAME = re.compile(r"\s*([^\s=;]+)")
+
+
+async def client_gone(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:
+    """Return once the client has disconnected (ASGI `http.disconnect`).
+
+    For a request whose body was read (or is empty: a GET), `receive` waits until the
+    connection goes; a held watch listens for it so that a client that went away (a window
+    closed, a watch cancelled) stops costing memory at once rather than at its deadline.
+    """
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def parse_wait(headers: Iterable[str]) -> int | None:
@@ -123,20 +135,23 @@ class IndexWatches:
         if slot.holders <= 0:
             del self._slots[key]
 
-    async def hold(self, event: asyncio.Event, timeout: float) -> bool:
+    async def hold(
+        self, event: asyncio.Event, timeout: float, gone: asyncio.Future[None] | None = None
+    ) -> bool:
         """Wait up to `timeout` s for `event`; True when it was set by a change, False on the
-        timeout or when the server is shutting down."""
-        if self._closing:
+        timeout, when the server is shutting down, or when `gone` (the client disconnected)
+        completed first."""
+        if self._closing or (gone is not None and gone.done()):
             return False
         self.held += 1
+        changed = asyncio.ensure_future(event.wait())
         try:
-            async with asyncio.timeout(timeout):
-                await event.wait()
-        except TimeoutError:
-            return False
+            waiting: set[asyncio.Future[Any]] = {changed} if gone is None else {changed, gone}
+            await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             self.held -= 1
-        return not self._closing
+            changed.cancel()
+        return event.is_set() and not self._closing and not (gone is not None and gone.done())
 
     def close(self) -> None:
         """Shutting down: answer every held watch now (304) and hold no new one. On the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -40,7 +41,7 @@ from server_stub.routes.common import (
 )
 from server_stub.state import AppState, get_state
 from server_stub.titles import title_from_message
-from server_stub.watches import parse_wait
+from server_stub.watches import client_gone, parse_wait
 
 router = APIRouter(tags=["sessions"])
 StateDep = Annotated[AppState, Depends(get_state)]
@@ -113,7 +114,7 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
 
     headers: dict[str, str] = {}
     if cursor is None and inm is not None:
-        etag, held = await _hold_while_unchanged(st, who, inm, wait)
+        etag, held = await _hold_while_unchanged(st, who, inm, wait, request)
         if held:  # a stale If-None-Match answers at once, as without the preference
             headers["Preference-Applied"] = f"wait={wait}"
         if etag is not None:
@@ -186,7 +187,7 @@ def _index_views(s: Session, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
 
 
 async def _hold_while_unchanged(
-    st: AppState, who: Principal, inm: str, wait: int | None
+    st: AppState, who: Principal, inm: str, wait: int | None, request: Request
 ) -> tuple[str | None, bool]:
     """(etag, held): the current ETag while it matches `inm` (answer 304), after holding
     the request up to `wait` seconds for a change; None once the index differs (answer 200).
@@ -194,7 +195,7 @@ async def _hold_while_unchanged(
 
     The wake-up is taken before the version is read, so a commit in between still wakes
     it; a woken request reads the version again. Nothing is held across the wait but an
-    `asyncio.Event` (no thread, no connection).
+    `asyncio.Event` (no thread, no connection). A client that disconnects ends the wait.
     """
 
     def version_only() -> int:
@@ -203,19 +204,29 @@ async def _hold_while_unchanged(
 
     deadline = st.loop.time() + (wait or 0)
     held = False
-    while True:
-        wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
-        try:
-            etag = etag_for(st.epoch, who.tenant, who.principal, await st.run(version_only))
-            if not _etag_matches(inm, etag):
-                return None, held
-            held = wake is not None
-            remaining = deadline - st.loop.time()
-            if wake is None or remaining <= 0 or not await st.watches.hold(wake, remaining):
-                return etag, held
-        finally:
-            if wake is not None:
-                st.watches.unsubscribe(who.tenant, who.principal, wake)
+    gone: asyncio.Future[None] | None = None
+    try:
+        while True:
+            wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
+            try:
+                version = await st.run(version_only)
+                etag = etag_for(st.epoch, who.tenant, who.principal, version)
+                if not _etag_matches(inm, etag):
+                    return None, held
+                held = wake is not None
+                remaining = deadline - st.loop.time()
+                if wake is None or remaining <= 0:
+                    return etag, held
+                if gone is None:
+                    gone = asyncio.ensure_future(client_gone(request.receive))
+                if not await st.watches.hold(wake, remaining, gone):
+                    return etag, held
+            finally:
+                if wake is not None:
+                    st.watches.unsubscribe(who.tenant, who.principal, wake)
+    finally:
+        if gone is not None:
+            gone.cancel()
 
 
 def _etag_matches(header: str, etag: str) -> bool:

@@ -256,6 +256,21 @@ def test_shutdown_answers_held_watches_at_once(live_server: LiveServer) -> None:
     _run(scenario())
 
 
+def test_a_client_that_goes_away_stops_being_held(live_server: LiveServer) -> None:
+    async def scenario() -> None:
+        async with _client(live_server) as alice:
+            etag = await _etag(alice)
+            watch = _watch(alice, etag, "wait=60")
+            await _held(live_server, 1)
+            watch.cancel()  # httpx closes the connection
+            await _held(live_server, 0)
+            assert _watches(live_server).principals_watched == 0
+            # The server still answers this client normally afterwards.
+            assert (await alice.get("/v1/sessions")).status_code == 200
+
+    _run(scenario())
+
+
 def test_a_server_with_the_feature_off_ignores_the_preference(
     start_server: Callable[..., LiveServer],
 ) -> None:

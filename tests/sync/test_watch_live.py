@@ -164,6 +164,7 @@ def test_closing_the_engine_cancels_the_open_watch(live_server: Any, tmp_path: P
             assert watch is not None and watch.running
             await a.close()
             assert not watch.running and a.watch_state is WatchState.OFF
+            await _until(lambda: _held(live_server) == 0, "the server to let the watch go")
 
     run(go())
 
