@@ -178,3 +178,34 @@ def test_backoff_grows_with_jitter_up_to_its_ceiling_and_resets() -> None:
     assert len(set(delays)) == len(delays)  # jittered, not in step
     backoff.reset()
     assert backoff.next_delay() <= 1.0
+
+
+def test_a_server_that_ignores_if_none_match_ends_the_watch_instead_of_a_busy_loop(
+    tmp_path: Path,
+) -> None:
+    """A unit case (httpx.MockTransport): every first page answers 200 with one fixed ETag,
+    whatever If-None-Match says. The watch must give up after one look, not spin passes."""
+    import httpx
+
+    from sync.profile import Profile
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        body = {"items": [], "next_cursor": None}
+        return httpx.Response(200, json=body, headers={"ETag": '"always"'})
+
+    async def go() -> None:
+        profile = Profile.load(tmp_path / "p", server="http://test", token="t", environ={})
+        engine = await SyncEngine.open(profile, transport=httpx.MockTransport(handler))
+        try:
+            await engine.reconcile(TriggerReason.CONNECT)
+            engine.start_watch()
+            await _until(lambda: engine.watch_state is WatchState.UNSUPPORTED, "the fallback")
+            watches = [r for r in seen if "prefer" in r.headers]
+            assert len(watches) == 1
+        finally:
+            await engine.close()
+
+    run(go())
