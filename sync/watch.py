@@ -95,7 +95,7 @@ class IndexWatch:
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self._task is not None and not self._task.done() and not self._task.cancelling()
 
     def start(self) -> None:
         if self.running:
@@ -114,10 +114,10 @@ class IndexWatch:
             self.state = WatchState.OFF
 
     def cancel(self) -> None:
-        """`stop()` without waiting (from synchronous code; the task ends on the loop)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
+        """`stop()` without waiting (from synchronous code; the task ends on the loop, and a
+        later `stop()` still waits for that end)."""
+        if self._task is not None:
+            self._task.cancel()
         if self.state is not WatchState.UNSUPPORTED:
             self.state = WatchState.OFF
 

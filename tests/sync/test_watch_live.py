@@ -169,6 +169,26 @@ def test_closing_the_engine_cancels_the_open_watch(live_server: Any, tmp_path: P
     run(go())
 
 
+def test_a_window_detaching_cancels_the_watch_without_waiting_and_close_awaits_it(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def go() -> None:
+        async with device(live_server.url, tmp_path / "a") as (a, _):
+            await a.reconcile(TriggerReason.CONNECT)
+            a.start_watch()
+            await _until(lambda: _held(live_server) == 1, "the watch to be held")
+            watch = a.watch
+            assert watch is not None
+            a.cancel_watch()  # synchronous, as WindowController.detach calls it
+            assert not watch.running and a.watch_state is WatchState.OFF
+            await a.stop_watch()  # waits for the cancelled task's end
+            await _until(lambda: _held(live_server) == 0, "the server to let the watch go")
+            a.start_watch()  # and it can be opened again
+            await _until(lambda: _held(live_server) == 1, "the watch to be held again")
+
+    run(go())
+
+
 def test_backoff_grows_with_jitter_up_to_its_ceiling_and_resets() -> None:
     backoff = Backoff(initial=1.0, factor=2.0, maximum=8.0, rng=random.Random(7))
     delays = [backoff.next_delay() for _ in range(6)]
