@@ -89,3 +89,26 @@ def test_closing_cancels_the_running_pass_and_the_queued_one() -> None:
         assert not coalescer.busy
 
     asyncio.run(go())
+
+
+def test_joining_the_running_pass_adds_no_pass_and_starts_one_when_idle() -> None:
+    """The index watch's first ETag: join the connect pass if it runs, else start one."""
+
+    async def go() -> None:
+        passes = GatedPasses()
+        coalescer = Coalescer(passes)
+        connect = coalescer.request(TriggerReason.CONNECT)
+        await passes.wait_started(1)
+        joined = coalescer.running_or_request(TriggerReason.WATCH)
+        assert joined is connect  # the running pass, not a follow-up
+        passes.gates[0].set()
+        assert (await joined).reason is TriggerReason.CONNECT
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert len(passes.started) == 1
+        fresh = coalescer.running_or_request(TriggerReason.WATCH)
+        await passes.wait_started(2)
+        passes.gates[1].set()
+        assert (await fresh).reason is TriggerReason.WATCH
+
+    asyncio.run(go())
