@@ -306,3 +306,21 @@ def test_a_server_with_the_feature_off_ignores_the_preference(
 )
 def test_parse_wait(lines: list[str], expected: int | None) -> None:
     assert parse_wait(lines) == expected
+
+
+def test_openapi_documents_the_watch_on_route_1_and_still_has_sixteen_operations(
+    live_server: LiveServer,
+) -> None:
+    schema = live_server.client(None).get("/openapi.json").json()
+    operations = [
+        (method, path)
+        for path, item in schema["paths"].items()
+        for method in item
+        if path.startswith("/v1/")
+    ]
+    assert len(operations) == 16
+    listing = schema["paths"]["/v1/sessions"]["get"]
+    headers = {p["name"] for p in listing["parameters"] if p["in"] == "header"}
+    assert {"If-None-Match", "Prefer"} <= headers
+    assert "Preference-Applied" in listing["responses"]["304"]["headers"]
+    assert "Preference-Applied" in listing["responses"]["200"]["headers"]
