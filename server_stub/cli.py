@@ -22,8 +22,8 @@ from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
-from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
 from server_stub.runner import ConvergeServer
+from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
 
 log = logging.getLogger("converge-server")
 

@@ -324,3 +324,45 @@ def test_openapi_documents_the_watch_on_route_1_and_still_has_sixteen_operations
     assert {"If-None-Match", "Prefer"} <= headers
     assert "Preference-Applied" in listing["responses"]["304"]["headers"]
     assert "Preference-Applied" in listing["responses"]["200"]["headers"]
+
+
+@pytest.mark.postgres
+def test_a_change_through_another_process_wakes_the_watch(
+    postgres_cluster: Any, server_factory: Any, tmp_path: Any
+) -> None:
+    """CONTRACT §9.1 "on one process and across processes": two servers on one PostgreSQL;
+    a watch held by B wakes when A commits (the fleet bus's NOTIFY, server_stub.bus)."""
+    url = postgres_cluster.new_database()
+    a, b = (
+        server_factory(backend="postgres", database_url=url, artifacts_dir=tmp_path / "objects")
+        for _ in range(2)
+    )
+
+    async def scenario() -> None:
+        async with _client(a, "dev-bob") as bob_a, _client(b) as alice_b, _client(a) as alice_a:
+            bob_watch = _watch(bob_a, await _etag(bob_a), "wait=1")
+            watch = _watch(alice_b, await _etag(alice_b))
+            await _held(b, 1)
+            await _held(a, 1)
+            assert (await alice_a.post("/v1/sessions", json={})).status_code == 201
+            response = await watch
+            assert response.status_code == 200
+            assert response.headers["Preference-Applied"] == "wait=30"
+            assert len(response.json()["items"]) == 1
+            assert (await bob_watch).status_code == 304  # another principal: not woken
+
+    _run(scenario())
+
+
+def test_the_bus_wake_all_message_wakes_every_principals_watch() -> None:
+    """After its connection came back the fleet bus calls the hook with ("", ""): changes
+    of other processes may have passed unheard, so every watch re-reads its version."""
+
+    async def scenario() -> None:
+        watches = IndexWatches(asyncio.get_running_loop())
+        events = [watches.subscribe("acme", "alice"), watches.subscribe("globex", "carol")]
+        watches.principal_index_changed("", "")
+        assert all(e.is_set() for e in events)
+        assert watches.principals_watched == 0
+
+    _run(scenario())
