@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sync.errors import SyncError
+from sync import SyncError
 
 if TYPE_CHECKING:
     from server_stub.runner import ServerThread

@@ -33,10 +33,7 @@ from PySide6.QtWidgets import QApplication
 from app import heap, translations, window_state
 from app.bundled import DEMO_TOKEN, BundledServer
 from app.loop import ConvergeEventLoop
-from sync.engine import SyncEngine
-from sync.errors import SyncError, loggable
-from sync.mirror import Mirror
-from sync.profile import ENV_PROFILE, Profile, default_profile_dir
+from sync import ENV_PROFILE, Mirror, Profile, SyncEngine, SyncError, default_profile_dir, loggable
 from ui.controller import WindowController
 from ui.dialogs import ConnectionSettings
 from ui.main_window import MainWindow

@@ -24,21 +24,27 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
-from sync.engine import (
+from sync import (
     DeleteOutcome,
     EngineEvent,
     EngineState,
     EngineStatus,
     IndexChanged,
+    NetworkError,
+    NotFound,
+    RunInProgress,
+    ServerError,
     SessionRow,
     StatusChanged,
     SyncEngine,
+    SyncError,
     TriggerReason,
+    export_conversation,
+    full_collections_deferred,
+    loggable,
+    memory_texts,
+    safe_name,
 )
-from sync.errors import NetworkError, NotFound, RunInProgress, ServerError, SyncError, loggable
-from sync.export import export_conversation, safe_name
-from sync.gc_pause import full_collections_deferred
-from sync.memories import memory_texts
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sync.models import Event
+from sync import Event
 from ui.elided_label import ElidedLabel
 from ui.relative_time import full_time
 

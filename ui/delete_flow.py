@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from sync.engine import DeleteOutcome, DeleteStatus, SyncEngine
-from sync.errors import NetworkError, ServerError, SyncError
+from sync import DeleteOutcome, DeleteStatus, NetworkError, ServerError, SyncEngine, SyncError
 from ui.dialogs import Prompts, results_summary
 from ui.session_model import SessionListModel, display_title
 
