@@ -10,9 +10,14 @@ HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "watch", "qa"})
 def main(argv: list[str] | None = None) -> int:
     """Dispatch to a headless subcommand or open the desktop window.
 
-    Headless commands are imported lazily so that `converge ls` never loads Qt.
+    Headless commands are imported lazily so that `converge ls` never loads Qt. `app` is
+    the composition root: it alone knows the three packages behind the one command.
     """
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "qa":  # the harness uses client and server: its own package
+        from qa.cli import main as qa_main
+
+        return qa_main(args[1:])
     if args and args[0] in HEADLESS_COMMANDS:
         from sync.cli import main as cli_main
 

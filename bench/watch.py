@@ -36,7 +36,7 @@ import httpx
 import psutil
 
 from bench import report
-from sync.qa_server import LISTENING, server_command
+from qa.server import LISTENING, server_command
 
 MEASURED = "bench-user"
 WAIT = 55

@@ -280,14 +280,6 @@ async def _delete(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; `argv` includes the subcommand name (`["sync", "--server", ...]`)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] == "qa":
-        try:
-            from sync import qa  # type: ignore[attr-defined,unused-ignore]
-        except ImportError:
-            _err("the QA harness is not available in this build.")
-            return EXIT_FAILED
-        result: int = qa.main(args_list[1:])
-        return result
     parser = build_parser()
     args = parser.parse_args(args_list)
     logging.basicConfig(

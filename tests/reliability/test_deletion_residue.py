@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from sync.qa_server import ControlPlane, ServerProcess
+from qa.server import ControlPlane, ServerProcess
 from tests.reliability.residue_scan import Markers, Planted, holders, plant_conversation, scan
 from tests.sync.helpers import Server, device, run
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import sync.reconcile
+from qa.checker import DeleteAttempt, DeleteResult, check_reappearance
+from qa.device import Device, Recorder, RequestStats
 from sync.engine import EngineEvent, IndexChanged
-from sync.qa_checker import DeleteAttempt, DeleteResult, check_reappearance
-from sync.qa_device import Device, Recorder, RequestStats
 from tests.sync.helpers import Server, device, run
 
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sync.qa_checker import Observation
+from qa.checker import Observation
 
 
 @dataclass(frozen=True)

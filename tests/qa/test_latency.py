@@ -1,11 +1,11 @@
-"""`sync.qa_latency`: the convergence latency of a change, from fabricated histories."""
+"""`qa.latency`: the convergence latency of a change, from fabricated histories."""
 
 from __future__ import annotations
 
 import itertools
 
-from sync.qa_checker import Observation, Source
-from sync.qa_latency import Change, Latencies, convergence_latencies
+from qa.checker import Observation, Source
+from qa.latency import Change, Latencies, convergence_latencies
 
 _seq = itertools.count()
 

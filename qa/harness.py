@@ -2,15 +2,15 @@
 
 The harness starts a stub server as a child process (`converge-server --port 0 --control
 --agent-delay 0 ...`, restartable for real) or targets `--server URL` (which must serve the
-control plane), opens N simulated devices (`sync.qa_device`) with a short reconcile timer,
-and drives a seeded workload (`sync.qa_workload`): new conversations, turns that reorder the
+control plane), opens N simulated devices (`qa.device`) with a short reconcile timer,
+and drives a seeded workload (`qa.workload`): new conversations, turns that reorder the
 index, deletes from random devices, deletes refused by active runs, repeated deletes,
 object-store outages, server restarts, reconnects and foreground triggers. Then a quiet
 phase: no more operations, the object store up; the harness polls until every mirror equals
 the server's index (read by a full walk with a fresh client) or the convergence deadline
 passes. Finally the outbox must drain and deleted sessions must leave no residue.
 
-Everything observed goes into a `sync.qa_checker.History`; `qa_checker.check` decides the
+Everything observed goes into a `qa.checker.History`; `qa_checker.check` decides the
 violations. The report (text, or one JSON object with `--json`) gives the operations by kind
 and outcome, the devices' request figures, the time each device took to converge after the
 quiet phase began, and the violations; the exit status is 1 when there is any.
@@ -18,48 +18,36 @@ quiet phase began, and the violations; the exit status is 1 when there is any.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import json
 import logging
-import random
 import shutil
-import signal
-import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from sync.api import ApiClient
-from sync.deletion import DeleteOutcome, DeleteStatus
-from sync.errors import BadCursor, NotFound, RunInProgress, SyncError
-from sync.models import SessionView
-from sync.qa_checker import (
+from qa.checker import (
     DeleteAttempt,
     DeleteResult,
     History,
     Residue,
     RowKey,
-    Violation,
     check,
 )
-from sync.qa_device import Device, Recorder, RequestStats, plain_transport
-from sync.qa_latency import Change, Latencies, convergence_latencies
-from sync.qa_server import ControlPlane, QaSetupError, ServerProcess
-from sync.qa_workload import Op, OpKind, choose, initial_histories, plan, plan_digest
+from qa.device import Device, Recorder, plain_transport
+from qa.latency import Change, convergence_latencies
+from qa.report import QaOptions, QaReport
+from qa.server import ControlPlane, ServerProcess
+from qa.workload import Op, OpKind, choose, initial_histories, plan, plan_digest
+from sync.api import ApiClient
+from sync.deletion import DeleteOutcome, DeleteStatus
+from sync.errors import BadCursor, NotFound, RunInProgress, SyncError
+from sync.models import SessionView
 from sync.reconcile import TriggerReason
 
 log = logging.getLogger(__name__)
-
-EXIT_OK = 0
-EXIT_VIOLATIONS = 1
-EXIT_SETUP = 2
 
 DEFAULT_OPERATIONS = 60
 WAIT_SECONDS = 3  # the `/wait N` of a delete that must be refused (long enough under load)
@@ -79,218 +67,6 @@ WORDS = (
     "garden",
     "refactor",
 )
-
-
-@dataclass(frozen=True)
-class QaOptions:
-    devices: int = 5
-    seed: int = 0
-    operations: int | None = None
-    duration: float | None = None
-    interval: float = 0.2
-    watch: bool = True  # devices keep an index watch open (CONTRACT §9.1)
-    server: str | None = None
-    database: str | None = None  # the own server's database URL (default: SQLite in workdir)
-    token: str = "dev-alice"
-    deadline: float = 60.0
-    initial: int = 30
-    page_limit: int = 20
-    keep: bool = False
-    workdir: Path | None = None
-    servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
-
-
-@dataclass
-class QaReport:
-    """What `converge qa` prints; `to_json` is the `--json` object."""
-
-    options: QaOptions
-    url: str = ""
-    mode: str = "subprocess"
-    operations: int = 0
-    plan_digest: str = ""
-    ops: Counter[str] = field(default_factory=Counter)
-    outcomes: Counter[str] = field(default_factory=Counter)
-    workload_seconds: float = 0.0
-    quiet_seconds: float = 0.0
-    settle_seconds: float = 0.0  # from the end of the workload until no run was active
-    total_seconds: float = 0.0
-    restarts: int = 0
-    stats: RequestStats = field(default_factory=RequestStats)
-    converge_after: dict[int, float | None] = field(default_factory=dict)
-    sessions_final: int = 0
-    deleted: int = 0
-    outbox_pending: int | None = None
-    residue_checked: int = 0
-    tombstones_checked: int = 0  # sessions removed by some device, checked for a tombstone
-    engine: dict[str, int] = field(default_factory=dict)  # what the devices' passes did
-    server_log_errors: int | None = None  # ERROR lines and tracebacks in the child's log
-    op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
-    loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
-    latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
-    violations: list[Violation] = field(default_factory=list)
-    workdir: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    def converge_summary(self) -> dict[str, float | None]:
-        times = [t for t in self.converge_after.values() if t is not None]
-        if not times or len(times) < len(self.converge_after):
-            return {"max": None, "median": statistics.median(times) if times else None}
-        return {"max": max(times), "median": statistics.median(times)}
-
-    def to_json(self) -> dict[str, Any]:
-        o = self.options
-        elapsed = self.total_seconds or 1e-9
-        return {
-            "ok": self.ok,
-            "seed": o.seed,
-            "devices": o.devices,
-            "interval": o.interval,
-            "watch": o.watch,
-            "initial": o.initial,
-            "page_limit": o.page_limit,
-            "server": {
-                "url": self.url,
-                "mode": self.mode,
-                "processes": self.options.servers,
-                "restarts": self.restarts,
-            },
-            "plan_digest": self.plan_digest,
-            "operations": {
-                "total": self.operations,
-                "by_kind": dict(sorted(self.ops.items())),
-                "outcomes": dict(sorted(self.outcomes.items())),
-            },
-            "seconds": {
-                "workload": round(self.workload_seconds, 3),
-                "quiet": round(self.quiet_seconds, 3),
-                "settle": round(self.settle_seconds, 3),
-                "total": round(self.total_seconds, 3),
-            },
-            "requests": {
-                **self.stats.to_json(),
-                "per_second": round(self.stats.requests / elapsed, 1),
-            },
-            "convergence": {
-                "deadline": o.deadline,
-                "per_device": {
-                    str(d): (None if t is None else round(t, 3))
-                    for d, t in sorted(self.converge_after.items())
-                },
-                **{
-                    k: (None if v is None else round(v, 3))
-                    for k, v in self.converge_summary().items()
-                },
-            },
-            # From a delete's 204 (a create's request) on one device until every other
-            # device's mirror followed (sync/qa_latency.py).
-            "convergence_ms": self.latencies.summary_ms(),
-            "convergence_samples": len(self.latencies.seconds),
-            "convergence_missed": self.latencies.missed,
-            "sessions": {"final": self.sessions_final, "deleted": self.deleted},
-            "outbox_pending": self.outbox_pending,
-            "residue_checked": self.residue_checked,
-            "tombstones_checked": self.tombstones_checked,
-            "engine": dict(self.engine),
-            "op_seconds": {
-                kind: {"mean": round(statistics.fmean(v), 3), "max": round(max(v), 3)}
-                for kind, v in sorted(self.op_seconds.items())
-            },
-            "loop_lag": self.lag_summary(),
-            "server_log_errors": self.server_log_errors,
-            "violations": [v.to_json() for v in self.violations],
-            "workdir": self.workdir,
-        }
-
-    def lag_summary(self) -> dict[str, float | None]:
-        """How late the harness's own event loop was (a saturated harness inflates every
-        other figure)."""
-        if not self.loop_lag:
-            return {"p50": None, "p95": None, "max": None}
-        ordered = sorted(self.loop_lag)
-        return {
-            "p50": round(ordered[len(ordered) // 2], 4),
-            "p95": round(ordered[int(len(ordered) * 0.95)], 4),
-            "max": round(ordered[-1], 4),
-        }
-
-    def to_text(self) -> str:
-        o = self.options
-        elapsed = self.total_seconds or 1e-9
-        lines = [
-            f"converge qa: seed {o.seed}, {o.devices} devices"
-            + (" that watch" if o.watch else "")
-            + f", timer {o.interval:g}s, "
-            f"pages of {o.page_limit}, {o.initial} initial sessions, "
-            f"server {self.url} ({self.mode}, {self.restarts} restarts), plan {self.plan_digest}",
-            f"operations: {self.operations} in {self.workload_seconds:.1f}s: "
-            + ", ".join(f"{k} {n}" for k, n in sorted(self.ops.items())),
-            "outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items())),
-            f"requests: {self.stats.requests} ({self.stats.requests / elapsed:.1f}/s over "
-            f"{self.total_seconds:.1f}s); by status "
-            + ", ".join(f"{k} {v}" for k, v in sorted(self.stats.statuses.items()))
-            + f"; 5xx {self.stats.server_errors}, network errors {self.stats.network_errors}",
-        ]
-        summary = self.converge_summary()
-        times = self.converge_after
-        if summary["max"] is not None:
-            lines.append(
-                f"converged: all {len(times)} device{'s' if len(times) != 1 else ''} within "
-                f"{summary['max']:.2f}s (median {summary['median']:.2f}s) once the server "
-                f"settled ({self.settle_seconds:.2f}s after the last operation)"
-            )
-        else:
-            missing = [str(d) for d, t in sorted(times.items()) if t is None]
-            lines.append(
-                f"converged: NOT all devices within {o.deadline:g}s (devices {', '.join(missing)})"
-            )
-        if len(times) <= 10:
-            lines.append(
-                "  per device: "
-                + ", ".join(
-                    f"d{d} {'-' if t is None else f'{t:.2f}s'}" for d, t in sorted(times.items())
-                )
-            )
-        ms = self.latencies.summary_ms()
-        if ms["p95"] is not None:
-            lines.append(
-                f"convergence latency over {len(self.latencies.seconds)} changes: "
-                f"p50 {ms['p50']:.0f} ms, p95 {ms['p95']:.0f} ms, max {ms['max']:.0f} ms"
-                + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
-            )
-        lines.append(
-            f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
-            f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}; "
-            f"tombstones checked for {self.tombstones_checked} removed"
-        )
-        if self.engine:
-            lines.append("engine: " + ", ".join(f"{k} {v}" for k, v in self.engine.items()))
-        if self.op_seconds:
-            lines.append(
-                "operation latency (mean/max s): "
-                + ", ".join(
-                    f"{k} {statistics.fmean(v):.3f}/{max(v):.3f}"
-                    for k, v in sorted(self.op_seconds.items())
-                )
-            )
-        lag = self.lag_summary()
-        if lag["p95"] is not None:
-            lines.append(f"harness loop lag: p50 {lag['p50']:.4f}s, p95 {lag['p95']:.4f}s")
-        if self.server_log_errors is not None:
-            lines.append(f"server log: {self.server_log_errors} ERROR lines or tracebacks")
-        if self.violations:
-            lines.append(f"VIOLATIONS: {len(self.violations)}")
-            lines.extend(f"  {v}" for v in self.violations[:50])
-            if len(self.violations) > 50:
-                lines.append(f"  … and {len(self.violations) - 50} more")
-        else:
-            lines.append("violations: none")
-        if self.workdir:
-            lines.append(f"kept: {self.workdir}")
-        return "\n".join(lines)
 
 
 class Truth:
@@ -801,162 +577,3 @@ class Harness:
 
 
 # -- command line ---------------------------------------------------------------------------
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="converge qa",
-        description=(
-            "Multi-device convergence harness: N simulated devices, a seeded workload "
-            "(creates, turns, deletes, refused deletes, object-store outages, server "
-            "restarts), a quiet phase, then the ADR-0050 §8 invariants."
-        ),
-    )
-    p.add_argument("--devices", type=int, default=5, metavar="N", help="devices (default 5)")
-    p.add_argument("--seed", type=int, help="workload seed (default: random, printed)")
-    size = p.add_mutually_exclusive_group()
-    size.add_argument("--operations", type=int, metavar="N", help="run N operations")
-    size.add_argument("--duration", type=float, metavar="SECONDS", help="run for SECONDS")
-    p.add_argument(
-        "--interval",
-        type=float,
-        metavar="SECONDS",
-        help="each device's reconcile timer (default 30 with watches, as the window; "
-        "0.2 with --no-watch)",
-    )
-    p.add_argument(
-        "--no-watch",
-        dest="watch",
-        action="store_false",
-        help="devices keep no index watch open (timer and triggers only)",
-    )
-    p.add_argument(
-        "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
-    )
-    p.add_argument(
-        "--database",
-        metavar="URL",
-        help="SQLAlchemy URL for the harness's own server, e.g. an empty PostgreSQL database "
-        "(default: a SQLite file in its work folder; ignored with --server)",
-    )
-    p.add_argument(
-        "--servers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="own server processes on one database, devices spread over them, restarted "
-        "and killed in turn during the workload (N > 1 needs --database postgresql+psycopg://…)",
-    )
-    p.add_argument("--token", default="dev-alice", help="bearer token (default dev-alice)")
-    p.add_argument(
-        "--deadline",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="convergence deadline of the quiet phase (default 60)",
-    )
-    p.add_argument(
-        "--initial",
-        type=int,
-        default=30,
-        metavar="N",
-        help="sessions with past activity created before the devices start (default 30)",
-    )
-    p.add_argument(
-        "--page-limit",
-        type=int,
-        default=20,
-        metavar="N",
-        help="the devices' walk page size (default 20: walks span pages, items move)",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--keep", action="store_true", help="keep the temporary folders")
-    p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
-    return p
-
-
-def options_from_args(args: argparse.Namespace) -> QaOptions:
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    return QaOptions(
-        devices=args.devices,
-        seed=seed,
-        operations=args.operations,
-        duration=args.duration,
-        interval=args.interval,
-        watch=args.watch,
-        server=args.server,
-        database=args.database,
-        token=args.token,
-        deadline=args.deadline,
-        initial=args.initial,
-        page_limit=args.page_limit,
-        keep=args.keep,
-        servers=args.servers,
-    )
-
-
-async def _run_cancellable(options: QaOptions) -> QaReport:
-    """Run the harness; SIGTERM cancels it like Ctrl-C, so the server child is stopped."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGTERM, lambda: task.cancel() if task else None)
-    try:
-        return await Harness(options).run()
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGTERM)
-
-
-def main(argv: Sequence[str]) -> int:
-    """Entry point of `converge qa` (`argv` without the word "qa")."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv))
-    if args.devices < 1:
-        parser.error("--devices must be at least 1")
-    if args.operations is not None and args.operations < 0:
-        parser.error("--operations must not be negative")
-    if (args.interval is not None and args.interval <= 0) or args.deadline <= 0:
-        parser.error("--interval and --deadline must be positive")
-    if args.servers < 1:
-        parser.error("--servers must be at least 1")
-    if args.servers > 1 and args.server:
-        parser.error("--servers starts the harness's own processes; it excludes --server")
-    if args.servers > 1 and not (args.database or "").startswith("postgresql"):
-        parser.error(
-            "--servers N > 1 needs --database postgresql+psycopg://… "
-            "(SQLite is served by one process)"
-        )
-    if args.initial < 0 or not 1 <= args.page_limit <= 200:
-        parser.error("--initial must not be negative; --page-limit is 1..200")
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.ERROR,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    if args.interval is None:
-        args.interval = 30.0 if args.watch else 0.2
-    options = options_from_args(args)
-    try:
-        report = asyncio.run(_run_cancellable(options))
-    except QaSetupError as exc:
-        print(f"converge qa: {exc}", file=sys.stderr)
-        return EXIT_SETUP
-    except SyncError as exc:
-        print(f"converge qa: {exc.message}", file=sys.stderr)
-        return EXIT_SETUP
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        print("converge qa: interrupted.", file=sys.stderr)
-        return 130
-    except Exception as exc:  # e.g. the control plane failing mid-run: one line, details -v
-        log.info("the harness failed", exc_info=True)
-        print(
-            f"converge qa: the run failed ({type(exc).__name__}: {exc}); run with -v for details.",
-            file=sys.stderr,
-        )
-        return EXIT_SETUP
-    if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
-    else:
-        print(report.to_text())
-    return EXIT_OK if report.ok else EXIT_VIOLATIONS

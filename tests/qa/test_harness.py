@@ -17,15 +17,15 @@ from typing import Any
 import psutil
 import pytest
 
-from sync import cli
-from sync.qa_workload import plan, plan_digest
+from qa import cli as qa_cli
+from qa.workload import plan, plan_digest
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 
 SEED = 7  # its first 40 operations hold a restart, an outage and a refused delete
 
 
 def run_qa(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
-    code = cli.main(["qa", *args, "--json"])
+    code = qa_cli.main([*args, "--json"])
     out = capsys.readouterr().out
     return code, json.loads(out)
 
@@ -90,7 +90,7 @@ def test_qa_spreads_devices_over_two_processes_on_postgres_and_kills_one(
 
 def test_qa_refuses_several_servers_on_sqlite(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["qa", "--servers", "2", "--operations", "1"])
+        qa_cli.main(["--servers", "2", "--operations", "1"])
     assert exit_info.value.code == 2
     assert "needs --database postgresql" in capsys.readouterr().err
 
@@ -121,7 +121,7 @@ def test_qa_refuses_a_server_without_control_plane(
     server_factory: ServerFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = server_factory(control=False)
-    code = cli.main(["qa", "--server", server.url, "--operations", "1"])
+    code = qa_cli.main(["--server", server.url, "--operations", "1"])
     assert code == 2
     assert "control plane" in capsys.readouterr().err
 
@@ -129,8 +129,8 @@ def test_qa_refuses_a_server_without_control_plane(
 def test_qa_text_report_and_kept_folders(
     live_server: LiveServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.main(
-        ["qa", "--server", live_server.url, "--devices", "1", "--operations", "5", "--keep"]
+    code = qa_cli.main(
+        ["--server", live_server.url, "--devices", "1", "--operations", "5", "--keep"]
     )
     out = capsys.readouterr().out
     assert code == 0, out

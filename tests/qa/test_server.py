@@ -12,7 +12,7 @@ import httpx
 import psutil
 import pytest
 
-from sync.qa_server import ControlPlane, QaSetupError, ServerProcess
+from qa.server import ControlPlane, QaSetupError, ServerProcess
 from tests.sync.helpers import run
 
 

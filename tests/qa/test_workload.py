@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from sync.qa_workload import Op, OpKind, choose, plan, plan_digest
+from qa.workload import Op, OpKind, choose, plan, plan_digest
 
 
 def first(n: int, seed: int, devices: int = 3, restarts: bool = True) -> list[Op]:

@@ -25,10 +25,10 @@ from typing import Any
 
 import httpx
 
+from qa.checker import Observation, RowKey, Source
 from sync.engine import EngineEvent, IndexChanged, SyncEngine
 from sync.mirror import SessionRow
 from sync.profile import Profile
-from sync.qa_checker import Observation, RowKey, Source
 from sync.reconcile import TriggerReason
 
 log = logging.getLogger(__name__)

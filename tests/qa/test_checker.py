@@ -8,7 +8,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.qa_checker import (
+from qa.checker import (
     DeleteAttempt,
     DeleteResult,
     History,

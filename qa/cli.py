@@ -1,0 +1,183 @@
+"""`converge qa`'s command line: options, the run (cancellable by SIGINT/SIGTERM), exit status."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import signal
+import sys
+from collections.abc import Sequence
+
+from qa.harness import Harness
+from qa.report import QaOptions, QaReport
+from qa.server import QaSetupError
+from sync.errors import SyncError
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_VIOLATIONS = 1
+EXIT_SETUP = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="converge qa",
+        description=(
+            "Multi-device convergence harness: N simulated devices, a seeded workload "
+            "(creates, turns, deletes, refused deletes, object-store outages, server "
+            "restarts), a quiet phase, then the ADR-0050 §8 invariants."
+        ),
+    )
+    p.add_argument("--devices", type=int, default=5, metavar="N", help="devices (default 5)")
+    p.add_argument("--seed", type=int, help="workload seed (default: random, printed)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--operations", type=int, metavar="N", help="run N operations")
+    size.add_argument("--duration", type=float, metavar="SECONDS", help="run for SECONDS")
+    p.add_argument(
+        "--interval",
+        type=float,
+        metavar="SECONDS",
+        help="each device's reconcile timer (default 30 with watches, as the window; "
+        "0.2 with --no-watch)",
+    )
+    p.add_argument(
+        "--no-watch",
+        dest="watch",
+        action="store_false",
+        help="devices keep no index watch open (timer and triggers only)",
+    )
+    p.add_argument(
+        "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
+    )
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="SQLAlchemy URL for the harness's own server, e.g. an empty PostgreSQL database "
+        "(default: a SQLite file in its work folder; ignored with --server)",
+    )
+    p.add_argument(
+        "--servers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="own server processes on one database, devices spread over them, restarted "
+        "and killed in turn during the workload (N > 1 needs --database postgresql+psycopg://…)",
+    )
+    p.add_argument("--token", default="dev-alice", help="bearer token (default dev-alice)")
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="convergence deadline of the quiet phase (default 60)",
+    )
+    p.add_argument(
+        "--initial",
+        type=int,
+        default=30,
+        metavar="N",
+        help="sessions with past activity created before the devices start (default 30)",
+    )
+    p.add_argument(
+        "--page-limit",
+        type=int,
+        default=20,
+        metavar="N",
+        help="the devices' walk page size (default 20: walks span pages, items move)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    return p
+
+
+def options_from_args(args: argparse.Namespace) -> QaOptions:
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    return QaOptions(
+        devices=args.devices,
+        seed=seed,
+        operations=args.operations,
+        duration=args.duration,
+        interval=args.interval,
+        watch=args.watch,
+        server=args.server,
+        database=args.database,
+        token=args.token,
+        deadline=args.deadline,
+        initial=args.initial,
+        page_limit=args.page_limit,
+        keep=args.keep,
+        servers=args.servers,
+    )
+
+
+async def _run_cancellable(options: QaOptions) -> QaReport:
+    """Run the harness; SIGTERM cancels it like Ctrl-C, so the server child is stopped."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, lambda: task.cancel() if task else None)
+    try:
+        return await Harness(options).run()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of `converge qa` (`argv` without the word "qa")."""
+    parser = build_parser()
+    args = parser.parse_args(list(argv))
+    if args.devices < 1:
+        parser.error("--devices must be at least 1")
+    if args.operations is not None and args.operations < 0:
+        parser.error("--operations must not be negative")
+    if (args.interval is not None and args.interval <= 0) or args.deadline <= 0:
+        parser.error("--interval and --deadline must be positive")
+    if args.servers < 1:
+        parser.error("--servers must be at least 1")
+    if args.servers > 1 and args.server:
+        parser.error("--servers starts the harness's own processes; it excludes --server")
+    if args.servers > 1 and not (args.database or "").startswith("postgresql"):
+        parser.error(
+            "--servers N > 1 needs --database postgresql+psycopg://… "
+            "(SQLite is served by one process)"
+        )
+    if args.initial < 0 or not 1 <= args.page_limit <= 200:
+        parser.error("--initial must not be negative; --page-limit is 1..200")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.interval is None:
+        args.interval = 30.0 if args.watch else 0.2
+    options = options_from_args(args)
+    try:
+        report = asyncio.run(_run_cancellable(options))
+    except QaSetupError as exc:
+        print(f"converge qa: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    except SyncError as exc:
+        print(f"converge qa: {exc.message}", file=sys.stderr)
+        return EXIT_SETUP
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("converge qa: interrupted.", file=sys.stderr)
+        return 130
+    except Exception as exc:  # e.g. the control plane failing mid-run: one line, details -v
+        log.info("the harness failed", exc_info=True)
+        print(
+            f"converge qa: the run failed ({type(exc).__name__}: {exc}); run with -v for details.",
+            file=sys.stderr,
+        )
+        return EXIT_SETUP
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        print(report.to_text())
+    return EXIT_OK if report.ok else EXIT_VIOLATIONS
