@@ -112,7 +112,7 @@ def _across(a: Process, b: Process, samples: int) -> dict[str, Any]:
         _wait_status(a.client, run["id"], "waiting_for_approval")
         events = b.client.get(f"/v1/runs/{run['id']}/events").json()["items"]
         approval = next(e for e in events if e["type"] == "approval.requested")
-        opened, seen = threading.Event(), []
+        opened, seen = threading.Event(), list[float]()
         args = (b.client, run["id"], "approval.resolved", opened, seen)
         reader = threading.Thread(target=_stream_until, args=args)
         reader.start()

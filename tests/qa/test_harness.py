@@ -184,10 +184,10 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     real_plan_walk = sync.plan.plan_walk
     calls = itertools.count()
 
-    async def half_walk(walk, mirror, *, complete):  # type: ignore[no-untyped-def]
+    async def half_walk(walk, mirror, *, complete):
         return real_plan_walk(list(walk)[next(calls) % 2 :: 2], mirror, complete=complete)
 
-    async def always_absent(self, session_id):  # type: ignore[no-untyped-def]
+    async def always_absent(self, session_id):
         return PointRead(session_id, PointReadOutcome.ABSENT)
 
     monkeypatch.setattr(sync.reconcile, "plan_walk_sliced", half_walk)

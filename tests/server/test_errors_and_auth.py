@@ -156,7 +156,7 @@ def test_scope_403_comes_before_400_and_404(live_server: LiveServer) -> None:
     alice = live_server.client()
     sid = new_session(alice)
     readonly = live_server.client("dev-alice-readonly")
-    cases = [
+    cases: list[tuple[str, str, dict[str, Any], str]] = [
         ("POST", "/v1/sessions", {"content": b"{not json"}, "session.write"),
         ("DELETE", f"/v1/sessions/{MISSING['ses']}", {}, "session.write"),
         ("DELETE", f"/v1/sessions/{sid}", {}, "session.write"),

@@ -225,7 +225,7 @@ def test_authentication_scope_and_syntax_come_before_any_wait(
     )
     etag = server.client("all").get("/v1/sessions").headers["ETag"]
     watch = {"If-None-Match": etag, "Prefer": "wait=30"}
-    cases = [
+    cases: list[tuple[httpx.Client, dict[str, object], int, str]] = [
         (server.client(None, timeout=5.0), {}, 401, "unauthenticated"),
         (server.client("nobody", timeout=5.0), {}, 401, "unauthenticated"),
         (server.client("writer", timeout=5.0), {}, 403, "forbidden"),
@@ -233,7 +233,7 @@ def test_authentication_scope_and_syntax_come_before_any_wait(
         (server.client("all", timeout=5.0), {"limit": "x"}, 400, "invalid_request"),
     ]
     for client, params, status, code in cases:
-        response = client.get("/v1/sessions", params=params, headers=watch)
+        response = client.get("/v1/sessions", params=params, headers=watch)  # type: ignore[arg-type]
         assert response.status_code == status, response.text
         assert response.json()["error"]["code"] == code
         assert "Preference-Applied" not in response.headers

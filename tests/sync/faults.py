@@ -135,7 +135,7 @@ class _CutStream(httpx.AsyncByteStream):
         self._frames = frames
         self._request = request
 
-    async def __aiter__(self):  # type: ignore[no-untyped-def]
+    async def __aiter__(self):
         seen = 0
         try:
             async for chunk in self._inner.aiter_raw():

@@ -294,7 +294,7 @@ def test_sync_exits_non_zero_when_a_point_read_is_inconclusive(
     async def open_with_faults(profile: Any, **kwargs: Any) -> SyncEngine:
         return await real_open(profile, transport=transport, **kwargs)
 
-    monkeypatch.setattr(cli.SyncEngine, "open", open_with_faults)
+    monkeypatch.setattr(SyncEngine, "open", open_with_faults)
     capsys.readouterr()
     assert cli.main(args) == 1
     out, err = capsys.readouterr()
@@ -333,7 +333,13 @@ def test_watch_prints_a_line_per_pass_follows_changes_and_exits_zero_on_sigint(
     )
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
+    stdout = proc.stdout
+
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     try:
         first = lines.get(timeout=30)

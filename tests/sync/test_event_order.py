@@ -30,7 +30,7 @@ def test_a_delete_during_a_pass_is_heard_after_the_pass_that_committed_first(
     must hear updated → removed, and the QA checker must see no reappearance."""
     delete_heard = threading.Event()
     pass_held = threading.Event()
-    real_remove = sync.reconcile.remove_cached_files
+    real_remove = sync.reconcile.remove_cached_files  # type: ignore[attr-defined]
     held_once = False
 
     def slow_clean_up(cache_dir: Path | None, names: list[str]) -> None:

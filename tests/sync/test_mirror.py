@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sync.errors import MirrorError, MirrorTooNew
-from sync.mirror import SCHEMA_VERSION, CachedFile, Mirror, read_schema_version
+from sync.mirror import CachedFile, Mirror
+from sync.mirror_schema import SCHEMA_VERSION, read_schema_version
 from sync.models import SessionView
 
 

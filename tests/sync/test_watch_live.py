@@ -213,7 +213,7 @@ def test_a_server_that_ignores_if_none_match_ends_the_watch_instead_of_a_busy_lo
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        body = {"items": [], "next_cursor": None}
+        body: dict[str, object] = {"items": [], "next_cursor": None}
         return httpx.Response(200, json=body, headers={"ETag": '"always"'})
 
     async def go() -> None:

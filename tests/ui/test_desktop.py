@@ -122,7 +122,10 @@ def test_an_uncaught_error_is_logged_and_shown_as_one_sentence(
         sys.excepthook = saved
     assert desktop.window.status.text() == f"Something went wrong. Details are in {tmp_path}."
     assert "Traceback" not in desktop.window.status.text()
-    assert any(r.exc_info and r.exc_info[1].args == ("boom",) for r in caplog.records)
+    assert any(
+        r.exc_info and r.exc_info[1] is not None and r.exc_info[1].args == ("boom",)
+        for r in caplog.records
+    )
     desktop.window.close()
 
 

@@ -25,7 +25,7 @@ GERMAN = {
 
 
 class DictTranslator(QTranslator):
-    def translate(  # type: ignore[override]
+    def translate(
         self, context: str, source: str, disambiguation: str | None = None, n: int = -1
     ) -> str:
         return GERMAN.get((context, source), "")

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 
 from sync.reconcile import TriggerReason
@@ -73,8 +74,10 @@ def test_returning_to_the_foreground_triggers_a_reconcile(harness: Harness) -> N
     before = harness.engine.passes_started
 
     async def scenario() -> None:
-        app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
-        app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
+        gui = QGuiApplication.instance()
+        assert isinstance(gui, QGuiApplication)
+        gui.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
+        gui.applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
         await until(lambda: harness.window.model.rowCount() == 1, what="the new row")
 
     run(harness.loop, scenario())
