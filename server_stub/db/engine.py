@@ -192,10 +192,6 @@ class Database:
         """Close every pooled connection."""
         self.engine.dispose()
 
-    def lock_clause_supported(self) -> bool:
-        """Whether `SELECT … FOR UPDATE` means something on this backend."""
-        return not self.is_sqlite
-
     def scalar_meta(self, key: str) -> str | None:
         """Read a meta value without creating it."""
         with self.read() as s:
