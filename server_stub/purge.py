@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Delete, Update
 from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.expression import TableClause
 
 from server_stub import timestamps
 from server_stub.auth import Principal
@@ -23,7 +25,6 @@ from server_stub.db.engine import Database
 from server_stub.db.models import (
     ApprovalRow,
     ArtifactRow,
-    Base,
     CheckpointRow,
     ConsolidationRecordRow,
     DeletionOutboxRow,
@@ -168,26 +169,21 @@ _SESSION = delete(SessionRow).where(SessionRow.id == _SID)
 _TOMBSTONE = insert(DeletionTombstoneRow)
 
 
-#: Every table whose rows a purge deletes or rewrites: the one list the background scrub
-#: (the VACUUM on PostgreSQL) works through.
-PURGED_MODELS: tuple[type[Base], ...] = (
-    SessionRow,
-    RunRow,
-    EventRow,
-    CheckpointRow,
-    ProjectionRow,
-    ApprovalRow,
-    ToolInvocationRow,
-    ArtifactRow,
-    RecallTraceRow,
-    RecallTraceItemRow,
-    MemoryRow,
-    MemoryRejectionRow,
-    ConsolidationRecordRow,
-    KnowledgeDocumentRow,
-    SkillRevisionRow,
-    ObjectIntentRow,
-    DeletionOutboxRow,
+#: Every table a purge deletes from or rewrites, read off the purge's own statements (so the
+#: list cannot drift from them), plus the intents and the outbox, whose rows leave with the
+#: byte deletes. The background scrub vacuums these on PostgreSQL; the residue audit
+#: (`server_stub.control`) must count rows in each of them.
+def _table_of(stmt: Delete | Update) -> str:
+    table = stmt.table
+    assert isinstance(table, TableClause)
+    return table.name
+
+
+PURGED_TABLES: tuple[str, ...] = tuple(
+    sorted(
+        {_table_of(s) for s in (*_DELETES, _TRACE_ITEMS_BY_TRACE, _TRACES_BY_ID, _SESSION)}
+        | {ObjectIntentRow.__tablename__, DeletionOutboxRow.__tablename__}
+    )
 )
 
 

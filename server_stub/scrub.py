@@ -15,8 +15,7 @@ import asyncio
 import logging
 
 from server_stub.db.engine import Database, ScrubResult
-from server_stub.db.models import Base
-from server_stub.purge import PURGED_MODELS
+from server_stub.purge import PURGED_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,7 @@ MAX_DELAY_SECONDS = 2.0
 
 def purged_tables() -> list[str]:
     """Every table a purge deletes from (the vacuum list on PostgreSQL)."""
-    return sorted({model.__tablename__ for model in PURGED_MODELS} & set(Base.metadata.tables))
+    return list(PURGED_TABLES)
 
 
 def scrub_now(db: Database) -> ScrubResult:
