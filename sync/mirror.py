@@ -42,6 +42,7 @@ from sync.mirror_schema import (
     SessionRecord,
     SyncState,
     UnconfirmedDelete,
+    busy_timeout_ms,
     fold,
     is_locked,
     locked_error,
@@ -53,6 +54,9 @@ from sync.models import SessionView
 
 log = logging.getLogger(__name__)
 
+#: A checkpoint blocked by a reader is tried this many times, this many seconds apart.
+CHECKPOINT_TRIES = 10
+CHECKPOINT_PAUSE = 0.02
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
 #: Rows `Mirror.rows` builds between two GIL hand-overs (it runs in a worker thread).
@@ -173,19 +177,31 @@ class Mirror:
             return done
 
     def _checkpoint(self) -> bool:
+        """A few quick tries, never a long wait: the write lock is held meanwhile, and a
+        TRUNCATE checkpoint waiting in SQLite's busy handler also blocks other processes'
+        writers. Readers of the mirror are short (a sidebar read), so a few 20 ms pauses
+        usually see them go; otherwise the next write or `close` tries again."""
         try:
             with self._write.connect() as conn:
                 raw = conn.connection.dbapi_connection
                 assert raw is not None
-                row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                raw.execute("PRAGMA busy_timeout=0")
+                try:
+                    for _attempt in range(CHECKPOINT_TRIES):
+                        busy, frames, copied = (
+                            int(v)
+                            for v in raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                        )
+                        if not busy and frames == copied:
+                            return True
+                        time.sleep(CHECKPOINT_PAUSE)
+                finally:
+                    raw.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
         except (sqlite3.Error, SQLAlchemyError) as exc:
             log.warning("mirror checkpoint failed: %s", exc)
             return False
-        busy, frames, copied = (int(v) for v in row)
-        if busy or frames != copied:
-            log.info("mirror checkpoint incomplete (a reader holds older frames); will retry")
-            return False
-        return True
+        log.info("mirror checkpoint incomplete (a reader holds older frames); will retry")
+        return False
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[Connection]:

@@ -290,3 +290,29 @@ def test_ls_names_a_malformed_mirror_row_instead_of_failing_with_a_type_error(
     out, err = capsys.readouterr()
     assert code != 0 and out == ""
     assert "ses_bad" in err and "title" in err and "TypeError" not in err
+
+
+def test_a_removal_under_a_reader_is_scrubbed_once_the_reader_goes(tmp_path: Path) -> None:
+    """PITFALLS §10 on the client: the checkpoint after a removal cannot finish while a
+    reader holds older frames; the row is removed all the same, the content leaves the
+    files at the next try (here `scrub`; the next write or `close` also try)."""
+    stamp = "2026-11-29T10:00:00.000000Z"
+    needle = "Zq-mirror-reader-4b1d"
+    mirror = mirror_module.Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        mirror.apply([SessionView("ses_1", needle, stamp, stamp, None, None)])
+        reader = sqlite3.connect(tmp_path / "m.sqlite3", isolation_level=None)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM sessions").fetchone()
+            mirror.apply((), ["ses_1"])
+            assert mirror.rows() == []
+            files = [p for p in tmp_path.iterdir() if needle.encode() in p.read_bytes()]
+            assert files  # still in the WAL (or the main file awaiting the checkpoint)
+        finally:
+            reader.execute("ROLLBACK")
+            reader.close()
+        assert mirror.scrub()
+        assert [p for p in tmp_path.iterdir() if needle.encode() in p.read_bytes()] == []
+    finally:
+        mirror.close()
