@@ -32,6 +32,7 @@ from sync.export import export_conversation, safe_name
 from sync.gc_pause import full_collections_deferred
 from sync.memories import memory_texts
 from sync.mirror import Mirror
+from sync.mirror_schema import matches_filter
 from sync.models import Event, SessionView
 from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
 
@@ -61,6 +62,7 @@ __all__ = [
     "export_conversation",
     "full_collections_deferred",
     "loggable",
+    "matches_filter",
     "memory_texts",
     "read_settings",
     "safe_name",

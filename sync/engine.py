@@ -95,6 +95,11 @@ class IndexChanged:
     removed: tuple[str, ...] = ()
     report: ReconcileReport | None = field(default=None, compare=False)
     seq: int = field(default=0, compare=False)
+    #: The inserted and updated rows' values: the sidebar applies them as a delta.
+    rows: tuple[SessionRow, ...] = field(default=(), compare=False, repr=False)
+    #: The seq of the mirror's previous row-changing write: when it is not the last seq a
+    #: listener saw, that listener missed a change (re-read the mirror whole).
+    after: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -222,7 +227,15 @@ class SyncEngine:
     def _announce_pass(self, report: ReconcileReport) -> None:
         if report.changed:
             self._emit_index(
-                IndexChanged(report.inserted, report.updated, report.pruned, report, report.seq)
+                IndexChanged(
+                    report.inserted,
+                    report.updated,
+                    report.pruned,
+                    report,
+                    report.seq,
+                    report.rows,
+                    report.after,
+                )
             )
 
     def _announce_write(self, applied: ApplyResult) -> None:
@@ -233,6 +246,8 @@ class SyncEngine:
                     tuple(applied.updated),
                     tuple(applied.removed),
                     seq=applied.seq,
+                    rows=applied.rows,
+                    after=applied.after,
                 )
             )
 
@@ -250,6 +265,12 @@ class SyncEngine:
     async def rows(self, filter_text: str = "") -> list[SessionRow]:
         """Sidebar rows (updated_at DESC, id DESC), read off the event loop thread."""
         return await asyncio.to_thread(self.mirror.rows, filter_text)
+
+    @property
+    def last_change_seq(self) -> int:
+        """`Mirror.last_change_seq`: read it just before `rows()`, then apply the
+        `IndexChanged` deltas whose `seq` is larger."""
+        return self.mirror.last_change_seq
 
     async def row(self, session_id: str) -> SessionRow | None:
         return await asyncio.to_thread(self.mirror.get, session_id)

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,12 @@ class ApplyResult:
     #: This write's place in the mirror object's commit order (1, 2, ...; writes that
     #: failed leave gaps). Taken under the write lock, so a later commit has a larger seq.
     seq: int = 0
+    #: The values written (inserted and updated rows, in that order): a listener applies
+    #: them as a delta instead of re-reading the mirror.
+    rows: tuple[SessionRow, ...] = field(default=(), repr=False)
+    #: The `seq` of the previous write that changed session rows (0: none yet). A listener
+    #: that last saw a different seq missed a change and must re-read the mirror whole.
+    after: int = 0
 
 
 class Mirror:
@@ -114,6 +120,7 @@ class Mirror:
         self._read = read_engine
         self._write_lock = threading.Lock()
         self._commit_seq = 0  # guarded by _write_lock
+        self._change_seq = 0  # the seq of the last committed write that changed rows
         self._scrub_pending = False  # a removal whose WAL frames may still hold content
 
     @classmethod
@@ -341,6 +348,7 @@ class Mirror:
             current = _rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
             inserted: list[str] = []
             updated: list[str] = []
+            written: list[SessionRow] = []
             params: list[dict[str, Any]] = []
             for view in wanted:
                 before = current.get(view.id)
@@ -355,6 +363,7 @@ class Mirror:
                     updated.append(view.id)
                 else:
                     continue
+                written.append(view)
                 params.append(
                     {
                         "id": view.id,
@@ -414,9 +423,21 @@ class Mirror:
                 )
             for key, value in (state or {}).items():
                 _set_state(conn, key, value)
+            after = self._change_seq
+        if written or removed:
+            # After the commit (so a reader that reads this seq first sees the write), which
+            # is outside the lock: a writer that reads a stale `after` meanwhile makes its
+            # listeners re-read the mirror whole (safe), never skip a write.
+            self._change_seq = max(self._change_seq, seq)
         if removed or files or self._scrub_pending:
             self.scrub()
-        return ApplyResult(inserted, updated, removed, files, seq)
+        return ApplyResult(inserted, updated, removed, files, seq, tuple(written), after)
+
+    @property
+    def last_change_seq(self) -> int:
+        """The `seq` of the last write that changed session rows: read it before a full
+        read of the rows, and deltas with a larger `seq` are the ones that read may lack."""
+        return self._change_seq
 
     def bind_identity(self, identity: str) -> bool:
         """Record which server and token this mirror follows; on a change, forget the ETag.

@@ -215,3 +215,20 @@ def locked_error(path: Path) -> MirrorError:
         f"The mirror {path} is locked by another program (another Converge window or "
         "command?). Close it and try again."
     )
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def matches_filter(session_id: str, title: str | None, filter_text: str) -> bool:
+    """The title filter of `Mirror.rows` in Python, for a listener applying deltas.
+
+    The SQL is `fold(title) LIKE fold(%needle%) OR id LIKE %needle%`; SQLite's LIKE ignores
+    ASCII case only, and `fold` has already case-folded the title side.
+    """
+    needle = filter_text.strip()
+    if not needle:
+        return True
+    if title is not None and str(fold(needle)) in str(fold(title)):
+        return True
+    return needle.translate(_ASCII_LOWER) in session_id.translate(_ASCII_LOWER)

@@ -82,6 +82,8 @@ class ReconcileReport:
     duration: float = 0.0
     point_read_error: SyncError | None = field(default=None, compare=False)
     seq: int = 0  # the mirror commit sequence of the pass's write (0: nothing written)
+    rows: tuple[SessionView, ...] = field(default=(), compare=False, repr=False)  # written
+    after: int = 0  # the seq of the mirror's previous row-changing write (ApplyResult.after)
 
     @property
     def ok(self) -> bool:
@@ -214,6 +216,8 @@ class Reconciler:
                     duration=time.monotonic() - started,
                     point_read_error=unconfirmed if prunes.kept else None,
                     seq=applied.seq,
+                    rows=applied.rows,
+                    after=applied.after,
                 )
             )
             if self.on_report is not None:

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,13 +34,11 @@ from sync import (
     NotFound,
     RunInProgress,
     ServerError,
-    SessionRow,
     StatusChanged,
     SyncEngine,
     SyncError,
     TriggerReason,
     export_conversation,
-    full_collections_deferred,
     loggable,
     memory_texts,
     safe_name,
@@ -49,13 +47,12 @@ from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
-from ui.grouping import group_rows, is_header
+from ui.grouping import is_header
 from ui.main_window import EMPTY, LOADING, OFFLINE_DELETE_TIP, MainWindow
 from ui.session_model import UNTITLED, SessionListModel, display_title
+from ui.sidebar_refresher import RowSource, SidebarRefresher
 
 log = logging.getLogger(__name__)
-
-type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
 
 # Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
 SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
@@ -125,17 +122,18 @@ class WindowController(QObject):
         self.pane: ConversationPane = window.pane
         self.prompts = prompts or Prompts(window)
         self.sync_interval = sync_interval
-        self.group_by_date = group_by_date  # Today, Yesterday, … headers in the sidebar
         self.watch = watch  # keep an index watch open while attached (CONTRACT §9.1)
         self.engine: SyncEngine | None = None
         self.settings = ConnectionSettings("", "")
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
-        self._row_source: RowSource | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._refreshing = False
-        self._refresh_again = False
-        self._filter = ""
+        self.sidebar = SidebarRefresher(
+            self.model,
+            spawn=self.spawn,
+            on_applied=self._after_rows,
+            group_by_date=group_by_date,
+        )
         self.deleter = DeleteFlow(
             self.model,
             self.prompts,
@@ -235,16 +233,20 @@ class WindowController(QObject):
             await asyncio.gather(*pending, return_exceptions=True)
         await asyncio.sleep(0)  # let the done-callbacks of the last ones run
 
+    @property
+    def _filter(self) -> str:
+        return self.sidebar.filter_text
+
     def set_row_source(self, source: RowSource) -> None:
         """Where sidebar rows come from before an engine is attached (the mirror)."""
-        self._row_source = source
+        self.sidebar.set_source(source)
 
     def attach(self, engine: SyncEngine, *, connect: bool = True) -> None:
         """Start using `engine`: listen, reconcile now (on connect), then on its timer and
         whenever its index watch sees a change on the server."""
         self.detach()
         self.engine = engine
-        self._row_source = engine.rows
+        self.sidebar.set_source(engine.rows, lambda: engine.last_change_seq)
         self._unsubscribe = engine.subscribe(self._on_engine_event)
         self._show_status(engine.status)
         if connect:
@@ -262,7 +264,7 @@ class WindowController(QObject):
         if self.engine is not None:
             self.engine.stop_timer()
             self.engine.cancel_watch()
-            self._row_source = None  # the engine's mirror is about to close
+            self.sidebar.set_source(None)  # the engine's mirror is about to close
         self._offline_timer.stop()
         self._stop_following()
         self.engine = None
@@ -302,7 +304,7 @@ class WindowController(QObject):
             ):
                 self._stop_following()
                 self.pane.show_deleted_elsewhere()
-            self.request_refresh()
+            self.sidebar.index_changed(event)
 
     def _show_status(self, status: EngineStatus) -> None:
         previous, self._status = self._status, status
@@ -370,39 +372,11 @@ class WindowController(QObject):
 
     def request_refresh(self) -> None:
         """Re-read the mirror and diff the sidebar (coalesced: one read at a time)."""
-        if self._refreshing:
-            self._refresh_again = True
-            return
-        self.spawn(self._refresh_loop(), "update the list")
+        self.sidebar.request_full()
 
     async def refresh_now(self) -> None:
         """Refresh and wait until the sidebar shows the mirror (tests, start-up)."""
-        if self._refreshing:
-            self._refresh_again = True
-            while self._refreshing:
-                await asyncio.sleep(0.01)
-            return
-        await self._refresh_loop()
-
-    async def _refresh_loop(self) -> None:
-        if self._row_source is None:
-            return
-        self._refreshing = True
-        # A refresh holds a fresh copy of every row (100,000 objects) until the heap policy
-        # freezes them on `rows_applied`: no full collection over them meanwhile (50 ms, in
-        # whichever thread allocates; see sync.gc_pause).
-        try:
-            with full_collections_deferred():
-                while True:
-                    self._refresh_again = False
-                    rows = await self._row_source(self._filter)
-                    shown = group_rows(rows) if self.group_by_date else rows
-                    if await self.model.update(shown):
-                        self._after_rows()
-                    if not self._refresh_again:
-                        break
-        finally:
-            self._refreshing = False
+        await self.sidebar.refresh_now()
 
     def _after_rows(self) -> None:
         self._update_placeholder()
@@ -454,8 +428,7 @@ class WindowController(QObject):
             self.window.set_placeholder(LOADING)
 
     def _on_filter(self, text: str) -> None:
-        self._filter = text.strip()
-        self.request_refresh()
+        self.sidebar.set_filter(text)
 
     # --- opening a conversation ---------------------------------------------------------
 

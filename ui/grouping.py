@@ -18,7 +18,14 @@ from datetime import UTC, datetime, timedelta
 
 from ui.session_model import HEADER_PREFIX, SidebarRow
 
-__all__ = ["HEADER_PREFIX", "SectionHeader", "group_rows", "is_header", "sections"]
+__all__ = [
+    "HEADER_PREFIX",
+    "SectionHeader",
+    "group_rows",
+    "is_header",
+    "section_of",
+    "sections",
+]
 _MONTHS = (
     "January",
     "February",
@@ -45,6 +52,9 @@ class SectionHeader:
     updated_at: str = ""
     active_run_id: str | None = None
     last_run_id: str | None = None
+    #: Where the header sorts in the mirror's order (`updated_at` DESC, `id` DESC): as the
+    #: key (`before`, ""), i.e. after every row of newer sections and before its own rows.
+    before: str = "\uffff"
 
 
 def is_header(row: object) -> bool:
@@ -103,12 +113,25 @@ def group_rows(rows: Sequence[SidebarRow], now: datetime | None = None) -> list[
         return []
     out: list[SidebarRow] = []
     position = 0
+    before = "\uffff"
     for key, label, start in sections(now, rows[-1].updated_at):
         end = _first_before(rows, start, position) if start else len(rows)
         if end > position:
-            out.append(SectionHeader(HEADER_PREFIX + key, label, updated_at=start))
+            out.append(SectionHeader(HEADER_PREFIX + key, label, updated_at=start, before=before))
             out.extend(rows[position:end])
             position = end
         if position >= len(rows):
             break
+        before = start
     return out
+
+
+def section_of(updated_at: str, now: datetime) -> SectionHeader:
+    """The header of the section a row with this `updated_at` belongs to, as `group_rows`
+    builds it with the same `now`."""
+    before = "\uffff"
+    for key, label, start in sections(now, updated_at):
+        if start <= updated_at:
+            return SectionHeader(HEADER_PREFIX + key, label, updated_at=start, before=before)
+        before = start
+    raise AssertionError("the last section starts at the empty string")

@@ -83,6 +83,13 @@ def display_title(row: SidebarRow) -> str:
     return shown_title(row.title) if row.title else UNTITLED
 
 
+def sort_key(row: SidebarRow) -> tuple[str, str]:
+    """A row's key in the mirror's order, which the sidebar shows descending."""
+    if row.id.startswith(HEADER_PREFIX):
+        return (getattr(row, "before", row.updated_at), "")
+    return (row.updated_at, row.id)
+
+
 class SessionListModel(QAbstractListModel):
     """One row per session, in the mirror's activity order."""
 
@@ -107,6 +114,9 @@ class SessionListModel(QAbstractListModel):
         self._lock: asyncio.Lock | None = None
         self._applying = False
         self._positions: dict[str, int] | None = None  # id -> row, built on demand
+        # id -> row value, built on demand; the delta path (`ui.sidebar_delta`) keeps it up
+        # to date, so a one-row change never re-indexes 100,000 rows.
+        self._values: dict[str, SidebarRow] | None = None
 
     # --- Qt's interface -------------------------------------------------------------
 
@@ -193,10 +203,17 @@ class SessionListModel(QAbstractListModel):
     def index_of(self, session_id: str) -> QModelIndex:
         """The index of a session, or an invalid index.
 
-        Positions are indexed once per state of the rows (any operation drops the index):
-        after an update of 100,000 rows the window asks for two or three ids, and a linear
-        scan per call cost ~9 ms each on the UI thread.
+        Rows in the mirror's order are found by bisecting their sort key (a few dozen
+        comparisons); otherwise positions are indexed once per state of the rows (any
+        diff operation drops the index): after an update of 100,000 rows the window asks
+        for two or three ids, and a linear scan per call cost ~9 ms each on the UI thread.
         """
+        value = self.value(session_id)
+        if value is None:
+            return QModelIndex()
+        at = self.bisect(value)
+        if at < len(self._rows) and self._rows[at] is value:
+            return self.index(at, 0)
         positions = self._positions
         if positions is None:
             positions = self._positions = {row.id: i for i, row in enumerate(self._rows)}
@@ -205,8 +222,43 @@ class SessionListModel(QAbstractListModel):
 
     def find(self, session_id: str) -> SidebarRow | None:
         """The row of a session, when shown."""
-        index = self.index_of(session_id)
-        return self._rows[index.row()] if index.isValid() else None
+        return self.value(session_id)
+
+    def value(self, row_id: str) -> SidebarRow | None:
+        """The shown row (or section header) with this id."""
+        values = self._values
+        if values is None:
+            values = self._values = {row.id: row for row in self._rows}
+        return values.get(row_id)
+
+    def bisect(self, row: SidebarRow) -> int:
+        """Where `row` belongs: the first row that does not sort before it in the mirror's
+        order (`updated_at` DESC, `id` DESC; a section header sorts right before its
+        section's rows, see `ui.grouping.SectionHeader.before`)."""
+        rows = self._rows
+        key = sort_key(row)
+        lo, hi = 0, len(rows)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sort_key(rows[mid]) > key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def locate(self, row: SidebarRow) -> int:
+        """The position of a shown row value (bisected, checked; a scan if out of order)."""
+        at = self.bisect(row)
+        if at < len(self._rows) and self._rows[at].id == row.id:
+            return at
+        index = self.index_of(row.id)
+        if not index.isValid():
+            raise LookupError(row.id)
+        return index.row()
+
+    def row_value_at(self, position: int) -> SidebarRow | None:
+        """The row at a position, or None past the end."""
+        return self._rows[position] if 0 <= position < len(self._rows) else None
 
     @property
     def applying(self) -> bool:
@@ -272,6 +324,46 @@ class SessionListModel(QAbstractListModel):
                 self.updated.emit()
             return done
 
+    # --- one-row edits, for deltas (`ui.sidebar_delta`) --------------------------------
+
+    def insert_row(self, position: int, row: SidebarRow) -> None:
+        self._edit(Insert(position, (row,)))
+        if self._values is not None:
+            self._values[row.id] = row
+
+    def remove_row(self, position: int) -> None:
+        row = self._rows[position]
+        self._edit(Remove(position, 1))
+        self._pending.discard(row.id)
+        if self._values is not None:
+            self._values.pop(row.id, None)
+
+    def move_row(self, source: int, dest: int, row: SidebarRow) -> None:
+        """Move the row at `source` before `dest` (Qt's rule), then give it its new value."""
+        self._edit(Move(source, dest))
+        self._edit(Change(dest - 1 if dest > source else dest, (row,)))
+        if self._values is not None:
+            self._values[row.id] = row
+
+    def change_row(self, position: int, row: SidebarRow) -> None:
+        self._edit(Change(position, (row,)))
+        if self._values is not None:
+            self._values[row.id] = row
+
+    def begin_delta(self) -> None:
+        """Before a delta's first edit: supersede any unfinished sliced update and let the
+        window remember its scroll anchor."""
+        self._generation += 1
+        self.about_to_apply.emit()
+
+    def end_delta(self) -> None:
+        self.updated.emit()
+
+    def _edit(self, op: Op[SidebarRow]) -> None:
+        values = self._values
+        self._apply(op)
+        self._values = values  # one-row edits keep the value index (the caller updates it)
+
     def replace_now(self, rows: Sequence[SidebarRow]) -> None:
         """Apply a diff synchronously (small lists, tests, the first paint)."""
         self._generation += 1
@@ -295,12 +387,14 @@ class SessionListModel(QAbstractListModel):
 
     def _apply(self, op: Op[SidebarRow]) -> None:
         self._positions = None
+        self._values = None
         self._applying = True
         try:
             self._apply_op(op)
         finally:
             self._applying = False
             self._positions = None  # a slot may have indexed the rows halfway through the op
+            self._values = None
 
     def _apply_op(self, op: Op[SidebarRow]) -> None:
         root = QModelIndex()

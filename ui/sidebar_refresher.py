@@ -1,0 +1,168 @@
+"""Keeps the sidebar model equal to the mirror: by deltas, and by a full read when needed.
+
+A mirror write reaches the window as `sync.IndexChanged`, which carries the written rows'
+values, the removed ids, the write's `seq` and `after` (the seq of the mirror's previous
+row-changing write). The refresher applies each delta in place (`ui.sidebar_delta`): a
+pass that changes one row costs the UI thread a few bisections and one row signal. It
+reads the mirror whole (and diffs, `SessionListModel.update`) only at start, when the
+filter or the day changes, after the window's own writes (create, delete), and when a
+delta's `after` is not the last seq it applied: it missed a write, and the full read is
+the resync.
+
+One loop does both, one step at a time, so a delta is never applied halfway through a
+sliced diff; events arriving meanwhile queue up and the loop runs again (the coalescing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import datetime
+from typing import Any
+
+from sync import IndexChanged, SessionRow, full_collections_deferred
+from ui.grouping import group_rows
+from ui.session_model import SessionListModel
+from ui.sidebar_delta import NeedsResync, apply_delta
+
+log = logging.getLogger(__name__)
+
+type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
+type Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
+
+
+class SidebarRefresher:
+    """The one place that changes the sidebar model's rows."""
+
+    def __init__(
+        self,
+        model: SessionListModel,
+        *,
+        spawn: Spawn,
+        on_applied: Callable[[], None],
+        group_by_date: bool = True,
+    ) -> None:
+        self.model = model
+        self.group_by_date = group_by_date
+        self.filter_text = ""
+        self._spawn = spawn
+        self._on_applied = on_applied
+        self._source: RowSource | None = None
+        self._change_seq: Callable[[], int] | None = None
+        self._seen: int | None = None  # the mirror's change seq the model shows; None: unknown
+        self._grouped_at: datetime | None = None  # the `now` of the shown date sections
+        self._deltas: list[IndexChanged] = []
+        self._full = True
+        self._running = False
+        self._again = False
+
+    def set_source(
+        self, source: RowSource | None, change_seq: Callable[[], int] | None = None
+    ) -> None:
+        """Where rows come from; `change_seq` (`SyncEngine.last_change_seq`) when deltas
+        follow. The next step is a full read."""
+        self._source = source
+        self._change_seq = change_seq
+        self._seen = None
+        self._deltas.clear()
+        self._full = True
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text.strip()
+        self.request_full()
+
+    def request_full(self) -> None:
+        """Re-read the mirror and diff (coalesced: one read at a time)."""
+        self._full = True
+        self._kick()
+
+    def index_changed(self, event: IndexChanged) -> None:
+        """A mirror write: apply its delta (or resync when one was missed)."""
+        self._deltas.append(event)
+        self._kick()
+
+    async def refresh_now(self) -> None:
+        """A full read, and wait until the sidebar shows the mirror (tests, start-up)."""
+        self._full = True
+        if self._running:
+            self._again = True
+            while self._running:
+                await asyncio.sleep(0.01)
+            return
+        await self._loop()
+
+    def _kick(self) -> None:
+        if self._running:
+            self._again = True
+            return
+        self._spawn(self._loop(), "update the list")
+
+    async def _loop(self) -> None:
+        if self._source is None:
+            return
+        self._running = True
+        # A full read holds a fresh copy of every row (100,000 objects) until the heap policy
+        # freezes them on `rows_applied`: no full collection over them meanwhile (50 ms, in
+        # whichever thread allocates; see sync.gc_pause).
+        try:
+            with full_collections_deferred():
+                while True:
+                    self._again = False
+                    if self._full or self._seen is None:
+                        await self._read_whole()
+                    else:
+                        self._apply_deltas()
+                    if not (self._again or self._full) or self._source is None:
+                        break
+        finally:
+            self._running = False
+
+    async def _read_whole(self) -> None:
+        source = self._source
+        if source is None:
+            return
+        self._full = False
+        # Before the read: a write committed after this value is in a later delta (applied
+        # again if the read already had it, which changes nothing).
+        seen = self._change_seq() if self._change_seq is not None else None
+        rows = await source(self.filter_text)
+        if self._full:  # the filter changed meanwhile: read again
+            return
+        self._grouped_at = datetime.now().astimezone() if self.group_by_date else None
+        shown = group_rows(rows, self._grouped_at) if self._grouped_at is not None else rows
+        if await self.model.update(shown):
+            self._seen = seen
+            self._on_applied()
+        else:
+            self._seen = None
+
+    def _apply_deltas(self) -> None:
+        queue, self._deltas = self._deltas, []
+        applied = False
+        for event in queue:
+            seen = self._seen
+            if seen is None:
+                break
+            if event.seq <= seen:
+                continue  # the last full read already had it
+            if event.after != seen:
+                log.info("sidebar missed a mirror write (after %d, saw %d)", event.after, seen)
+                self._full = True
+                break
+            try:
+                apply_delta(
+                    self.model,
+                    event.rows,
+                    event.removed,
+                    filter_text=self.filter_text,
+                    grouped_at=self._grouped_at,
+                )
+            except NeedsResync as exc:
+                log.info("sidebar delta not applicable (%s): re-reading", exc)
+                self._full = True
+                break
+            self._seen = event.seq
+            applied = True
+        if applied:
+            self._on_applied()
