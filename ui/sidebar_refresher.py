@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,15 @@ log = logging.getLogger(__name__)
 
 type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
 type Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
+
+#: A delta larger than this (a cold pass, a mass change) goes the full-read way: the sliced
+#: diff plans it as moves and a layout change, while row-by-row signals would cost a view
+#: of 100,000 rows a relayout each.
+DELTA_LIMIT = 2_000
+#: Rows of a delta applied between two looks at the clock, and the UI-thread budget of one
+#: slice (the rest waits for the next event-loop iteration).
+DELTA_CHUNK = 4
+SLICE_SECONDS = 0.008
 
 
 class SidebarRefresher:
@@ -56,12 +66,14 @@ class SidebarRefresher:
         self._full = True
         self._running = False
         self._again = False
+        self._epoch = 0  # bumped by set_source: a delta sliced across it is abandoned
 
     def set_source(
         self, source: RowSource | None, change_seq: Callable[[], int] | None = None
     ) -> None:
         """Where rows come from; `change_seq` (`SyncEngine.last_change_seq`) when deltas
         follow. The next step is a full read."""
+        self._epoch += 1
         self._source = source
         self._change_seq = change_seq
         self._seen = None
@@ -112,7 +124,7 @@ class SidebarRefresher:
                     if self._full or self._seen is None:
                         await self._read_whole()
                     else:
-                        self._apply_deltas()
+                        await self._apply_deltas()
                     if not (self._again or self._full) or self._source is None:
                         break
         finally:
@@ -126,8 +138,10 @@ class SidebarRefresher:
         # Before the read: a write committed after this value is in a later delta (applied
         # again if the read already had it, which changes nothing).
         seen = self._change_seq() if self._change_seq is not None else None
+        epoch = self._epoch
         rows = await source(self.filter_text)
-        if self._full:  # the filter changed meanwhile: read again
+        if self._full or epoch != self._epoch:  # the filter or the source changed: again
+            self._full = True
             return
         self._grouped_at = datetime.now().astimezone() if self.group_by_date else None
         shown = group_rows(rows, self._grouped_at) if self._grouped_at is not None else rows
@@ -137,10 +151,11 @@ class SidebarRefresher:
         else:
             self._seen = None
 
-    def _apply_deltas(self) -> None:
-        queue, self._deltas = self._deltas, []
+    async def _apply_deltas(self) -> None:
         applied = False
-        for event in queue:
+        deadline = time.perf_counter() + SLICE_SECONDS
+        while self._deltas and not self._full:
+            event = self._deltas.pop(0)
             seen = self._seen
             if seen is None:
                 break
@@ -150,14 +165,24 @@ class SidebarRefresher:
                 log.info("sidebar missed a mirror write (after %d, saw %d)", event.after, seen)
                 self._full = True
                 break
+            if len(event.rows) + len(event.removed) > DELTA_LIMIT:
+                self._full = True
+                break
             try:
-                apply_delta(
-                    self.model,
-                    event.rows,
-                    event.removed,
-                    filter_text=self.filter_text,
-                    grouped_at=self._grouped_at,
-                )
+                for start in range(0, max(len(event.rows), len(event.removed)), DELTA_CHUNK):
+                    apply_delta(
+                        self.model,
+                        event.rows[start : start + DELTA_CHUNK],
+                        event.removed[start : start + DELTA_CHUNK],
+                        filter_text=self.filter_text,
+                        grouped_at=self._grouped_at,
+                    )
+                    if time.perf_counter() >= deadline:
+                        epoch = self._epoch
+                        await asyncio.sleep(0)
+                        if epoch != self._epoch:
+                            return
+                        deadline = time.perf_counter() + SLICE_SECONDS
             except NeedsResync as exc:
                 log.info("sidebar delta not applicable (%s): re-reading", exc)
                 self._full = True
