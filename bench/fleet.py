@@ -22,8 +22,6 @@ import argparse
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,6 +31,7 @@ from typing import Any
 import httpx
 
 from bench import report
+from bench.child_server import start_server
 
 SSE = {"Accept": "text/event-stream"}
 
@@ -49,28 +48,7 @@ class Process:
     """One `converge-server` child."""
 
     def __init__(self, database: str, workdir: Path, index: int) -> None:
-        self.log = (workdir / f"server{index}.log").open("wb")
-        command = [
-            sys.executable,
-            "-m",
-            "server_stub.cli",
-            "--port",
-            "0",
-            "--database",
-            database,
-            "--artifacts",
-            str(workdir / "objects"),
-            "--agent-delay",
-            "0",
-            "--log-level",
-            "warning",
-        ]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().decode()
-        if not line.startswith("listening on "):
-            raise RuntimeError(f"server did not start: {line!r}")
-        self.url = line.removeprefix("listening on ").strip()
+        self.proc, self.log, self.url = start_server(database, workdir, f"server{index}.log")
         self.client = httpx.Client(
             base_url=self.url, headers={"Authorization": "Bearer dev-alice"}, timeout=60
         )

@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 
 from bench import report
+from bench.child_server import start_server
 
 TARGETS = {
     "list_p95_ms_with_300_streams": 60.0,
@@ -65,28 +66,7 @@ class Server:
     """A `converge-server` subprocess."""
 
     def __init__(self, database: str, workdir: Path) -> None:
-        self.log = (workdir / "server.log").open("wb")
-        command = [
-            sys.executable,
-            "-m",
-            "server_stub.cli",
-            "--port",
-            "0",
-            "--database",
-            database,
-            "--artifacts",
-            str(workdir / "objects"),
-            "--agent-delay",
-            "0",
-            "--log-level",
-            "warning",
-        ]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().decode()
-        if not line.startswith("listening on "):
-            raise RuntimeError(f"server did not start: {line!r}")
-        self.url = line.removeprefix("listening on ").strip()
+        self.proc, self.log, self.url = start_server(database, workdir, "server.log")
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -1,0 +1,40 @@
+"""A `converge-server` child process for the benchmarks that need real processes (load,
+fleet): started on a free port, its log in the work folder, its URL read from the first
+stdout line (CONTRACT §5)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+
+def start_server(
+    database: str, workdir: Path, log_name: str
+) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
+    """(process, its open log file, base URL); RuntimeError when it does not announce itself."""
+    log = (workdir / log_name).open("wb")
+    command = [
+        sys.executable,
+        "-m",
+        "server_stub.cli",
+        "--port",
+        "0",
+        "--database",
+        database,
+        "--artifacts",
+        str(workdir / "objects"),
+        "--agent-delay",
+        "0",
+        "--log-level",
+        "warning",
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode()
+    if not line.startswith("listening on "):
+        proc.kill()
+        log.close()
+        raise RuntimeError(f"server did not start: {line!r}")
+    return proc, log, line.removeprefix("listening on ").strip()
