@@ -182,6 +182,13 @@ def build_delete_running_box(
         wording.delete_question(title),
         info,
     )
+    _offer_stop_run(box, active_run_id).setFocus()
+    box.setObjectName("deleteConfirmation")
+    return box
+
+
+def _offer_stop_run(box: QMessageBox, active_run_id: str | None) -> QPushButton:
+    """Stop Run and Delete (destructive) beside Cancel (the default); returns Cancel."""
     if active_run_id:
         box.setToolTip(f"Active run: {active_run_id}")
     stop = _add_button(box, STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
@@ -191,9 +198,7 @@ def build_delete_running_box(
     _accessible(cancel, "Keep the conversation and let the run continue")
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
-    cancel.setFocus()
-    box.setObjectName("deleteConfirmation")
-    return box
+    return cancel
 
 
 def build_run_in_progress_box(
@@ -209,15 +214,7 @@ def build_run_in_progress_box(
         "Stop Run and Delete stops the run first; once it has ended, the conversation "
         "is deleted everywhere.",
     )
-    if active_run_id:
-        box.setToolTip(f"Active run: {active_run_id}")
-    stop = _add_button(box, STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
-    cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
-    _destructive(stop)
-    _accessible(stop, "Stop the run, wait for it to end, then delete the conversation everywhere")
-    _accessible(cancel, "Keep the conversation and let the run continue")
-    box.setDefaultButton(cancel)
-    box.setEscapeButton(cancel)
+    _offer_stop_run(box, active_run_id)
     box.setObjectName("runInProgress")
     return box
 
