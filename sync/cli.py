@@ -15,7 +15,6 @@ import logging
 import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from sync import cli_watch, wording
@@ -158,20 +157,15 @@ def _kept_verdict(report: ReconcileReport) -> int:
 # -- ls -------------------------------------------------------------------------------------
 
 
-def _mirror_path(profile: Profile) -> Path | None:
-    """The mirror `ls` reads (`Profile.find_mirror`: the account of the given or saved server
-    and token); None when nothing is mirrored yet."""
-    return profile.find_mirror()
-
-
-def _read_rows(profile: Profile) -> list[SessionRow]:
-    """The mirror's rows; an account that never synced has none (and gets no file)."""
-    path = _mirror_path(profile)
+def _read_rows(profile: Profile) -> tuple[list[SessionRow], set[str]]:
+    """The mirror's rows and the ids whose delete is unconfirmed, in one open; an account
+    that never synced has none (and gets no file)."""
+    path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
     if path is None or not path.exists():
-        return []
+        return [], set()
     mirror = Mirror.open(path, create=False)
     try:
-        return mirror.rows()
+        return mirror.rows(), mirror.unconfirmed_deletes()
     finally:
         mirror.close()
 
@@ -195,7 +189,7 @@ def _check_row(row: SessionRow) -> None:
 
 def _ls(args: argparse.Namespace, out: TextIO) -> int:
     profile = _profile(args)
-    rows = _read_rows(profile)
+    rows, unconfirmed = _read_rows(profile)
     for row in rows:
         _check_row(row)
     if args.json:
@@ -205,7 +199,6 @@ def _ls(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         out.write("(no conversations in the mirror; run `converge sync`)\n")
         return EXIT_OK
-    unconfirmed = _unconfirmed_deletes(profile)
     for row in rows:
         mark = f"  [running {row.active_run_id}]" if row.active_run_id else ""
         if row.id in unconfirmed:
@@ -213,17 +206,6 @@ def _ls(args: argparse.Namespace, out: TextIO) -> int:
         title = row.title if row.title is not None else "(untitled)"
         out.write(f"{row.id}  {row.updated_at}  {title}{mark}\n")
     return EXIT_OK
-
-
-def _unconfirmed_deletes(profile: Profile) -> set[str]:
-    path = _mirror_path(profile)
-    if path is None or not path.exists():
-        return set()
-    mirror = Mirror.open(path, create=False)
-    try:
-        return mirror.unconfirmed_deletes()
-    finally:
-        mirror.close()
 
 
 # -- delete ---------------------------------------------------------------------------------
