@@ -22,6 +22,7 @@ import httpx
 from httpx_sse import aconnect_sse
 from tenacity import (
     AsyncRetrying,
+    AttemptManager,
     retry_if_exception,
     stop_after_attempt,
     wait_exponential_jitter,
@@ -216,6 +217,13 @@ class ApiClient:
                 return response
             raise self._error_from_response(response, response.content, has_cursor=has_cursor)
 
+        # Tenacity's retrying object and its call state refer to each other, and the state
+        # holds the last outcome: without letting go of it, every response (a 1,000-row
+        # page) and every error answer (its traceback, frames and response) waited for the
+        # garbage collector. 500 point reads answering 404 left 41,000 such objects, freed
+        # in one young collection on the UI thread (95 ms on a loaded machine, measured with
+        # `python -m bench ui`).
+        state: AttemptManager | None = None
         try:
             async for state in AsyncRetrying(
                 retry=retry_if_exception(retryable),
@@ -241,6 +249,9 @@ class ApiClient:
             if cause is None:
                 raise ConnectionFailed(f"Cannot reach the server at {self.base_url}.") from exc
             raise self._network_error(cause, method, path, sent=False) from cause
+        finally:
+            if state is not None:
+                state.retry_state.outcome = None
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod

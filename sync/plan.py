@@ -10,16 +10,16 @@ Two steps, both pure functions:
    5xx, network error). The point read is what saves a session that moved between keyset
    pages during the walk from being mistaken for a deletion.
 
-`plan_walk_sliced` is the same planner for the event loop: with 100,000 sessions the plan is
-tens of milliseconds of Python, which on the UI thread would stall the window (the issue's
-limit is 50 ms). It runs the very same steps (`_plan_steps`) and yields to the loop between
-slices of `PLAN_SLICE` items, so its result is `plan_walk`'s by construction.
+`WalkPlanner` is the same planner fed page by page while the walk runs: each page costs the
+event loop about a millisecond, and the mirror snapshot it is given shrinks as the walk
+matches its rows, so a pass over 100,000 sessions never holds the walked views and the
+snapshot's rows at once, and never frees them all in one go at its end (freeing 100,000
+views and 100,000 rows took 20–26 ms of the UI thread, measured with `python -m bench ui`).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -40,22 +40,14 @@ class WalkPlan:
         return [*self.inserts, *self.updates]
 
 
-#: Items planned between two yields to the event loop (about 1–2 ms of work on a slow core).
-PLAN_SLICE = 5000
-
-
 def dedupe_walk(walk: Iterable[SessionView]) -> dict[str, SessionView]:
     """One view per id; if a (misbehaving) walk repeats an id, the latest updated_at wins."""
     seen: dict[str, SessionView] = {}
     for view in walk:
-        _keep_latest(seen, view)
+        prior = seen.get(view.id)
+        if prior is None or view.updated_at >= prior.updated_at:
+            seen[view.id] = view
     return seen
-
-
-def _keep_latest(seen: dict[str, SessionView], view: SessionView) -> None:
-    prior = seen.get(view.id)
-    if prior is None or view.updated_at >= prior.updated_at:
-        seen[view.id] = view
 
 
 def differs(row: SessionRow, view: SessionView) -> bool:
@@ -71,87 +63,77 @@ def differs(row: SessionRow, view: SessionView) -> bool:
     )
 
 
-def _plan_steps(
-    walk: Iterable[SessionView],
-    mirror: Mapping[str, SessionRow],
-    complete: bool,
-    slice_size: int,
-) -> Generator[None, None, WalkPlan]:
-    """The planner, yielding after every `slice_size` items of each of its three loops."""
-    seen: dict[str, SessionView] = {}
-    count = 0
-    for view in walk:
-        prior = seen.get(view.id)  # dedupe_walk's rule, inline: this loop is the hot one
-        if prior is None or view.updated_at >= prior.updated_at:
-            seen[view.id] = view
-        count += 1
-        if count == slice_size:
-            count = 0
-            yield
-    inserts: list[SessionView] = []
-    updates: list[SessionView] = []
-    unchanged = 0
-    get = mirror.get
-    for view in seen.values():
-        row = get(view.id)
-        if row is None:
-            inserts.append(view)
-        elif differs(row, view):
-            updates.append(view)
-        else:
-            unchanged += 1
-        count += 1
-        if count == slice_size:
-            count = 0
-            yield
-    point_reads: list[str] = []
-    if complete:
-        for sid in mirror:
-            if sid not in seen:
-                point_reads.append(sid)
-            count += 1
-            if count == slice_size:
-                count = 0
-                yield
-        point_reads.sort()
-    return WalkPlan(inserts=inserts, updates=updates, point_reads=point_reads, unchanged=unchanged)
+class WalkPlanner:
+    """`plan_walk`, fed one page at a time.
+
+    It owns `mirror` (a private snapshot, `Mirror.snapshot()`) and empties it as the walk
+    goes: a walked row that matches is dropped at once (only its id and `updated_at` stay,
+    for a repeat), so what remains at `finish` is exactly the rows the walk did not list.
+
+    A walk that repeats an id (a session that moved pages during the walk) keeps the
+    latest `updated_at`, like `dedupe_walk`. One difference from comparing everything at
+    the end: a repeat, not older, of a session whose first sighting matched the mirror is
+    planned as an update, because the row it would be compared with is already dropped.
+    Writing a row with the values it has is harmless; dropping a needed write would not be.
+    """
+
+    def __init__(self, mirror: dict[str, SessionRow]) -> None:
+        self._rest = mirror
+        self._matched: dict[str, str] = {}  # walked, equal to the mirror: id -> updated_at
+        self._inserts: dict[str, SessionView] = {}
+        self._updates: dict[str, SessionView] = {}
+        self.walked = 0
+
+    def add(self, views: Iterable[SessionView]) -> None:
+        rest, matched, inserts, updates = self._rest, self._matched, self._inserts, self._updates
+        for view in views:
+            self.walked += 1
+            sid = view.id
+            row = rest.pop(sid, None)
+            if row is not None:  # first sighting of a mirror row
+                if differs(row, view):
+                    updates[sid] = view
+                else:
+                    matched[sid] = row.updated_at
+                continue
+            prior = inserts.get(sid) or updates.get(sid)
+            if prior is not None:
+                if view.updated_at >= prior.updated_at:
+                    (inserts if sid in inserts else updates)[sid] = view
+            elif sid in matched:
+                if view.updated_at >= matched[sid]:
+                    del matched[sid]
+                    updates[sid] = view
+            else:
+                inserts[sid] = view
+
+    def saw(self, session_id: str) -> bool:
+        """True if the walk listed this session."""
+        return (
+            session_id in self._matched
+            or session_id in self._inserts
+            or session_id in self._updates
+        )
+
+    def finish(self, *, complete: bool) -> WalkPlan:
+        """The plan; point reads (the mirror rows the walk did not list) only when the walk
+        covered the whole index."""
+        point_reads = sorted(self._rest) if complete else []
+        return WalkPlan(
+            inserts=list(self._inserts.values()),
+            updates=list(self._updates.values()),
+            point_reads=point_reads,
+            unchanged=len(self._matched),
+        )
 
 
 def plan_walk(
     walk: Iterable[SessionView], mirror: Mapping[str, SessionRow], *, complete: bool
 ) -> WalkPlan:
     """Upserts from what the walk saw; point reads only when the walk covered everything."""
-    steps = _plan_steps(walk, mirror, complete, PLAN_SLICE)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            plan: WalkPlan = done.value
-            return plan
-
-
-async def plan_walk_sliced(
-    walk: Iterable[SessionView],
-    mirror: Mapping[str, SessionRow],
-    *,
-    complete: bool,
-    slice_size: int = PLAN_SLICE,
-) -> WalkPlan:
-    """`plan_walk` on the event loop, yielding to it every `slice_size` items.
-
-    Not `asyncio.to_thread`: the work is pure Python, so a thread would hold the GIL in 5 ms
-    turns against the UI thread and gain nothing on a loaded machine; slices keep every
-    turn short and in the loop's own order. `mirror` must not change while this runs (the
-    reconciler passes its private snapshot).
-    """
-    steps = _plan_steps(walk, mirror, complete, max(1, slice_size))
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            plan: WalkPlan = done.value
-            return plan
-        await asyncio.sleep(0)
+    planner = WalkPlanner(dict(mirror))
+    planner.add(walk)
+    return planner.finish(complete=complete)
 
 
 class PointReadOutcome(Enum):

@@ -41,7 +41,7 @@ from sync.gc_pause import full_collections_deferred
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionPage, SessionView
-from sync.plan import PointRead, PointReadOutcome, WalkPlan, plan_prunes, plan_walk_sliced
+from sync.plan import PointRead, PointReadOutcome, WalkPlan, WalkPlanner, plan_prunes
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
@@ -101,11 +101,15 @@ class ReconcileReport:
 
 @dataclass(frozen=True)
 class WalkResult:
-    items: list[SessionView]
+    planner: WalkPlanner | None  # None when the first page answered 304
     etag: str | None
     not_modified: bool
     pages: int
     restarted: bool
+
+    @property
+    def walked(self) -> int:
+        return self.planner.walked if self.planner is not None else 0
 
 
 #: Called after each page is fetched (tests and the QA harness interleave mutations here).
@@ -161,7 +165,7 @@ class Reconciler:
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
         marked = await asyncio.to_thread(self.mirror.unconfirmed_deletes)
-        if walk.not_modified:
+        if walk.not_modified or walk.planner is None:
             if not marked:
                 return ReconcileReport(
                     reason=reason,
@@ -172,10 +176,8 @@ class Reconciler:
                     duration=time.monotonic() - started,
                 )
             return await self._conclude(reason, walk, started, WalkPlan(point_reads=sorted(marked)))
-        snapshot = await asyncio.to_thread(self.mirror.snapshot)
-        # Sliced: with 100,000 sessions planning in one go would stall the window (UI thread).
-        plan = await plan_walk_sliced(walk.items, snapshot, complete=True)
-        settled = [item.id for item in walk.items if item.id in marked]
+        plan = walk.planner.finish(complete=True)
+        settled = [sid for sid in sorted(marked) if walk.planner.saw(sid)]
         return await self._conclude(reason, walk, started, plan, settled)
 
     async def _conclude(
@@ -212,7 +214,7 @@ class Reconciler:
                     restarted=walk.restarted,
                     pages=walk.pages,
                     requests=walk.pages + len(plan.point_reads),
-                    walked=len(walk.items),
+                    walked=walk.walked,
                     duration=time.monotonic() - started,
                     point_read_error=unconfirmed if prunes.kept else None,
                     seq=applied.seq,
@@ -251,9 +253,14 @@ class Reconciler:
         return report
 
     async def _walk(self, etag: str | None) -> WalkResult:
+        """Walk the index, planning each page as it comes (`WalkPlanner`).
+
+        The mirror snapshot is taken once the first page says the index changed (a 304
+        costs no read), and again if a bad cursor restarts the walk (the planner empties
+        its snapshot as it goes)."""
         restarted = False
         while True:
-            items: list[SessionView] = []
+            planner: WalkPlanner | None = None
             cursor: str | None = None
             first_etag: str | None = None
             pages = 0
@@ -266,14 +273,15 @@ class Reconciler:
                     )
                     pages += 1
                     if page is None:
-                        return WalkResult([], etag, True, pages, restarted)
-                    if cursor is None:
+                        return WalkResult(None, etag, True, pages, restarted)
+                    if planner is None:
                         first_etag = page.etag
-                    items.extend(page.items)
+                        planner = WalkPlanner(await asyncio.to_thread(self.mirror.snapshot))
+                    planner.add(page.items)
                     if self.page_hook is not None:
                         await self.page_hook(pages, page)
                     if page.next_cursor is None:
-                        return WalkResult(items, first_etag, False, pages, restarted)
+                        return WalkResult(planner, first_etag, False, pages, restarted)
                     cursor = page.next_cursor
             except BadCursor:
                 if restarted:

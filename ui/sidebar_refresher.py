@@ -39,7 +39,7 @@ DELTA_LIMIT = 2_000
 #: Rows of a delta applied between two looks at the clock, and the UI-thread budget of one
 #: slice (the rest waits for the next event-loop iteration).
 DELTA_CHUNK = 4
-SLICE_SECONDS = 0.008
+SLICE_SECONDS = 0.005
 
 
 class SidebarRefresher:

@@ -181,16 +181,16 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     import sync.reconcile
     from sync.plan import PointRead, PointReadOutcome
 
-    real_plan_walk = sync.plan.plan_walk
+    real_add = sync.plan.WalkPlanner.add
     calls = itertools.count()
 
-    async def half_walk(walk, mirror, *, complete):
-        return real_plan_walk(list(walk)[next(calls) % 2 :: 2], mirror, complete=complete)
+    def half_walk(self, views):
+        return real_add(self, list(views)[next(calls) % 2 :: 2])
 
     async def always_absent(self, session_id):
         return PointRead(session_id, PointReadOutcome.ABSENT)
 
-    monkeypatch.setattr(sync.reconcile, "plan_walk_sliced", half_walk)
+    monkeypatch.setattr(sync.plan.WalkPlanner, "add", half_walk)
     monkeypatch.setattr(sync.reconcile.Reconciler, "_point_read", always_absent)
     code, report = run_qa(
         capsys,

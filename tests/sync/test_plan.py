@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,11 +10,11 @@ from sync.models import SessionView
 from sync.plan import (
     PointRead,
     PointReadOutcome,
+    WalkPlanner,
     dedupe_walk,
     differs,
     plan_prunes,
     plan_walk,
-    plan_walk_sliced,
 )
 
 T0 = "2026-01-01T00:00:00.000000Z"
@@ -108,57 +106,69 @@ def test_planner_never_prunes_a_walked_or_unconfirmed_session(
 fields = st.sampled_from(["a", "b"])
 
 
-@settings(max_examples=200, deadline=None)
+def reference_plan(
+    walk: list[SessionView], mirror: dict[str, SessionRow], complete: bool
+) -> tuple[set[str], set[str], list[str]]:
+    """The rule written plainly: dedupe (latest wins), compare with the mirror at the end."""
+    seen = dedupe_walk(walk)
+    inserts = {sid for sid in seen if sid not in mirror}
+    updates = {sid for sid, v in seen.items() if sid in mirror and mirror[sid] != v}
+    point_reads = sorted(set(mirror) - set(seen)) if complete else []
+    return inserts, updates, point_reads
+
+
+@settings(max_examples=300, deadline=None)
 @given(
     mirror=st.dictionaries(ids, st.tuples(fields, fields, fields)),
     walk=st.lists(st.tuples(ids, fields, fields, fields)),
     complete=st.booleans(),
-    slice_size=st.integers(1, 4),
+    page=st.integers(1, 5),
 )
-def test_the_sliced_planner_plans_exactly_what_the_pure_one_plans(
+def test_the_page_by_page_planner_plans_what_the_plain_rule_plans(
     mirror: dict[str, tuple[str, str, str]],
     walk: list[tuple[str, str, str, str]],
     complete: bool,
-    slice_size: int,
+    page: int,
 ) -> None:
-    """Same inserts, updates (in order), point reads and unchanged count, whatever the slice
-    size; repeated ids in the walk and rows differing in any field included."""
+    """Fed in pages of any size: the same inserts and point reads as deduping the whole walk
+    and comparing at the end; every update the rule wants, with the latest view; more
+    updates only for a repeated id (rewriting a row with its own values is harmless)."""
 
     def make(sid: str, updated: str, title: str, run: str) -> SessionView:
         return SessionView(sid, title, T0, f"2026-01-0{1 + (updated == 'b')}", run, None)
 
     rows = {sid: row(make(sid, *f)) for sid, f in mirror.items()}
     views = [make(*w) for w in walk]
-    expected = plan_walk(views, rows, complete=complete)
-    sliced = asyncio.run(plan_walk_sliced(views, rows, complete=complete, slice_size=slice_size))
-    assert sliced == expected
+    planner = WalkPlanner(dict(rows))
+    for start in range(0, len(views), page):
+        planner.add(views[start : start + page])
+    plan = planner.finish(complete=complete)
+    inserts, updates, point_reads = reference_plan(views, rows, complete)
+    latest = dedupe_walk(views)
+    assert {v.id for v in plan.inserts} == inserts
+    assert plan.point_reads == point_reads
+    assert {v.id for v in plan.updates} >= updates
+    repeated = {sid for sid in latest if sum(v.id == sid for v in views) > 1}
+    assert {v.id for v in plan.updates} - updates <= repeated
+    for v in plan.upserts:
+        assert v.updated_at == latest[v.id].updated_at
+    assert plan.unchanged + len(plan.upserts) == len(latest)
+    assert all(planner.saw(sid) for sid in latest)
     for v in views:
         if v.id in rows:
             assert differs(rows[v.id], v) == (rows[v.id] != row(v))
 
 
-def test_the_sliced_planner_lets_the_loop_run_between_slices() -> None:
-    """With 20,000 walked sessions and slices of 1,000, another task gets turns throughout."""
-    views = [view(f"ses_{i:05d}", title=str(i % 3)) for i in range(20_000)]
-    rows = {v.id: row(view(v.id)) for v in views[::2]}
-
-    async def scenario() -> tuple[int, bool]:
-        turns = 0
-        done = False
-
-        async def other() -> None:
-            nonlocal turns
-            while not done:
-                turns += 1
-                await asyncio.sleep(0)
-
-        ticker = asyncio.create_task(other())
-        await asyncio.sleep(0)
-        plan = await plan_walk_sliced(views, rows, complete=True, slice_size=1000)
-        done = True
-        await ticker
-        return turns, plan == plan_walk(views, rows, complete=True)
-
-    turns, same = asyncio.run(scenario())
-    assert same
-    assert turns >= 30  # 20 slices of the walk, 20 of the comparison, 10 of the mirror
+def test_the_planner_lets_go_of_matched_rows_as_the_walk_goes() -> None:
+    """The snapshot it owns only keeps the rows not walked yet: a 100,000-row pass never
+    holds every row until its end (and never frees them all in one step)."""
+    views = [view(f"ses_{i:05d}") for i in range(1_000)]
+    snapshot = {v.id: row(v) for v in views}
+    planner = WalkPlanner(snapshot)
+    planner.add(views[:600])
+    assert len(snapshot) == 400
+    planner.add(views[600:])
+    assert snapshot == {}
+    assert planner.finish(complete=True) == plan_walk(
+        views, {v.id: v for v in views}, complete=True
+    )

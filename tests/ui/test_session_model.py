@@ -64,8 +64,12 @@ def test_any_sequence_of_updates_keeps_the_model_tester_happy(
     selection = QItemSelectionModel(model)
     for step in steps:
         chosen = selection.currentIndex().data(SessionListModel.IdRole)
-        model.replace_now([row(f"ses_{i}", f"T{i}") for i in step])
+        wanted = [row(f"ses_{i}", f"T{i}") for i in step]
+        model.replace_now(wanted)
         assert ids(model) == [f"ses_{i}" for i in step]
+        for value in wanted:  # the value index follows every operation
+            assert model.find(value.id) == value
+        assert all(model.find(f"ses_{i}") is None for i in range(30) if i not in step)
         if chosen is not None and f"ses_{chosen[4:]}" in ids(model):
             assert selection.currentIndex().data(SessionListModel.IdRole) == chosen
         if model.rowCount():

@@ -87,6 +87,10 @@ def test_any_deltas_leave_the_model_as_built_from_the_final_rows(
             grouped_at=NOW if grouped else None,
         )
         assert list(model.rows()) == _shown(mirror, filter_text, grouped)
+        shown = {value.id for value in model.rows()}
+        for value in model.rows():  # the value index follows every row signal
+            assert model.value(value.id) is value
+        assert all(model.value(sid) is None for sid in mirror if sid not in shown)
 
 
 def test_a_row_that_moves_across_sections_keeps_selection_and_current(
