@@ -1,32 +1,50 @@
-"""The right-hand pane: a conversation's transcript and the composer.
+"""The right-hand pane: a conversation's header, transcript and composer.
 
-The pane is a view: it renders events (`sync.models.Event`) as they come (a whole transcript,
-then streamed ones) and reports what the user asks for through signals; the controller does
-the work. Event types it draws (CONTRACT §2): user and assistant messages (assistant deltas
+The pane is a view: it renders events (`sync.Event`) as they come (a whole transcript, then
+streamed ones) and reports what the user asks for through signals; the controller does the
+work. It reads no event's raw `data`: `sync.payload_of` gives each event a typed payload,
+and the pane matches on it (CONTRACT §2): user and assistant messages (assistant deltas
 stream into one bubble), tool invocations, approvals with Approve/Deny, artifacts with
-Open/Save, memories and skills as quiet notes, and a run's failure or cancellation.
+Open/Save, memories and skills as quiet notes, and a run's end. The items themselves are
+`ui/conversation_items.py`; the composer bar is `ui/composer.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QResizeEvent
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from sync import Event
+from sync import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ArtifactCreated,
+    AssistantDelta,
+    AssistantMessage,
+    Event,
+    MemoryFormed,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    SkillPublished,
+    ToolInvocation,
+    UnknownPayload,
+    UserMessage,
+    payload_of,
+)
+from ui.composer import ComposerBar
+from ui.conversation_items import ApprovalCard, ArtifactCard, Bubble, note, text_label, tool_card
 from ui.elided_label import ElidedLabel
 from ui.relative_time import full_time
 
@@ -41,109 +59,6 @@ DELETED_ELSEWHERE = str(
 EMPTY_STATE = str(
     QT_TRANSLATE_NOOP("ConversationPane", "Select a conversation on the left, or start a new one.")
 )
-SEND_TIP = str(
-    QT_TRANSLATE_NOOP("ConversationPane", "Send the message (Enter; Shift+Enter for a new line)")
-)
-SEND_OFFLINE_TIP = str(
-    QT_TRANSLATE_NOOP(
-        "ConversationPane", "Can't send while offline: the message would not reach the server."
-    )
-)
-
-
-def message_text(data: dict[str, Any]) -> str:
-    """The text blocks of a message (`{"role", "content": [...]}`), joined; images named."""
-    content = data.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        text = data.get("text")
-        return text if isinstance(text, str) else ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif block.get("type") == "image":
-            parts.append("[image]")
-    return "\n".join(parts)
-
-
-def _label(text: str, name: str, *, selectable: bool = True) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    if selectable:
-        # Mouse only: keyboard selection would make every bubble a Tab stop.
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-    return label
-
-
-class Bubble(QFrame):
-    """One message: "You" on the right, the assistant on the left.
-
-    A word-wrapped QLabel asks for a narrow width, so a bubble sets its own: the text's
-    natural width, capped by what the transcript has room for (`fit`)."""
-
-    def __init__(self, role: str, text: str) -> None:
-        super().__init__()
-        self.role = role
-        self.setObjectName("userBubble" if role == "user" else "assistantBubble")
-        self.body = _label(text, "bubbleText")
-        self.body.setAccessibleName("Your message" if role == "user" else "Assistant's reply")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 9)
-        layout.addWidget(self.body)
-        self._room = 520
-
-    def set_text(self, text: str) -> None:
-        self.body.setText(text)
-        self.fit(self._room)
-
-    def fit(self, room: int) -> None:
-        """Make the text as wide as it naturally is, up to `room` pixels."""
-        self._room = room
-        metrics = self.body.fontMetrics()
-        lines = self.body.text().splitlines() or [""]
-        natural = max(metrics.horizontalAdvance(line) for line in lines) + 6
-        self.body.setMinimumWidth(max(40, min(natural, room)))
-
-
-class Card(QFrame):
-    """A bordered box for a tool call, an approval or an artifact."""
-
-    def __init__(self, heading: str, detail: str = "", name: str = "card") -> None:
-        super().__init__()
-        self.setObjectName(name)
-        self.heading = _label(heading, "cardHeading")
-        self.detail = _label(detail, "cardDetail")
-        self.detail.setVisible(bool(detail))
-        self.buttons = QHBoxLayout()
-        self.buttons.setSpacing(8)
-        self.buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 9, 12, 10)
-        layout.setSpacing(4)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.detail)
-        layout.addLayout(self.buttons)
-
-    def add_button(self, text: str, accessible: str) -> QPushButton:
-        button = QPushButton(text)
-        button.setAccessibleName(accessible)
-        button.setAutoDefault(False)
-        self.buttons.insertWidget(self.buttons.count() - 1, button)
-        return button
-
-    def clear_buttons(self) -> None:
-        while self.buttons.count() > 1:
-            item = self.buttons.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
 
 
 class ConversationPane(QWidget):
@@ -161,23 +76,17 @@ class ConversationPane(QWidget):
         self.setObjectName("conversationPane")
         self.session_id: str | None = None
         self._streaming: dict[str | None, Bubble] = {}
-        self._approvals: dict[str, Card] = {}
+        self._approvals: dict[str, ApprovalCard] = {}
         self._follow = True
-        self._offline = False
-        self._composer_enabled = True
         self._memories: dict[str, QLabel] = {}
         self._reinforced: set[str] = set()
         self._batch: list[str] | None = None  # memory ids seen while rendering a transcript
-        self._elapsed = QElapsedTimer()
-        self._tick = QTimer(self)
-        self._tick.setInterval(1000)
-        self._tick.timeout.connect(self._update_indicator)
 
         self.title = ElidedLabel("")
         self.title.setObjectName("paneTitle")
         self.subtitle = QLabel("")
         self.subtitle.setObjectName("paneSubtitle")
-        self.banner = _label("", "banner")
+        self.banner = text_label("", "banner")
         self.banner.setAccessibleName(self.tr("Notice"))
         self.banner.hide()
 
@@ -196,29 +105,17 @@ class ConversationPane(QWidget):
         self.scroll_area.verticalScrollBar().rangeChanged.connect(self._keep_at_bottom)
         self.scroll_area.verticalScrollBar().valueChanged.connect(self._track_follow)
 
-        self.empty = _label(self.tr(EMPTY_STATE), "emptyState", selectable=False)
+        self.empty = note(self.tr(EMPTY_STATE), "emptyState")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
-        self.composer = QPlainTextEdit()
-        self.composer.setObjectName("composer")
-        self.composer.setPlaceholderText(
-            self.tr("Write a message…  (Enter to send, Shift+Enter for a new line)")
-        )
-        self.composer.installEventFilter(self)
-        self.enter_sends = True  # False: Enter is a new line, Ctrl+Enter sends
-        self.composer.setAccessibleName(self.tr("Message"))
-        self.composer.setTabChangesFocus(True)
-        self.composer.setFixedHeight(76)
-        self.send_button = QPushButton(self.tr("Send"))
-        self.send_button.setObjectName("sendButton")
-        self.send_button.setAccessibleName(self.tr("Send message"))
-        self.send_button.setToolTip(self.tr(SEND_TIP))
-        self.send_button.clicked.connect(self._send)
-        self.stop_button = QPushButton(self.tr("Stop"))
-        self.stop_button.setObjectName("stopButton")
-        self.stop_button.setAccessibleName(self.tr("Stop the running reply"))
-        self.stop_button.clicked.connect(self.stop_requested)
-        self.stop_button.hide()
+        self.composer_bar = ComposerBar()
+        self.composer_bar.send_requested.connect(self.send_requested)
+        self.composer_bar.stop_requested.connect(self.stop_requested)
+        # The bar's widgets, named as the controller and the tests know them.
+        self.composer = self.composer_bar.editor
+        self.send_button = self.composer_bar.send_button
+        self.stop_button = self.composer_bar.stop_button
+        self.indicator = self.composer_bar.indicator
 
         header = QVBoxLayout()
         header.setContentsMargins(24, 14, 24, 10)
@@ -228,30 +125,6 @@ class ConversationPane(QWidget):
         header_frame = QFrame()
         header_frame.setObjectName("paneHeader")
         header_frame.setLayout(header)
-
-        self.indicator = QLabel("")
-        self.indicator.setObjectName("runIndicator")
-        self.indicator.setAccessibleName(self.tr("Reply status"))
-        self.indicator.hide()
-
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        buttons.addStretch(1)
-        composer_row = QHBoxLayout()
-        composer_row.setContentsMargins(0, 0, 0, 0)
-        composer_row.setSpacing(10)
-        composer_row.addWidget(self.composer, 1)
-        composer_row.addLayout(buttons)
-        composer_column = QVBoxLayout()
-        composer_column.setContentsMargins(24, 8, 24, 14)
-        composer_column.setSpacing(6)
-        composer_column.addWidget(self.indicator)
-        composer_column.addLayout(composer_row)
-        composer_frame = QFrame()
-        composer_frame.setObjectName("composerBar")
-        composer_frame.setLayout(composer_column)
-        self.composer_frame = composer_frame
 
         self.banner_box = QWidget()
         self.banner_box.setObjectName("bannerBox")
@@ -267,7 +140,7 @@ class ConversationPane(QWidget):
         layout.addWidget(self.banner_box)
         layout.addWidget(self.scroll_area, 1)
         layout.addWidget(self.empty, 1)
-        layout.addWidget(composer_frame)
+        layout.addWidget(self.composer_bar)
         self.show_nothing()
 
     # --- what the pane shows ------------------------------------------------------------
@@ -277,7 +150,7 @@ class ConversationPane(QWidget):
         self.session_id = None
         self._reset(
             self.tr("Converge"),
-            self.tr(self.tr("Your conversation history, the same on every device.")),
+            self.tr("Your conversation history, the same on every device."),
         )
         self.scroll_area.hide()
         self.empty.show()
@@ -287,11 +160,11 @@ class ConversationPane(QWidget):
         """A new conversation: sending creates it."""
         self.session_id = None
         self._reset(
-            self.tr(self.tr("New conversation")),
-            self.tr(self.tr("Your first message becomes the title.")),
+            self.tr("New conversation"),
+            self.tr("Your first message becomes the title."),
         )
         self.scroll_area.hide()
-        self.empty.setText(self.tr(self.tr("Write your first message below.")))
+        self.empty.setText(self.tr("Write your first message below."))
         self.empty.show()
         self.set_composer_enabled(True)
         self.composer.setFocus()
@@ -299,18 +172,14 @@ class ConversationPane(QWidget):
     def show_session(self, session_id: str, title: str, updated_at: str) -> None:
         """Open a conversation; its events follow through `set_events`."""
         self.session_id = session_id
-        self._reset(
-            title, self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
-        )
+        self._reset(title, self._activity(updated_at))
         self.empty.hide()
         self.scroll_area.show()
         self.set_composer_enabled(True)
 
     def update_header(self, title: str, updated_at: str) -> None:
         self.title.setText(title)
-        self.subtitle.setText(
-            self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
-        )
+        self.subtitle.setText(self._activity(updated_at))
 
     def _activity(self, updated_at: str) -> str:
         return self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
@@ -332,36 +201,26 @@ class ConversationPane(QWidget):
             button.setEnabled(False)  # its files are gone from the server and the cache
 
     def set_composer_enabled(self, enabled: bool) -> None:
-        self._composer_enabled = enabled
-        self.composer.setEnabled(enabled)
-        self.send_button.setEnabled(enabled and not self._offline)
+        self.composer_bar.set_input_enabled(enabled)
 
     def set_offline(self, offline: bool) -> None:
         """Offline: the composer keeps the draft, Send waits (its tooltip says why)."""
-        self._offline = offline
-        self.send_button.setToolTip(self.tr(SEND_OFFLINE_TIP if offline else SEND_TIP))
-        self.send_button.setEnabled(self._composer_enabled and not offline)
+        self.composer_bar.set_offline(offline)
 
     def set_running(self, running: bool) -> None:
-        """While a run is active: Stop instead of Send, and "Replying… 12 s" above the
-        composer (a steady indicator, not a bubble of growing dots)."""
-        self.stop_button.setVisible(running)
-        self.stop_button.setEnabled(running)
-        self.send_button.setVisible(not running)
-        if running and not self.indicator.isVisible():
-            self._elapsed.start()
-            self._tick.start()
-        elif not running:
-            self._tick.stop()
-        self.indicator.setVisible(running)
-        self._update_indicator()
+        """While a run is active: Stop instead of Send, and "Replying… 12 s"."""
+        self.composer_bar.set_running(running)
 
-    def _update_indicator(self) -> None:
-        seconds = self._elapsed.elapsed() // 1000 if self._elapsed.isValid() else 0
-        if seconds < 2:
-            self.indicator.setText(self.tr("●  Replying…"))
-        else:
-            self.indicator.setText(self.tr("●  Replying… {0} s").format(seconds))
+    @property
+    def enter_sends(self) -> bool:
+        return self.composer_bar.enter_sends
+
+    def set_enter_sends(self, enter_sends: bool) -> None:
+        """Enter sends and Shift+Enter breaks the line (the default), or the other way."""
+        self.composer_bar.set_enter_sends(enter_sends)
+
+    def clear_composer(self) -> None:
+        self.composer.clear()
 
     def set_memory_text(self, memory_id: str, text: str) -> None:
         """Say what a memory holds, under the reply that formed it."""
@@ -372,9 +231,6 @@ class ConversationPane(QWidget):
             label.setText(self.tr("Remembered again: “{0}”").format(text))
         else:
             label.setText(self.tr("Remembered: “{0}”").format(text))
-
-    def composer_text(self) -> str:
-        return self.composer.toPlainText()
 
     # --- events -------------------------------------------------------------------------
 
@@ -393,55 +249,40 @@ class ConversationPane(QWidget):
         QTimer.singleShot(0, self._scroll_to_end)
 
     def append_event(self, event: Event) -> None:
-        data = event.data
-        kind = event.type
-        if kind == "message.user":
-            self._add(Bubble("user", message_text(data)), right=True)
-        elif kind == "message.assistant.delta":
-            bubble = self._streaming.get(event.run_id)
-            text = data.get("text") if isinstance(data.get("text"), str) else ""
-            if not str(text).strip(". \n"):
-                return  # a "still working" tick: the indicator says that, not a bubble
-            if bubble is None:
-                bubble = Bubble("assistant", "")
-                self._streaming[event.run_id] = bubble
-                self._add(bubble)
-            bubble.set_text(bubble.body.text() + str(text))
-        elif kind == "message.assistant":
-            text = message_text(data)
-            bubble = self._streaming.pop(event.run_id, None)
-            if bubble is not None:
-                bubble.set_text(text)
-            else:
-                self._add(Bubble("assistant", text))
-        elif kind == "tool.invocation":
-            status = str(data.get("status", ""))
-            output = data.get("output")
-            card = Card(f"Tool: {data.get('tool', 'tool')} — {status}".rstrip(" —"), "", "toolCard")
-            if output not in (None, ""):
-                card.detail.setText(str(output))
-                card.detail.setObjectName("toolOutput")
-                card.detail.show()
-            self._add(card)
-        elif kind == "approval.requested":
-            self._add_approval(str(data.get("approval_id", "")), str(data.get("tool", "a tool")))
-        elif kind == "approval.resolved":
-            self._resolve_approval(str(data.get("approval_id", "")), str(data.get("decision", "")))
-        elif kind == "artifact.created":
-            self._add_artifact(str(data.get("artifact_id", "")), str(data.get("name", "file")))
-        elif kind == "memory.formed":
-            self._add_memory(str(data.get("memory_id", "")), bool(data.get("reinforced")))
-        elif kind == "skill.published":
-            self._add(_label(self.tr(self.tr("Skill published")), "note", selectable=False))
-        elif kind == "run.failed":
-            self._streaming.pop(event.run_id, None)
-            self._add(_label(self.tr(self.tr("The reply failed.")), "errorNote", selectable=False))
-        elif kind == "run.cancelled":
-            self._streaming.pop(event.run_id, None)
-            self._add(_label(self.tr(self.tr("Stopped.")), "note", selectable=False))
-            self._cancel_open_approvals()
-        elif kind == "run.completed":
-            self._streaming.pop(event.run_id, None)
+        """Draw one event from its typed payload (`sync.payloads`); what this client cannot
+        read (an unknown type, a card without its id) is skipped, never drawn half-way."""
+        run_id = event.run_id
+        match payload_of(event):
+            case UserMessage(message=message):
+                self._add(Bubble("user", message.text), right=True)
+            case AssistantDelta(text=text):
+                self._stream(run_id, text)
+            case AssistantMessage(message=message):
+                bubble = self._streaming.pop(run_id, None)
+                if bubble is not None:
+                    bubble.set_text(message.text)
+                else:
+                    self._add(Bubble("assistant", message.text))
+            case ToolInvocation() as tool:
+                self._add(tool_card(tool))
+            case ApprovalRequested() as request:
+                self._add_approval(request, run_id)
+            case ApprovalResolved(approval_id=approval_id, decision=decision):
+                if approval_id in self._approvals:
+                    self._approvals[approval_id].resolve(decision)
+            case ArtifactCreated() as artifact:
+                card = ArtifactCard(artifact)
+                card.open_requested.connect(self.artifact_open_requested)
+                card.save_requested.connect(self.artifact_save_requested)
+                self._add(card)
+            case MemoryFormed(memory_id=memory_id, reinforced=reinforced):
+                self._add_memory(memory_id, reinforced)
+            case SkillPublished():
+                self._add(note(self.tr("Skill published")))
+            case RunCompleted() | RunFailed() | RunCancelled() as end:
+                self._end_run(run_id, end)
+            case RunStarted() | UnknownPayload():
+                pass  # nothing to draw
 
     # --- internals ----------------------------------------------------------------------
 
@@ -491,92 +332,54 @@ class ConversationPane(QWidget):
             row.addWidget(widget, 1)
         self._items.addWidget(holder)
 
-    def _add_approval(self, approval_id: str, tool: str) -> None:
-        card = Card(
-            f"Approval needed: run “{tool}”?",
-            "The reply is waiting for your decision.",
-            "approvalCard",
-        )
-        approve = card.add_button(self.tr("Approve"), f"Approve running {tool}")
-        deny = card.add_button(self.tr(self.tr("Deny")), f"Deny running {tool}")
-        approve.clicked.connect(lambda: self.approval_decided.emit(approval_id, "approve"))
-        deny.clicked.connect(lambda: self.approval_decided.emit(approval_id, "deny"))
-        self._approvals[approval_id] = card
+    def _stream(self, run_id: str | None, text: str) -> None:
+        """A piece of the reply, appended to the run's streaming bubble."""
+        bubble = self._streaming.get(run_id)
+        if bubble is None:
+            if not text.strip(". \n"):
+                return  # a "still working" tick: the indicator says that, not a bubble
+            bubble = Bubble("assistant", "")
+            self._streaming[run_id] = bubble
+            self._add(bubble)
+        bubble.set_text(bubble.body.text() + text)  # once begun, dots are the reply's own
+
+    def _end_run(self, run_id: str | None, end: RunCompleted | RunFailed | RunCancelled) -> None:
+        """A run's terminal event: its bubble is final, and an approval it still waited for
+        loses its buttons (a decision would only get a 409 now)."""
+        self._streaming.pop(run_id, None)
+        words = self.tr("The reply ended before a decision.")
+        if isinstance(end, RunFailed):
+            self._add(note(self.tr("The reply failed."), "errorNote"))
+        elif isinstance(end, RunCancelled):
+            self._add(note(self.tr("Stopped.")))
+            words = self.tr("Cancelled: the reply was stopped.")
+        for card in self._approvals.values():
+            if card.run_id == run_id:
+                card.close_unanswered(words)
+
+    def _add_approval(self, request: ApprovalRequested, run_id: str | None) -> None:
+        card = ApprovalCard(request, run_id)
+        card.decided.connect(self.approval_decided)
+        self._approvals[request.approval_id] = card
         self._add(card)
 
-    def _resolve_approval(self, approval_id: str, decision: str) -> None:
-        card = self._approvals.get(approval_id)
-        if card is None:
-            return
-        card.clear_buttons()
-        word = {"approve": "Approved", "approved": "Approved", "deny": "Denied", "denied": "Denied"}
-        card.detail.setText(word.get(decision, decision.capitalize() or "Decided") + ".")
-
-    def _cancel_open_approvals(self) -> None:
-        for card in self._approvals.values():
-            if card.buttons.count() > 1:
-                card.clear_buttons()
-                card.detail.setText(self.tr(self.tr("Cancelled: the reply was stopped.")))
-
-    def _add_memory(self, memory_id: str, reinforced: bool) -> None:
+    def _add_memory(self, memory_id: str | None, reinforced: bool) -> None:
         """One note per memory, however often its event is seen (a replay, a catch-up)."""
         if memory_id in self._memories:
             return
-        note = _label(
+        label = text_label(
             self.tr("Memory reinforced") if reinforced else self.tr("Memory formed"), "note"
         )
-        note.setAccessibleName(self.tr("Memory"))
-        if reinforced:
-            self._reinforced.add(memory_id)
+        label.setAccessibleName(self.tr("Memory"))
         if memory_id:
-            self._memories[memory_id] = note
+            if reinforced:
+                self._reinforced.add(memory_id)
+            self._memories[memory_id] = label
             if self._batch is None:
                 self.memories_shown.emit([memory_id])
             else:
                 self._batch.append(memory_id)
-        self._add(note)
-
-    def _add_artifact(self, artifact_id: str, name: str) -> None:
-        card = Card(f"File: {name}", "", "artifactCard")
-        open_button = card.add_button(self.tr("Open"), f"Open {name}")
-        save_button = card.add_button(self.tr(self.tr("Save…")), f"Save {name}")
-        open_button.clicked.connect(lambda: self.artifact_open_requested.emit(artifact_id, name))
-        save_button.clicked.connect(lambda: self.artifact_save_requested.emit(artifact_id, name))
-        self._add(card)
-
-    def set_enter_sends(self, enter_sends: bool) -> None:
-        """Enter sends and Shift+Enter breaks the line (the default), or the other way."""
-        self.enter_sends = enter_sends
-        self.composer.setPlaceholderText(
-            self.tr("Write a message…  (Enter to send, Shift+Enter for a new line)")
-            if enter_sends
-            else self.tr("Write a message…  (Ctrl+Enter to send)")
-        )
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            watched is self.composer
-            and event.type() == QEvent.Type.KeyPress
-            and isinstance(event, QKeyEvent)
-            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-        ):
-            modifiers = event.modifiers()
-            if modifiers & Qt.KeyboardModifier.ShiftModifier:
-                self.composer.insertPlainText("\n")
-                return True
-            if self.enter_sends or modifiers & Qt.KeyboardModifier.ControlModifier:
-                self._send()
-                return True
-        return super().eventFilter(watched, event)
-
-    def _send(self) -> None:
-        text = self.composer.toPlainText().strip()
-        if not text or not self.send_button.isEnabled() or not self.send_button.isVisible():
-            return
-        self.send_requested.emit(text)
-
-    def clear_composer(self) -> None:
-        self.composer.clear()
+        self._add(label)
 
     def _track_follow(self, value: int) -> None:
         bar = self.scroll_area.verticalScrollBar()

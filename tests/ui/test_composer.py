@@ -27,7 +27,7 @@ def test_enter_sends_and_shift_enter_breaks_the_line(qapp: object) -> None:
     QTest.keyClick(pane.composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     QTest.keyClicks(pane.composer, "second line")
     assert sent == []
-    assert pane.composer_text() == "first line\nsecond line"
+    assert pane.composer.toPlainText() == "first line\nsecond line"
     QTest.keyClick(pane.composer, Qt.Key.Key_Return)
     assert sent == ["first line\nsecond line"]
     pane.close()
@@ -42,7 +42,7 @@ def test_enter_can_be_set_to_break_the_line(qapp: object) -> None:
     QTest.keyClicks(pane.composer, "one")
     QTest.keyClick(pane.composer, Qt.Key.Key_Return)
     QTest.keyClicks(pane.composer, "two")
-    assert sent == [] and pane.composer_text() == "one\ntwo"
+    assert sent == [] and pane.composer.toPlainText() == "one\ntwo"
     QTest.keyClick(pane.composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert sent == ["one\ntwo"]
     pane.close()

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QLabel
 
 from sync.reconcile import TriggerReason
 from tests.ui.conftest import Harness, run, until
-from ui.conversation_pane import DELETED_ELSEWHERE, Bubble
+from ui.conversation_items import Bubble
+from ui.conversation_pane import DELETED_ELSEWHERE
 from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
 from ui.session_model import SessionListModel
 
@@ -604,4 +605,4 @@ def test_a_failed_send_says_why_in_words_and_keeps_the_text(harness: Harness) ->
     run(harness.loop, scenario())
     assert "can't be reached" in pane.banner.text()
     assert "http://" not in pane.banner.text()
-    assert pane.composer_text() == "Are you there?"
+    assert pane.composer.toPlainText() == "Are you there?"
