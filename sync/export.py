@@ -16,9 +16,19 @@ import re
 import shutil
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sync.models import Artifact, Event, SessionView
+from sync.payloads import (
+    ApprovalResolved,
+    ArtifactCreated,
+    AssistantMessage,
+    RunCancelled,
+    RunFailed,
+    ToolInvocation,
+    UserMessage,
+    payload_of,
+)
 
 if TYPE_CHECKING:
     from sync.engine import SyncEngine
@@ -33,20 +43,6 @@ def safe_name(name: str, fallback: str = "file") -> str:
     return cleaned[:120] or fallback
 
 
-def _text(data: dict[str, Any]) -> str:
-    content = data.get("content")
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif isinstance(block, dict) and block.get("type") == "image":
-                parts.append("[image]")
-    return "\n".join(parts)
-
-
 def to_markdown(
     session: SessionView, events: list[Event], files: dict[str, tuple[Artifact, str]]
 ) -> str:
@@ -57,28 +53,35 @@ def to_markdown(
         f"last activity {session.updated_at}.*"
     )
     for event in events:
-        data = event.data
-        if event.type == "message.user":
-            lines += ["", "**You:**", "", _text(data)]
-        elif event.type == "message.assistant":
-            lines += ["", "**Assistant:**", "", _text(data)]
-        elif event.type == "tool.invocation":
-            lines += ["", f"> Tool `{data.get('tool', 'tool')}`: {data.get('status', '')}"]
-        elif event.type == "approval.resolved":
-            lines += ["", f"> Approval: {data.get('decision', '')}"]
-        elif event.type == "artifact.created":
-            artifact_id = str(data.get("artifact_id", ""))
-            entry = files.get(artifact_id)
-            name = str(data.get("name", "file"))
-            if entry is not None:
-                lines += ["", f"📎 [{name}]({entry[1].replace(' ', '%20')})"]
-            else:
-                lines += ["", f"📎 {name} (not available)"]
-        elif event.type == "run.failed":
-            lines += ["", "> The reply failed."]
-        elif event.type == "run.cancelled":
-            lines += ["", "> Stopped."]
+        match payload_of(event):
+            case UserMessage(message=message):
+                lines += ["", "**You:**", "", message.text]
+            case AssistantMessage(message=message):
+                lines += ["", "**Assistant:**", "", message.text]
+            case ToolInvocation(tool=tool, status=status):
+                lines += ["", f"> Tool `{tool or 'tool'}`: {status or ''}"]
+            case ApprovalResolved(decision=decision):
+                lines += ["", f"> Approval: {decision or ''}"]
+            case ArtifactCreated(artifact_id=artifact_id, name=name):
+                entry = files.get(artifact_id)
+                if entry is not None:
+                    lines += ["", f"📎 [{name or 'file'}]({entry[1].replace(' ', '%20')})"]
+                else:
+                    lines += ["", f"📎 {name or 'file'} (not available)"]
+            case RunFailed():
+                lines += ["", "> The reply failed."]
+            case RunCancelled():
+                lines += ["", "> Stopped."]
+            case _:
+                pass  # deltas (the whole message follows), notes, unknown events
     return "\n".join(lines).rstrip() + "\n"
+
+
+def artifact_ids(events: list[Event]) -> list[str]:
+    """The artifacts a transcript names, once each, in order; an event without a readable
+    id is skipped (it would be a request for the artifact "None")."""
+    named = (payload_of(e) for e in events)
+    return list(dict.fromkeys(p.artifact_id for p in named if isinstance(p, ArtifactCreated)))
 
 
 async def export_conversation(engine: SyncEngine, session_id: str, target: Path, fmt: str) -> Path:
@@ -87,9 +90,8 @@ async def export_conversation(engine: SyncEngine, session_id: str, target: Path,
         raise ValueError(f"unknown export format {fmt!r}")
     session = await engine.api.get_session(session_id)
     events = await engine.transcript(session_id)
-    artifact_ids = [str(e.data.get("artifact_id")) for e in events if e.type == "artifact.created"]
     artifacts: list[tuple[Artifact, Path]] = []
-    for artifact_id in dict.fromkeys(artifact_ids):
+    for artifact_id in artifact_ids(events):
         meta = await engine.api.get_artifact(artifact_id)
         artifacts.append((meta, await engine.artifact_file(artifact_id)))
     if fmt == "json":
