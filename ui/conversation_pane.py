@@ -11,6 +11,7 @@ Open/Save, memories and skills as quiet notes, and a run's end. The items themse
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
@@ -47,6 +48,8 @@ from ui.composer import ComposerBar
 from ui.conversation_items import ApprovalCard, ArtifactCard, Bubble, note, text_label, tool_card
 from ui.elided_label import ElidedLabel
 from ui.relative_time import full_time
+
+log = logging.getLogger(__name__)
 
 # Source strings, shown through `self.tr()` (context "ConversationPane").
 DELETED_ELSEWHERE = str(
@@ -281,8 +284,10 @@ class ConversationPane(QWidget):
                 self._add(note(self.tr("Skill published")))
             case RunCompleted() | RunFailed() | RunCancelled() as end:
                 self._end_run(run_id, end)
-            case RunStarted() | UnknownPayload():
-                pass  # nothing to draw
+            case UnknownPayload(reason=reason):
+                log.debug("event #%d not drawn: %s", event.sequence, reason)  # no content
+            case RunStarted():
+                pass  # nothing to draw: the user's message follows
 
     # --- internals ----------------------------------------------------------------------
 
