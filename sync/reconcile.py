@@ -37,7 +37,7 @@ from sync.errors import (
     Unavailable,
     loggable,
 )
-from sync.gc_pause import full_collections_deferred
+from sync.gc_pause import collect_young, full_collections_deferred
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionPage, SessionView
@@ -45,6 +45,10 @@ from sync.plan import PointRead, PointReadOutcome, WalkPlan, WalkPlanner, plan_p
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
+
+#: Pages walked between two young collections (`sync.gc_pause.collect_young`): about 600
+#: objects of cyclic request garbage each time.
+YOUNG_COLLECTION_PAGES = 8
 
 
 class TriggerReason(Enum):
@@ -278,6 +282,8 @@ class Reconciler:
                         first_etag = page.etag
                         planner = WalkPlanner(await asyncio.to_thread(self.mirror.snapshot))
                     planner.add(page.items)
+                    if pages % YOUNG_COLLECTION_PAGES == 0:
+                        collect_young()
                     if self.page_hook is not None:
                         await self.page_hook(pages, page)
                     if page.next_cursor is None:

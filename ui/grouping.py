@@ -127,19 +127,22 @@ def group_rows(rows: Sequence[SidebarRow], now: datetime | None = None) -> list[
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _every_section(now: datetime) -> tuple[tuple[str, str, str], ...]:
-    """`sections` back to 1970, once per `now`: a delta asks for a row's section once or
-    twice per row, and building the list each time (a `strftime` per month) was 70 % of
-    the UI thread's work applying a 2,000-row delta."""
-    return tuple(sections(now, ""))
+@functools.lru_cache(maxsize=64)
+def _sections_to(now: datetime, local: str, month: str) -> tuple[tuple[str, str, str], ...]:
+    """`sections` from `now` back past the UTC month `month` ("2026-03"), once per pair: a
+    delta asks for a row's section once or twice per row, and building the list each time
+    (a `strftime` per month) was 70 % of the UI thread's work applying a 2,000-row delta.
+    Not all the way back to 1970 at once: that first call alone cost a step 5-30 ms.
+    `local` (`now.isoformat()`) is part of the key because aware datetimes of the same
+    instant in two zones are equal, and their days are not."""
+    return tuple(sections(now, month))
 
 
 def section_of(updated_at: str, now: datetime) -> SectionHeader:
     """The header of the section a row with this `updated_at` belongs to, as `group_rows`
     builds it with the same `now`."""
     before = "\uffff"
-    for key, label, start in _every_section(now):
+    for key, label, start in _sections_to(now, now.isoformat(), updated_at[:7]):
         if start <= updated_at:
             return SectionHeader(HEADER_PREFIX + key, label, updated_at=start, before=before)
         before = start

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
 from PySide6.QtTest import QTest
@@ -11,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row
-from ui.grouping import group_rows, is_header
+from ui.grouping import group_rows, is_header, section_of
 from ui.main_window import MainWindow
 
 NOW = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)
@@ -70,3 +72,29 @@ def test_headers_cannot_be_selected_and_the_arrow_keys_skip_them(
     first = iface.child(0)
     assert first is not None and first.text(QAccessible.Text.Name) == "Today"
     window.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.datetimes(min_value=datetime(1995, 1, 1), max_value=datetime(2026, 12, 31)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(-14, 14),
+)
+def test_a_rows_section_is_the_one_the_full_grouping_puts_it_in(
+    moments: list[datetime], offset_hours: int
+) -> None:
+    """`section_of` (one row, cached per month) agrees with `group_rows` (all rows) for any
+    time of any year and any local time zone, including month starts that fall on the
+    previous day in UTC."""
+    now = NOW.astimezone(timezone(timedelta(hours=offset_hours)))
+    stamps = sorted({m.strftime("%Y-%m-%dT%H:%M:%S.%fZ") for m in moments}, reverse=True)
+    rows = [row(f"ses_{i}", "t", updated_at=stamp) for i, stamp in enumerate(stamps)]
+    header = None
+    for shown in group_rows(rows, now):
+        if is_header(shown):
+            header = shown
+        else:
+            assert section_of(shown.updated_at, now) == header
