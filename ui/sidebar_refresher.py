@@ -144,7 +144,14 @@ class SidebarRefresher:
             self._full = True
             return
         self._grouped_at = datetime.now().astimezone() if self.group_by_date else None
-        shown = group_rows(rows, self._grouped_at) if self._grouped_at is not None else rows
+        if self._grouped_at is not None:
+            shown = group_rows(rows, self._grouped_at)
+            await asyncio.sleep(0)  # 2.5 ms for 100,000 rows: the diff's first slice waits
+            if self._full or epoch != self._epoch:
+                self._full = True
+                return
+        else:
+            shown = rows
         if await self.model.update(shown):
             self._seen = seen
             self._on_applied()
