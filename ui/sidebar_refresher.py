@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any
 
 from sync import IndexChanged, SessionRow, full_collections_deferred
 from ui.grouping import group_rows
-from ui.session_model import SessionListModel
+from ui.session_model import SessionListModel, SidebarRow
 from ui.sidebar_delta import NeedsResync, apply_delta
 
 log = logging.getLogger(__name__)
@@ -144,14 +144,13 @@ class SidebarRefresher:
             self._full = True
             return
         self._grouped_at = datetime.now().astimezone() if self.group_by_date else None
+        shown: Sequence[SidebarRow] = rows
         if self._grouped_at is not None:
             shown = group_rows(rows, self._grouped_at)
             await asyncio.sleep(0)  # 2.5 ms for 100,000 rows: the diff's first slice waits
             if self._full or epoch != self._epoch:
                 self._full = True
                 return
-        else:
-            shown = rows
         if await self.model.update(shown):
             self._seen = seen
             self._on_applied()
