@@ -1,8 +1,12 @@
-"""Wires the main window to the sync engine: the window's intents become engine calls, the
-engine's events become model diffs, status words and pane updates.
+"""The window's composition: wires the main window, the engine, the sidebar refresher, the
+status presenter and the open conversation together, and keeps the window-wide actions
+(delete, export, copy the id, settings).
 
 Nothing here talks HTTP or SQL. Every coroutine is started through `spawn`, which logs a
-failure and shows it as words in the status line, never as a traceback.
+failure and shows it as words in the status line, never as a traceback. What the engine's
+status means in words is `ui.status_presenter`; everything about the conversation the
+pane shows (loading, catching up, its live run, send/stop/decide) is one
+`ui.open_conversation.OpenConversation`, closed as a unit before another one opens.
 
 Which row is open is the pane's business, not the selection's: when a reconcile removes the
 open conversation, Qt moves the current index to a neighbour, and the model reports that it
@@ -13,88 +17,41 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import time
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
 from sync import (
     DeleteOutcome,
     EngineEvent,
-    EngineState,
-    EngineStatus,
     IndexChanged,
     NetworkError,
-    NotFound,
-    RunInProgress,
-    ServerError,
     StatusChanged,
     SyncEngine,
     SyncError,
     TriggerReason,
     export_conversation,
-    loggable,
-    memory_texts,
     safe_name,
 )
 from ui.conversation_pane import ConversationPane
-from ui.delete_flow import DeleteFlow
+from ui.delete_flow import DeleteFlow, neighbour_of
 from ui.dialogs import ConnectionSettings, Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
-from ui.grouping import is_header
-from ui.main_window import EMPTY, LOADING, OFFLINE_DELETE_TIP, MainWindow
-from ui.session_model import UNTITLED, SessionListModel, display_title
+from ui.main_window import OFFLINE_DELETE_TIP, MainWindow
+from ui.open_conversation import OpenConversation
+from ui.session_model import SessionListModel, display_title
 from ui.sidebar_refresher import RowSource, SidebarRefresher
+from ui.status_presenter import StatusPresenter
 
 log = logging.getLogger(__name__)
 
-# Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
-SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
-OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history"))
-RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
 MARKDOWN_FILTER = "Markdown with files (*.md)"
 JSON_FILTER = "JSON with files (*.json)"
-
-
-def load_failure_words(error: SyncError) -> str:
-    """Why a conversation could not be opened, in plain words (the technical message goes
-    behind the status line's "Details")."""
-    if isinstance(error, NetworkError):
-        return (
-            "Couldn't load this conversation: the server can't be reached. "
-            "It loads by itself when the connection is back."
-        )
-    if isinstance(error, ServerError):
-        return "Couldn't load this conversation: the server had a problem. Try again later."
-    return "Couldn't load this conversation."
-
-
-def plain_failure(what: str, error: SyncError) -> str:
-    """ "Couldn't send the message: the server can't be reached." — the cause in plain
-    words; the technical message goes behind the status line's "Details"."""
-    if isinstance(error, NetworkError):
-        return f"{what}: the server can't be reached. Your text is kept; try again."
-    if isinstance(error, ServerError):
-        return f"{what}: the server had a problem. Try again in a moment."
-    return f"{what}. See Details in the status line."
-
-
-def synced_words(last_success: float | None, now: float | None = None) -> str:
-    """ "Synced just now", "Synced 3 min ago", …"""
-    if last_success is None:
-        return ""
-    age = max(0.0, (now or time.time()) - last_success)
-    if age < 60:
-        return "Synced just now"
-    if age < 3600:
-        return f"Synced {int(age // 60)} min ago"
-    return f"Synced {int(age // 3600)} h ago"
 
 
 class WindowController(QObject):
@@ -134,6 +91,14 @@ class WindowController(QObject):
             on_applied=self._after_rows,
             group_by_date=group_by_date,
         )
+        self.presenter = StatusPresenter(
+            window,
+            trigger=self._trigger,
+            connected=lambda: self.engine is not None,
+            filter_text=lambda: self.sidebar.filter_text,
+            on_reconnected=self._reload_after_reconnect,
+            parent=self,
+        )
         self.deleter = DeleteFlow(
             self.model,
             self.prompts,
@@ -141,20 +106,10 @@ class WindowController(QObject):
             say=window.set_status,
             report=lambda text, details, ok: window.set_status(text, error=not ok, details=details),
         )
-        self._load_failed: str | None = None  # the open conversation could not be loaded
-        self._neighbour: str | None = None  # selected after a delete
         self.deleter.exporter = self.export
+        self._neighbour: str | None = None  # selected after a delete
         self._select_after_refresh: str | None = None
-        self._open_token = 0
-        self._last_seq = 0
-        self._seen_updated_at: str | None = None  # the open row's activity the pane shows
-        self._catching_up = False
-        self._follow_task: asyncio.Task[None] | None = None
-        self._following_run: str | None = None
-        self._status = EngineStatus(EngineState.IDLE)
-        self._offline_retry = 0
-        self.offline_retry_ms: tuple[int, ...] = RETRY_OFFLINE_MS
-        self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
+        self.conversation = self._conversation(None)
 
         application = app or QGuiApplication.instance()
         self.foreground: ForegroundWatcher | None = None
@@ -162,47 +117,51 @@ class WindowController(QObject):
             self.foreground = ForegroundWatcher(application, foreground_debounce_ms, self)
             self.foreground.returned.connect(lambda: self._trigger(TriggerReason.FOREGROUND))
 
-        self._status_timer = QTimer(self)
-        self._status_timer.setInterval(30_000)
-        self._status_timer.timeout.connect(self._refresh_status_words)
-        self._status_timer.start()
         self._clock_timer = QTimer(self)
         self._clock_timer.setInterval(60_000)
         self._clock_timer.timeout.connect(window.list.viewport().update)
         self._clock_timer.timeout.connect(self._regroup_on_new_day)
         self._day = datetime.now().astimezone().date()
         self._clock_timer.start()
-        self._offline_timer = QTimer(self)
-        self._offline_timer.setSingleShot(True)
-        self._offline_timer.timeout.connect(lambda: self._trigger(TriggerReason.CONNECT))
 
         window.refresh_requested.connect(lambda: self._trigger(TriggerReason.MANUAL))
         window.delete_requested.connect(lambda: self.spawn(self.delete_selected(), "delete"))
         window.new_requested.connect(self.new_conversation)
         window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
-        window.filter_changed.connect(self._on_filter)
+        window.filter_changed.connect(self.sidebar.set_filter)
         window.export_requested.connect(lambda sid: self.spawn(self.export(sid), "export"))
         window.copy_id_requested.connect(self.copy_id)
         window.current_changed.connect(self._on_current_changed)
-        self.pane.send_requested.connect(lambda text: self.spawn(self.send(text), "send"))
-        self.pane.stop_requested.connect(lambda: self.spawn(self.stop(), "stop the reply"))
-        self.pane.approval_decided.connect(
-            lambda aid, decision: self.spawn(self.decide(aid, decision), "send the decision")
+        # The pane's intents go to the conversation open at the time, as its own tasks.
+        pane = self.pane
+        pane.send_requested.connect(
+            lambda text: self.conversation.spawn(self.conversation.send(text), "send")
         )
-        self.pane.artifact_open_requested.connect(
-            lambda aid, name: self.spawn(self.open_artifact(aid), f"open {name}")
+        pane.stop_requested.connect(
+            lambda: self.conversation.spawn(self.conversation.stop(), "stop the reply")
         )
-        self.pane.memories_shown.connect(
-            lambda ids: self.spawn(self.describe_memories(ids), "read the memory")
+        pane.approval_decided.connect(
+            lambda aid, decision: self.conversation.spawn(
+                self.conversation.decide(aid, decision), "send the decision"
+            )
         )
-        self.pane.artifact_save_requested.connect(
-            lambda aid, name: self.spawn(self.save_artifact(aid, name), f"save {name}")
+        pane.memories_shown.connect(
+            lambda ids: self.conversation.spawn(
+                self.conversation.describe_memories(ids), "read the memory"
+            )
+        )
+        pane.artifact_open_requested.connect(
+            lambda aid, name: self.spawn(self.conversation.open_artifact(aid), f"open {name}")
+        )
+        pane.artifact_save_requested.connect(
+            lambda aid, name: self.spawn(self.conversation.save_artifact(aid, name), f"save {name}")
         )
 
     # --- plumbing -----------------------------------------------------------------------
 
-    def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
-        """Run `coro` on the loop; a failure is logged and shown as words."""
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str | None) -> asyncio.Task[Any]:
+        """Run `coro` on the loop; a failure is logged and shown as words (`what` None: the
+        caller awaits it and says what went wrong itself)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
 
@@ -211,7 +170,7 @@ class WindowController(QObject):
             if t.cancelled():
                 return
             exc = t.exception()
-            if exc is None:
+            if exc is None or what is None:
                 return
             if isinstance(exc, SyncError):
                 message = exc.message
@@ -229,13 +188,11 @@ class WindowController(QObject):
         # Only unfinished tasks: a finished one stays in the set until its done-callback
         # runs, and awaiting it again never yields, so the callback would never run (a
         # busy loop that hung a test now and then).
-        while pending := [t for t in self._tasks if t is not self._follow_task and not t.done()]:
+        while pending := [
+            t for t in self._tasks if t is not self.conversation.follow_task and not t.done()
+        ]:
             await asyncio.gather(*pending, return_exceptions=True)
         await asyncio.sleep(0)  # let the done-callbacks of the last ones run
-
-    @property
-    def _filter(self) -> str:
-        return self.sidebar.filter_text
 
     def set_row_source(self, source: RowSource) -> None:
         """Where sidebar rows come from before an engine is attached (the mirror)."""
@@ -248,7 +205,7 @@ class WindowController(QObject):
         self.engine = engine
         self.sidebar.set_source(engine.rows, lambda: engine.last_change_seq)
         self._unsubscribe = engine.subscribe(self._on_engine_event)
-        self._show_status(engine.status)
+        self.presenter.show(engine.status)
         if connect:
             engine.trigger(TriggerReason.CONNECT)
         if self.sync_interval > 0:
@@ -265,15 +222,16 @@ class WindowController(QObject):
             self.engine.stop_timer()
             self.engine.cancel_watch()
             self.sidebar.set_source(None)  # the engine's mirror is about to close
-        self._offline_timer.stop()
-        self._stop_following()
+        self.presenter.stop_retrying()
+        self.conversation.stop_following()
         self.engine = None
 
     async def shutdown(self) -> None:
         """Cancel everything the controller runs; no timer fires after this."""
         self.detach()
-        for timer in (self._status_timer, self._clock_timer, self._offline_timer):
-            timer.stop()
+        self.conversation.close()
+        self.presenter.stop()
+        self._clock_timer.stop()
         if self.foreground is not None:
             self.foreground.stop()
         for task in list(self._tasks):
@@ -293,7 +251,7 @@ class WindowController(QObject):
 
     def _on_engine_event(self, event: EngineEvent) -> None:
         if isinstance(event, StatusChanged):
-            self._show_status(event.status)
+            self.presenter.show(event.status)
             return
         if isinstance(event, IndexChanged):
             open_id = self.pane.session_id
@@ -302,64 +260,15 @@ class WindowController(QObject):
                 and open_id in event.removed
                 and open_id not in self.deleter.deleting
             ):
-                self._stop_following()
+                self.conversation.close()
                 self.pane.show_deleted_elsewhere()
             self.sidebar.index_changed(event)
 
-    def _show_status(self, status: EngineStatus) -> None:
-        previous, self._status = self._status, status
-        if status.state is not EngineState.SYNCING and (
-            status.last_success is not None or status.state is not EngineState.IDLE
-        ):
-            self._concluded = True
-            self._update_placeholder()
-        if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
-            self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
-        elif status.state is EngineState.SYNCING:
-            self.window.set_status(SYNCING)
-        elif status.state is EngineState.OFFLINE:
-            self.window.set_status(OFFLINE, details=status.message)
-            self.window.set_offline(True, status.message)
-            self._schedule_offline_retry()
-        elif status.state is EngineState.ERROR:
-            self.window.set_status(status.message or "The server refused the request.", error=True)
-        else:
-            self.window.status.setToolTip("")
-            self._refresh_status_words()
-        if status.state is EngineState.IDLE and self.window.offline:
-            self.window.set_offline(False)
-            self._reload_after_reconnect()
-        if status.state is EngineState.IDLE and previous.state in (
-            EngineState.OFFLINE,
-            EngineState.ERROR,
-        ):
-            self._offline_retry = 0
-            self._offline_timer.stop()
-
-    def _suspect_offline(self) -> None:
-        """A request just failed on the network: check now (a reconcile pass says OFFLINE
-        within a second or two) rather than at the next 30 s tick."""
-        if self._status.state not in (EngineState.OFFLINE, EngineState.SYNCING):
-            self._trigger(TriggerReason.MANUAL)
-
     def _reload_after_reconnect(self) -> None:
         """Back online: the conversation that could not be loaded loads now."""
-        failed = self._load_failed
+        failed = self.conversation.session_id if self.conversation.load_failed else None
         if failed is not None and failed == self.pane.session_id:
-            self.spawn(self.open_session(failed), "open the conversation")
-
-    def _refresh_status_words(self) -> None:
-        if self._status.state is EngineState.IDLE:
-            words = synced_words(self._status.last_success)
-            self.window.set_status(words or ("Connected" if self.engine else "Starting…"))
-
-    def _schedule_offline_retry(self) -> None:
-        """While offline, probe the server more often than the 30 s timer, so that the
-        reconcile "when the server becomes reachable again" happens soon after it does."""
-        delays = self.offline_retry_ms
-        delay = delays[min(self._offline_retry, len(delays) - 1)]
-        self._offline_retry += 1
-        self._offline_timer.start(delay)
+            self._open(failed)
 
     # --- sidebar ------------------------------------------------------------------------
 
@@ -379,7 +288,7 @@ class WindowController(QObject):
         await self.sidebar.refresh_now()
 
     def _after_rows(self) -> None:
-        self._update_placeholder()
+        self.presenter.update_placeholder()
         wanted = self._select_after_refresh
         if wanted is not None and self.window.select_session(wanted):
             self._select_after_refresh = None
@@ -387,215 +296,57 @@ class WindowController(QObject):
         if open_id is not None:
             row = self.model.find(open_id)
             if row is not None:
-                self.pane.update_header(display_title(row), row.updated_at)
-                if row.active_run_id and row.active_run_id != self._following_run:
-                    self._follow(open_id, row.active_run_id, self._last_seq)
-                elif (
-                    self._following_run is None
-                    and row.updated_at != self._seen_updated_at
-                    and not self._catching_up
-                ):
-                    # Activity from another device that ended between two reconciles.
-                    self.spawn(self._catch_up(open_id, row.updated_at), "update the conversation")
+                self.conversation.row_changed(row)
         self.rows_applied.emit()
 
-    async def _catch_up(self, session_id: str, updated_at: str) -> None:
-        """Append the events the pane has not shown yet (sequence after the last shown)."""
-        engine = self._require_engine()
-        token = self._open_token
-        self._catching_up = True
-        try:
-            events = await engine.transcript(session_id)
-        except SyncError as exc:
-            log.info("catch-up of %s failed: %s", session_id, loggable(exc))
-            return
-        finally:
-            self._catching_up = False
-        if token != self._open_token or self.pane.session_id != session_id:
-            return
-        for event in events:
-            if event.sequence > self._last_seq:
-                self._last_seq = event.sequence
-                self.pane.append_event(event)
-        self._seen_updated_at = updated_at
+    # --- the open conversation ----------------------------------------------------------
 
-    def _update_placeholder(self) -> None:
-        if self._filter:
-            self.window.set_placeholder(f"No conversations match “{self._filter}”.")
-        elif self._concluded:
-            self.window.set_placeholder(EMPTY)
-        else:
-            self.window.set_placeholder(LOADING)
+    def _conversation(self, session_id: str | None) -> OpenConversation:
+        return OpenConversation(
+            session_id,
+            window=self.window,
+            engine=self._require_engine,
+            presenter=self.presenter,
+            spawn=self.spawn,
+            on_created=self._created,
+        )
 
-    def _on_filter(self, text: str) -> None:
-        self.sidebar.set_filter(text)
-
-    # --- opening a conversation ---------------------------------------------------------
+    def _replace(self, session_id: str | None) -> OpenConversation:
+        """Close the open conversation (all its tasks) and make `session_id` the open one."""
+        self.conversation.close()
+        self.conversation = self._conversation(session_id)
+        return self.conversation
 
     def _on_current_changed(self, session_id: str | None) -> None:
         if self.model.applying:
             return  # the model moved the current index; the pane keeps what it shows
         if session_id is None or session_id == self.pane.session_id:
             return
-        self.spawn(self.open_session(session_id), "open the conversation")
+        self._open(session_id)
+
+    def _open(self, session_id: str) -> asyncio.Task[None]:
+        if self.engine is None:  # nothing changes; the status line says why
+            return self.spawn(self._not_connected(), "open the conversation")
+        conversation = self._replace(session_id)
+        return conversation.spawn(conversation.load(), "open the conversation")
+
+    async def _not_connected(self) -> None:
+        self._require_engine()
 
     async def open_session(self, session_id: str) -> None:
-        """Show a conversation's transcript, then follow its active run if there is one."""
-        engine = self._require_engine()
-        row = self.model.find(session_id)
-        self._stop_following()
-        self._open_token += 1
-        token = self._open_token
-        self._last_seq = 0
-        title = display_title(row) if row else "Conversation"
-        self.pane.show_session(session_id, title, row.updated_at if row else "")
-        self.pane.show_banner("Loading…")
-        try:
-            events = await engine.transcript(session_id)
-        except NotFound:
-            if token == self._open_token:
-                self.pane.show_deleted_elsewhere()
-                engine.trigger(TriggerReason.MANUAL)
-            return
-        except SyncError as exc:
-            if isinstance(exc, NetworkError):
-                self._suspect_offline()
-            if token == self._open_token:
-                self._load_failed = session_id
-                self.pane.show_banner(load_failure_words(exc))
-                self.window.set_status(
-                    "Couldn't load the conversation.", error=True, details=exc.message
-                )
-            return
-        if token != self._open_token:
-            return
-        self._load_failed = None
-        self.pane.show_banner("")
-        self.pane.set_events(events)
-        self._last_seq = events[-1].sequence if events else 0
-        self._seen_updated_at = row.updated_at if row else None
-        if row is not None and row.active_run_id:
-            self._follow(session_id, row.active_run_id, self._last_seq)
+        """Show a conversation's transcript, then follow its active run if there is one
+        (returns when it has loaded or failed to; a failure is shown, not raised)."""
+        await asyncio.wait([self._open(session_id)])
 
     def new_conversation(self) -> None:
-        self._stop_following()
-        self._open_token += 1
+        self._replace(None)
         self.window.clear_selection()
         self.pane.show_new()
 
-    # --- runs ---------------------------------------------------------------------------
-
-    def _follow(self, session_id: str, run_id: str, after: int | None) -> None:
-        self._stop_following()
-        self._following_run = run_id
-        self.pane.set_running(True)
-        self._follow_task = self.spawn(
-            self._follow_run(session_id, run_id, after), "follow the reply"
-        )
-
-    def _stop_following(self) -> None:
-        if self._follow_task is not None and not self._follow_task.done():
-            self._follow_task.cancel()  # cancel, never break out of the stream (PITFALLS §2)
-        self._follow_task = None
-        self._following_run = None
-        self.pane.set_running(False)
-
-    async def _follow_run(self, session_id: str, run_id: str, after: int | None) -> None:
-        engine = self._require_engine()
-        try:
-            async for event in engine.stream_run(run_id, after=after or None):
-                if self.pane.session_id != session_id:
-                    return
-                if event.sequence <= self._last_seq:
-                    continue
-                self._last_seq = event.sequence
-                self.pane.append_event(event)
-        except SyncError as exc:
-            if isinstance(exc, NetworkError):
-                self._suspect_offline()
-            if self.pane.session_id == session_id:
-                self.pane.show_banner("Lost the live reply. It continues on the server.")
-                self.window.set_status("Lost the live reply.", error=True, details=exc.message)
-        finally:
-            if self._following_run == run_id:
-                self._following_run = None
-                self.pane.set_running(False)
-
-    async def send(self, text: str) -> None:
-        """Send the composer's text: a new conversation, or the next turn of the open one."""
-        engine = self._require_engine()
-        session_id = self.pane.session_id
-        self.pane.set_composer_enabled(False)
-        try:
-            view, run = await engine.send_message(session_id, text)
-        except RunInProgress:
-            self.pane.show_banner("A reply is still running here. Stop it or wait for it to end.")
-            return
-        except SyncError as exc:
-            self.pane.show_banner(plain_failure("Couldn't send the message", exc))
-            self.window.set_status("Couldn't send the message.", error=True, details=exc.message)
-            if isinstance(exc, NetworkError):
-                self._suspect_offline()
-            return
-        finally:
-            self.pane.set_composer_enabled(True)
-        self.pane.clear_composer()
-        self.pane.show_banner("")
-        if session_id is None:
-            self._open_token += 1
-            self._last_seq = 0
-            self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
-            self._select_after_refresh = view.id
-            self.request_refresh()
-        self._follow(view.id, run.id, None)
-
-    async def stop(self) -> None:
-        """Cancel the open conversation's run (cooperative: the stream ends it)."""
-        engine = self._require_engine()
-        run_id = self._following_run
-        if run_id is None:
-            return
-        self.pane.stop_button.setEnabled(False)
-        await engine.cancel_run(run_id)
-
-    async def decide(self, approval_id: str, decision: str) -> None:
-        engine = self._require_engine()
-        try:
-            await engine.decide_approval(approval_id, decision)
-        except SyncError as exc:
-            self.pane.show_banner(plain_failure("Couldn't send the decision", exc))
-            self.window.set_status("Couldn't send the decision.", error=True, details=exc.message)
-
-    async def describe_memories(self, memory_ids: list[str]) -> None:
-        """Fill in what each memory under a reply says (best effort: a note stays as it is
-        when the memory can't be read)."""
-        if self.engine is None:
-            return
-        session_id = self.pane.session_id
-        try:
-            texts = await memory_texts(self.engine.api, memory_ids)
-        except SyncError as exc:
-            log.info("memory lookup failed: %s", loggable(exc))
-            return
-        if self.pane.session_id == session_id:
-            for memory_id, text in texts.items():
-                self.pane.set_memory_text(memory_id, text)
-
-    async def open_artifact(self, artifact_id: str) -> None:
-        path = await self._require_engine().artifact_file(artifact_id)
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
-
-    async def save_artifact(self, artifact_id: str, name: str) -> None:
-        engine = self._require_engine()
-        dialog = QFileDialog(self.window, f"Save {name}")
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.selectFile(name)
-        if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
-            return
-        target = Path(dialog.selectedFiles()[0])
-        source = await engine.artifact_file(artifact_id)
-        await asyncio.to_thread(shutil.copyfile, source, target)
-        self.window.set_status(f"Saved {target.name}")
+    def _created(self, session_id: str) -> None:
+        """The first message created the open conversation: select its row once listed."""
+        self._select_after_refresh = session_id
+        self.request_refresh()
 
     # --- export -------------------------------------------------------------------------
 
@@ -642,34 +393,18 @@ class WindowController(QObject):
         if self.window.offline:
             self.window.set_status(OFFLINE_DELETE_TIP, error=True)
             return
-        self._neighbour = self._neighbour_of(ids)
+        self._neighbour = neighbour_of(self.model, ids)
         try:
             await self.deleter.run(self._require_engine(), ids)
         finally:
             self._neighbour = None
 
-    def _neighbour_of(self, ids: Sequence[str]) -> str | None:
-        """The row to select once `ids` are gone: the one below the last of them, else the
-        one above the first (so the keyboard stays in the list, like a mail client)."""
-        gone = set(ids)
-        positions = [i for i in (self.model.index_of(x).row() for x in ids) if i >= 0]
-        if not positions:
-            return None
-        rows = self.model.rows()
-        for row in rows[max(positions) + 1 :]:
-            if row.id not in gone and not is_header(row):
-                return row.id
-        for row in reversed(rows[: min(positions)]):
-            if row.id not in gone and not is_header(row):
-                return row.id
-        return None
-
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
         if any(isinstance(o.error, NetworkError) for o in outcomes):
-            self._suspect_offline()
+            self.presenter.suspect_offline()
         removed = {o.session_id for o in outcomes if o.removed}
         if self.pane.session_id in removed:
-            self._stop_following()
+            self._replace(None)
             self.pane.show_nothing()
         if removed:
             if self._neighbour is not None and self._neighbour not in removed:

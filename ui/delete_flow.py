@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from sync import DeleteOutcome, DeleteStatus, NetworkError, ServerError, SyncEngine, SyncError
 from ui.dialogs import Prompts, results_summary
+from ui.grouping import is_header
 from ui.session_model import SessionListModel, display_title
 
 
@@ -142,3 +143,20 @@ def result_words(outcome: DeleteOutcome) -> str:
     if isinstance(outcome.error, (NetworkError, ServerError)):
         return "Not deleted: couldn't reach the server"
     return f"Not deleted: {outcome.error.message if outcome.error else outcome.message}"
+
+
+def neighbour_of(model: SessionListModel, ids: Sequence[str]) -> str | None:
+    """The row to select once `ids` are gone: the one below the last of them, else the
+    one above the first (so the keyboard stays in the list, like a mail client)."""
+    gone = set(ids)
+    positions = [i for i in (model.index_of(x).row() for x in ids) if i >= 0]
+    if not positions:
+        return None
+    rows = model.rows()
+    for row in rows[max(positions) + 1 :]:
+        if row.id not in gone and not is_header(row):
+            return row.id
+    for row in reversed(rows[: min(positions)]):
+        if row.id not in gone and not is_header(row):
+            return row.id
+    return None

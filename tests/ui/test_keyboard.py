@@ -70,7 +70,7 @@ def test_new_conversation_clears_an_active_search(loop: ConvergeEventLoop) -> No
     window.filter_changed.emit("plan")
     window.new_action.trigger()
     assert window.filter.text() == ""
-    assert controller._filter == ""  # the new conversation will be in the list it shows
+    assert controller.sidebar.filter_text == ""  # the new conversation will be in the list it shows
     run(loop, controller.shutdown())
     window.close()
 

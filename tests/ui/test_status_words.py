@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.controller import OFFLINE, SYNCING, synced_words
+from ui.status_presenter import OFFLINE, SYNCING, synced_words
 
 
 @pytest.mark.parametrize(

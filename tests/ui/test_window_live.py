@@ -405,7 +405,7 @@ def test_turns_taken_on_another_device_appear_in_the_open_conversation(harness: 
 def test_when_the_server_is_reachable_again_the_window_reconciles_on_its_own(
     harness: Harness,
 ) -> None:
-    harness.controller.offline_retry_ms = (50,)
+    harness.controller.presenter.offline_retry_ms = (50,)
     harness.faults.add("GET", r"/v1/sessions", "refuse", times=None)
 
     async def scenario() -> None:

@@ -1,0 +1,300 @@
+"""The conversation the pane shows, as one object: loading it, catching up with turns taken
+elsewhere, following its live run, and the user's actions on it (send, stop, approve or
+deny, what a memory says, its files).
+
+Every task it starts is its own, and `close()` cancels them together. The window closes the
+open conversation before it shows another one, when it is deleted (here or elsewhere) and
+when the window closes; so a transcript that arrives late, a stream still delivering, or a
+catch-up of the previous conversation can never write into the pane (before this object,
+each path compared a load token or the pane's session id after every await, and a send
+that returned after the user had moved on took the pane back and cancelled the other
+conversation's live reply).
+
+Two kinds of work outlive it on purpose. A request the user made (a message, Stop, a
+decision) is never cut by a click elsewhere: the waiting is cancelled, not the request, so
+it cannot be left half-done on the server (`_request`). Opening or saving one of its files
+is started by the window, not here: it writes to disk, never into the pane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QFileDialog
+
+from sync import (
+    NetworkError,
+    NotFound,
+    RunInProgress,
+    SyncEngine,
+    SyncError,
+    TriggerReason,
+    loggable,
+    memory_texts,
+)
+from ui.conversation_pane import ConversationPane
+from ui.dialogs import run_dialog
+from ui.main_window import MainWindow
+from ui.session_model import UNTITLED, SidebarRow, display_title
+from ui.status_presenter import StatusPresenter, load_failure_words, plain_failure
+
+log = logging.getLogger(__name__)
+
+type Spawn = Callable[[Coroutine[Any, Any, Any], str | None], asyncio.Task[Any]]
+
+
+class OpenConversation:
+    """One open conversation (`session_id` None: a new one, created by its first message)."""
+
+    def __init__(
+        self,
+        session_id: str | None,
+        *,
+        window: MainWindow,
+        engine: Callable[[], SyncEngine],
+        presenter: StatusPresenter,
+        spawn: Spawn,
+        on_created: Callable[[str], None],
+    ) -> None:
+        self.session_id = session_id
+        self.window = window
+        self.pane: ConversationPane = window.pane
+        self.load_failed = False  # the transcript could not be read (reloaded on reconnect)
+        self.following_run: str | None = None
+        self.follow_task: asyncio.Task[None] | None = None
+        self._engine = engine
+        self._presenter = presenter
+        self._spawn = spawn  # the window's: logs a failure and shows it as words
+        self._on_created = on_created
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        self._sending = False
+        self._last_seq = 0  # the last event sequence the pane shows
+        self._seen_updated_at: str | None = None  # the row's activity the pane shows
+        self._catching_up = False
+
+    # --- its tasks, as a unit -----------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any]:
+        """Run `coro` as one of this conversation's tasks (cancelled by `close`)."""
+        task = self._spawn(coro, what)
+        if self._closed:
+            task.cancel()  # never starts: a closed conversation writes nothing
+            return task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    @property
+    def tasks(self) -> frozenset[asyncio.Task[Any]]:
+        """Its unfinished tasks (a closed conversation's are all cancelled)."""
+        return frozenset(self._tasks)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Cancel everything this conversation runs; nothing of it touches the pane again."""
+        if self._closed:
+            return
+        self.stop_following()
+        self._closed = True
+        if self._sending:
+            self.pane.clear_composer()  # the text went with the message, which still goes
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _request[T](self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await a request the user made: closing cancels the waiting, not the request
+        (the window still tracks it, so shutting down cancels it)."""
+        return await asyncio.shield(self._spawn(coro, None))
+
+    # --- loading ------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Show the transcript, then follow the active run if there is one."""
+        assert self.session_id is not None
+        session_id = self.session_id
+        engine = self._engine()
+        row = self.window.model.find(session_id)
+        self._last_seq = 0
+        title = display_title(row) if row else "Conversation"
+        self.pane.show_session(session_id, title, row.updated_at if row else "")
+        self.pane.show_banner("Loading…")
+        try:
+            events = await engine.transcript(session_id)
+        except NotFound:
+            self.pane.show_deleted_elsewhere()
+            engine.trigger(TriggerReason.MANUAL)
+            return
+        except SyncError as exc:
+            if isinstance(exc, NetworkError):
+                self._presenter.suspect_offline()
+            self.load_failed = True
+            self.pane.show_banner(load_failure_words(exc))
+            self._presenter.failed("Couldn't load the conversation.", exc)
+            return
+        self.load_failed = False
+        self.pane.show_banner("")
+        self.pane.set_events(events)
+        self._last_seq = events[-1].sequence if events else 0
+        self._seen_updated_at = row.updated_at if row else None
+        if row is not None and row.active_run_id:
+            self._follow(row.active_run_id, self._last_seq)
+
+    def row_changed(self, row: SidebarRow) -> None:
+        """The sidebar applied a pass that holds this conversation's row: a new title, a run
+        started elsewhere to follow, or turns that ended between two passes to append."""
+        if self._closed or row.id != self.session_id:
+            return
+        self.pane.update_header(display_title(row), row.updated_at)
+        if row.active_run_id and row.active_run_id != self.following_run:
+            self._follow(row.active_run_id, self._last_seq)
+        elif (
+            self.following_run is None
+            and row.updated_at != self._seen_updated_at
+            and not self._catching_up
+        ):
+            # Activity from another device that ended between two reconciles.
+            self.spawn(self._catch_up(row.id, row.updated_at), "update the conversation")
+
+    async def _catch_up(self, session_id: str, updated_at: str) -> None:
+        """Append the events the pane has not shown yet (sequence after the last shown)."""
+        engine = self._engine()
+        self._catching_up = True
+        try:
+            events = await engine.transcript(session_id)
+        except SyncError as exc:
+            log.info("catch-up of %s failed: %s", session_id, loggable(exc))
+            return
+        finally:
+            self._catching_up = False
+        for event in events:
+            if event.sequence > self._last_seq:
+                self._last_seq = event.sequence
+                self.pane.append_event(event)
+        self._seen_updated_at = updated_at
+
+    # --- its live run -------------------------------------------------------------------
+
+    def _follow(self, run_id: str, after: int | None) -> None:
+        self.stop_following()
+        self.following_run = run_id
+        self.pane.set_running(True)
+        self.follow_task = self.spawn(self._follow_run(run_id, after), "follow the reply")
+
+    def stop_following(self) -> None:
+        """Stop streaming the live run (it goes on on the server)."""
+        if self.follow_task is not None and not self.follow_task.done():
+            self.follow_task.cancel()  # cancel, never break out of the stream (PITFALLS §2)
+        self.follow_task = None
+        if self._closed:
+            return
+        self.following_run = None
+        self.pane.set_running(False)
+
+    async def _follow_run(self, run_id: str, after: int | None) -> None:
+        engine = self._engine()
+        try:
+            async for event in engine.stream_run(run_id, after=after or None):
+                if event.sequence <= self._last_seq:
+                    continue
+                self._last_seq = event.sequence
+                self.pane.append_event(event)
+        except SyncError as exc:
+            if isinstance(exc, NetworkError):
+                self._presenter.suspect_offline()
+            self.pane.show_banner("Lost the live reply. It continues on the server.")
+            self._presenter.failed("Lost the live reply.", exc)
+        finally:
+            if self.following_run == run_id and not self._closed:
+                self.following_run = None
+                self.pane.set_running(False)
+
+    # --- what the user does here --------------------------------------------------------
+
+    async def send(self, text: str) -> None:
+        """Send the composer's text: the next turn, or the message that creates it."""
+        engine = self._engine()
+        session_id = self.session_id
+        self.pane.set_composer_enabled(False)
+        self._sending = True
+        try:
+            view, run = await self._request(engine.send_message(session_id, text))
+        except RunInProgress:
+            self.pane.show_banner("A reply is still running here. Stop it or wait for it to end.")
+            return
+        except SyncError as exc:
+            self.pane.show_banner(plain_failure("Couldn't send the message", exc))
+            self._presenter.failed("Couldn't send the message.", exc)
+            if isinstance(exc, NetworkError):
+                self._presenter.suspect_offline()
+            return
+        finally:
+            self._sending = False
+            if not self._closed:
+                self.pane.set_composer_enabled(True)
+        self.pane.clear_composer()
+        self.pane.show_banner("")
+        if session_id is None:
+            self.session_id = view.id
+            self._last_seq = 0
+            self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
+            self._on_created(view.id)
+        self._follow(run.id, None)
+
+    async def stop(self) -> None:
+        """Cancel the live run (cooperative: its stream ends it)."""
+        engine = self._engine()
+        run_id = self.following_run
+        if run_id is None:
+            return
+        self.pane.stop_button.setEnabled(False)
+        await self._request(engine.cancel_run(run_id))
+
+    async def decide(self, approval_id: str, decision: str) -> None:
+        engine = self._engine()
+        try:
+            await self._request(engine.decide_approval(approval_id, decision))
+        except SyncError as exc:
+            self.pane.show_banner(plain_failure("Couldn't send the decision", exc))
+            self._presenter.failed("Couldn't send the decision.", exc)
+
+    async def describe_memories(self, memory_ids: list[str]) -> None:
+        """Fill in what each memory under a reply says (best effort: a note stays as it is
+        when the memory can't be read)."""
+        try:
+            engine = self._engine()
+        except SyncError:
+            return
+        try:
+            texts = await memory_texts(engine.api, memory_ids)
+        except SyncError as exc:
+            log.info("memory lookup failed: %s", loggable(exc))
+            return
+        for memory_id, text in texts.items():
+            self.pane.set_memory_text(memory_id, text)
+
+    async def open_artifact(self, artifact_id: str) -> None:
+        path = await self._engine().artifact_file(artifact_id)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    async def save_artifact(self, artifact_id: str, name: str) -> None:
+        engine = self._engine()
+        dialog = QFileDialog(self.window, f"Save {name}")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.selectFile(name)
+        if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
+            return
+        target = Path(dialog.selectedFiles()[0])
+        source = await engine.artifact_file(artifact_id)
+        await asyncio.to_thread(shutil.copyfile, source, target)
+        self.window.set_status(f"Saved {target.name}")

@@ -1,0 +1,168 @@
+"""Turns the engine's status into what the window says: the status line ("Syncing…",
+"Synced 3 min ago", "Offline – showing saved history"), the offline banner, the sidebar's
+placeholder, and the plain words for a request that failed.
+
+It also owns the two clocks that status needs: the words "Synced N min ago" age, so they
+are rewritten every 30 s; and while offline the server is probed again after 2, 5, 10,
+then every 30 s (CONNECT triggers), so "reachable again" becomes a reconcile within
+seconds rather than at the next timer tick. Nothing here talks to the engine except
+through the `trigger` callable it is given.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer
+
+from sync import EngineState, EngineStatus, NetworkError, ServerError, SyncError, TriggerReason
+from ui.main_window import EMPTY, LOADING, MainWindow
+
+# Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
+SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
+OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history"))
+RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
+
+
+def load_failure_words(error: SyncError) -> str:
+    """Why a conversation could not be opened, in plain words (the technical message goes
+    behind the status line's "Details")."""
+    if isinstance(error, NetworkError):
+        return (
+            "Couldn't load this conversation: the server can't be reached. "
+            "It loads by itself when the connection is back."
+        )
+    if isinstance(error, ServerError):
+        return "Couldn't load this conversation: the server had a problem. Try again later."
+    return "Couldn't load this conversation."
+
+
+def plain_failure(what: str, error: SyncError) -> str:
+    """ "Couldn't send the message: the server can't be reached." — the cause in plain
+    words; the technical message goes behind the status line's "Details"."""
+    if isinstance(error, NetworkError):
+        return f"{what}: the server can't be reached. Your text is kept; try again."
+    if isinstance(error, ServerError):
+        return f"{what}: the server had a problem. Try again in a moment."
+    return f"{what}. See Details in the status line."
+
+
+def synced_words(last_success: float | None, now: float | None = None) -> str:
+    """ "Synced just now", "Synced 3 min ago", …"""
+    if last_success is None:
+        return ""
+    age = max(0.0, (now or time.time()) - last_success)
+    if age < 60:
+        return "Synced just now"
+    if age < 3600:
+        return f"Synced {int(age // 60)} min ago"
+    return f"Synced {int(age // 3600)} h ago"
+
+
+class StatusPresenter(QObject):
+    """The window's words for the engine's state (one per window)."""
+
+    def __init__(
+        self,
+        window: MainWindow,
+        *,
+        trigger: Callable[[TriggerReason], None],
+        connected: Callable[[], bool],
+        filter_text: Callable[[], str],
+        on_reconnected: Callable[[], None],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.window = window
+        self._trigger = trigger
+        self._connected = connected
+        self._filter_text = filter_text
+        self._on_reconnected = on_reconnected
+        self.status = EngineStatus(EngineState.IDLE)
+        self.offline_retry_ms: tuple[int, ...] = RETRY_OFFLINE_MS
+        self._offline_retry = 0
+        self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
+
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(30_000)
+        self._status_timer.timeout.connect(self.refresh_words)
+        self._status_timer.start()
+        self._offline_timer = QTimer(self)
+        self._offline_timer.setSingleShot(True)
+        self._offline_timer.timeout.connect(lambda: self._trigger(TriggerReason.CONNECT))
+
+    def show(self, status: EngineStatus) -> None:
+        """The engine's state changed: say so (and schedule the next offline probe)."""
+        previous, self.status = self.status, status
+        if status.state is not EngineState.SYNCING and (
+            status.last_success is not None or status.state is not EngineState.IDLE
+        ):
+            self._concluded = True
+            self.update_placeholder()
+        if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
+            self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
+        elif status.state is EngineState.SYNCING:
+            self.window.set_status(SYNCING)
+        elif status.state is EngineState.OFFLINE:
+            self.window.set_status(OFFLINE, details=status.message)
+            self.window.set_offline(True, status.message)
+            self._schedule_offline_retry()
+        elif status.state is EngineState.ERROR:
+            self.window.set_status(status.message or "The server refused the request.", error=True)
+        else:
+            self.window.status.setToolTip("")
+            self.refresh_words()
+        if status.state is EngineState.IDLE and self.window.offline:
+            self.window.set_offline(False)
+            self._on_reconnected()
+        if status.state is EngineState.IDLE and previous.state in (
+            EngineState.OFFLINE,
+            EngineState.ERROR,
+        ):
+            self._offline_retry = 0
+            self._offline_timer.stop()
+
+    def failed(self, headline: str, error: SyncError) -> None:
+        """A request of the window failed: one sentence, the technical message behind
+        "Details"."""
+        self.window.set_status(headline, error=True, details=error.message)
+
+    def suspect_offline(self) -> None:
+        """A request just failed on the network: check now (a reconcile pass says OFFLINE
+        within a second or two) rather than at the next 30 s tick."""
+        if self.status.state not in (EngineState.OFFLINE, EngineState.SYNCING):
+            self._trigger(TriggerReason.MANUAL)
+
+    def refresh_words(self) -> None:
+        """Age "Synced N min ago" (the 30 s timer), or say where things stand when idle."""
+        if self.status.state is EngineState.IDLE:
+            words = synced_words(self.status.last_success)
+            self.window.set_status(words or ("Connected" if self._connected() else "Starting…"))
+
+    def update_placeholder(self) -> None:
+        """What an empty sidebar means: no match, really empty, or not loaded yet."""
+        text = self._filter_text()
+        if text:
+            self.window.set_placeholder(f"No conversations match “{text}”.")
+        elif self._concluded:
+            self.window.set_placeholder(EMPTY)
+        else:
+            self.window.set_placeholder(LOADING)
+
+    def stop_retrying(self) -> None:
+        """No offline probe until the next OFFLINE status (the engine is going away)."""
+        self._offline_timer.stop()
+
+    def stop(self) -> None:
+        """No timer of the presenter fires after this (the window is closing)."""
+        self._status_timer.stop()
+        self._offline_timer.stop()
+
+    def _schedule_offline_retry(self) -> None:
+        """While offline, probe the server more often than the 30 s timer, so that the
+        reconcile "when the server becomes reachable again" happens soon after it does."""
+        delays = self.offline_retry_ms
+        delay = delays[min(self._offline_retry, len(delays) - 1)]
+        self._offline_retry += 1
+        self._offline_timer.start(delay)
