@@ -35,12 +35,15 @@ class ForegroundWatcher(QObject):
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self._fire)
         self._app = app
+        self._listening = True
         app.applicationStateChanged.connect(self._on_state)
 
     def stop(self) -> None:
-        """Stop listening (at shutdown)."""
+        """Stop listening (at shutdown; a second call does nothing)."""
         self._timer.stop()
-        self._app.applicationStateChanged.disconnect(self._on_state)
+        if self._listening:
+            self._listening = False
+            self._app.applicationStateChanged.disconnect(self._on_state)
 
     def _on_state(self, state: Qt.ApplicationState) -> None:
         active = Qt.ApplicationState.ApplicationActive
