@@ -112,10 +112,25 @@ class OpenConversation:
         for task in list(self._tasks):
             task.cancel()
 
-    async def _request[T](self, coro: Coroutine[Any, Any, T]) -> T:
+    async def _request[T](self, coro: Coroutine[Any, Any, T], what: str) -> T:
         """Await a request the user made: closing cancels the waiting, not the request
-        (the window still tracks it, so shutting down cancels it)."""
-        return await asyncio.shield(self._spawn(coro, None))
+        (the window still tracks it, so shutting down cancels it). If it fails after the
+        user left, the status line still says so."""
+        request = self._spawn(coro, None)
+        try:
+            return await asyncio.shield(request)
+        except asyncio.CancelledError:
+            request.add_done_callback(lambda done: self._failed_after_leaving(done, what))
+            raise
+
+    def _failed_after_leaving(self, request: asyncio.Task[Any], what: str) -> None:
+        if request.cancelled():
+            return  # the window closed
+        error = request.exception()
+        if isinstance(error, SyncError):
+            self._presenter.failed(f"Couldn't {what}.", error)
+        elif error is not None:
+            log.error("could not %s", what, exc_info=error)
 
     # --- loading ------------------------------------------------------------------------
 
@@ -228,7 +243,9 @@ class OpenConversation:
         self.pane.set_composer_enabled(False)
         self._sending = True
         try:
-            view, run = await self._request(engine.send_message(session_id, text))
+            view, run = await self._request(
+                engine.send_message(session_id, text), "send the message"
+            )
         except RunInProgress:
             self.pane.show_banner("A reply is still running here. Stop it or wait for it to end.")
             return
@@ -258,12 +275,12 @@ class OpenConversation:
         if run_id is None:
             return
         self.pane.stop_button.setEnabled(False)
-        await self._request(engine.cancel_run(run_id))
+        await self._request(engine.cancel_run(run_id), "stop the reply")
 
     async def decide(self, approval_id: str, decision: str) -> None:
         engine = self._engine()
         try:
-            await self._request(engine.decide_approval(approval_id, decision))
+            await self._request(engine.decide_approval(approval_id, decision), "send the decision")
         except SyncError as exc:
             self.pane.show_banner(plain_failure("Couldn't send the decision", exc))
             self._presenter.failed("Couldn't send the decision.", exc)

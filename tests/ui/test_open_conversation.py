@@ -32,15 +32,19 @@ def _bubbles(harness: Harness) -> list[str]:
 
 
 class Gate:
-    """Holds matching requests in the transport until `release()`."""
+    """Holds matching requests in the transport until `release()` (then lets them through,
+    or refuses them as a lost connection would when `refuse`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, refuse: bool = False) -> None:
         self.entered = asyncio.Event()
         self._open = asyncio.Event()
+        self._refuse = refuse
 
-    async def __call__(self, _request: httpx.Request) -> None:
+    async def __call__(self, request: httpx.Request) -> None:
         self.entered.set()
         await self._open.wait()
+        if self._refuse:
+            raise httpx.ConnectError("injected: connection refused", request=request)
 
     def release(self) -> None:
         self._open.set()
@@ -102,6 +106,33 @@ def test_a_new_conversation_sent_just_before_opening_another_does_not_take_the_p
     # The message was not cut by the click: its conversation exists, listed second.
     assert harness.window.model.index(0, 0).data() == "Hello"
     assert pane.composer.toPlainText() == ""  # it went with the message
+
+
+def test_a_message_that_fails_after_the_user_moved_on_is_still_reported(
+    harness: Harness,
+) -> None:
+    first = harness.create("Alpha", ts(8))
+    second = harness.create("Bravo", ts(9))
+    run(harness.loop, harness.sync())
+    harness.select(first)
+    pane = harness.window.pane
+    gate = Gate(refuse=True)
+    harness.faults.add("POST", rf"/v1/sessions/{first}/runs", "hook", hook=gate)
+
+    async def scenario() -> None:
+        pane.composer.setPlainText("Are you there?")
+        pane.send_button.click()
+        await gate.entered.wait()
+        _make_current(harness, second)
+        gate.release()
+        await harness.controller.wait_idle()
+
+    run(harness.loop, scenario())
+    assert pane.session_id == second
+    assert pane.banner.text() == ""  # Bravo's pane says nothing about Alpha's message
+    status = harness.window.status
+    assert status.text() == "Couldn't send the message."
+    assert status.property("error") is True
 
 
 def test_a_turn_sent_just_before_opening_another_conversation_leaves_its_live_reply_alone(
