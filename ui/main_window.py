@@ -1,4 +1,5 @@
-"""The main window's widgets and actions: sidebar, filter, conversation pane, status line.
+"""The main window's widgets and actions: sidebar, filter, conversation pane, status line
+(`ui.status_line`).
 
 Only layout and user intents live here: each intent is a signal (`refresh_requested`,
 `delete_requested`, …) that `ui.controller.WindowController` turns into engine calls.
@@ -36,7 +37,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QToolBar,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 from ui.conversation_pane import ConversationPane
 from ui.session_delegate import SessionDelegate, more_rect
 from ui.session_model import SessionListModel
+from ui.status_line import StatusLine
 from ui.style import is_dark, stylesheet
 
 FILTER_DEBOUNCE_MS = 250
@@ -174,25 +175,10 @@ class MainWindow(QMainWindow):
         central_layout.addWidget(splitter, 1)
         self.setCentralWidget(central)
 
-        self.status = QLabel("")
-        self.status.setObjectName("syncStatus")
-        self.status.setAccessibleName(self.tr("Sync status"))
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
-        self.status_details = QToolButton()
-        self.status_details.setObjectName("statusDetails")
-        self.status_details.setText(self.tr("Details"))
-        self.status_details.setAccessibleName(self.tr("Show the details"))
-        self.status_details.setAutoRaise(True)
-        self.status_details.hide()
-        self.status_details.clicked.connect(self._show_status_details)
-        self._details = ("", "")
-        self.where = QLabel("")
-        self.where.setObjectName("whereLabel")
-        self.where.setAccessibleName(self.tr("Account and server"))
-        self.statusBar().addWidget(self.status, 1)
-        self.statusBar().addWidget(self.status_details)
-        self.statusBar().addPermanentWidget(self.where)
-        self.statusBar().setSizeGripEnabled(False)
+        self.status_line = StatusLine(self)
+        self.status = self.status_line.status
+        self.status_details = self.status_line.details_button
+        self.where = self.status_line.where
 
         self._build_actions()
         self._update_empty()
@@ -385,21 +371,7 @@ class MainWindow(QMainWindow):
 
     def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
         """The status line; `details` (technical words) sit behind a "Details" button."""
-        self.status.setText(self.tr(text))  # a known sentence is translated, others kept
-        self.status.setProperty("error", error)
-        self.status.style().unpolish(self.status)
-        self.status.style().polish(self.status)
-        self._details = (text, details)
-        self.status_details.setVisible(bool(details))
-
-    def _show_status_details(self) -> None:
-        from ui.dialogs import build_details_box
-
-        text, details = self._details
-        box = build_details_box(self, self.tr("Details"), text, details)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-        box.show()  # non-modal: no nested event loop, the window stays usable
-        self.details_box = box
+        self.status_line.set_status(text, error=error, details=details)
 
     def set_offline(self, offline: bool, reason: str = "") -> None:
         """The offline banner, and sending and deleting disabled with a tooltip saying why."""
@@ -414,17 +386,8 @@ class MainWindow(QMainWindow):
         return self._offline
 
     def set_where(self, account: str, server: str, profile: str = "") -> None:
-        """Name the account, the server and the profile (two profiles are two devices) in
-        the title bar and the status bar; the profile's whole path is in the tooltip."""
-        self.setWindowTitle(self.tr("Converge — {0} on {1}").format(account, server))
-        text = self.tr("{0} · {1}").format(account, server)
-        tip = self.tr("Signed in as {0} on {1}").format(account, server)
-        if profile:
-            name = profile.rstrip("/").rsplit("/", 1)[-1] or profile
-            text = self.tr("{0} · profile {1}").format(text, name)
-            tip = self.tr("{0}\nProfile: {1}").format(tip, profile)
-        self.where.setText(text)
-        self.where.setToolTip(tip)
+        """Name the account, the server and the profile (title bar and status bar)."""
+        self.status_line.set_where(account, server, profile)
 
     def set_placeholder(self, text: str) -> None:
         """What the sidebar says when it has no row."""

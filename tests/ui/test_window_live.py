@@ -323,7 +323,7 @@ def test_bulk_delete_reports_each_conversation(harness: Harness) -> None:
     window = harness.window
     assert window.status.text() == "2 of 3 conversations deleted. The others are kept."
     assert window.status_details.isVisibleTo(window)
-    assert window._details[1].splitlines() == [
+    assert window.status_line.details[1].splitlines() == [
         "✗  Busy one — Not deleted: a run is in progress (stop it first)",
         "✓  First — Deleted",
         "✓  Second — Deleted",
@@ -492,7 +492,8 @@ def test_a_conversation_opened_offline_says_why_in_words_and_loads_on_reconnect(
     pane = harness.window.pane
     assert "can't be reached" in pane.banner.text()
     assert "http://" not in pane.banner.text() and "/v1/" not in pane.banner.text()
-    assert "Cannot reach the server at http://" in harness.window._details[1]  # "Details"
+    details = harness.window.status_line.details[1]  # behind the status line's "Details"
+    assert "Cannot reach the server at http://" in details
 
     harness.faults.clear()
 
