@@ -6,7 +6,8 @@ apply only to idempotent methods (GET, DELETE: the contract makes DELETE idempot
 its tombstone) and only to failures that say nothing happened: a connection that was never
 established, or a 503. A POST is never retried; a read error after the request was sent is
 never retried here (the caller decides: the reconciler keeps rows, the delete service says
-nothing was confirmed).
+nothing was confirmed). What an error answer or a lost connection means (the typed error and
+its words) is `sync.api_errors`.
 """
 
 from __future__ import annotations
@@ -28,16 +29,15 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from sync.api_errors import error_from_response, json_of, network_error
 from sync.errors import (
     ApiError,
-    BadCursor,
     ConnectionFailed,
     NetworkError,
     NotFound,
     SyncError,
     Unavailable,
     UnexpectedResponse,
-    error_class_for,
 )
 from sync.models import (
     Approval,
@@ -120,50 +120,14 @@ class ApiClient:
     def _network_error(
         self, exc: httpx.HTTPError, method: str, path: str, *, sent: bool = True
     ) -> NetworkError:
-        """Words for a user; the exception class says whether the request may have had an
-        effect (`ConnectionFailed`: never sent). The technical detail goes to the log."""
-        log.info("%s %s: %s (%s)", method, path, type(exc).__name__, "sent" if sent else "not sent")
-        if not sent:
-            return ConnectionFailed(f"Cannot reach the server at {self.base_url}.")
-        if isinstance(exc, httpx.TimeoutException):
-            return NetworkError(
-                f"Cannot reach the server at {self.base_url} (it did not answer in time)."
-            )
-        return NetworkError(
-            f"Cannot reach the server at {self.base_url} (the connection was lost)."
-        )
+        """`sync.api_errors.network_error` for this client's server."""
+        return network_error(exc, self.base_url, method, path, sent=sent)
 
     def _error_from_response(
         self, response: httpx.Response, body: bytes, *, has_cursor: bool = False
     ) -> ApiError:
-        """Map an error answer to the most specific class; tolerate a missing envelope."""
-        method = response.request.method
-        path = response.request.url.path
-        code: str | None = None
-        server_message = ""
-        details: Mapping[str, Any] = {}
-        try:
-            payload = json.loads(body) if body else None
-        except ValueError:
-            payload = None
-        if isinstance(payload, Mapping) and isinstance(payload.get("error"), Mapping):
-            env = payload["error"]
-            code = env.get("code") if isinstance(env.get("code"), str) else None
-            server_message = env.get("message") if isinstance(env.get("message"), str) else ""
-            if isinstance(env.get("details"), Mapping):
-                details = env["details"]
-        status = response.status_code
-        cls = error_class_for(status, code, details)
-        if has_cursor and status == 400:
-            cls = BadCursor
-        message = _describe(status, code, server_message, details, self.base_url)
-        if status == 404 and cls is UnexpectedResponse:
-            message = (
-                f"The server at {self.base_url} answered 404 without the Converge API's "
-                "error envelope, which proves nothing about the conversation (is the server "
-                "URL right, or is a proxy in the way?)."
-            )
-        return cls(message, status=status, code=code, details=details, method=method, path=path)
+        """`sync.api_errors.error_from_response` for this client's server."""
+        return error_from_response(response, body, self.base_url, has_cursor=has_cursor)
 
     async def _send_once(
         self,
@@ -254,18 +218,6 @@ class ApiClient:
                 state.retry_state.outcome = None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    @staticmethod
-    def _json(response: httpx.Response) -> Any:
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise UnexpectedResponse(
-                "The server sent a body that is not JSON.",
-                status=response.status_code,
-                method=response.request.method,
-                path=response.request.url.path,
-            ) from exc
-
     # -- sessions ---------------------------------------------------------------------------
 
     async def list_sessions(
@@ -301,7 +253,7 @@ class ApiClient:
             ) from exc
         if response.status_code == 304:
             return None
-        body = self._json(response)
+        body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse(
                 "The server sent a malformed session page.", status=response.status_code
@@ -336,11 +288,11 @@ class ApiClient:
 
     async def get_session(self, session_id: str) -> SessionView:
         response = await self.request("GET", f"/v1/sessions/{_seg(session_id)}")
-        return SessionView.from_json(self._json(response))
+        return SessionView.from_json(json_of(response))
 
     async def create_session(self) -> SessionView:
         response = await self.request("POST", "/v1/sessions", json_body={}, ok=(201,))
-        return SessionView.from_json(self._json(response))
+        return SessionView.from_json(json_of(response))
 
     async def delete_session(self, session_id: str) -> None:
         """204 (deleted now or before). Raises NotFound, ActiveRunExists, ... otherwise."""
@@ -355,7 +307,7 @@ class ApiClient:
             json_body={"input": dict(message)},
             ok=(202,),
         )
-        return RunView.from_json(self._json(response))
+        return RunView.from_json(json_of(response))
 
     async def session_events(
         self, session_id: str, *, after: int | None = None, limit: int = 1000
@@ -366,7 +318,7 @@ class ApiClient:
         response = await self.request(
             "GET", f"/v1/sessions/{_seg(session_id)}/events", params=params
         )
-        body = self._json(response)
+        body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse("The server sent a malformed event page.", status=200)
         next_after = body.get("next_after")
@@ -377,19 +329,19 @@ class ApiClient:
 
     async def get_run(self, run_id: str) -> RunView:
         response = await self.request("GET", f"/v1/runs/{_seg(run_id)}")
-        return RunView.from_json(self._json(response))
+        return RunView.from_json(json_of(response))
 
     async def run_events(self, run_id: str) -> list[Event]:
         """The run's events so far, as JSON (route 8 without SSE)."""
         response = await self.request("GET", f"/v1/runs/{_seg(run_id)}/events")
-        body = self._json(response)
+        body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse("The server sent a malformed event list.", status=200)
         return [Event.from_json(item) for item in body["items"]]
 
     async def cancel_run(self, run_id: str) -> RunView:
         response = await self.request("POST", f"/v1/runs/{_seg(run_id)}/cancel", ok=(202,))
-        return RunView.from_json(self._json(response))
+        return RunView.from_json(json_of(response))
 
     async def decide_approval(self, approval_id: str, decision: str) -> Approval:
         response = await self.request(
@@ -397,7 +349,7 @@ class ApiClient:
             f"/v1/approvals/{_seg(approval_id)}/decision",
             json_body={"decision": decision},
         )
-        return Approval.from_json(self._json(response))
+        return Approval.from_json(json_of(response))
 
     async def stream_run_events(
         self, run_id: str, *, last_event_id: int | None = None
@@ -439,38 +391,10 @@ class ApiClient:
 
     async def get_artifact(self, artifact_id: str) -> Artifact:
         response = await self.request("GET", f"/v1/artifacts/{_seg(artifact_id)}")
-        return Artifact.from_json(self._json(response))
+        return Artifact.from_json(json_of(response))
 
     async def artifact_content(self, artifact_id: str) -> bytes:
         response = await self.request(
             "GET", f"/v1/artifacts/{_seg(artifact_id)}/content", headers={"Accept": "*/*"}
         )
         return response.content
-
-
-def _describe(
-    status: int, code: str | None, server_message: str, details: Mapping[str, Any], base_url: str
-) -> str:
-    """A sentence a user can act on, built from the status and the server's own words."""
-    suffix = f" ({server_message})" if server_message else ""
-    if status == 401:
-        return f"The server at {base_url} did not accept the token{suffix}. Check the token."
-    if status == 403:
-        scope = details.get("required_scope")
-        need = f" (needs scope {scope})" if isinstance(scope, str) else ""
-        return f"The token is not allowed to do this{need}."
-    if status == 404:
-        if details.get("reason") == "deleted":
-            return "The conversation was deleted."
-        return "Not found on the server."
-    if status == 409:
-        if details.get("reason") == "active_run_exists":
-            return f"A run is still active ({details.get('active_run_id')})."
-        return f"The server refused because of the current state{suffix}."
-    if status == 400:
-        return f"The server rejected the request as invalid{suffix}."
-    if status == 503:
-        return f"The server at {base_url} is unavailable right now (503){suffix}."
-    if status >= 500:
-        return f"The server at {base_url} failed ({status}){suffix}."
-    return f"Unexpected answer {status} from the server{suffix}."

@@ -16,13 +16,10 @@ No Qt here: the window adapts these callbacks to signals.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 import httpx
@@ -32,6 +29,15 @@ from sync.api import PAGE_LIMIT, ApiClient
 from sync.cache import ArtifactCache
 from sync.conversation import follow_run, transcript
 from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
+from sync.engine_events import (
+    EngineEvent,
+    EngineEvents,
+    EngineState,
+    EngineStatus,
+    IndexChanged,
+    Listener,
+    StatusChanged,
+)
 from sync.errors import (
     NetworkError,
     NotFound,
@@ -41,7 +47,7 @@ from sync.errors import (
     loggable,
 )
 from sync.index_writer import IndexWriter
-from sync.mirror import ETAG_KEY, ApplyResult, Mirror, SessionRow
+from sync.mirror import ETAG_KEY, Mirror, SessionRow
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
@@ -67,50 +73,6 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMER_INTERVAL = 30.0
 
 
-class EngineState(Enum):
-    IDLE = "idle"  # the last pass concluded
-    SYNCING = "syncing"  # a pass is running
-    OFFLINE = "offline"  # the last pass could not reach the server (or got 503), on its
-    # walk or on a point read (then the rows it could not check were kept)
-    ERROR = "error"  # the server refused us (401/403) or answered nonsense, likewise
-
-
-@dataclass(frozen=True)
-class EngineStatus:
-    state: EngineState
-    message: str = ""
-    last_success: float | None = None  # time.time() of the last conclusive pass
-
-
-@dataclass(frozen=True)
-class IndexChanged:
-    """The mirror changed: ids inserted, updated, removed. `report` when a pass did it.
-
-    `seq` is the write's mirror commit sequence; one engine emits these in commit order
-    (strictly increasing `seq`), so a later event always describes a later state.
-    """
-
-    inserted: tuple[str, ...] = ()
-    updated: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    report: ReconcileReport | None = field(default=None, compare=False)
-    seq: int = field(default=0, compare=False)
-    #: The inserted and updated rows' values: the sidebar applies them as a delta.
-    rows: tuple[SessionRow, ...] = field(default=(), compare=False, repr=False)
-    #: The seq of the mirror's previous row-changing write: when it is not the last seq a
-    #: listener saw, that listener missed a change (re-read the mirror whole).
-    after: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class StatusChanged:
-    status: EngineStatus
-
-
-EngineEvent = IndexChanged | StatusChanged
-Listener = Callable[[EngineEvent], None]
-
-
 class SyncEngine:
     """The facade of `docs/architecture.md`; construct with `await SyncEngine.open(profile)`."""
 
@@ -130,11 +92,10 @@ class SyncEngine:
         self.api = api
         self.mirror = mirror
         self.timer_interval = timer_interval
-        self._listeners: list[Listener] = []
+        self._events = EngineEvents()
         self._deleted: set[str] = set()
         self._status = EngineStatus(EngineState.IDLE)
         self._writer = IndexWriter(mirror)
-        self._last_index_seq = 0
         self.reconciler = Reconciler(
             api,
             mirror,
@@ -144,7 +105,7 @@ class SyncEngine:
             skip=self._deleted.__contains__,
             page_hook=page_hook,
             writer=self._writer,
-            on_report=self._announce_pass,
+            on_report=self._events.announce_pass,
         )
         self._coalescer = Coalescer(self._run_pass)
         self._deleter = DeleteService(
@@ -154,7 +115,7 @@ class SyncEngine:
             on_removed=self._deleted.add,
             concurrency=delete_concurrency,
             writer=self._writer,
-            on_applied=self._announce_write,
+            on_applied=self._events.announce_write,
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
         self._timer: asyncio.Task[None] | None = None
@@ -200,56 +161,7 @@ class SyncEngine:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add a listener; returns the function that removes it."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(listener)
-
-        return unsubscribe
-
-    def _emit(self, event: EngineEvent) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("engine listener failed on %r", type(event).__name__)
-
-    def _emit_index(self, event: IndexChanged) -> None:
-        """Emit a write's event; called only by `IndexWriter` announcements (commit order)."""
-        if event.seq <= self._last_index_seq:  # cannot happen through IndexWriter
-            log.error(
-                "IndexChanged %d after %d: out of commit order", event.seq, self._last_index_seq
-            )
-        self._last_index_seq = max(self._last_index_seq, event.seq)
-        self._emit(event)
-
-    def _announce_pass(self, report: ReconcileReport) -> None:
-        if report.changed:
-            self._emit_index(
-                IndexChanged(
-                    report.inserted,
-                    report.updated,
-                    report.pruned,
-                    report,
-                    report.seq,
-                    report.rows,
-                    report.after,
-                )
-            )
-
-    def _announce_write(self, applied: ApplyResult) -> None:
-        if applied.inserted or applied.updated or applied.removed:
-            self._emit_index(
-                IndexChanged(
-                    tuple(applied.inserted),
-                    tuple(applied.updated),
-                    tuple(applied.removed),
-                    seq=applied.seq,
-                    rows=applied.rows,
-                    after=applied.after,
-                )
-            )
+        return self._events.subscribe(listener)
 
     @property
     def status(self) -> EngineStatus:
@@ -258,7 +170,7 @@ class SyncEngine:
     def _set_status(self, status: EngineStatus) -> None:
         if status != self._status:
             self._status = status
-            self._emit(StatusChanged(status))
+            self._events.emit(StatusChanged(status))
 
     # -- the mirror -------------------------------------------------------------------------
 
@@ -437,13 +349,13 @@ class SyncEngine:
         try:
             view = await self.api.get_session(session_id)
         except NotFound:
-            await self._writer.apply((), [session_id], announce=self._announce_write)
+            await self._writer.apply((), [session_id], announce=self._events.announce_write)
             return None
         except SyncError as exc:
             log.info("refresh of %s failed: %s", session_id, loggable(exc))
             return None
         await self._writer.apply(
-            [view], (), skip=self._deleted.__contains__, announce=self._announce_write
+            [view], (), skip=self._deleted.__contains__, announce=self._events.announce_write
         )
         return view
 

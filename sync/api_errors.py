@@ -1,0 +1,116 @@
+"""What a failed exchange with the server means: a typed `sync.errors` class with words.
+
+`ApiClient` sends; this module reads what came back (or did not). Callers branch on the
+class, never on the message, so the mapping lives in one place: an error answer goes to the
+most specific `ApiError` (a missing envelope tolerated), a transport failure to
+`NetworkError` or `ConnectionFailed` (the class says whether the request may have had an
+effect), and a body that is not JSON to `UnexpectedResponse`. The technical detail goes to
+the log; the message is a sentence a user can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from sync.errors import (
+    ApiError,
+    BadCursor,
+    ConnectionFailed,
+    NetworkError,
+    UnexpectedResponse,
+    error_class_for,
+)
+
+log = logging.getLogger("sync.api")  # the client's log, where these lines always went
+
+
+def network_error(
+    exc: httpx.HTTPError, base_url: str, method: str, path: str, *, sent: bool = True
+) -> NetworkError:
+    """Words for a user; the exception class says whether the request may have had an
+    effect (`ConnectionFailed`: never sent). The technical detail goes to the log."""
+    log.info("%s %s: %s (%s)", method, path, type(exc).__name__, "sent" if sent else "not sent")
+    if not sent:
+        return ConnectionFailed(f"Cannot reach the server at {base_url}.")
+    if isinstance(exc, httpx.TimeoutException):
+        return NetworkError(f"Cannot reach the server at {base_url} (it did not answer in time).")
+    return NetworkError(f"Cannot reach the server at {base_url} (the connection was lost).")
+
+
+def error_from_response(
+    response: httpx.Response, body: bytes, base_url: str, *, has_cursor: bool = False
+) -> ApiError:
+    """Map an error answer to the most specific class; tolerate a missing envelope."""
+    method = response.request.method
+    path = response.request.url.path
+    code: str | None = None
+    server_message = ""
+    details: Mapping[str, Any] = {}
+    try:
+        payload = json.loads(body) if body else None
+    except ValueError:
+        payload = None
+    if isinstance(payload, Mapping) and isinstance(payload.get("error"), Mapping):
+        env = payload["error"]
+        code = env.get("code") if isinstance(env.get("code"), str) else None
+        server_message = env.get("message") if isinstance(env.get("message"), str) else ""
+        if isinstance(env.get("details"), Mapping):
+            details = env["details"]
+    status = response.status_code
+    cls = error_class_for(status, code, details)
+    if has_cursor and status == 400:
+        cls = BadCursor
+    message = describe(status, code, server_message, details, base_url)
+    if status == 404 and cls is UnexpectedResponse:
+        message = (
+            f"The server at {base_url} answered 404 without the Converge API's "
+            "error envelope, which proves nothing about the conversation (is the server "
+            "URL right, or is a proxy in the way?)."
+        )
+    return cls(message, status=status, code=code, details=details, method=method, path=path)
+
+
+def json_of(response: httpx.Response) -> Any:
+    """The response's JSON body; a body that is not JSON is an `UnexpectedResponse`."""
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise UnexpectedResponse(
+            "The server sent a body that is not JSON.",
+            status=response.status_code,
+            method=response.request.method,
+            path=response.request.url.path,
+        ) from exc
+
+
+def describe(
+    status: int, code: str | None, server_message: str, details: Mapping[str, Any], base_url: str
+) -> str:
+    """A sentence a user can act on, built from the status and the server's own words."""
+    suffix = f" ({server_message})" if server_message else ""
+    if status == 401:
+        return f"The server at {base_url} did not accept the token{suffix}. Check the token."
+    if status == 403:
+        scope = details.get("required_scope")
+        need = f" (needs scope {scope})" if isinstance(scope, str) else ""
+        return f"The token is not allowed to do this{need}."
+    if status == 404:
+        if details.get("reason") == "deleted":
+            return "The conversation was deleted."
+        return "Not found on the server."
+    if status == 409:
+        if details.get("reason") == "active_run_exists":
+            return f"A run is still active ({details.get('active_run_id')})."
+        return f"The server refused because of the current state{suffix}."
+    if status == 400:
+        return f"The server rejected the request as invalid{suffix}."
+    if status == 503:
+        return f"The server at {base_url} is unavailable right now (503){suffix}."
+    if status >= 500:
+        return f"The server at {base_url} failed ({status}){suffix}."
+    return f"Unexpected answer {status} from the server{suffix}."

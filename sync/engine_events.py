@@ -1,0 +1,136 @@
+"""What `SyncEngine` tells its listeners, and the one place those events are sent from.
+
+Two kinds of event: `IndexChanged` after anything changed the mirror (with the rows, so
+the sidebar applies a delta) and `StatusChanged` when the sync state moves. `EngineEvents`
+keeps the listeners, turns a pass's report or a write's result into an `IndexChanged`, and
+checks that those arrive in commit order: every announced write goes through one
+`IndexWriter`, which emits a write's event before any other announced write can commit
+(`sync/index_writer.py`), so `seq` strictly increases.
+
+Value types only and no I/O here: a window can import them without the HTTP client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sync.mirror import ApplyResult, SessionRow
+    from sync.reconcile import ReconcileReport
+
+log = logging.getLogger("sync.engine")  # the engine's log, where these lines always went
+
+
+class EngineState(Enum):
+    IDLE = "idle"  # the last pass concluded
+    SYNCING = "syncing"  # a pass is running
+    OFFLINE = "offline"  # the last pass could not reach the server (or got 503), on its
+    # walk or on a point read (then the rows it could not check were kept)
+    ERROR = "error"  # the server refused us (401/403) or answered nonsense, likewise
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    state: EngineState
+    message: str = ""
+    last_success: float | None = None  # time.time() of the last conclusive pass
+
+
+@dataclass(frozen=True)
+class IndexChanged:
+    """The mirror changed: ids inserted, updated, removed. `report` when a pass did it.
+
+    `seq` is the write's mirror commit sequence; one engine emits these in commit order
+    (strictly increasing `seq`), so a later event always describes a later state.
+    """
+
+    inserted: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    report: ReconcileReport | None = field(default=None, compare=False)
+    seq: int = field(default=0, compare=False)
+    #: The inserted and updated rows' values: the sidebar applies them as a delta.
+    rows: tuple[SessionRow, ...] = field(default=(), compare=False, repr=False)
+    #: The seq of the mirror's previous row-changing write: when it is not the last seq a
+    #: listener saw, that listener missed a change (re-read the mirror whole).
+    after: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: EngineStatus
+
+
+EngineEvent = IndexChanged | StatusChanged
+Listener = Callable[[EngineEvent], None]
+
+
+class EngineEvents:
+    """The listeners of one engine; events go out on the caller's (the event loop's) thread.
+
+    A listener that raises is logged and the others still get the event.
+    """
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._last_index_seq = 0
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Add a listener; returns the function that removes it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("engine listener failed on %r", type(event).__name__)
+
+    def emit_index(self, event: IndexChanged) -> None:
+        """Emit a write's event; called only by `IndexWriter` announcements (commit order)."""
+        if event.seq <= self._last_index_seq:  # cannot happen through IndexWriter
+            log.error(
+                "IndexChanged %d after %d: out of commit order", event.seq, self._last_index_seq
+            )
+        self._last_index_seq = max(self._last_index_seq, event.seq)
+        self.emit(event)
+
+    def announce_pass(self, report: ReconcileReport) -> None:
+        """A pass's write, when it changed anything (`Reconciler`'s `on_report`)."""
+        if report.changed:
+            self.emit_index(
+                IndexChanged(
+                    report.inserted,
+                    report.updated,
+                    report.pruned,
+                    report,
+                    report.seq,
+                    report.rows,
+                    report.after,
+                )
+            )
+
+    def announce_write(self, applied: ApplyResult) -> None:
+        """Any other announced write (a delete, a refreshed row), when it changed rows."""
+        if applied.inserted or applied.updated or applied.removed:
+            self.emit_index(
+                IndexChanged(
+                    tuple(applied.inserted),
+                    tuple(applied.updated),
+                    tuple(applied.removed),
+                    seq=applied.seq,
+                    rows=applied.rows,
+                    after=applied.after,
+                )
+            )
