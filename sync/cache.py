@@ -18,7 +18,8 @@ from pathlib import Path
 
 from sync.api import ApiClient
 from sync.errors import CacheError, ConversationGone, IntegrityError
-from sync.mirror import CachedFile, Mirror
+from sync.file_index import CachedFile
+from sync.mirror import Mirror
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,8 @@ from sync import cli_watch, wording
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, SyncError, Unauthenticated
-from sync.mirror import Mirror, SessionRow
+from sync.mirror import Mirror
+from sync.mirror_rows import SessionRow
 from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
 

@@ -36,7 +36,8 @@ from sync.errors import (
     loggable,
 )
 from sync.index_writer import IndexWriter
-from sync.mirror import ApplyResult, Mirror
+from sync.mirror import Mirror
+from sync.mirror_apply import ApplyResult
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)

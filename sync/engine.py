@@ -47,7 +47,9 @@ from sync.errors import (
     loggable,
 )
 from sync.index_writer import IndexWriter
-from sync.mirror import ETAG_KEY, Mirror, SessionRow
+from sync.mirror import Mirror
+from sync.mirror_rows import SessionRow
+from sync.mirror_state import ETAG_KEY
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason

@@ -25,7 +25,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from sync.mirror import ApplyResult, Mirror
+from sync.mirror import Mirror
+from sync.mirror_apply import ApplyResult
 from sync.models import SessionView
 
 #: Runs on the event loop right after the write committed, before any other announced write.

@@ -14,101 +14,61 @@ shared across threads. Writes are serialised inside the process by a lock and ac
 processes by `BEGIN IMMEDIATE` plus `busy_timeout`. Each `apply` takes the next number of an
 in-process commit sequence while it holds the write lock, so `ApplyResult.seq` orders this
 process's writes as they committed (`sync.index_writer` relies on it).
+
+This module owns the file, its connections, the write lock and transaction, the commit
+order and the post-removal scrub; what a transaction does is in the modules beside it:
+`sync.mirror_rows` (reading rows), `sync.mirror_apply` (the write path),
+`sync.delete_marks` (unconfirmed deletes), `sync.file_index` (cached artifact files) and
+`sync.mirror_state` (the ETag and the connection identity).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, or_, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from sync.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.errors import MirrorError, MirrorTooNew
+from sync.file_index import CachedFile, read_cached_file, record_cached_file
+from sync.mirror_apply import ApplyResult, write_changes
+from sync.mirror_rows import SessionRow, read_rows, read_snapshot, row_of
 from sync.mirror_schema import (
-    REMOVED_MEMORY_SECONDS,
     SCHEMA_VERSION,
-    CachedArtifact,
-    RemovedSession,
     SessionRecord,
-    SyncState,
-    UnconfirmedDelete,
     busy_timeout_ms,
-    fold,
     is_locked,
     locked_error,
     make_engine,
     migrate,
     read_schema_version,
 )
+from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
 from sync.models import SessionView
+
+__all__ = [
+    "ETAG_KEY",
+    "IDENTITY_KEY",
+    "ApplyResult",
+    "CachedFile",
+    "Mirror",
+    "SessionRow",
+]
 
 log = logging.getLogger(__name__)
 
 #: A checkpoint blocked by a reader is tried this many times, this many seconds apart.
 CHECKPOINT_TRIES = 10
 CHECKPOINT_PAUSE = 0.02
-#: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
-UPSERT_CHUNK = 2000
-#: Rows `Mirror.rows` builds between two GIL hand-overs (it runs in a worker thread).
-READ_CHUNK = 2000
-
-
-ETAG_KEY = "sessions_first_page_etag"
-IDENTITY_KEY = "connection_identity"
-
-
-#: One sidebar row, as the mirror holds it: the very value the server's index sends (one
-#: session type on the client; the name says where a row comes from).
-SessionRow = SessionView
-
-
-@dataclass(frozen=True, slots=True)
-class CachedFile:
-    artifact_id: str
-    session_id: str
-    name: str
-    media_type: str
-    size: int
-    sha256: str
-    file_name: str
-
-
-_ROW_COLUMNS = (
-    SessionRecord.id,
-    SessionRecord.title,
-    SessionRecord.created_at,
-    SessionRecord.updated_at,
-    SessionRecord.active_run_id,
-    SessionRecord.last_run_id,
-)
-_UPSERT_COLUMNS = ("title", "created_at", "updated_at", "active_run_id", "last_run_id")
-
-
-@dataclass(frozen=True, slots=True)
-class ApplyResult:
-    inserted: list[str]
-    updated: list[str]
-    removed: list[str]
-    removed_files: list[str]
-    #: This write's place in the mirror object's commit order (1, 2, ...; writes that
-    #: failed leave gaps). Taken under the write lock, so a later commit has a larger seq.
-    seq: int = 0
-    #: The values written (inserted and updated rows, in that order): a listener applies
-    #: them as a delta instead of re-reading the mirror.
-    rows: tuple[SessionRow, ...] = field(default=(), repr=False)
-    #: The `seq` of the previous write that changed session rows (0: none yet). A listener
-    #: that last saw a different seq missed a change and must re-read the mirror whole.
-    after: int = 0
 
 
 class Mirror:
@@ -236,49 +196,19 @@ class Mirror:
     # -- reads ------------------------------------------------------------------------------
 
     def rows(self, filter_text: str = "") -> list[SessionRow]:
-        """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id.
-
-        Selects plain columns rather than ORM entities: five times faster on 100,000 rows.
-        """
-        stmt = select(*_ROW_COLUMNS).order_by(
-            SessionRecord.updated_at.desc(), SessionRecord.id.desc()
-        )
-        needle = filter_text.strip()
-        if needle:
-            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            pattern += "%"
-            stmt = stmt.where(
-                or_(
-                    func.fold(SessionRecord.title).like(fold(pattern), escape="\\"),
-                    SessionRecord.id.like(pattern, escape="\\"),
-                )
-            )
-        out: list[SessionRow] = []
+        """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
         with self._read.connect() as conn, conn.begin():
-            result = conn.execute(stmt)
-            while part := result.fetchmany(READ_CHUNK):
-                out.extend(SessionRow(*r) for r in part)
-                # Give the GIL away between chunks: this runs in a worker thread, and when
-                # the machine's cores are busy the UI thread waiting for the GIL otherwise
-                # stalled 150-240 ms during this read of 100,000 rows (docs/performance.md).
-                time.sleep(0)
-        return out
+            return read_rows(conn, filter_text)
 
     def get(self, session_id: str) -> SessionRow | None:
         with Session(self._read) as session, session.begin():
             rec = session.get(SessionRecord, session_id)
-            return _row(rec) if rec is not None else None
+            return row_of(rec) if rec is not None else None
 
     def snapshot(self) -> dict[str, SessionRow]:
         """Every row by id: the planner's view of the mirror."""
-        out: dict[str, SessionRow] = {}
         with self._read.connect() as conn, conn.begin():
-            result = conn.execute(select(*_ROW_COLUMNS))
-            while part := result.fetchmany(READ_CHUNK):
-                for r in part:
-                    out[r[0]] = SessionRow(*r)
-                time.sleep(0)  # as in `rows`: let a waiting UI thread have the GIL
-        return out
+            return read_snapshot(conn)
 
     def count(self) -> int:
         with self._read.connect() as conn:
@@ -286,40 +216,22 @@ class Mirror:
 
     def get_state(self, key: str) -> str | None:
         with Session(self._read) as session, session.begin():
-            rec = session.get(SyncState, key)
-            return rec.value if rec is not None else None
+            return get_state(session, key)
 
     def unconfirmed_deletes(self) -> set[str]:
         """Ids of rows whose delete was sent but never answered."""
         with self._read.connect() as conn, conn.begin():
-            return set(conn.execute(select(UnconfirmedDelete.session_id)).scalars())
+            return unconfirmed_ids(conn)
 
     def mark_unconfirmed(self, session_id: str) -> None:
         """Mark a row whose delete may or may not have happened (kept until settled)."""
-        stmt = sqlite_insert(UnconfirmedDelete).on_conflict_do_nothing(
-            index_elements=["session_id"]
-        )
+        now = time.time()
         with self._writing() as conn:
-            present = conn.execute(
-                select(SessionRecord.id).where(SessionRecord.id == session_id)
-            ).first()
-            if present is not None:
-                conn.execute(stmt, [{"session_id": session_id, "since": time.time()}])
+            mark_unconfirmed(conn, session_id, now)
 
     def cached_file(self, artifact_id: str) -> CachedFile | None:
         with Session(self._read) as session, session.begin():
-            rec = session.get(CachedArtifact, artifact_id)
-            if rec is None:
-                return None
-            return CachedFile(
-                rec.artifact_id,
-                rec.session_id,
-                rec.name,
-                rec.media_type,
-                rec.size,
-                rec.sha256,
-                rec.file_name,
-            )
+            return read_cached_file(session, artifact_id)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -344,94 +256,18 @@ class Mirror:
         with self._writing() as conn:
             self._commit_seq += 1  # under the write lock: commit order
             seq = self._commit_seq
-            wanted = [v for v in upserts if skip is None or not skip(v.id)]
-            current = _rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
-            inserted: list[str] = []
-            updated: list[str] = []
-            written: list[SessionRow] = []
-            params: list[dict[str, Any]] = []
-            for view in wanted:
-                before = current.get(view.id)
-                row = view
-                if before is None:
-                    inserted.append(view.id)
-                elif before.updated_at > view.updated_at:
-                    # updated_at never goes back on the server (CONTRACT §2): this view is
-                    # older than what a concurrent refresh already wrote. Keep the newer one.
-                    continue
-                elif before != row:
-                    updated.append(view.id)
-                else:
-                    continue
-                written.append(view)
-                params.append(
-                    {
-                        "id": view.id,
-                        "title": view.title,
-                        "created_at": view.created_at,
-                        "updated_at": view.updated_at,
-                        "active_run_id": view.active_run_id,
-                        "last_run_id": view.last_run_id,
-                        "synced_at": now,
-                    }
-                )
-            if params:
-                stmt = sqlite_insert(SessionRecord)
-                stmt = stmt.on_conflict_do_update(
-                    index_elements=["id"],
-                    set_={c: stmt.excluded[c] for c in (*_UPSERT_COLUMNS, "synced_at")},
-                )
-                # PITFALLS §8: rows go as executemany parameters, never into .values(...).
-                # In chunks, inside this one transaction: between two calls this worker
-                # thread gives the GIL back, so the UI thread is not starved by one long call.
-                for start in range(0, len(params), UPSERT_CHUNK):
-                    conn.execute(stmt, params[start : start + UPSERT_CHUNK])
-            removed: list[str] = []
-            files: list[str] = []
-            if removals:
-                ids = list(dict.fromkeys(removals))
-                for chunk in _chunks(ids, 500):
-                    present = conn.execute(
-                        select(SessionRecord.id).where(SessionRecord.id.in_(chunk))
-                    ).scalars()
-                    removed.extend(present)
-                    files.extend(
-                        conn.execute(
-                            select(CachedArtifact.file_name).where(
-                                CachedArtifact.session_id.in_(chunk)
-                            )
-                        ).scalars()
-                    )
-                    conn.execute(delete(SessionRecord).where(SessionRecord.id.in_(chunk)))
-                    conn.execute(delete(CachedArtifact).where(CachedArtifact.session_id.in_(chunk)))
-                    conn.execute(
-                        delete(UnconfirmedDelete).where(UnconfirmedDelete.session_id.in_(chunk))
-                    )
-                remember = sqlite_insert(RemovedSession)
-                remember = remember.on_conflict_do_update(
-                    index_elements=["session_id"], set_={"removed_at": remember.excluded.removed_at}
-                )
-                conn.execute(remember, [{"session_id": sid, "removed_at": now} for sid in ids])
-                conn.execute(
-                    delete(RemovedSession).where(
-                        RemovedSession.removed_at < now - REMOVED_MEMORY_SECONDS
-                    )
-                )
-            for chunk in _chunks(list(dict.fromkeys(settle)), 500):
-                conn.execute(
-                    delete(UnconfirmedDelete).where(UnconfirmedDelete.session_id.in_(chunk))
-                )
-            for key, value in (state or {}).items():
-                _set_state(conn, key, value)
+            done = write_changes(
+                conn, upserts, removals, now=now, state=state, skip=skip, settle=settle
+            )
             after = self._change_seq
-        if written or removed:
+        if done.rows or done.removed:
             # After the commit (so a reader that reads this seq first sees the write), which
             # is outside the lock: a writer that reads a stale `after` meanwhile makes its
             # listeners re-read the mirror whole (safe), never skip a write.
             self._change_seq = max(self._change_seq, seq)
-        if removed or files or self._scrub_pending:
+        if done.removed or done.removed_files or self._scrub_pending:
             self.scrub()
-        return ApplyResult(inserted, updated, removed, files, seq, tuple(written), after)
+        return dataclasses.replace(done, seq=seq, after=after)
 
     @property
     def last_change_seq(self) -> int:
@@ -449,14 +285,7 @@ class Mirror:
         if self.get_state(IDENTITY_KEY) == identity:
             return False  # the usual case writes nothing: opening needs no write lock
         with self._writing() as conn:
-            current = conn.execute(
-                select(SyncState.value).where(SyncState.key == IDENTITY_KEY)
-            ).scalar_one_or_none()
-            if current == identity:
-                return False
-            _set_state(conn, IDENTITY_KEY, identity)
-            _set_state(conn, ETAG_KEY, None)
-            return True
+            return rebind_identity(conn, identity)
 
     def record_cached_file(self, entry: CachedFile) -> bool:
         """Index a cached file, only while its session is still mirrored; returns whether
@@ -468,63 +297,6 @@ class Mirror:
         removed with the session. A session not mirrored yet (opened before the first
         sync saw it) may cache; one removed recently may not.
         """
-        values = {
-            "artifact_id": entry.artifact_id,
-            "session_id": entry.session_id,
-            "name": entry.name,
-            "media_type": entry.media_type,
-            "size": entry.size,
-            "sha256": entry.sha256,
-            "file_name": entry.file_name,
-            "cached_at": time.time(),
-        }
-        stmt = sqlite_insert(CachedArtifact)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["artifact_id"],
-            set_={k: stmt.excluded[k] for k in values if k != "artifact_id"},
-        )
+        now = time.time()
         with self._writing() as conn:
-            removed = conn.execute(
-                select(RemovedSession.session_id).where(
-                    RemovedSession.session_id == entry.session_id
-                )
-            ).first()
-            if removed is not None:
-                return False
-            conn.execute(stmt, [values])
-            return True
-
-
-def _row(rec: SessionRecord) -> SessionRow:
-    return SessionRow(
-        id=rec.id,
-        title=rec.title,
-        created_at=rec.created_at,
-        updated_at=rec.updated_at,
-        active_run_id=rec.active_run_id,
-        last_run_id=rec.last_run_id,
-    )
-
-
-def _rows_by_id(conn: Any, ids: Sequence[str]) -> dict[str, SessionRow]:
-    out: dict[str, SessionRow] = {}
-    cols = _ROW_COLUMNS
-    if len(ids) > 2000:  # cheaper to read everything than to chunk a huge IN list
-        for r in conn.execute(select(*cols)):
-            out[r[0]] = SessionRow(*r)
-        return out
-    for chunk in _chunks(list(ids), 500):
-        for r in conn.execute(select(*cols).where(SessionRecord.id.in_(chunk))):
-            out[r[0]] = SessionRow(*r)
-    return out
-
-
-def _set_state(conn: Any, key: str, value: str | None) -> None:
-    stmt = sqlite_insert(SyncState)
-    stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
-    conn.execute(stmt, [{"key": key, "value": value}])
-
-
-def _chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
-    for start in range(0, len(items), size):
-        yield list(items[start : start + size])
+            return record_cached_file(conn, entry, now)

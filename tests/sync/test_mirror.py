@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sync.errors import MirrorError, MirrorTooNew
-from sync.mirror import CachedFile, Mirror
+from sync.file_index import CachedFile
+from sync.mirror import Mirror
 from sync.mirror_schema import SCHEMA_VERSION, read_schema_version
 from sync.models import SessionView
 
@@ -181,7 +182,7 @@ def test_an_older_view_never_overwrites_a_newer_row(tmp_path: Path) -> None:
 
 
 def test_a_new_server_or_token_forgets_the_etag_but_keeps_rows(tmp_path: Path) -> None:
-    from sync.mirror import ETAG_KEY
+    from sync.mirror_state import ETAG_KEY
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     try:
@@ -201,9 +202,9 @@ def test_a_chunked_upsert_is_still_one_transaction(
 ) -> None:
     """The upsert goes to SQLite in chunks (so the worker gives the GIL back), but a failure
     in a late chunk leaves nothing of the earlier ones, nor the state written with them."""
-    import sync.mirror
+    import sync.mirror_apply
 
-    monkeypatch.setattr(sync.mirror, "UPSERT_CHUNK", 2)
+    monkeypatch.setattr(sync.mirror_apply, "UPSERT_CHUNK", 2)
     path = tmp_path / "m.sqlite3"
     mirror = Mirror.open(path)
     try:

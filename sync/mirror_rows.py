@@ -1,0 +1,98 @@
+"""Reading session rows out of the mirror: the sidebar's order, the planner's snapshot.
+
+One sidebar row is the very value the server's index sends (`SessionView`; the name
+`SessionRow` says where a row comes from). Reads select plain columns rather than ORM
+entities (five times faster on 100,000 rows) and run in a worker thread, handing the GIL
+over between chunks. The functions take the caller's connection and never commit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, func, or_, select
+
+from sync.mirror_schema import SessionRecord, fold
+from sync.models import SessionView
+
+#: One sidebar row, as the mirror holds it: the very value the server's index sends (one
+#: session type on the client; the name says where a row comes from).
+SessionRow = SessionView
+
+#: Rows `Mirror.rows` builds between two GIL hand-overs (it runs in a worker thread).
+READ_CHUNK = 2000
+
+ROW_COLUMNS = (
+    SessionRecord.id,
+    SessionRecord.title,
+    SessionRecord.created_at,
+    SessionRecord.updated_at,
+    SessionRecord.active_run_id,
+    SessionRecord.last_run_id,
+)
+
+
+def read_rows(conn: Connection, filter_text: str = "") -> list[SessionRow]:
+    """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
+    stmt = select(*ROW_COLUMNS).order_by(SessionRecord.updated_at.desc(), SessionRecord.id.desc())
+    needle = filter_text.strip()
+    if needle:
+        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern += "%"
+        stmt = stmt.where(
+            or_(
+                func.fold(SessionRecord.title).like(fold(pattern), escape="\\"),
+                SessionRecord.id.like(pattern, escape="\\"),
+            )
+        )
+    out: list[SessionRow] = []
+    result = conn.execute(stmt)
+    while part := result.fetchmany(READ_CHUNK):
+        out.extend(SessionRow(*r) for r in part)
+        # Give the GIL away between chunks: this runs in a worker thread, and when
+        # the machine's cores are busy the UI thread waiting for the GIL otherwise
+        # stalled 150-240 ms during this read of 100,000 rows (docs/performance.md).
+        time.sleep(0)
+    return out
+
+
+def read_snapshot(conn: Connection) -> dict[str, SessionRow]:
+    """Every row by id: the planner's view of the mirror."""
+    out: dict[str, SessionRow] = {}
+    result = conn.execute(select(*ROW_COLUMNS))
+    while part := result.fetchmany(READ_CHUNK):
+        for r in part:
+            out[r[0]] = SessionRow(*r)
+        time.sleep(0)  # as in `read_rows`: let a waiting UI thread have the GIL
+    return out
+
+
+def row_of(rec: SessionRecord) -> SessionRow:
+    return SessionRow(
+        id=rec.id,
+        title=rec.title,
+        created_at=rec.created_at,
+        updated_at=rec.updated_at,
+        active_run_id=rec.active_run_id,
+        last_run_id=rec.last_run_id,
+    )
+
+
+def rows_by_id(conn: Any, ids: Sequence[str]) -> dict[str, SessionRow]:
+    out: dict[str, SessionRow] = {}
+    cols = ROW_COLUMNS
+    if len(ids) > 2000:  # cheaper to read everything than to chunk a huge IN list
+        for r in conn.execute(select(*cols)):
+            out[r[0]] = SessionRow(*r)
+        return out
+    for chunk in chunks(list(ids), 500):
+        for r in conn.execute(select(*cols).where(SessionRecord.id.in_(chunk))):
+            out[r[0]] = SessionRow(*r)
+    return out
+
+
+def chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
