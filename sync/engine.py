@@ -10,7 +10,9 @@ be quick (re-read `rows()` and diff, update a status line).
 every announced write goes through one `IndexWriter`, which emits a write's event before
 any other announced write can commit (see `sync/index_writer.py` for why that is needed).
 
-No Qt here: the window adapts these callbacks to signals.
+No Qt here: the window adapts these callbacks to signals. The event types and the
+listeners are `sync.engine_events`; the timer and the index watch that trigger passes on
+their own are `sync.engine_triggers`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from sync.engine_events import (
     Listener,
     StatusChanged,
 )
+from sync.engine_triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
 from sync.errors import (
     NetworkError,
     NotFound,
@@ -49,7 +52,6 @@ from sync.errors import (
 from sync.index_writer import IndexWriter
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
-from sync.mirror_state import ETAG_KEY
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
@@ -72,8 +74,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMER_INTERVAL = 30.0
-
 
 class SyncEngine:
     """The facade of `docs/architecture.md`; construct with `await SyncEngine.open(profile)`."""
@@ -93,7 +93,6 @@ class SyncEngine:
         self.profile = profile
         self.api = api
         self.mirror = mirror
-        self.timer_interval = timer_interval
         self._events = EngineEvents()
         self._deleted: set[str] = set()
         self._status = EngineStatus(EngineState.IDLE)
@@ -120,8 +119,8 @@ class SyncEngine:
             on_applied=self._events.announce_write,
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
-        self._timer: asyncio.Task[None] | None = None
-        self._watch: IndexWatch | None = None
+        self._timer = PassTimer(self.trigger, timer_interval)
+        self._watch = EngineWatch(api, mirror, self._coalescer, lambda: self._closed)
         self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
         self._background: set[asyncio.Task[object]] = set()
         self._closed = False
@@ -230,8 +229,7 @@ class SyncEngine:
         problem = report.problem
         if problem is None:
             self._set_status(EngineStatus(EngineState.IDLE, "", time.time()))
-            if self._watch is not None:
-                self._watch.kick()
+            self._watch.kick()
             return report
         message = problem.message
         if report.error is None:  # the walk was written; some point reads were inconclusive
@@ -246,22 +244,20 @@ class SyncEngine:
         self._set_status(EngineStatus(state, message, last_success))
         return report
 
+    @property
+    def timer_interval(self) -> float:
+        return self._timer.interval
+
+    @timer_interval.setter
+    def timer_interval(self, interval: float) -> None:
+        self._timer.interval = interval
+
     def start_timer(self, interval: float | None = None) -> None:
         """Trigger TIMER every `interval` seconds (default 30) until `stop_timer`/`close`."""
-        if interval is not None:
-            self.timer_interval = interval
-        self.stop_timer()
-        self._timer = asyncio.get_running_loop().create_task(self._tick())
+        self._timer.start(interval)
 
     def stop_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    async def _tick(self) -> None:
-        while True:
-            await asyncio.sleep(self.timer_interval)
-            self.trigger(TriggerReason.TIMER)
+        self._timer.stop()
 
     # -- the index watch (CONTRACT §9.1) ---------------------------------------------------
 
@@ -271,49 +267,23 @@ class SyncEngine:
         that does not hold watches this ends by itself (`watch_state` UNSUPPORTED)."""
         if self._closed or not self.reconciler.use_etag:
             return
-        if self._watch is None:
-            self._watch = IndexWatch(
-                self.api,
-                current_etag=self._stored_etag,
-                changed=self._watch_saw_change,
-                settled=self._watch_needs_etag,
-            )
-        self._watch.wait = wait
-        if self._watch.state is not WatchState.UNSUPPORTED:
-            self._watch.start()
+        self._watch.start(wait)
 
     async def stop_watch(self) -> None:
         """Cancel the open watch (its request is closed) and wait until it has ended."""
-        if self._watch is not None:
-            await self._watch.stop()
+        await self._watch.stop()
 
     def cancel_watch(self) -> None:
         """`stop_watch` for synchronous callers (a window detaching): cancelled, not awaited."""
-        if self._watch is not None:
-            self._watch.cancel()
+        self._watch.cancel()
 
     @property
     def watch_state(self) -> WatchState:
-        return WatchState.OFF if self._watch is None else self._watch.state
+        return self._watch.state
 
     @property
     def watch(self) -> IndexWatch | None:
-        return self._watch
-
-    async def _stored_etag(self) -> str | None:
-        return await asyncio.to_thread(self.mirror.get_state, ETAG_KEY)
-
-    async def _watch_needs_etag(self) -> bool:
-        """A conclusive pass for the watch's first ETag: the connect pass usually runs
-        already, and joining it saves a second pass."""
-        if self._closed:
-            return False
-        return (await asyncio.shield(self._coalescer.running_or_request(TriggerReason.WATCH))).ok
-
-    async def _watch_saw_change(self) -> bool:
-        if self._closed:
-            return False
-        return (await self.reconcile(TriggerReason.WATCH)).ok
+        return self._watch.watch
 
     # -- delete -----------------------------------------------------------------------------
 
