@@ -2,7 +2,9 @@
 (`ui.status_line`).
 
 Only layout and user intents live here: each intent is a signal (`refresh_requested`,
-`delete_requested`, …) that `ui.controller.WindowController` turns into engine calls.
+`delete_requested`, …) that `ui.controller.WindowController` turns into engine calls. The
+sidebar's keyboard and "⋯" button are `ui.sidebar_keys`; its scroll position across updates
+is `ui.scroll_anchor`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from PySide6.QtCore import (
     QEvent,
     QItemSelectionModel,
     QModelIndex,
-    QObject,
     QPoint,
     Qt,
     QTimer,
@@ -22,9 +23,7 @@ from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QGuiApplication,
-    QKeyEvent,
     QKeySequence,
-    QMouseEvent,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,8 +41,10 @@ from PySide6.QtWidgets import (
 )
 
 from ui.conversation_pane import ConversationPane
-from ui.session_delegate import SessionDelegate, more_rect
+from ui.scroll_anchor import ScrollAnchor
+from ui.session_delegate import SessionDelegate
 from ui.session_model import SessionListModel
+from ui.sidebar_keys import SidebarKeys
 from ui.status_line import StatusLine
 from ui.style import is_dark, stylesheet
 
@@ -102,7 +103,6 @@ class MainWindow(QMainWindow):
         self._filter_timer.setInterval(FILTER_DEBOUNCE_MS)
         self._filter_timer.timeout.connect(lambda: self.filter_changed.emit(self.filter.text()))
         self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
-        self.filter.installEventFilter(self)
 
         self.list = QListView()
         self.list.setObjectName("sessionList")
@@ -121,8 +121,13 @@ class MainWindow(QMainWindow):
         self.list.setMouseTracking(True)  # hover highlight and the row's "⋯" button
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._context_menu)
-        self.list.installEventFilter(self)
-        self.list.viewport().installEventFilter(self)
+        self.sidebar_keys = SidebarKeys(
+            self.filter,
+            self.list,
+            self.model,
+            clear_filter=self.clear_filter,
+            open_menu=self._open_row_menu,
+        )
         selection = self.list.selectionModel()
         selection.currentChanged.connect(self._on_current)
         selection.selectionChanged.connect(lambda *_: self._update_actions())
@@ -137,9 +142,7 @@ class MainWindow(QMainWindow):
         self.model.rowsInserted.connect(self._update_empty)
         self.model.rowsRemoved.connect(self._update_empty)
         self.model.modelReset.connect(self._update_empty)
-        self._anchor: tuple[str, int] | None = None
-        self.model.about_to_apply.connect(self._remember_anchor)
-        self.model.updated.connect(self._restore_anchor)
+        self.scroll_anchor = ScrollAnchor(self.list, self.model)
 
         self._offline = False
         self.offline_banner = QLabel(self.tr(OFFLINE_BANNER))
@@ -246,6 +249,9 @@ class MainWindow(QMainWindow):
         index = self.list.indexAt(pos)
         if not index.isValid() or not index.flags() & Qt.ItemFlag.ItemIsSelectable:
             return
+        self._open_row_menu(index, pos)
+
+    def _open_row_menu(self, index: QModelIndex, pos: QPoint) -> None:
         self.row_menu(index).popup(self.list.viewport().mapToGlobal(pos))
 
     def row_menu(self, index: QModelIndex) -> QMenu:
@@ -267,64 +273,7 @@ class MainWindow(QMainWindow):
         self.last_menu = menu
         return menu
 
-    # --- keyboard -----------------------------------------------------------------------
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Search box: Down/Enter go to the results, Escape clears. List: focus gives it a
-        current, selected row, so Delete works without an arrow key first."""
-        if watched is self.filter and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            key = event.key()
-            if key in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if self.model.rowCount() > 0:
-                    self.list.setFocus(Qt.FocusReason.TabFocusReason)
-                    return True
-            elif key == Qt.Key.Key_Escape and self.filter.text():
-                self.clear_filter()
-                return True
-        elif watched is self.list and event.type() == QEvent.Type.FocusIn:
-            self._ensure_current()
-        elif (
-            watched is self.list.viewport()
-            and event.type() == QEvent.Type.MouseButtonRelease
-            and isinstance(event, QMouseEvent)
-            and event.button() == Qt.MouseButton.LeftButton
-        ):
-            pos = event.position().toPoint()
-            index = self.list.indexAt(pos)
-            if (
-                index.isValid()
-                and index.flags() & Qt.ItemFlag.ItemIsSelectable
-                and more_rect(self.list.visualRect(index)).contains(pos)
-            ):
-                self.row_menu(index).popup(self.list.viewport().mapToGlobal(pos))
-                return True
-        return super().eventFilter(watched, event)
-
-    def _ensure_current(self) -> None:
-        selection = self.list.selectionModel()
-        if self.model.rowCount() == 0:
-            return
-        current = selection.currentIndex()
-        if current.isValid():
-            if not selection.isSelected(current):
-                selection.select(current, QItemSelectionModel.SelectionFlag.Select)
-            return
-        selected = sorted(selection.selectedRows(), key=lambda index: index.row())
-        target = selected[0] if selected else self._first_selectable()
-        if not target.isValid():
-            return
-        flags = QItemSelectionModel.SelectionFlag
-        selection.setCurrentIndex(target, flags.Select if selected else flags.ClearAndSelect)
-        self.list.scrollTo(target)
-
-    def _first_selectable(self) -> QModelIndex:
-        """The first conversation (the list may open with a date header)."""
-        for row in range(min(self.model.rowCount(), 64)):
-            index = self.model.index(row, 0)
-            if index.flags() & Qt.ItemFlag.ItemIsSelectable:
-                return index
-        return QModelIndex()
+    # --- the search box -----------------------------------------------------------------
 
     def clear_filter(self) -> None:
         """Empty the search box and show every conversation now (no debounce)."""
@@ -393,33 +342,7 @@ class MainWindow(QMainWindow):
         """What the sidebar says when it has no row."""
         self.sidebar_empty.setText(self.tr(text))
 
-    # --- the scroll position survives updates -------------------------------------------
-
-    def _remember_anchor(self) -> None:
-        """Before an update: which row is at the top of the viewport (unless at the very
-        top, where new conversations should come into view)."""
-        self._anchor = None
-        if self.list.verticalScrollBar().value() == 0:
-            return
-        top = self.list.indexAt(QPoint(1, 1))
-        session_id = top.data(SessionListModel.IdRole) if top.isValid() else None
-        if isinstance(session_id, str):
-            self._anchor = (session_id, top.row())
-
-    def _restore_anchor(self) -> None:
-        """After an update: keep that row where it was, although rows moved above it."""
-        anchor, self._anchor = self._anchor, None
-        if anchor is None:
-            return
-        index = self.model.index_of(anchor[0])
-        if not index.isValid() or index.row() == anchor[1]:
-            return
-        bar = self.list.verticalScrollBar()
-        height = self.list.sizeHintForRow(0)  # uniform rows
-        target = bar.value() + (index.row() - anchor[1]) * height
-        bar.setValue(target)
-        if bar.value() != target:  # the batched layout has not grown the range yet
-            QTimer.singleShot(50, lambda: bar.setValue(target))
+    # --- selection and actions ----------------------------------------------------------
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         value = current.data(SessionListModel.IdRole) if current.isValid() else None
