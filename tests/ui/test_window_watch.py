@@ -76,6 +76,9 @@ def test_a_delete_in_one_window_removes_the_row_from_the_other_through_the_watch
             timeout=40,
             what="the row to leave the other window",
         )
+        # The row leaves as soon as the pass's IndexChanged is applied, before the pass
+        # returns and its listeners run: wait for the pass's end, or `reasons` may be empty.
+        await until(lambda: bool(reasons), timeout=40, what="the other window's pass to end")
 
     try:
         run(first.loop, scenario(), timeout=90)
