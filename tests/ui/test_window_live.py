@@ -196,7 +196,8 @@ def test_a_run_the_mirror_does_not_know_yet_meets_the_409_dialog(harness: Harnes
     run(harness.loop, harness.controller.delete_selected())
     assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "runInProgress"]
     assert "Nothing was deleted" in harness.dialogs[1][1]
-    assert other.get(f"/v1/runs/{run_id}").json()["status"] == "running"
+    # Cancel left the run alone: still active (a loaded machine may not have started it yet).
+    assert other.get(f"/v1/runs/{run_id}").json()["status"] in ("queued", "running")
 
     # The 409 taught the mirror about the run: the next try offers it in one dialog.
     run(harness.loop, harness.controller.refresh_now())
