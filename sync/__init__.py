@@ -4,60 +4,72 @@ No Qt here. The window (`ui`, `app`) imports only the names below: the engine fa
 events and outcomes, the typed errors it raises, and the few helpers a screen needs. What
 is not exported (the mirror's internals, the planner, the HTTP client) may change without
 the window noticing.
+
+The names are loaded on first use (PEP 562 `__getattr__`), each from its home module: the
+window imports the light ones (events, errors, profile, wording, the read-only mirror
+reader) and paints its first rows before the first use of `SyncEngine` or `Mirror` loads
+SQLAlchemy and httpx (docs/performance.md, first paint). `tests/sync/test_public_api.py`
+checks that every name resolves and that the light ones stay light.
 """
 
-from sync import wording
-from sync.engine import (
-    DeleteOutcome,
-    DeleteStatus,
-    EngineEvent,
-    EngineState,
-    EngineStatus,
-    IndexChanged,
-    SessionRow,
-    StatusChanged,
-    SyncEngine,
-    TriggerReason,
-)
-from sync.errors import (
-    ConversationGone,
-    NetworkError,
-    NotFound,
-    RunInProgress,
-    ServerError,
-    SyncError,
-    loggable,
-)
-from sync.export import export_conversation, safe_name
-from sync.gc_pause import full_collections_deferred
-from sync.memories import memory_texts
-from sync.mirror import Mirror
-from sync.mirror_schema import matches_filter
-from sync.models import Event, SessionView
-from sync.payloads import (
-    EVENT_TYPES,
-    ApprovalRequested,
-    ApprovalResolved,
-    ArtifactCreated,
-    AssistantDelta,
-    AssistantMessage,
-    ContentBlock,
-    EventPayload,
-    ImageBlock,
-    MemoryFormed,
-    Message,
-    RunCancelled,
-    RunCompleted,
-    RunFailed,
-    RunStarted,
-    SkillPublished,
-    TextBlock,
-    ToolInvocation,
-    UnknownPayload,
-    UserMessage,
-    payload_of,
-)
-from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sync import wording
+    from sync.delete_outcome import DeleteOutcome, DeleteStatus
+    from sync.engine import SyncEngine
+    from sync.engine_events import (
+        EngineEvent,
+        EngineState,
+        EngineStatus,
+        IndexChanged,
+        StatusChanged,
+        TriggerReason,
+    )
+    from sync.errors import (
+        ConversationGone,
+        NetworkError,
+        NotFound,
+        RunInProgress,
+        ServerError,
+        SyncError,
+        loggable,
+    )
+    from sync.export import export_conversation, safe_name
+    from sync.gc_pause import full_collections_deferred
+    from sync.memories import memory_texts
+    from sync.mirror import Mirror
+    from sync.mirror_reader import read_mirror_rows
+    from sync.models import Event, SessionView
+    from sync.models import SessionView as SessionRow
+    from sync.payloads import (
+        EVENT_TYPES,
+        ApprovalRequested,
+        ApprovalResolved,
+        ArtifactCreated,
+        AssistantDelta,
+        AssistantMessage,
+        ContentBlock,
+        EventPayload,
+        ImageBlock,
+        MemoryFormed,
+        Message,
+        RunCancelled,
+        RunCompleted,
+        RunFailed,
+        RunStarted,
+        SkillPublished,
+        TextBlock,
+        ToolInvocation,
+        UnknownPayload,
+        UserMessage,
+        payload_of,
+    )
+    from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
+    from sync.title_filter import matches_filter
 
 __all__ = [
     "ENV_PROFILE",
@@ -108,7 +120,82 @@ __all__ = [
     "matches_filter",
     "memory_texts",
     "payload_of",
+    "read_mirror_rows",
     "read_settings",
     "safe_name",
     "wording",
 ]
+
+#: Where each public name lives. Only `engine` and `mirror` load SQLAlchemy or httpx.
+_HOMES = {
+    "sync.delete_outcome": ("DeleteOutcome", "DeleteStatus"),
+    "sync.engine": ("SyncEngine",),
+    "sync.errors": (
+        "ConversationGone",
+        "NetworkError",
+        "NotFound",
+        "RunInProgress",
+        "ServerError",
+        "SyncError",
+        "loggable",
+    ),
+    "sync.engine_events": (
+        "EngineEvent",
+        "EngineState",
+        "EngineStatus",
+        "IndexChanged",
+        "StatusChanged",
+        "TriggerReason",
+    ),
+    "sync.export": ("export_conversation", "safe_name"),
+    "sync.mirror_reader": ("read_mirror_rows",),
+    "sync.gc_pause": ("full_collections_deferred",),
+    "sync.memories": ("memory_texts",),
+    "sync.mirror": ("Mirror",),
+    "sync.models": ("Event", "SessionView"),
+    "sync.payloads": (
+        "EVENT_TYPES",
+        "ApprovalRequested",
+        "ApprovalResolved",
+        "ArtifactCreated",
+        "AssistantDelta",
+        "AssistantMessage",
+        "ContentBlock",
+        "EventPayload",
+        "ImageBlock",
+        "MemoryFormed",
+        "Message",
+        "RunCancelled",
+        "RunCompleted",
+        "RunFailed",
+        "RunStarted",
+        "SkillPublished",
+        "TextBlock",
+        "ToolInvocation",
+        "UnknownPayload",
+        "UserMessage",
+        "payload_of",
+    ),
+    "sync.profile": ("ENV_PROFILE", "Profile", "default_profile_dir", "read_settings"),
+    "sync.title_filter": ("matches_filter",),
+}
+_HOME_OF = {name: (module, name) for module, names in _HOMES.items() for name in names}
+#: One sidebar row is the very value the server's index sends.
+_HOME_OF["SessionRow"] = ("sync.models", "SessionView")
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name from its home module on first use (then it is a plain global)."""
+    if name == "wording":
+        value: object = importlib.import_module("sync.wording")
+    elif name in _HOME_OF:
+        module, attribute = _HOME_OF[name]
+        value = getattr(importlib.import_module(module), attribute)
+    else:
+        raise AttributeError(f"module 'sync' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

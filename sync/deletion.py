@@ -19,12 +19,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from sync import wording
 from sync.cache import remove_cached_files
+from sync.delete_outcome import DeleteOutcome as DeleteOutcome
+from sync.delete_outcome import DeleteStatus as DeleteStatus
 from sync.errors import (
     ActiveRunExists,
     ApiError,
@@ -41,31 +41,6 @@ from sync.mirror_apply import ApplyResult
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
-
-
-class DeleteStatus(Enum):
-    DELETED = "deleted"  # 204: removed from server and mirror
-    ALREADY_GONE = "already_gone"  # the contract's 404: absence confirmed; removed from mirror
-    ACTIVE_RUN = "active_run"  # 409: nothing deleted; row kept; stop the run first
-    FAILED = "failed"  # refused or never sent (401, 403, 500, 503, no connection): row kept
-    UNCONFIRMED = "unconfirmed"  # sent, answer lost (network, 502/504): row kept and marked
-    SERVER_ONLY = "server_only"  # 204/404, but the mirror could not be written: row kept
-
-
-@dataclass(frozen=True)
-class DeleteOutcome:
-    """One session's result; `removed` tells whether the row left the mirror."""
-
-    session_id: str
-    status: DeleteStatus
-    message: str
-    active_run_id: str | None = None
-    error: SyncError | None = field(default=None, compare=False)
-    seq: int = 0  # the mirror commit sequence of the local removal (0: nothing written)
-
-    @property
-    def removed(self) -> bool:
-        return self.status in (DeleteStatus.DELETED, DeleteStatus.ALREADY_GONE)
 
 
 def may_have_happened(error: SyncError) -> bool:

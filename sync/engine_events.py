@@ -7,7 +7,11 @@ checks that those arrive in commit order: every announced write goes through one
 `IndexWriter`, which emits a write's event before any other announced write can commit
 (`sync/index_writer.py`), so `seq` strictly increases.
 
-Value types only and no I/O here: a window can import them without the HTTP client.
+`TriggerReason` goes the other way: why the window (or a timer, or the watch) asks for a
+pass.
+
+Value types only and no I/O here: a window imports them, and paints its first rows, before
+SQLAlchemy and httpx are loaded (docs/performance.md, first paint).
 """
 
 from __future__ import annotations
@@ -24,6 +28,16 @@ if TYPE_CHECKING:
     from sync.reconcile import ReconcileReport
 
 log = logging.getLogger("sync.engine")  # the engine's log, where these lines always went
+
+
+class TriggerReason(Enum):
+    """Why a pass runs; the window drives these (ADR-0050 §8)."""
+
+    CONNECT = "connect"
+    FOREGROUND = "foreground"
+    TIMER = "timer"
+    MANUAL = "manual"
+    WATCH = "watch"  # the index watch saw a change (CONTRACT §9.1)
 
 
 class EngineState(Enum):

@@ -9,9 +9,10 @@ reached or the list ends. Read-only, through the existing route; no new server c
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sync.api import ApiClient
+if TYPE_CHECKING:
+    from sync.api import ApiClient
 
 PAGE_SIZE = 100
 MAX_PAGES = 5

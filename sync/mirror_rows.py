@@ -14,8 +14,9 @@ from typing import Any
 
 from sqlalchemy import Connection, func, or_, select
 
-from sync.mirror_schema import SessionRecord, fold
+from sync.mirror_schema import SessionRecord
 from sync.models import SessionView
+from sync.title_filter import fold, like_pattern
 
 #: One sidebar row, as the mirror holds it: the very value the server's index sends (one
 #: session type on the client; the name says where a row comes from).
@@ -37,10 +38,8 @@ ROW_COLUMNS = (
 def read_rows(conn: Connection, filter_text: str = "") -> list[SessionRow]:
     """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
     stmt = select(*ROW_COLUMNS).order_by(SessionRecord.updated_at.desc(), SessionRecord.id.desc())
-    needle = filter_text.strip()
-    if needle:
-        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern += "%"
+    pattern = like_pattern(filter_text)
+    if pattern is not None:
         stmt = stmt.where(
             or_(
                 func.fold(SessionRecord.title).like(fold(pattern), escape="\\"),

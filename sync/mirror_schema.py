@@ -1,5 +1,5 @@
-"""The mirror's file format: its tables (typed models), its migrations, and how a connection
-to it is opened.
+"""The mirror's file format: its tables (typed models), its migrations (the steps are in
+`sync.mirror_migrations`), and how a connection to it is opened.
 
 Why SQLite `user_version` with ordered steps rather than alembic: the mirror is a private
 cache of a few tables, and `converge ls` must start fast; a list of DDL steps, each run in one
@@ -12,7 +12,6 @@ models, table by table.
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from sync.errors import MirrorError, MirrorTooNew
+from sync.mirror_migrations import MIGRATIONS as MIGRATIONS
+from sync.mirror_migrations import SCHEMA_VERSION as SCHEMA_VERSION
+from sync.title_filter import fold
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -89,47 +91,8 @@ class SyncState(Base):
     value: Mapped[str | None] = mapped_column(String, nullable=True)
 
 
-#: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
-#: released step: append a new one. DDL is spelled out so a step never depends on the models.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE sessions (
-            id TEXT NOT NULL PRIMARY KEY,
-            title TEXT,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            active_run_id TEXT,
-            last_run_id TEXT,
-            synced_at FLOAT NOT NULL DEFAULT 0
-        )""",
-        "CREATE INDEX ix_sessions_order ON sessions (updated_at DESC, id DESC)",
-        """CREATE TABLE artifacts (
-            artifact_id TEXT NOT NULL PRIMARY KEY,
-            session_id TEXT NOT NULL,
-            name TEXT NOT NULL,
-            media_type TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            sha256 TEXT NOT NULL,
-            file_name TEXT NOT NULL,
-            cached_at FLOAT NOT NULL DEFAULT 0
-        )""",
-        "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
-        "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
-    ),
-    (
-        """CREATE TABLE unconfirmed_deletes (
-            session_id TEXT NOT NULL PRIMARY KEY,
-            since FLOAT NOT NULL
-        )""",
-        """CREATE TABLE removed_sessions (
-            session_id TEXT NOT NULL PRIMARY KEY,
-            removed_at FLOAT NOT NULL
-        )""",
-    ),
-)
 #: How long a removed session's id is remembered (far longer than any download takes).
 REMOVED_MEMORY_SECONDS = 24 * 3600.0
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def read_schema_version(path: Path) -> int:
@@ -181,13 +144,6 @@ def make_engine(path: Path, *, immediate: bool) -> Engine:
     return engine
 
 
-def fold(text: object) -> object:
-    """Unicode case folding for the title filter (NFC first: a typed "é" may be decomposed)."""
-    if not isinstance(text, str):
-        return text
-    return unicodedata.normalize("NFC", text).casefold()
-
-
 def migrate(conn: Connection, path: Path) -> None:
     """Bring the file from its `user_version` to `SCHEMA_VERSION`, inside the caller's write
     transaction: each step and its version bump commit together or not at all."""
@@ -215,20 +171,3 @@ def locked_error(path: Path) -> MirrorError:
         f"The mirror {path} is locked by another program (another Converge window or "
         "command?). Close it and try again."
     )
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def matches_filter(session_id: str, title: str | None, filter_text: str) -> bool:
-    """The title filter of `Mirror.rows` in Python, for a listener applying deltas.
-
-    The SQL is `fold(title) LIKE fold(%needle%) OR id LIKE %needle%`; SQLite's LIKE ignores
-    ASCII case only, and `fold` has already case-folded the title side.
-    """
-    needle = filter_text.strip()
-    if not needle:
-        return True
-    if title is not None and str(fold(needle)) in str(fold(title)):
-        return True
-    return needle.translate(_ASCII_LOWER) in session_id.translate(_ASCII_LOWER)

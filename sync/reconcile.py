@@ -21,11 +21,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
 from sync.cache import remove_cached_files
+from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
     BadCursor,
     Forbidden,
@@ -49,16 +49,6 @@ log = logging.getLogger(__name__)
 #: Pages walked between two young collections (`sync.gc_pause.collect_young`): about 600
 #: objects of cyclic request garbage each time.
 YOUNG_COLLECTION_PAGES = 8
-
-
-class TriggerReason(Enum):
-    """Why a pass runs; the window drives these (ADR-0050 §8)."""
-
-    CONNECT = "connect"
-    FOREGROUND = "foreground"
-    TIMER = "timer"
-    MANUAL = "manual"
-    WATCH = "watch"  # the index watch saw a change (CONTRACT §9.1)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -32,7 +32,6 @@ from sync import (
     IndexChanged,
     NetworkError,
     StatusChanged,
-    SyncEngine,
     SyncError,
     TriggerReason,
     export_conversation,
@@ -47,6 +46,9 @@ from ui.open_conversation import OpenConversation
 from ui.session_model import SessionListModel, display_title
 from ui.sidebar_refresher import RowSource, SidebarRefresher
 from ui.status_presenter import StatusPresenter
+
+if TYPE_CHECKING:
+    from sync import SyncEngine
 
 log = logging.getLogger(__name__)
 

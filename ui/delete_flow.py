@@ -11,11 +11,15 @@ shown as the engine's message.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
-from sync import DeleteOutcome, DeleteStatus, NetworkError, ServerError, SyncEngine, SyncError
+from sync import DeleteOutcome, DeleteStatus, NetworkError, ServerError, SyncError
 from ui.dialogs import Prompts, results_summary
 from ui.grouping import is_header
 from ui.session_model import SessionListModel, display_title
+
+if TYPE_CHECKING:
+    from sync import SyncEngine
 
 
 class DeleteFlow:

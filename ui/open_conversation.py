@@ -23,7 +23,7 @@ import logging
 import shutil
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
@@ -33,7 +33,6 @@ from sync import (
     NetworkError,
     NotFound,
     RunInProgress,
-    SyncEngine,
     SyncError,
     TriggerReason,
     loggable,
@@ -44,6 +43,9 @@ from ui.dialogs import run_dialog
 from ui.main_window import MainWindow
 from ui.session_model import UNTITLED, SidebarRow, display_title
 from ui.status_presenter import StatusPresenter, load_failure_words, plain_failure
+
+if TYPE_CHECKING:
+    from sync import SyncEngine
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,48 @@
+"""The mirror's forward migrations: plain DDL steps and the schema version they lead to.
+
+Apart from `sync.mirror_schema` (the typed models, which must describe the same schema, and
+how a step is run) so that a reader that only checks the version (`sync.first_page`, before
+the window's first paint) needs no SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+#: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
+#: released step: append a new one. DDL is spelled out so a step never depends on the models.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE sessions (
+            id TEXT NOT NULL PRIMARY KEY,
+            title TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            active_run_id TEXT,
+            last_run_id TEXT,
+            synced_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_sessions_order ON sessions (updated_at DESC, id DESC)",
+        """CREATE TABLE artifacts (
+            artifact_id TEXT NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            cached_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
+        "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
+    ),
+    (
+        """CREATE TABLE unconfirmed_deletes (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            since FLOAT NOT NULL
+        )""",
+        """CREATE TABLE removed_sessions (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            removed_at FLOAT NOT NULL
+        )""",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
