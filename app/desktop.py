@@ -3,9 +3,14 @@
 Start-up order, so that the window is never blank or frozen:
 
 1. the window is shown at once;
-2. the profile's mirror is read off the UI thread and painted (history works offline);
+2. the mirror's first rows are painted, read with the standard library's `sqlite3` before
+   SQLAlchemy and httpx are even imported; after that paint, the rest (`app.first_paint`);
 3. the server: the configured one, or else the bundled stub started on a worker thread;
-4. the engine is attached: one reconcile on connect, then on foreground and every 30 s.
+4. the engine is loaded on a worker thread (SQLAlchemy, httpx) and attached: one reconcile
+   on connect, then on foreground and every 30 s.
+
+Nothing imported before the first paint loads SQLAlchemy or httpx: `sync` loads its names on
+first use, and `ui` imports only its light ones (`tests/ui/test_first_paint.py`).
 
 The application quits when the main window closes (not when the last window closes: a
 dialog can be the only visible window for a moment, PITFALLS §4). On the way out the engine
@@ -25,19 +30,23 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app import heap, translations, window_state
 from app.bundled import DEMO_TOKEN, BundledServer
+from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
-from sync import ENV_PROFILE, Mirror, Profile, SyncEngine, SyncError, default_profile_dir, loggable
+from sync import ENV_PROFILE, Profile, SyncError, default_profile_dir, loggable
 from ui.controller import WindowController
 from ui.dialogs import ConnectionSettings
 from ui.main_window import MainWindow
 from ui.where import account_label, server_label
+
+if TYPE_CHECKING:
+    from sync import SyncEngine
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +146,7 @@ class Desktop:
         )
         self.engine: SyncEngine | None = None
         self.bundled: BundledServer | None = None
-        self._paint_mirror: Mirror | None = None
+        self._paint_rows: MirrorRows | None = None
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
@@ -167,20 +176,17 @@ class Desktop:
             await self.connect(profile)
             return
         await asyncio.to_thread(paint.ensure_dirs)
-        mirror = await asyncio.to_thread(Mirror.open, paint.mirror_path)
-        # Until an engine is attached, the sidebar (and the filter) read this mirror; the
-        # engine then opens its own connection to the same file and this one is closed.
-        self._paint_mirror = mirror
-        self.controller.set_row_source(lambda text: asyncio.to_thread(mirror.rows, text))
-        await self.controller.refresh_now()
+        # Until an engine is attached, the sidebar (and the filter) read the mirror file; the
+        # engine then opens its own connection to it and this source is closed.
+        self._paint_rows = await paint_mirror(self.window, self.controller, paint.mirror_path)
         await self.connect(profile)
         if self.engine is not None:
-            await self._close_paint_mirror()
+            await self._close_paint_rows()
 
-    async def _close_paint_mirror(self) -> None:
-        mirror, self._paint_mirror = self._paint_mirror, None
-        if mirror is not None:
-            await asyncio.to_thread(mirror.close)
+    async def _close_paint_rows(self) -> None:
+        rows, self._paint_rows = self._paint_rows, None
+        if rows is not None:
+            await rows.close()
 
     def _profile(self) -> Profile:
         return Profile.load(
@@ -226,7 +232,8 @@ class Desktop:
             token=token,
             server_identity=None if profile.server else BUNDLED_SERVER_IDENTITY,
         )
-        self.engine = await SyncEngine.open(
+        engine_class = await asyncio.to_thread(load_engine_class)
+        self.engine = await engine_class.open(
             engine_profile, timer_interval=self.options.sync_interval
         )
         self.controller.attach(self.engine)
@@ -260,7 +267,7 @@ class Desktop:
         await self.controller.shutdown()
         try:
             await self.disconnect()
-            await self._close_paint_mirror()
+            await self._close_paint_rows()
         except Exception:
             log.exception("error while shutting down")
 
@@ -268,6 +275,14 @@ class Desktop:
 #: The account key's name for the bundled demo server: it lives in the profile, so its
 #: mirror is the same whichever free port it gets at start-up.
 BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
+
+
+def load_engine_class() -> type[SyncEngine]:
+    """`SyncEngine`, on a worker thread: its first use loads the engine, SQLAlchemy and httpx
+    (0.3–0.5 s of imports) there rather than on the UI thread."""
+    from sync import SyncEngine
+
+    return SyncEngine
 
 
 def account_profile(profile: Profile) -> Profile | None:

@@ -1,0 +1,114 @@
+"""Start-up's first screenful: the mirror's rows painted before SQLAlchemy and httpx load.
+
+Measured (docs/performance.md, first paint): of a one-second start over a 100,000-row
+mirror, 0.65–0.75 s was interpreter start and imports, most of it SQLAlchemy, httpx and the
+engine, none of which the first screenful needs. So the sidebar first shows the mirror's
+first `FIRST_ROWS` rows, read with the standard library (`sync.read_mirror_rows`: read-only,
+never creating or migrating the file), waits for them to be painted, then reads the rest the
+same way; the engine (and with it SQLAlchemy and httpx) is loaded only after that, on a
+worker thread (`app.desktop`).
+
+When the read-only reader cannot answer (a mirror of an older schema that must be migrated,
+a locked or damaged file), the `Mirror` is opened the normal way, which migrates, waits for
+the lock or says what is wrong: start-up then behaves as it did before this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject
+
+from sync import SessionRow, read_mirror_rows
+
+if TYPE_CHECKING:
+    from sync import Mirror
+    from ui.controller import WindowController
+    from ui.main_window import MainWindow
+
+#: Rows of the first paint: enough to fill a tall window several times over.
+FIRST_ROWS = 300
+#: How long the rest waits for the first rows to be painted: a window that is not exposed
+#: (minimised, on another desktop) is never painted.
+PAINT_WAIT = 0.5
+
+
+def open_mirror(path: Path) -> Mirror:
+    """`Mirror.open`, on a worker thread: its first use loads SQLAlchemy there rather than on
+    the UI thread."""
+    from sync import Mirror
+
+    return Mirror.open(path)
+
+
+class MirrorRows:
+    """The sidebar's rows before an engine is attached: read-only reads of the mirror file,
+    or the `Mirror` opened the normal way once those cannot answer."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._mirror: Mirror | None = None
+
+    async def first_rows(self, filter_text: str) -> list[SessionRow]:
+        rows = await asyncio.to_thread(read_mirror_rows, self.path, filter_text, FIRST_ROWS)
+        return rows or []
+
+    async def rows(self, filter_text: str) -> list[SessionRow]:
+        if self._mirror is None:
+            rows = await asyncio.to_thread(read_mirror_rows, self.path, filter_text)
+            if rows is not None:
+                return rows
+            self._mirror = await asyncio.to_thread(open_mirror, self.path)
+        return await asyncio.to_thread(self._mirror.rows, filter_text)
+
+    async def close(self) -> None:
+        mirror, self._mirror = self._mirror, None
+        if mirror is not None:
+            await asyncio.to_thread(mirror.close)
+
+
+class RowsPainted(QObject):
+    """Set at the sidebar's first paint with rows (the viewport's paint event, just before
+    Qt draws it)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._painted = asyncio.Event()
+        self._viewport = window.list.viewport()
+        self._viewport.installEventFilter(self)
+
+    async def wait(self, timeout: float) -> None:
+        """Until the rows are painted, `timeout` seconds at most."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._painted.wait(), timeout)
+
+    def stop(self) -> None:
+        self._viewport.removeEventFilter(self)
+        self.deleteLater()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and self._window.model.rowCount() > 0:
+            self._painted.set()
+        return False
+
+
+async def paint_mirror(window: MainWindow, controller: WindowController, path: Path) -> MirrorRows:
+    """Show the mirror at `path`: its first rows painted, then all of them. The returned
+    source stays the sidebar's until an engine is attached; close it then."""
+    source = MirrorRows(path)
+    painted = RowsPainted(window)
+    try:
+        controller.set_row_source(source.first_rows)
+        await controller.refresh_now()
+        if window.model.rowCount() > 0:
+            await painted.wait(PAINT_WAIT)
+    finally:
+        painted.stop()
+    # The model's diffed update keeps the selection and the scroll made meanwhile.
+    controller.set_row_source(source.rows)
+    await controller.refresh_now()
+    return source

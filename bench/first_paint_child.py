@@ -1,0 +1,105 @@
+"""The first-paint benchmark's child process: `converge` itself, watched from outside.
+
+`python -m bench.first_paint_child PROFILE SPAWNED ROWS` runs what `converge` with no
+subcommand runs (`app.main.main` → `app.desktop.run`) against PROFILE's mirror and an
+unreachable server, and prints one JSON line of seconds since SPAWNED (the parent's
+`time.time()` just before it started this process):
+
+- `imports_s`: interpreter start and `import app.desktop` (the first thing `app.main` does);
+- `first_paint_s`: the sidebar's viewport gets its first paint event with rows;
+- `all_rows_s`: the sidebar holds ROWS rows; `engine_s`: the engine is attached;
+- `rss_mb` then, and `heavy_at_paint`: which of SQLAlchemy and httpx were loaded at the
+  first paint (the start-up path promises none).
+
+Only the standard library is imported before the start-up path, so the clock measures that
+path and nothing of the benchmark's own. The probe is a subclass of `Desktop` that installs an
+event filter on the sidebar once the window exists; it changes nothing of the start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+HEAVY = ("sqlalchemy", "httpx")
+#: The unreachable server (the discard port): start-up paints from the mirror, then goes
+#: offline.
+UNREACHABLE = "http://127.0.0.1:9"
+#: The account's token: PROFILE's mirror is this account's (or the profile's top-level one,
+#: which the first account opened adopts).
+TOKEN = "bench"
+#: A child that never sees its rows gives up rather than hang its parent.
+GIVE_UP_S = 60.0
+
+
+def main(argv: list[str]) -> int:
+    profile, spawned, rows = argv[0], float(argv[1]), int(argv[2])
+    import app.desktop
+
+    imported = time.time()
+    marks: dict[str, float] = {}
+    seen: dict[str, object] = {}
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    class Probe(QObject):
+        def __init__(self, desktop: app.desktop.Desktop) -> None:
+            super().__init__(desktop.window)
+            self.desktop = desktop
+            desktop.window.list.viewport().installEventFilter(self)
+            self.timer = QTimer(self)
+            self.timer.setInterval(5)
+            self.timer.timeout.connect(self.poll)
+            self.timer.start()
+
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            model = self.desktop.window.model
+            if event.type() == QEvent.Type.Paint and "painted" not in marks and model.rowCount():
+                marks["painted"] = time.time()
+                seen["heavy_at_paint"] = sorted(m for m in HEAVY if m in sys.modules)
+            return False
+
+        def poll(self) -> None:
+            window = self.desktop.window
+            if time.time() - spawned > GIVE_UP_S:
+                self.timer.stop()
+                window.close()
+                return
+            if "all_rows" not in marks and window.model.rowCount() >= rows:
+                marks["all_rows"] = time.time()
+            if "all_rows" in marks and self.desktop.engine is not None:
+                marks["engine"] = time.time()
+                import psutil
+
+                seen["rss_mb"] = round(psutil.Process().memory_info().rss / 2**20, 1)
+                self.timer.stop()
+                window.close()
+
+    class ProbedDesktop(app.desktop.Desktop):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            self.probe = Probe(self)
+
+    app.desktop.Desktop = ProbedDesktop  # type: ignore[misc]
+    from app.main import main as converge
+
+    args = ["--profile", profile, "--server", UNREACHABLE, "--token", TOKEN]
+    status = converge([*args, "--sync-interval", "0"])
+    if status != 0 or "engine" not in marks:
+        print(f"converge exited with {status}; seen: {sorted(marks)}", file=sys.stderr)
+        return 1
+    figures = {
+        "imports_s": round(imported - spawned, 3),
+        "first_paint_s": round(marks["painted"] - spawned, 3),
+        "all_rows_s": round(marks["all_rows"] - spawned, 3),
+        "engine_s": round(marks["engine"] - spawned, 3),
+        "rows": rows,
+        **seen,
+    }
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

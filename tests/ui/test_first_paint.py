@@ -1,0 +1,178 @@
+"""Start-up paints the mirror's first rows before SQLAlchemy and httpx are loaded, then all
+rows, then attaches the engine; a missing, empty, older or damaged mirror still starts (the
+normal path takes over). No timing here: the figures are `python -m bench ui`'s."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from app.desktop import Desktop, DesktopOptions
+from app.first_paint import FIRST_ROWS, MirrorRows
+from app.loop import ConvergeEventLoop
+from bench.first_paint_child import TOKEN, UNREACHABLE
+from sync.mirror import Mirror
+from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror_schema import read_schema_version
+from sync.models import SessionView
+from sync.profile import Profile
+from tests.ui.conftest import run, until
+from ui.controller import WindowController
+from ui.main_window import MainWindow
+
+
+@pytest.fixture(autouse=True)
+def _no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CONVERGE_SERVER", "CONVERGE_TOKEN", "CONVERGE_SYNC_INTERVAL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def mirror_path(profile: Path) -> Path:
+    return Profile(profile, server=UNREACHABLE, token=TOKEN).mirror_path
+
+
+def fill(path: Path, n: int) -> list[str]:
+    """n sessions, newest first in the returned ids (the sidebar's order)."""
+    base = datetime(2026, 11, 1, tzinfo=UTC)
+    views = []
+    for i in range(n):
+        at = (base + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        views.append(SessionView(f"ses_{i:05d}", f"Conversation {i}", at, at, None, None))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mirror = Mirror.open(path)
+    try:
+        mirror.apply(views)
+    finally:
+        mirror.close()
+    return [v.id for v in reversed(views)]
+
+
+def test_the_first_rows_are_painted_before_sqlalchemy_or_httpx_are_loaded(tmp_path: Path) -> None:
+    """`converge` itself in a fresh process (the benchmark's child, which watches the real
+    start-up path from outside): at the first paint with rows neither is imported; then all
+    rows arrive and the engine is attached."""
+    profile = tmp_path / "profile"
+    rows = FIRST_ROWS + 200
+    fill(mirror_path(profile), rows)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.first_paint_child",
+            str(profile),
+            str(time.time()),
+            str(rows),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["heavy_at_paint"] == []
+    assert figures["rows"] == rows
+
+
+def test_rows_selected_in_the_first_page_stay_selected_when_all_rows_arrive(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    path = tmp_path / "m.sqlite3"
+    ids = fill(path, FIRST_ROWS + 150)
+    window = MainWindow()
+    controller = WindowController(window, sync_interval=0)
+    source = MirrorRows(path)
+
+    async def scenario() -> None:
+        controller.set_row_source(source.first_rows)
+        await controller.refresh_now()
+        assert [r.id for r in window.model.sessions()] == ids[:FIRST_ROWS]
+        assert window.select_session(ids[FIRST_ROWS - 1])
+        controller.set_row_source(source.rows)
+        await controller.refresh_now()
+        assert [r.id for r in window.model.sessions()] == ids
+        assert window.current_id() == ids[FIRST_ROWS - 1]
+        await controller.shutdown()
+        await source.close()
+
+    try:
+        run(loop, scenario())
+    finally:
+        window.close()
+
+
+async def _start_until_offline(desktop: Desktop) -> int:
+    main = asyncio.ensure_future(desktop.main())
+    window = desktop.window
+    await until(lambda: "Offline" in window.status.text(), what="the offline status")
+    assert window.isVisible()
+    window.close()
+    return await main
+
+
+@pytest.mark.parametrize("state", ["missing", "empty"])
+def test_start_up_without_rows_to_paint_takes_the_normal_path(
+    loop: ConvergeEventLoop, tmp_path: Path, state: str
+) -> None:
+    profile = tmp_path / "profile"
+    path = mirror_path(profile)
+    if state == "empty":
+        fill(path, 0)
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+    assert run(loop, _start_until_offline(desktop)) == 0
+    assert desktop.window.model.rowCount() == 0
+    assert read_schema_version(path) == SCHEMA_VERSION  # created by the normal path
+
+
+def test_an_older_mirror_is_migrated_and_shown_by_the_normal_path(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    profile = tmp_path / "profile"
+    path = mirror_path(profile)
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    stamp = "2026-11-29T10:00:00.000000Z"
+    conn.execute(
+        "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+        ("ses_old", "Kept from an older version", stamp, stamp),
+    )
+    conn.execute("PRAGMA user_version=1")
+    conn.commit()
+    conn.close()
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+    assert run(loop, _start_until_offline(desktop)) == 0
+    assert [r.id for r in desktop.window.model.sessions()] == ["ses_old"]
+    assert read_schema_version(path) == SCHEMA_VERSION
+
+
+def test_a_damaged_mirror_still_opens_the_window_and_says_so_in_words(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    profile = tmp_path / "profile"
+    path = mirror_path(profile)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a database" * 100)
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        await until(lambda: window.status.property("error") is True, what="an error status")
+        assert window.isVisible()
+        assert window.status.text() == "Couldn't start."
+        assert "not a database" in desktop.window._details[1]
+        assert "Traceback" not in desktop.window._details[1]
+        window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
