@@ -443,7 +443,8 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
     print_table("Desktop window (offscreen)", ["figure", "value", "target"], rows)
     before, after = figures["load_avg_1m_before"], figures["load_avg_1m_after"]
     print(f"load average (1 min) before/after: {before:.1f} / {after:.1f}")
-    save("ui_busy_core" if args.busy_core else "ui", figures)
+    name = "ui_busy_core" if args.busy_core else "ui"
+    save(name if sizes else f"{name}_first_paint", figures)  # `--sizes ''`: first paint only
     return 0
 
 

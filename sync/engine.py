@@ -12,7 +12,9 @@ any other announced write can commit (see `sync/index_writer.py` for why that is
 
 No Qt here: the window adapts these callbacks to signals. The event types and the
 listeners are `sync.engine_events`; the timer and the index watch that trigger passes on
-their own are `sync.engine_triggers`.
+their own are `sync.engine_triggers`. The events, `TriggerReason` and the delete outcomes
+(`sync.delete_outcome`) are plain values the window imports before this module and its
+SQLAlchemy and httpx are loaded.
 """
 
 from __future__ import annotations
