@@ -170,8 +170,8 @@ def test_a_damaged_mirror_still_opens_the_window_and_says_so_in_words(
         await until(lambda: window.status.property("error") is True, what="an error status")
         assert window.isVisible()
         assert window.status.text() == "Couldn't start."
-        assert "not a database" in desktop.window._details[1]
-        assert "Traceback" not in desktop.window._details[1]
+        assert "not a database" in desktop.window.status_line.details[1]
+        assert "Traceback" not in desktop.window.status_line.details[1]
         window.close()
         return await main
 
