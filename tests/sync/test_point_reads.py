@@ -1,0 +1,54 @@
+"""A pass's point reads: bounded concurrency, every candidate read once, results in order."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from sync.mirror import Mirror
+from sync.models import SessionView
+from sync.reconcile import Reconciler
+from tests.sync.memory_index import MemoryApi, MemoryIndex
+
+
+class CountingApi(MemoryApi):
+    """Point reads that take a few loop turns, counting how many are in flight at once."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.in_flight = 0
+        self.most = 0
+        self.reads: list[str] = []
+
+    async def get_session(self, session_id: str) -> SessionView:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        self.reads.append(session_id)
+        try:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            return await super().get_session(session_id)
+        finally:
+            self.in_flight -= 1
+
+
+def test_point_reads_run_at_most_the_concurrency_at_once_and_prune_every_404(
+    tmp_path: Path,
+) -> None:
+    index = MemoryIndex()
+    kept = [index.create(f"kept {i}") for i in range(5)]
+    gone = [index.create(f"gone {i}") for i in range(40)]
+    api = CountingApi(index)
+    mirror = Mirror.open(tmp_path / "mirror.sqlite3")
+    try:
+        reconciler = Reconciler(api, mirror, point_read_concurrency=3)
+        asyncio.run(reconciler.run_pass())
+        for sid in gone:
+            index.delete(sid)
+        report = asyncio.run(reconciler.run_pass())
+        assert sorted(report.pruned) == sorted(gone)
+        assert sorted(api.reads) == sorted(gone)  # each candidate read once
+        assert api.most == 3
+        assert sorted(row.id for row in mirror.rows()) == sorted(kept)
+    finally:
+        mirror.close()
