@@ -35,6 +35,8 @@ def start_server(
     line = proc.stdout.readline().decode()
     if not line.startswith("listening on "):
         proc.kill()
+        proc.wait()
+        proc.stdout.close()
         log.close()
         raise RuntimeError(f"server did not start: {line!r}")
     return proc, log, line.removeprefix("listening on ").strip()

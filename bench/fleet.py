@@ -58,6 +58,8 @@ class Process:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             self.proc.wait(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self.log.close()
 
 

@@ -75,6 +75,8 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self.log.close()
 
 
@@ -90,6 +92,8 @@ class Holder:
     def stop(self) -> None:
         self.proc.kill()
         self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def _client(url: str, token: str) -> httpx.Client:
@@ -123,7 +127,13 @@ def _timed_lists(client: httpx.Client, samples: int) -> list[float]:
 
 
 def measure_streams(url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    alice, bob = _client(url, "dev-alice"), _client(url, "dev-bob")
+    with _client(url, "dev-alice") as alice, _client(url, "dev-bob") as bob:
+        return _measure_streams(url, args, alice, bob)
+
+
+def _measure_streams(
+    url: str, args: argparse.Namespace, alice: httpx.Client, bob: httpx.Client
+) -> list[dict[str, Any]]:
     for _ in range(60):
         alice.post("/v1/sessions", json={}).raise_for_status()
     sid = bob.post("/v1/sessions", json={}).json()["id"]
@@ -168,9 +178,15 @@ def _words(rng: random.Random, kib: int, vocabulary: list[str]) -> str:
 
 
 def measure_recall(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    with _client(url, "dev-alice") as alice, _client(url, "dev-carol") as carol:
+        return _measure_recall(url, args, alice, carol)
+
+
+def _measure_recall(
+    url: str, args: argparse.Namespace, alice: httpx.Client, carol: httpx.Client
+) -> dict[str, Any]:
     rng = random.Random(11)
     vocabulary = [f"w{rng.getrandbits(40):x}" for _ in range(60000)]
-    alice, carol = _client(url, "dev-alice"), _client(url, "dev-carol")
     sid = carol.post("/v1/sessions", json={}).json()["id"]
     memories = [_words(rng, args.memory_kib, vocabulary) for _ in range(args.memories)]
     forming: list[float] = []

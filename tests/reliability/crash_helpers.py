@@ -66,6 +66,8 @@ class ServerProcess:
     def start(self) -> str:
         """Start the process and wait for its `listening on` line; returns the base URL."""
         assert self.proc is None or self.proc.poll() is not None, "already running"
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()  # the pipe of the process that ended
         log = self.log_path.open("ab")
         self._log_files.append(log)
         self.proc = subprocess.Popen(

@@ -18,6 +18,7 @@ Against a real stub server and real mirror files, through the command line
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import socket
@@ -187,7 +188,8 @@ def test_a_mirror_from_a_newer_schema_is_left_untouched(
 ) -> None:
     server, profile, _ids = synced
     path = only_mirror(profile)
-    with sqlite3.connect(path) as db:
+    # closing(): sqlite3's own context manager commits but leaves the connection open.
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute("PRAGMA journal_mode=DELETE")  # one file, so a digest covers everything
         db.execute("PRAGMA user_version=99")

@@ -56,6 +56,9 @@ def cli(tmp_path: Path) -> Iterator[Callable[..., _Process]]:
         if process.proc.poll() is None:
             process.proc.kill()
             process.proc.wait()
+        if process.proc.stdout is not None:
+            process.proc.stdout.close()
+        process.stderr.close()
 
 
 def test_cli_prints_one_line_serves_and_exits_zero_on_sigterm(

@@ -323,38 +323,39 @@ def test_watch_prints_a_line_per_pass_follows_changes_and_exits_zero_on_sigint(
     ids = run(seed())
     profile = tmp_path / "watcher"
     clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVERGE_")}
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "app.main", "watch", *conn(live_server.url, profile)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
         env=clean,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None
-    stdout = proc.stdout
+    ) as proc:  # leaving it closes both pipes
+        lines: queue.Queue[str] = queue.Queue()
+        assert proc.stdout is not None
+        stdout = proc.stdout
 
-    def pump() -> None:
-        for line in stdout:
-            lines.put(line)
+        def pump() -> None:
+            for line in stdout:
+                lines.put(line)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        first = lines.get(timeout=30)
-        assert first.startswith("connect: +2 ~0 -0"), first
-        assert set(first.split()[4:]) == set(ids)
-        assert live_server.client().delete(f"/v1/sessions/{ids[0]}").status_code == 204
-        second = lines.get(timeout=30)  # no timer within 30 s: only the watch explains it
-        assert second.split() == ["watch:", "+0", "~0", "-1", ids[0]]
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.stderr is not None
-    stderr = proc.stderr.read()
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        try:
+            first = lines.get(timeout=30)
+            assert first.startswith("connect: +2 ~0 -0"), first
+            assert set(first.split()[4:]) == set(ids)
+            assert live_server.client().delete(f"/v1/sessions/{ids[0]}").status_code == 204
+            second = lines.get(timeout=30)  # no timer within 30 s: only the watch explains it
+            assert second.split() == ["watch:", "+0", "~0", "-1", ids[0]]
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            reader.join(timeout=30)  # the pipe is at its end once the process is gone
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
     assert "Traceback" not in stderr
     assert mirror_ids(profile) == {ids[1]}

@@ -7,6 +7,7 @@ Every scenario runs against the real stub server; faults are injected in front o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -284,7 +285,8 @@ def test_ls_names_a_malformed_mirror_row_instead_of_failing_with_a_type_error(
     mirror = mirror_module.Mirror.open(profile.mirror_path)
     mirror.apply([SessionView("ses_bad", "fine for now", stamp, stamp, None, None)])
     mirror.close()
-    with sqlite3.connect(profile.mirror_path) as db:
+    # closing(): sqlite3's own context manager commits but leaves the connection open.
+    with contextlib.closing(sqlite3.connect(profile.mirror_path)) as db, db:
         db.execute("UPDATE sessions SET title = ? WHERE id = 'ses_bad'", (b"\xff\xfe",))
     code = cli.main(["ls", "--json", "--profile", str(tmp_path)])
     out, err = capsys.readouterr()

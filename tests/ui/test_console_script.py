@@ -16,7 +16,7 @@ import httpx
 def test_converge_starts_the_demo_server_and_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVERGE_")}
     env["QT_QPA_PLATFORM"] = "offscreen"
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -30,28 +30,30 @@ def test_converge_starts_the_demo_server_and_exits_cleanly_on_sigterm(tmp_path: 
         stdout=subprocess.DEVNULL,
         text=True,
         env=env,
-    )
-    try:
-        assert proc.stderr is not None
-        deadline = time.monotonic() + 60
-        url = ""
-        while not url and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line:
-                break
-            if "built-in demo server at " in line:
-                url = line.split("built-in demo server at ")[1].split()[0]
-        assert url, "the demo server line never came"
-        response = httpx.get(f"{url}/v1/sessions", headers={"Authorization": "Bearer dev-alice"})
-        assert response.status_code == 200 and response.json()["items"]
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+    ) as proc:  # leaving it closes the stderr pipe
         try:
-            httpx.get(f"{url}/v1/sessions", timeout=2)
-            raise AssertionError("the demo server still answers after the window closed")
-        except httpx.TransportError:
-            pass
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            assert proc.stderr is not None
+            deadline = time.monotonic() + 60
+            url = ""
+            while not url and time.monotonic() < deadline:
+                line = proc.stderr.readline()
+                if not line:
+                    break
+                if "built-in demo server at " in line:
+                    url = line.split("built-in demo server at ")[1].split()[0]
+            assert url, "the demo server line never came"
+            response = httpx.get(
+                f"{url}/v1/sessions", headers={"Authorization": "Bearer dev-alice"}
+            )
+            assert response.status_code == 200 and response.json()["items"]
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+            try:
+                httpx.get(f"{url}/v1/sessions", timeout=2)
+                raise AssertionError("the demo server still answers after the window closed")
+            except httpx.TransportError:
+                pass
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
