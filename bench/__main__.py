@@ -1,4 +1,4 @@
-"""`python -m bench {server,load,fleet,sync,ui,watch,all}`: benchmarks that print figures.
+"""`python -m bench {server,load,fleet,sync,ui,watch,micro,all}`: benchmarks that print figures.
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("server", "load", "fleet", "sync", "ui", "watch")
+SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro")
 
 
 def main(argv: list[str] | None = None) -> int:

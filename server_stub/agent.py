@@ -324,12 +324,14 @@ class _Run:
             if await self.cancel_requested():
                 raise RunCancelled
             now = time.monotonic()
-            if now >= deadline:
-                return
-            if now >= next_tick:
+            # A tick due before the deadline is streamed even when this task woke late (a
+            # busy machine): "a delta each whole second" stays true of the stream.
+            if now >= next_tick and next_tick < deadline:
                 await self.emit("message.assistant.delta", {"text": "."})
                 next_tick += 1.0
                 continue
+            if now >= deadline:
+                return
             await wait_for(wake, min(next_tick, deadline) - now)
 
     async def do_approve(self, arg: str) -> None:

@@ -86,3 +86,15 @@ def test_watch_benchmark_runs_end_to_end_and_saves_its_figures(
     assert figures["watches"] == 5 and figures["wake"]["n"] == 2
     assert figures["others_still_held"] == 5  # the measured user's changes woke none of them
     assert figures["released_by_shutdown"] == 5
+
+
+def test_micro_benchmark_runs_and_saves_its_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import micro
+
+    monkeypatch.setattr(report, "RESULTS_DIR", tmp_path)
+    assert micro.main(["--repeats", "1", "--rows", "1000"]) == 0
+    figures = json.loads((tmp_path / "micro.json").read_text())["figures"]
+    assert figures["demo_seed_start"]["n"] == 1
+    assert figures["diff_plan"]["rows"] == 1000

@@ -33,7 +33,6 @@ def run_qa(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[st
 def test_qa_converges_with_restart_outage_and_refused_delete(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    started = time.monotonic()
     code, report = run_qa(
         capsys, "--devices", "3", "--operations", "40", "--seed", str(SEED), "--deadline", "20"
     )
@@ -58,7 +57,6 @@ def test_qa_converges_with_restart_outage_and_refused_delete(
     # The seed alone decided the operations: the digest is the plan's own.
     expected = plan_digest(itertools.islice(plan(SEED, 3, restarts=True), 40))
     assert report["plan_digest"] == expected
-    assert time.monotonic() - started < 30
 
 
 @pytest.mark.postgres

@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -156,13 +155,12 @@ def test_cli_runs_on_postgresql(
     assert process.stop()[0] == 0
 
 
-def test_demo_seed_is_fast_realistic_and_idempotent(
+def test_demo_seed_is_realistic_and_idempotent(
     server_factory: Callable[..., LiveServer], tmp_path: Path
 ) -> None:
+    """How long seeding takes is a figure: `python -m bench micro`."""
     url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    started = time.monotonic()
     server = server_factory(database_url=url, artifacts_dir=tmp_path / "o", seed="demo")
-    assert time.monotonic() - started < 2.0
     counts = {}
     for token in ("dev-alice", "dev-bob", "dev-carol"):
         client = server.client(token)
@@ -246,10 +244,10 @@ def test_server_socket_is_tcp_so_replies_are_not_delayed(tmp_path: Path) -> None
         sock = server.server.servers[0].sockets[0]
         assert sock.proto == socket.IPPROTO_TCP
         with httpx.Client(base_url=server.url) as client:
-            client.get("/openapi.json")
-            timings = []
-            for _ in range(10):
-                started = time.perf_counter()
-                client.get("/v1/sessions")  # 401, on the kept-alive connection
-                timings.append(time.perf_counter() - started)
-        assert sorted(timings)[len(timings) // 2] < 0.040  # Nagle + delayed ACK would be ≥ 40 ms
+            client.get("/v1/sessions")  # 401; the connection stays open (keep-alive)
+            connections = list(server.server.server_state.connections)
+            assert len(connections) == 1
+            accepted = connections[0].transport.get_extra_info("socket")
+            # What asyncio skips on a proto-0 listener: without it, Nagle plus the client's
+            # delayed ACK hold every kept-alive reply ~40 ms (the figure: `bench server`).
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

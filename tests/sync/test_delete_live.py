@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -150,13 +149,13 @@ def test_delete_removes_cached_artifact_bytes(live_server: Any, tmp_path: Path) 
 def test_stop_run_and_delete_waits_for_the_run_to_end(live_server: Any, tmp_path: Path) -> None:
     async def go() -> None:
         async with Server(live_server.url) as server:
-            sid, run_id = await active_session(server, seconds=30)
+            # A run that would outlast the delete's own 15 s timeout many times over: a
+            # DELETED outcome shows the cancel ended it (waiting it out would time out).
+            sid, run_id = await active_session(server, seconds=3600)
             async with device(live_server.url, tmp_path / "a") as (engine, transport):
                 await engine.reconcile()
-                started = asyncio.get_running_loop().time()
                 outcome = await engine.stop_run_and_delete(sid, timeout=15)
                 assert outcome.status is DeleteStatus.DELETED
-                assert asyncio.get_running_loop().time() - started < 10
                 order = [(m, p) for m, p, _ in transport.log if m in {"POST", "DELETE"}]
                 assert order == [
                     ("POST", f"/v1/runs/{run_id}/cancel"),

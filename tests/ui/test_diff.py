@@ -80,15 +80,11 @@ def test_removals_run_bottom_up_so_indexes_stay_valid() -> None:
     assert ops == [Remove(6, 3), Remove(2, 2), Remove(0, 1)]
 
 
-def test_a_large_reconcile_is_planned_quickly() -> None:
-    import time
-
+def test_a_100k_row_reconcile_plans_ops_that_give_the_new_order() -> None:
+    """Its cost is a figure, not a test: `python -m bench micro`."""
     rows = [Item(f"s{i:06d}") for i in range(100_000)]
     new = [Item(f"s{i:06d}", 1) for i in range(0, 100_000, 97)] + [
         r for i, r in enumerate(rows) if i % 97 and i % 211
     ]
-    started = time.perf_counter()
     ops = compute_diff(rows, new)
-    elapsed = time.perf_counter() - started
     assert apply_ops(rows, ops) == new
-    assert elapsed < 3.0

