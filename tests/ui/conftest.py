@@ -110,7 +110,8 @@ class Harness:
     engine: SyncEngine
     faults: FaultTransport  # in front of the real server: refuse, fail, lose responses
     dialogs: list[tuple[str, str]] = field(default_factory=list)
-    answers: dict[str, str] = field(default_factory=dict)
+    # objectName -> the button to click; a list answers the dialog's showings in turn
+    answers: dict[str, str | list[str]] = field(default_factory=dict)
 
     def create(self, text: str, updated_at: str | None = None, token: str = "dev-alice") -> str:
         """A session with one user message (its title), made through the control plane."""
@@ -156,6 +157,8 @@ class Harness:
         text = dialog.text() if isinstance(dialog, QMessageBox) else dialog.windowTitle()
         self.dialogs.append((dialog.objectName(), text))
         answer = self.answers.get(dialog.objectName())
+        if isinstance(answer, list):
+            answer = answer.pop(0) if answer else None
         if answer is None:
             QTimer.singleShot(0, dialog.reject)
             return

@@ -217,14 +217,21 @@ def test_offline_delete_says_nothing_was_deleted_and_keeps_the_row(harness: Harn
     harness.select(sid)
     harness.server.stop()
 
-    # Not known to be offline yet: the delete is tried and fails in words.
-    harness.answers.update({"deleteConfirmation": DELETE_EVERYWHERE, "deleteUnreachable": CANCEL})
+    # Not known to be offline yet: the delete is tried and fails in words; Retry tries it
+    # again (and fails again in the same words), Cancel keeps the row.
+    harness.answers.update(
+        {"deleteConfirmation": DELETE_EVERYWHERE, "deleteUnreachable": [RETRY, CANCEL]}
+    )
     run(harness.loop, harness.controller.delete_selected())
-    assert [name for name, _ in harness.dialogs] == ["deleteConfirmation", "deleteUnreachable"]
-    assert harness.dialogs[1][1] == UNREACHABLE
+    assert [name for name, _ in harness.dialogs] == [
+        "deleteConfirmation",
+        "deleteUnreachable",
+        "deleteUnreachable",
+    ]
+    assert harness.dialogs[1][1] == harness.dialogs[2][1] == UNREACHABLE
+    assert harness.faults.count("DELETE", rf"/v1/sessions/{sid}") == 2  # Retry sent it again
     assert harness.ids() == [sid]
     assert not harness.window.model.is_pending_delete(sid)
-    assert RETRY  # the dialog offers Retry (see test_dialogs)
 
     # Known to be offline: no dialog at all, the status line says why.
     report = run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
