@@ -135,40 +135,53 @@ class IndexWatch:
 
     async def _run(self) -> None:
         while True:
+            try:
+                if await self._step():
+                    return
+            except Exception:
+                # Not a network or server condition (those are SyncErrors, handled in the
+                # step): a bug or a local fault, e.g. reading the mirror's ETag. Ending the
+                # task here left `state` at WATCHING with nothing open; pause and go on.
+                log.exception("index watch: unexpected error; backing off")
+                await self._pause()
+
+    async def _step(self) -> bool:
+        """One watch (and the pass its answer calls for); True when the loop should end."""
+        etag = await self._current_etag()
+        if etag is None:
+            # No conclusive pass yet (or the mirror's ETag was cleared): make one.
+            if not await self._settled():
+                await self._pause()
+                return False
             etag = await self._current_etag()
             if etag is None:
-                # No conclusive pass yet (or the mirror's ETag was cleared): make one.
-                if not await self._settled():
-                    await self._pause()
-                    continue
-                etag = await self._current_etag()
-                if etag is None:
-                    log.info("index watch: the server gives no ETag; triggers alone")
-                    self.state = WatchState.UNSUPPORTED
-                    return
-            try:
-                answer = await self.api.watch_sessions(etag, self.wait)
-            except SyncError as exc:
-                log.info("index watch failed (%s); backing off", exc.message)
-                await self._pause()
-                continue
-            self.answers += 1
-            if not answer.changed:
-                if not answer.applied:
-                    log.info("index watch: the server does not hold watches; triggers alone")
-                    self.state = WatchState.UNSUPPORTED
-                    return
-                self.backoff.reset()
-                continue
-            if not answer.applied and answer.etag == etag:
-                # 200 for the very ETag we sent: the server ignores If-None-Match, so every
-                # watch would answer at once (a busy loop of passes). Triggers alone.
-                log.info("index watch: the server ignores If-None-Match; triggers alone")
+                log.info("index watch: the server gives no ETag; triggers alone")
                 self.state = WatchState.UNSUPPORTED
-                return
-            # A 200 without Preference-Applied is a stale ETag (the index moved on during
-            # the last pass, e.g. a run streaming events): a real change, not a fault.
-            if await self._changed():
-                self.backoff.reset()
-            else:
-                await self._pause()
+                return True
+        try:
+            answer = await self.api.watch_sessions(etag, self.wait)
+        except SyncError as exc:
+            log.info("index watch failed (%s); backing off", exc.message)
+            await self._pause()
+            return False
+        self.answers += 1
+        if not answer.changed:
+            if not answer.applied:
+                log.info("index watch: the server does not hold watches; triggers alone")
+                self.state = WatchState.UNSUPPORTED
+                return True
+            self.backoff.reset()
+            return False
+        if not answer.applied and answer.etag == etag:
+            # 200 for the very ETag we sent: the server ignores If-None-Match, so every
+            # watch would answer at once (a busy loop of passes). Triggers alone.
+            log.info("index watch: the server ignores If-None-Match; triggers alone")
+            self.state = WatchState.UNSUPPORTED
+            return True
+        # A 200 without Preference-Applied is a stale ETag (the index moved on during
+        # the last pass, e.g. a run streaming events): a real change, not a fault.
+        if await self._changed():
+            self.backoff.reset()
+        else:
+            await self._pause()
+        return False

@@ -229,3 +229,54 @@ def test_a_server_that_ignores_if_none_match_ends_the_watch_instead_of_a_busy_lo
             await engine.close()
 
     run(go())
+
+
+def test_an_unexpected_error_in_the_watch_backs_off_and_the_watch_carries_on(
+    tmp_path: Path, caplog: Any
+) -> None:
+    """A unit case (httpx.MockTransport): reading the stored ETag fails once with an error
+    that is no SyncError (a bug, a mirror fault). The loop used to die of it while
+    `watch_state` still said WATCHING (a window that believed it watched, and a server that
+    held nothing for it); now it is logged, paused like any failure, and the watch goes on."""
+    import httpx
+
+    from sync.api import ApiClient
+    from sync.watch import IndexWatch
+
+    watches: list[httpx.Request] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        watches.append(request)
+        if len(watches) > 1:
+            await asyncio.Event().wait()  # held, as a server holds it, until stop() cancels
+        headers = {"ETag": '"e1"', "Preference-Applied": "wait=1"}
+        return httpx.Response(304, headers=headers)
+
+    reads = 0
+
+    async def current_etag() -> str | None:
+        nonlocal reads
+        reads += 1
+        if reads == 1:
+            raise RuntimeError("injected: the ETag read failed")
+        return '"e1"'
+
+    async def changed() -> bool:
+        return True
+
+    async def go() -> None:
+        api = ApiClient("http://test", "t", transport=httpx.MockTransport(handler))
+        watch = IndexWatch(
+            api, current_etag=current_etag, changed=changed, backoff=Backoff(0.01, 1.5, 0.05)
+        )
+        try:
+            watch.start()
+            await _until(lambda: len(watches) >= 2, "the watch to go on after the error")
+            assert watch.running and watch.state is WatchState.WATCHING
+        finally:
+            await watch.stop()
+            await api.aclose()
+
+    with caplog.at_level("ERROR", logger="sync.watch"):
+        run(go())
+    assert any("injected" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
