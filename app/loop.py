@@ -19,8 +19,44 @@ import qasync
 import shiboken6
 
 
+class _WhileRunning:
+    """What qasync's Qt timer runs for one asyncio handle: the handle, or, when Qt fires the
+    timer while the loop is not running, the same handle again at the loop's next turn.
+
+    Qt fires timers whenever anyone processes events: pytest-qt's `processEvents()` after
+    each test's setup, call and teardown, or a nested `processEvents()` in the app. A task
+    stepped there has no running loop: `asyncio.to_thread`, `wait_for` or anyio inside
+    httpx raise, the task dies ("coroutine ... was never awaited"), and an index watch
+    that died so kept saying WATCHING while nothing was held (tests/ui/test_window_watch).
+    """
+
+    __slots__ = ("_handle", "_loop")
+
+    def __init__(self, loop: ConvergeEventLoop, handle: asyncio.Handle) -> None:
+        self._loop = loop
+        self._handle = handle
+
+    @property
+    def _cancelled(self) -> bool:
+        return self._handle.cancelled()
+
+    def _run(self) -> None:
+        if self._loop.is_running():
+            self._handle._run()
+        elif not self._loop.is_closed():
+            self._loop._add_callback(self._handle, 0)  # deferred, not dropped
+
+    def __repr__(self) -> str:
+        return repr(self._handle)
+
+
 class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
-    """`qasync.QEventLoop` that finalises async generators on the loop."""
+    """`qasync.QEventLoop` that finalises async generators on the loop and runs callbacks
+    only while it runs."""
+
+    def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
+        self._timer.add_callback(_WhileRunning(self, handle), delay)
+        return handle
 
     def run_forever(self) -> Any:
         old_hooks = sys.get_asyncgen_hooks()

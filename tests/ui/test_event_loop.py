@@ -1,0 +1,29 @@
+"""The app's event loop (`app.loop.ConvergeEventLoop`) runs asyncio callbacks only while it
+runs, whoever else makes Qt process events."""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtWidgets import QApplication
+
+from app.loop import ConvergeEventLoop
+from tests.ui.conftest import run
+
+
+def test_qt_events_processed_outside_the_loop_do_not_step_its_tasks(
+    qapp: QApplication, loop: ConvergeEventLoop
+) -> None:
+    """pytest-qt calls `processEvents()` after each test's setup: a task stepped there had
+    no running loop and died (the two-window watch test's watch, held by nobody)."""
+    seen: list[bool] = []
+
+    async def step() -> None:
+        seen.append(asyncio.get_running_loop() is loop)
+
+    task = loop.create_task(step())  # between runs, as a thread's answer arrives
+    qapp.processEvents()  # as pytest-qt does between a test's phases
+    assert seen == [] and not task.done()
+    run(loop, asyncio.sleep(0))
+    run(loop, asyncio.wait_for(task, 5))
+    assert seen == [True]
