@@ -109,7 +109,7 @@ def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters(tmp_path: Path) 
     about 0.1 s (the figure: `python -m bench sync`, "floor, executemany")."""
     from sqlalchemy import event
 
-    from sync.mirror import UPSERT_CHUNK
+    from sync.mirror_apply import UPSERT_CHUNK
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     inserts: list[tuple[bool, int]] = []  # (executemany, rows in one statement's parameters)
