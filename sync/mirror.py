@@ -32,8 +32,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, event, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -82,6 +83,16 @@ class Mirror:
         self._commit_seq = 0  # guarded by _write_lock
         self._change_seq = 0  # the seq of the last committed write that changed rows
         self._scrub_pending = False  # a removal whose WAL frames may still hold content
+        self._closed = False
+        for engine in (write_engine, read_engine):
+            event.listen(engine, "checkin", self._on_checkin)
+
+    def _on_checkin(self, dbapi_connection: Any, _record: Any) -> None:
+        # `dispose()` closes only the connections in the pool: one a worker thread gives back
+        # after `close()` (a cancelled pass's thread finishing its statement) would stay open
+        # until the garbage collector found it (a ResourceWarning).
+        if self._closed and dbapi_connection is not None:
+            dbapi_connection.close()
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> Mirror:
@@ -125,6 +136,7 @@ class Mirror:
         if self._scrub_pending:
             with contextlib.suppress(MirrorError):
                 self.scrub()
+        self._closed = True
         self._write.dispose()
         self._read.dispose()
 

@@ -237,3 +237,17 @@ def test_a_chunked_upsert_is_still_one_transaction(
         assert mirror.count() == 5
     finally:
         mirror.close()
+
+
+def test_a_connection_given_back_after_the_mirror_closed_is_closed_too(tmp_path: Path) -> None:
+    """`SyncEngine.close()` cancels a pass whose worker thread may still be inside the
+    mirror: the connection it gives back after `close()` must not stay open in the disposed
+    pool until the garbage collector warns about it (ResourceWarning, a test failure)."""
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    in_use = mirror._read.connect()  # held by a worker thread across the close
+    raw = in_use.connection.dbapi_connection
+    assert raw is not None
+    mirror.close()
+    in_use.close()  # given back to the pool after the close
+    with pytest.raises(sqlite3.ProgrammingError):
+        raw.execute("SELECT 1")  # closed, not left for the collector
