@@ -59,6 +59,8 @@ class Database:
         if self.is_sqlite:
             _ensure_sqlite_folder(url)
         self.engine = _make_engine(url)
+        self._disposed = False
+        event.listen(self.engine, "checkin", self._on_checkin)
         self.vacuum_full = False  # PostgreSQL scrubs: VACUUM FULL instead of VACUUM
         # This process's (this app's) identity in a fleet: the origin of its bus messages
         # and the owner of the runs it executes (8 hex digits: an advisory-lock key).
@@ -189,8 +191,14 @@ class Database:
         return self.meta_value("epoch", secrets.token_hex(8))
 
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection, and any given back later (a worker thread that
+        finishes its statement after shutdown), rather than leave those to the collector."""
+        self._disposed = True
         self.engine.dispose()
+
+    def _on_checkin(self, dbapi_connection: Any, _record: Any) -> None:
+        if self._disposed and dbapi_connection is not None:
+            dbapi_connection.close()
 
     def scalar_meta(self, key: str) -> str | None:
         """Read a meta value without creating it."""
