@@ -189,3 +189,17 @@ def test_a_burst_of_purges_shares_one_background_scrub(tmp_path: Path) -> None:
         assert asyncio.run(go()) == 1
     finally:
         db.dispose()
+
+
+def test_a_connection_given_back_after_dispose_is_closed_too(tmp_path: Path) -> None:
+    """A worker thread that finishes its statement after the app's shutdown disposed the
+    engine gives its connection back late: it is closed, not left open in the disposed pool
+    for the garbage collector to warn about."""
+    db = Database(f"sqlite:///{tmp_path / 'server.sqlite3'}")
+    in_use = db.engine.connect()
+    raw = in_use.connection.dbapi_connection
+    assert raw is not None
+    db.dispose()
+    in_use.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        raw.execute("SELECT 1")
