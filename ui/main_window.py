@@ -139,6 +139,9 @@ class MainWindow(QMainWindow):
         self.sidebar_stack = QStackedWidget()
         self.sidebar_stack.addWidget(self.list)
         self.sidebar_stack.addWidget(self.sidebar_empty)
+        # The list is shown before the first rows arrive, while it is still empty: showing it
+        # after inserting 2,000 rows laid them out at once (6-10 ms of the first insert).
+        self.model.rowsAboutToBeInserted.connect(self._show_list)
         self.model.rowsInserted.connect(self._update_empty)
         self.model.rowsRemoved.connect(self._update_empty)
         self.model.modelReset.connect(self._update_empty)
@@ -356,6 +359,9 @@ class MainWindow(QMainWindow):
             self.delete_action.setToolTip(self.tr(OFFLINE_DELETE_TIP))
         else:
             self.delete_action.setToolTip(self.tr(DELETE_TIP))
+
+    def _show_list(self, *_args: object) -> None:
+        self.sidebar_stack.setCurrentWidget(self.list)
 
     def _update_empty(self, *_args: object) -> None:
         empty = self.model.rowCount() == 0
