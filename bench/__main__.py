@@ -1,4 +1,5 @@
-"""`python -m bench {server,load,fleet,sync,ui,watch,micro,all}`: benchmarks that print figures.
+"""`python -m bench {server,load,fleet,sync,ui,watch,micro,all}`: benchmarks that print figures
+(and `python -m bench ui_without VARIANT`, see `bench/ui_without.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -10,6 +11,8 @@ import importlib
 import sys
 
 SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro")
+#: Run by name only (not by `all`): a variant runner, not a suite.
+EXTRA = ("ui_without",)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     names = SUITES if args[0] == "all" else (args[0],)
     status = 0
     for name in names:
-        if name not in SUITES:
+        if name not in SUITES + EXTRA:
             print(f"unknown benchmark {name!r}; choose from {', '.join(SUITES)} or all")
             return 2
         module = importlib.import_module(f"bench.{name}")

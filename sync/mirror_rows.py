@@ -8,7 +8,6 @@ over between chunks. The functions take the caller's connection and never commit
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from sync.title_filter import fold, like_pattern
 #: session type on the client; the name says where a row comes from).
 SessionRow = SessionView
 
-#: Rows `Mirror.rows` builds between two GIL hand-overs (it runs in a worker thread).
+#: Rows fetched from SQLite at a time by `Mirror.rows` and `Mirror.snapshot`.
 READ_CHUNK = 2000
 
 ROW_COLUMNS = (
@@ -50,10 +49,6 @@ def read_rows(conn: Connection, filter_text: str = "") -> list[SessionRow]:
     result = conn.execute(stmt)
     while part := result.fetchmany(READ_CHUNK):
         out.extend(SessionRow(*r) for r in part)
-        # Give the GIL away between chunks: this runs in a worker thread, and when
-        # the machine's cores are busy the UI thread waiting for the GIL otherwise
-        # stalled 150-240 ms during this read of 100,000 rows (docs/performance.md).
-        time.sleep(0)
     return out
 
 
@@ -64,7 +59,6 @@ def read_snapshot(conn: Connection) -> dict[str, SessionRow]:
     while part := result.fetchmany(READ_CHUNK):
         for r in part:
             out[r[0]] = SessionRow(*r)
-        time.sleep(0)  # as in `read_rows`: let a waiting UI thread have the GIL
     return out
 
 

@@ -1,0 +1,69 @@
+"""`python -m bench ui_without VARIANT [ROWS]`: the reconcile stalls of `bench ui` with one of
+the client's garbage-collector and GIL measures taken out, to re-check that each still earns
+its place (docs/performance.md, "Which workarounds still earn their place").
+
+VARIANT: `none` (all measures in place), `no_defer` (`sync.gc_pause.full_collections_deferred`),
+`no_freeze` (the heap policy of `app.heap`), `no_gil_yield` (the `time.sleep(0)` hand-overs
+of the mirror's full reads), `no_young` (`sync.gc_pause.collect_young` during the walk), or
+`all` (every one of them out). Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from types import SimpleNamespace
+from typing import Any
+
+VARIANTS = ("none", "no_defer", "no_freeze", "no_gil_yield", "no_young", "all")
+
+
+def _take_out(variant: str) -> None:
+    import app.desktop
+    import sync.mirror_rows
+    import sync.reconcile
+    import ui.sidebar_refresher
+
+    every = variant == "all"
+    if every or variant == "no_defer":
+        setattr(sync.reconcile, "full_collections_deferred", contextlib.nullcontext)  # noqa: B010
+        setattr(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)  # noqa: B010
+    if every or variant == "no_freeze":
+        setattr(app.desktop, "install_heap_policy", lambda controller: None)  # noqa: B010
+    if every or variant == "no_gil_yield":
+        no_sleep = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
+        no_sleep.sleep = lambda _seconds: None
+        setattr(sync.mirror_rows, "time", no_sleep)  # noqa: B010
+    if every or variant == "no_young":
+        setattr(sync.reconcile, "collect_young", lambda: None)  # noqa: B010
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in VARIANTS:
+        print(f"usage: python -m bench ui_without {{{','.join(VARIANTS)}}} [rows]")
+        return 2
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    variant = argv[0]
+    rows = int(argv[1]) if len(argv) > 1 else 100_000
+    from bench.ui import bench_reconcile
+
+    _take_out(variant)
+    figures = bench_reconcile(rows)
+    out: dict[str, Any] = {"variant": variant, "rows": rows, "load_avg_1m": os.getloadavg()[0]}
+    for phase in ("cold", "churn"):
+        f = figures[phase]
+        out[phase] = {
+            "max_wall_gap_ms": f["max_wall_gap_ms"],
+            "max_ui_cpu_gap_ms": f["max_ui_cpu_gap_ms"],
+            "longest_step": next(iter(f["longest_callbacks_ms"].items())),
+        }
+    out["one_row_ui_ms"] = figures["one_row_ui_ms"]
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
