@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from sync.models import SessionView
+
 
 class Source(Enum):
     """Where an observation of a device's mirror came from."""
@@ -95,6 +97,18 @@ class RowKey:
     active_run_id: str | None = None
     last_run_id: str | None = None
     created_at: str = ""
+
+    @classmethod
+    def of(cls, row: SessionView) -> RowKey:
+        """The key of a session row (the server's index and the mirrors hold the same type)."""
+        return cls(
+            id=row.id,
+            title=row.title,
+            updated_at=row.updated_at,
+            active_run_id=row.active_run_id,
+            last_run_id=row.last_run_id,
+            created_at=row.created_at,
+        )
 
 
 @dataclass(frozen=True)

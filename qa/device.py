@@ -27,7 +27,6 @@ import httpx
 
 from qa.checker import Observation, RowKey, Source
 from sync.engine import EngineEvent, IndexChanged, SyncEngine
-from sync.mirror import SessionRow
 from sync.profile import Profile
 from sync.reconcile import TriggerReason
 
@@ -124,17 +123,6 @@ class Recorder:
                 source=source,
             )
         )
-
-
-def row_key(row: SessionRow) -> RowKey:
-    return RowKey(
-        id=row.id,
-        title=row.title,
-        updated_at=row.updated_at,
-        active_run_id=row.active_run_id,
-        last_run_id=row.last_run_id,
-        created_at=row.created_at,
-    )
 
 
 class Device:
@@ -252,4 +240,4 @@ class Device:
                 continue  # only changes are recorded, so long runs stay small
             self._sampled[sid] = present
             self.recorder.observe(self.index, sid, present, Source.SAMPLE, seq=seq, at=at)
-        return [row_key(row) for row in rows]
+        return [RowKey.of(row) for row in rows]

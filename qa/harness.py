@@ -25,7 +25,6 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 from qa.checker import (
@@ -109,20 +108,6 @@ class Truth:
             except SyncError:
                 return None
             return True
-
-
-def _row_keys(views: Sequence[SessionView]) -> list[RowKey]:
-    return [
-        RowKey(
-            id=v.id,
-            title=v.title,
-            updated_at=v.updated_at,
-            active_run_id=v.active_run_id,
-            last_run_id=v.last_run_id,
-            created_at=v.created_at,
-        )
-        for v in views
-    ]
 
 
 _RESULTS = {
@@ -531,7 +516,7 @@ class Harness:
         for server in self.servers:
             server.check_alive()
         try:
-            return _row_keys(await self.truth.index())
+            return [RowKey.of(view) for view in await self.truth.index()]
         except SyncError as exc:
             log.info("truth walk failed: %s", exc.message)
             return None
@@ -540,7 +525,7 @@ class Harness:
         assert self.control is not None and self.truth is not None
         for device in self.devices:
             device.engine.stop_timer()
-        truth = _row_keys(await self.truth.index())
+        truth = [RowKey.of(view) for view in await self.truth.index()]
         self.history.server_index = truth
         mirrors = await self._sample_all()
         self.history.mirrors = {

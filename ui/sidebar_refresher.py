@@ -177,9 +177,6 @@ class SidebarRefresher:
                 log.info("sidebar missed a mirror write (after %d, saw %d)", event.after, seen)
                 self._full = True
                 break
-            if len(event.rows) + len(event.removed) > DELTA_LIMIT:
-                self._full = True
-                break
             try:
                 for start in range(0, max(len(event.rows), len(event.removed)), DELTA_CHUNK):
                     apply_delta(
