@@ -62,6 +62,8 @@ def _replace(match: regex.Match[str]) -> str:
 def for_terminal(text: str, *, multiline: bool = False) -> str:
     """`text` with every unsafe character replaced by its visible escape; with `multiline`,
     line feeds (a message meant to span lines) are kept."""
+    if text.isprintable():  # the common case, in C: no Cc, Cf, Zl, Zp or Cs at all
+        return text
     pattern = _UNSAFE_BUT_LF if multiline else _UNSAFE
     return str(pattern.sub(_replace, text))
 
@@ -84,7 +86,10 @@ def json_for_terminal(value: Any) -> str:
     or bidi character reaches the terminal. `json.dumps` escapes only C0 by itself; every
     unsafe character it leaves can only be inside a string literal (the rest of JSON is
     ASCII), where a `\\u` escape means exactly that character."""
-    return str(_UNSAFE.sub(_json_escape, json.dumps(value, ensure_ascii=False)))
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isprintable():  # no line breaks either: one line without indent
+        return text
+    return str(_UNSAFE.sub(_json_escape, text))
 
 
 class InertStream:
