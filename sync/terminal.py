@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO, cast
@@ -90,6 +91,15 @@ def json_for_terminal(value: Any) -> str:
     if text.isprintable():  # no line breaks either: one line without indent
         return text
     return str(_UNSAFE.sub(_json_escape, text))
+
+
+class InertFormatter(logging.Formatter):
+    """Log lines for a console: a record's message may quote a server (an error's words, an
+    id), so the formatted line, traceback included, is `for_terminal(..., multiline=True)`.
+    For handlers whose stream is not already an `InertStream` (the window's console)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return for_terminal(super().format(record), multiline=True)
 
 
 class InertStream:

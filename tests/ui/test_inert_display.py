@@ -232,3 +232,28 @@ def test_render_the_sidebar_with_hostile_titles(loop: ConvergeEventLoop, tmp_pat
     assert window.list.grab().save(str(path))
     assert path.stat().st_size > 0
     window.close()
+
+
+def test_the_windows_console_log_is_inert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The window started from a terminal logs warnings there: a server's words in one
+    cannot drive the terminal."""
+    import logging
+
+    from app.desktop import configure_logging
+    from tests.hostile_server import HOSTILE, unsafe_chars
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        configure_logging(tmp_path / "profile")
+        logging.getLogger("sync.engine").warning("the server said %s", HOSTILE)
+    finally:
+        for handler in root.handlers[len(before) :]:
+            root.removeHandler(handler)
+            handler.close()
+    err = capsys.readouterr().err
+    assert unsafe_chars(err) == [] and "the server said \\u001b]0;pwned" in err
+    logged = (tmp_path / "profile" / "converge.log").read_text(encoding="utf-8")
+    assert unsafe_chars(logged) == [] and "the server said \\u001b]0;pwned" in logged
