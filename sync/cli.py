@@ -83,7 +83,7 @@ def _err(message: str) -> None:
 
 
 def _ids(ids: Sequence[str]) -> str:
-    """Server-given ids, space-separated, each on its one line."""
+    """Server-given ids, space-separated; a newline inside one is replaced (one line)."""
     return " ".join(for_terminal(i) for i in ids)
 
 

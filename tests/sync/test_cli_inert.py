@@ -6,6 +6,7 @@ the replacement must be visible (`\\u001b`...), so a QA engineer sees what was s
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 import sys
@@ -37,6 +38,15 @@ SHOWN = "\\u001b]0;pwned\\u0007\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u001b[2J\\u
 def hostile() -> Iterator[HostileServer]:
     with hostile_server() as server:
         yield server
+
+
+def first_line(proc: subprocess.Popen[str], timeout: float = 30) -> str:
+    """The process's first line of stdout; a process that prints none fails the test
+    after `timeout` s instead of hanging it."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, f"no line within {timeout:g} s"
+    return proc.stdout.readline()
 
 
 def assert_inert(result: Any) -> None:
@@ -142,8 +152,7 @@ def test_watch_lines_of_hostile_passes_are_inert(
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()  # the connect pass's line
+        first = first_line(proc)  # the connect pass's line
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -169,8 +178,7 @@ def test_watch_line_of_a_failed_pass_shows_the_hostile_error_inert(
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
+        first = first_line(proc)  # the connect pass's line
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
