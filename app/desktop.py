@@ -40,6 +40,7 @@ from app.bundled import DEMO_TOKEN, BundledServer
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
 from sync import ENV_PROFILE, Profile, SyncError, default_profile_dir, loggable
+from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.dialogs import ConnectionSettings
 from ui.main_window import MainWindow
@@ -113,7 +114,8 @@ def configure_logging(profile: Path) -> Path | None:
     root.setLevel(logging.INFO)
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING)
-    console.setFormatter(logging.Formatter("converge: %(levelname)s %(name)s: %(message)s"))
+    # Inert: a warning may quote the server, and a terminal obeys escapes (CONTRACT §10.1).
+    console.setFormatter(InertFormatter("converge: %(levelname)s %(name)s: %(message)s"))
     root.addHandler(console)
     path = profile / "converge.log"
     try:
@@ -123,7 +125,8 @@ def configure_logging(profile: Path) -> Path | None:
         )
     except OSError:
         return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # The file too: `tail -f converge.log` in a terminal is how it gets read.
+    handler.setFormatter(InertFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     return path
 

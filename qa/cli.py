@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import random
 import signal
@@ -16,6 +15,7 @@ from qa.harness import Harness
 from qa.report import QaOptions, QaReport
 from qa.server import QaSetupError
 from sync.errors import SyncError
+from sync.terminal import for_terminal, inert_streams, json_for_terminal
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,13 @@ async def _run_cancellable(options: QaOptions) -> QaReport:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Entry point of `converge qa` (`argv` without the word "qa")."""
+    """Entry point of `converge qa` (`argv` without the word "qa"). Everything it writes to
+    stdout and stderr is inert (`sync.terminal`): a server under test is not trusted."""
+    with inert_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(list(argv))
     if args.devices < 1:
@@ -161,10 +167,10 @@ def main(argv: Sequence[str]) -> int:
     try:
         report = asyncio.run(_run_cancellable(options))
     except QaSetupError as exc:
-        print(f"converge qa: {exc}", file=sys.stderr)
+        print(f"converge qa: {for_terminal(str(exc))}", file=sys.stderr)
         return EXIT_SETUP
     except SyncError as exc:
-        print(f"converge qa: {exc.message}", file=sys.stderr)
+        print(f"converge qa: {for_terminal(exc.message)}", file=sys.stderr)
         return EXIT_SETUP
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("converge qa: interrupted.", file=sys.stderr)
@@ -172,12 +178,13 @@ def main(argv: Sequence[str]) -> int:
     except Exception as exc:  # e.g. the control plane failing mid-run: one line, details -v
         log.info("the harness failed", exc_info=True)
         print(
-            f"converge qa: the run failed ({type(exc).__name__}: {exc}); run with -v for details.",
+            f"converge qa: the run failed ({type(exc).__name__}: {for_terminal(str(exc))}); "
+            "run with -v for details.",
             file=sys.stderr,
         )
         return EXIT_SETUP
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(json_for_terminal(report.to_json()))
     else:
         print(report.to_text())
     return EXIT_OK if report.ok else EXIT_VIOLATIONS

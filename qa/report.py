@@ -12,6 +12,7 @@ from typing import Any
 from qa.checker import Violation
 from qa.device import RequestStats
 from qa.latency import Latencies
+from sync.terminal import for_terminal
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ class QaReport:
             lines.append(f"server log: {self.server_log_errors} ERROR lines or tracebacks")
         if self.violations:
             lines.append(f"VIOLATIONS: {len(self.violations)}")
-            lines.extend(f"  {v}" for v in self.violations[:50])
+            # A violation quotes ids and details from the server: one inert line each.
+            lines.extend(f"  {for_terminal(str(v))}" for v in self.violations[:50])
             if len(self.violations) > 50:
                 lines.append(f"  … and {len(self.violations) - 50} more")
         else:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import shutil
 import sys
@@ -25,6 +24,7 @@ from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
 from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
+from sync.terminal import for_terminal, inert_streams, json_for_terminal
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,14 @@ def _profile(args: argparse.Namespace) -> Profile:
 
 
 def _err(message: str) -> None:
-    print(f"converge: {message}", file=sys.stderr)
+    """One line on stderr; its words may hold a server's or a file's text (CONTRACT §10.1:
+    replaced visibly, newlines included, so no line of output can be forged)."""
+    print(f"converge: {for_terminal(message)}", file=sys.stderr)
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """Server-given ids, space-separated; a newline inside one is replaced (one line)."""
+    return " ".join(for_terminal(i) for i in ids)
 
 
 # -- sync -----------------------------------------------------------------------------------
@@ -112,7 +119,7 @@ async def _sync(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if args.json:
         print(
-            json.dumps(
+            json_for_terminal(
                 {
                     "inserted": list(report.inserted),
                     "updated": list(report.updated),
@@ -129,9 +136,9 @@ async def _sync(args: argparse.Namespace) -> int:
         ("updated", report.updated),
         ("pruned", report.pruned),
     ):
-        print(f"{label} {len(ids)}" + (": " + " ".join(ids) if ids else ""))
+        print(f"{label} {len(ids)}" + (": " + _ids(ids) if ids else ""))
     if report.kept:
-        print(f"kept {len(report.kept)}: " + " ".join(report.kept))
+        print(f"kept {len(report.kept)}: " + _ids(report.kept))
     if report.not_modified:
         print("index unchanged since the last sync (one request)")
     return _kept_verdict(report)
@@ -194,18 +201,18 @@ def _ls(args: argparse.Namespace, out: TextIO) -> int:
     for row in rows:
         _check_row(row)
     if args.json:
-        out.write(json.dumps([row.to_json() for row in rows], ensure_ascii=False))
+        out.write(json_for_terminal([row.to_json() for row in rows]))
         out.write("\n")
         return EXIT_OK
     if not rows:
         out.write("(no conversations in the mirror; run `converge sync`)\n")
         return EXIT_OK
     for row in rows:
-        mark = f"  [running {row.active_run_id}]" if row.active_run_id else ""
+        mark = f"  [running {for_terminal(row.active_run_id)}]" if row.active_run_id else ""
         if row.id in unconfirmed:
             mark += "  [delete not confirmed]"
-        title = row.title if row.title is not None else "(untitled)"
-        out.write(f"{row.id}  {row.updated_at}  {title}{mark}\n")
+        title = for_terminal(row.title) if row.title is not None else "(untitled)"
+        out.write(f"{for_terminal(row.id)}  {for_terminal(row.updated_at)}  {title}{mark}\n")
     return EXIT_OK
 
 
@@ -213,7 +220,8 @@ def _ls(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _confirm(title: str | None, stdin: TextIO, stderr: TextIO) -> bool:
-    stderr.write(wording.delete_confirmation(title) + "\n")
+    shown = for_terminal(title) if title is not None else None  # the sentence keeps its \n
+    stderr.write(wording.delete_confirmation(shown) + "\n")
     stderr.write(wording.DELETE_PROMPT)
     stderr.flush()
     answer = stdin.readline()
@@ -244,10 +252,10 @@ async def _delete(args: argparse.Namespace) -> int:
     finally:
         await engine.close()
     if outcome.status is DeleteStatus.DELETED:
-        print(f"deleted {args.id}")
+        print(f"deleted {for_terminal(args.id)}")
         return EXIT_OK
     if outcome.status is DeleteStatus.ALREADY_GONE:
-        print(f"deleted {args.id} (it was already gone from the server)")
+        print(f"deleted {for_terminal(args.id)} (it was already gone from the server)")
         return EXIT_OK
     _err(outcome.message)
     if outcome.status is DeleteStatus.ACTIVE_RUN:
@@ -261,7 +269,13 @@ async def _delete(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; `argv` includes the subcommand name (`["sync", "--server", ...]`)."""
+    """Entry point; `argv` includes the subcommand name (`["sync", "--server", ...]`).
+    Everything it writes to stdout and stderr is inert (`sync.terminal`)."""
+    with inert_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(args_list)
@@ -278,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "delete":
             return asyncio.run(_delete(args))
         if args.command == "watch":
-            return asyncio.run(cli_watch.watch(args, _profile(args)))
+            return asyncio.run(cli_watch.watch(args, _profile(args), sys.stdout))
     except MirrorError as exc:
         _err(exc.message)
         return EXIT_FAILED

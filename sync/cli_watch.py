@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import signal
 import sys
 from typing import TextIO
@@ -18,6 +17,7 @@ from typing import TextIO
 from sync.engine import SyncEngine
 from sync.profile import Profile
 from sync.reconcile import ReconcileReport, TriggerReason
+from sync.terminal import for_terminal, json_for_terminal
 from sync.watch import DEFAULT_WAIT
 
 EXIT_OK = 0
@@ -34,10 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def pass_line(report: ReconcileReport, *, as_json: bool) -> str:
-    """One line describing a pass (its reason, what changed, or why it did not conclude)."""
+    """One line describing a pass (its reason, what changed, or why it did not conclude).
+    Ids and messages are the server's words: inert, and kept on this one line."""
     problem = report.problem
     if as_json:
-        return json.dumps(
+        return json_for_terminal(
             {
                 "reason": report.reason.value,
                 "inserted": list(report.inserted),
@@ -50,21 +51,25 @@ def pass_line(report: ReconcileReport, *, as_json: bool) -> str:
             }
         )
     if report.error is not None:
-        return f"{report.reason.value}: failed, nothing changed: {report.error.message}"
+        why = for_terminal(report.error.message)
+        return f"{report.reason.value}: failed, nothing changed: {why}"
     words = (
         "unchanged"
         if report.not_modified
         else (f"+{len(report.inserted)} ~{len(report.updated)} -{len(report.pruned)}")
     )
-    ids = " ".join([*report.inserted, *report.updated, *report.pruned])
+    ids = " ".join(for_terminal(i) for i in [*report.inserted, *report.updated, *report.pruned])
     line = f"{report.reason.value}: {words}" + (f" {ids}" if ids else "")
     if report.kept:
-        line += f" (kept {len(report.kept)} unconfirmed: {problem.message if problem else ''})"
+        why = for_terminal(problem.message) if problem else ""
+        line += f" (kept {len(report.kept)} unconfirmed: {why})"
     return line
 
 
-async def watch(args: argparse.Namespace, profile: Profile, out: TextIO = sys.stdout) -> int:
-    """Run until SIGINT/SIGTERM; exit 0."""
+async def watch(args: argparse.Namespace, profile: Profile, out: TextIO | None = None) -> int:
+    """Run until SIGINT/SIGTERM; exit 0. Lines go to `out` (sys.stdout as it is at the
+    call, so the command's inert stream, not the one of import time)."""
+    out = sys.stdout if out is None else out
     wait = max(1, min(60, args.wait))
     engine = await SyncEngine.open(profile, timer_interval=args.interval or 30.0)
     stop = asyncio.Event()

@@ -11,6 +11,7 @@ from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout
 
 from sync import ApprovalRequested, ArtifactCreated, ToolInvocation
+from ui.plain import isolate
 
 
 def tr(text: str) -> str:
@@ -108,7 +109,10 @@ class Card(QFrame):
 
 def tool_card(payload: ToolInvocation) -> Card:
     """A tool that ran: its name and status, then its output (JSON shown as JSON)."""
-    heading = f"{tr('Tool')}: {payload.tool or 'tool'} — {payload.status or ''}".rstrip(" —")
+    # The names are the server's, inside our words: isolated (`ui.plain`).
+    tool = isolate(payload.tool) if payload.tool else "tool"
+    status = isolate(payload.status) if payload.status else ""
+    heading = f"{tr('Tool')}: {tool} — {status}".rstrip(" —")
     card = Card(heading, "", "toolCard")
     output = payload.output_text
     if output:
@@ -129,7 +133,7 @@ class ApprovalCard(Card):
     decided = Signal(str, str)  # approval id, "approve" | "deny"
 
     def __init__(self, payload: ApprovalRequested, run_id: str | None) -> None:
-        tool = payload.tool or tr("a tool")
+        tool = isolate(payload.tool) if payload.tool else tr("a tool")
         super().__init__(
             tr("Approval needed: run “{0}”?").format(tool),
             tr("The reply is waiting for your decision."),
@@ -167,7 +171,7 @@ class ArtifactCard(Card):
 
     def __init__(self, payload: ArtifactCreated) -> None:
         name = payload.name or "file"
-        super().__init__(tr("File: {0}").format(name), "", "artifactCard")
+        super().__init__(tr("File: {0}").format(isolate(name)), "", "artifactCard")
         self.artifact_id = payload.artifact_id
         self.name = name
         open_button = self.add_button(tr("Open"), tr("Open {0}").format(name))

@@ -47,6 +47,7 @@ from sync import (
 from ui.composer import ComposerBar
 from ui.conversation_items import ApprovalCard, ArtifactCard, Bubble, note, text_label, tool_card
 from ui.elided_label import ElidedLabel
+from ui.plain import isolate, neutral
 from ui.relative_time import full_time
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class ConversationPane(QWidget):
         self.title.setObjectName("paneTitle")
         self.subtitle = QLabel("")
         self.subtitle.setObjectName("paneSubtitle")
+        self.subtitle.setTextFormat(Qt.TextFormat.PlainText)
         self.banner = text_label("", "banner")
         self.banner.setAccessibleName(self.tr("Notice"))
         self.banner.hide()
@@ -189,7 +191,7 @@ class ConversationPane(QWidget):
 
     def show_banner(self, text: str) -> None:
         text = self.tr(text) if text else text  # a known sentence is translated, others kept
-        self.banner.setText(text)
+        self.banner.setText(neutral(text))  # it may quote the server
         self.banner.setVisible(bool(text))
         self.banner_box.setVisible(bool(text))
 
@@ -231,9 +233,9 @@ class ConversationPane(QWidget):
         if label is None:
             return
         if memory_id in self._reinforced:
-            label.setText(self.tr("Remembered again: “{0}”").format(text))
+            label.setText(self.tr("Remembered again: “{0}”").format(isolate(text)))
         else:
-            label.setText(self.tr("Remembered: “{0}”").format(text))
+            label.setText(self.tr("Remembered: “{0}”").format(isolate(text)))
 
     # --- events -------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from sync import wording
+from ui.plain import isolate, neutral, plain_tooltip
 
 DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
@@ -84,11 +85,12 @@ async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None 
 
 
 def _quote(title: str) -> str:
-    return f"“{title}”"
+    """A title inside our sentence: isolated, so it cannot reorder the words around it."""
+    return f"“{isolate(title)}”"
 
 
 def _names(titles: Sequence[str]) -> str:
-    shown = [f"•  {title}" for title in titles[:LIST_LIMIT]]
+    shown = [f"•  {isolate(title)}" for title in titles[:LIST_LIMIT]]
     if len(titles) > LIST_LIMIT:
         shown.append(f"…and {len(titles) - LIST_LIMIT} more")
     return "\n".join(shown)
@@ -102,6 +104,8 @@ def _message_box(
     box.setWindowTitle(_tr(title))
     box.setText(_tr(text))
     box.setInformativeText(_tr(info))
+    # Plain text, both labels (Qt sets the informative one too, since it exists by now):
+    # the titles and reasons are the server's, never markup (CONTRACT §10.1).
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
@@ -144,7 +148,7 @@ def build_delete_box(
     """The confirmation before a delete. Cancel is the default; Escape cancels. With
     `export`, an "Export…" button keeps a copy first (the dialog comes back afterwards)."""
     if len(titles) == 1:
-        text = wording.delete_question(titles[0])
+        text = wording.delete_question(isolate(titles[0]))
         info = wording.delete_consequences(1)
     else:
         text = wording.delete_question(None, len(titles))
@@ -179,7 +183,7 @@ def build_delete_running_box(
         parent,
         QMessageBox.Icon.Warning,
         wording.DELETE_CONFIRM_TITLE,
-        wording.delete_question(title),
+        wording.delete_question(isolate(title)),
         info,
     )
     _offer_stop_run(box, active_run_id).setFocus()
@@ -190,7 +194,7 @@ def build_delete_running_box(
 def _offer_stop_run(box: QMessageBox, active_run_id: str | None) -> QPushButton:
     """Stop Run and Delete (destructive) beside Cancel (the default); returns Cancel."""
     if active_run_id:
-        box.setToolTip(f"Active run: {active_run_id}")
+        box.setToolTip(plain_tooltip(f"Active run: {isolate(active_run_id)}"))
     stop = _add_button(box, STOP_RUN_AND_DELETE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
     _destructive(stop)
@@ -226,6 +230,7 @@ def build_unreachable_box(
     it was sent but its answer was lost (CONTRACT §9.2: it may have happened). Either way the
     row is kept and retrying is safe."""
     subject = _quote(titles[0]) if len(titles) == 1 else f"{len(titles)} conversations"
+    reason = neutral(reason)  # the server's words inside our sentence
     detail = f"{reason.rstrip('.')}." if reason else ""
     verb = "is" if len(titles) == 1 else "are"
     if unconfirmed:
@@ -261,9 +266,14 @@ def results_summary(lines: Sequence[tuple[str, bool, str]]) -> tuple[str, str]:
     else:
         text = f"{deleted} of {len(lines)} conversations deleted. The others are kept."
     if len(lines) <= RESULT_LINES:
-        body = "\n".join(f"{'✓' if ok else '✗'}  {title} — {result}" for title, ok, result in lines)
+        body = "\n".join(
+            f"{'✓' if ok else '✗'}  {isolate(title)} — {neutral(result)}"
+            for title, ok, result in lines
+        )
     else:
-        failures = [f"✗  {title} — {result}" for title, ok, result in lines if not ok]
+        failures = [
+            f"✗  {isolate(title)} — {neutral(result)}" for title, ok, result in lines if not ok
+        ]
         shown = failures[:RESULT_LINES]
         if len(failures) > RESULT_LINES:
             shown.append(f"…and {len(failures) - RESULT_LINES} more not deleted")
@@ -272,8 +282,9 @@ def results_summary(lines: Sequence[tuple[str, bool, str]]) -> tuple[str, str]:
 
 
 def build_details_box(parent: QWidget | None, title: str, text: str, details: str) -> QMessageBox:
-    """What "Details" shows next to a status or banner: the technical words, non-modal."""
-    box = _message_box(parent, QMessageBox.Icon.Information, title, text, details)
+    """What "Details" shows next to a status or banner: the technical words, non-modal
+    (the server's words, so without bidi controls of their own)."""
+    box = _message_box(parent, QMessageBox.Icon.Information, title, neutral(text), neutral(details))
     box.setWindowModality(Qt.WindowModality.NonModal)
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     box.addButton(QMessageBox.StandardButton.Close)
@@ -282,8 +293,8 @@ def build_details_box(parent: QWidget | None, title: str, text: str, details: st
 
 
 def build_error_box(parent: QWidget | None, title: str, text: str, info: str = "") -> QMessageBox:
-    """A plain error in words (never a traceback)."""
-    box = _message_box(parent, QMessageBox.Icon.Warning, title, text, info)
+    """A plain error in words (never a traceback); they may quote the server."""
+    box = _message_box(parent, QMessageBox.Icon.Warning, title, neutral(text), neutral(info))
     box.addButton(QMessageBox.StandardButton.Ok)
     box.setObjectName("errorMessage")
     return box
@@ -323,6 +334,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         self.in_use = QLabel(in_use or "Not connected")
         self.in_use.setObjectName("serverInUse")
+        self.in_use.setTextFormat(Qt.TextFormat.PlainText)
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.in_use.setAccessibleName(self.tr("Server in use"))
         form.addRow(self.tr("In use now:"), self.in_use)

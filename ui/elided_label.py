@@ -15,6 +15,8 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QSizePolicy, QWidget
 
+from ui.plain import neutral, plain_tooltip
+
 MIN_CHARS = 8
 
 
@@ -43,8 +45,11 @@ class ElidedLabel(QFrame):
         return self._text
 
     def setText(self, text: str) -> None:
+        """Shown neutralised (its own bidi controls cannot reorder it) and, in the tooltip,
+        literally: a title is the server's text (`ui.plain`)."""
+        text = neutral(text)
         self._text = text
-        self.setToolTip(text)
+        self.setToolTip(plain_tooltip(text))
         self.setAccessibleName(text)
         self.updateGeometry()
         self.update()

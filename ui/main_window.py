@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.conversation_pane import ConversationPane
+from ui.plain import plain_tooltip
 from ui.scroll_anchor import ScrollAnchor
 from ui.session_delegate import SessionDelegate
 from ui.session_model import SessionListModel
@@ -134,6 +135,9 @@ class MainWindow(QMainWindow):
 
         self.sidebar_empty = QLabel(self.tr(LOADING))
         self.sidebar_empty.setObjectName("sidebarEmpty")
+        self.sidebar_empty.setTextFormat(
+            Qt.TextFormat.PlainText
+        )  # it may say why (a server's words)
         self.sidebar_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.sidebar_empty.setWordWrap(True)
         self.sidebar_stack = QStackedWidget()
@@ -150,6 +154,7 @@ class MainWindow(QMainWindow):
         self._offline = False
         self.offline_banner = QLabel(self.tr(OFFLINE_BANNER))
         self.offline_banner.setObjectName("offlineBanner")
+        self.offline_banner.setTextFormat(Qt.TextFormat.PlainText)
         self.offline_banner.setWordWrap(True)
         self.offline_banner.setAccessibleName(self.tr("Offline"))
         self.offline_banner.hide()
@@ -328,7 +333,7 @@ class MainWindow(QMainWindow):
     def set_offline(self, offline: bool, reason: str = "") -> None:
         """The offline banner, and sending and deleting disabled with a tooltip saying why."""
         self.offline_banner.setVisible(offline)
-        self.offline_banner.setToolTip(reason)
+        self.offline_banner.setToolTip(plain_tooltip(reason))  # the server's words
         self._offline = offline
         self.pane.set_offline(offline)
         self._update_actions()

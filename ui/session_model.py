@@ -29,6 +29,7 @@ from PySide6.QtCore import (
 )
 
 from ui.diff import Change, Insert, Move, Op, Remove, Reorder, compute_diff, diff_steps
+from ui.plain import isolate, neutral, plain_tooltip
 from ui.relative_time import full_time, relative_time
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,10 @@ def shown_title(title: str) -> str:
 
 
 def display_title(row: SidebarRow) -> str:
-    """The row's title as shown, or the wording for a conversation without one."""
-    return shown_title(row.title) if row.title else UNTITLED
+    """The row's title as shown, or the wording for a conversation without one; without
+    bidi controls of its own, which could reorder what is drawn after it (`ui.plain`)."""
+    title = neutral(row.title) if row.title else ""
+    return shown_title(title) if title else UNTITLED
 
 
 def sort_key(row: SidebarRow) -> tuple[str, str]:
@@ -139,7 +142,8 @@ class SessionListModel(QAbstractListModel):
                 parts.append("deleting")
             return ", ".join(parts)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{display_title(row)}\nLast activity: {full_time(row.updated_at)}"
+            when = full_time(row.updated_at)
+            return plain_tooltip(f"{isolate(display_title(row))}\nLast activity: {when}")
         if role == self.IdRole:
             return row.id
         if role == self.RowRole:

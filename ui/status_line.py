@@ -11,6 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QToolButton
 
+from ui.plain import isolate, neutral, plain_tooltip
+
 
 def _tr(text: str) -> str:
     return QCoreApplication.translate("MainWindow", text)
@@ -36,6 +38,7 @@ class StatusLine:
         self.details_box: QMessageBox | None = None
         self.where = QLabel("")
         self.where.setObjectName("whereLabel")
+        self.where.setTextFormat(Qt.TextFormat.PlainText)
         self.where.setAccessibleName(_tr("Account and server"))
         bar = window.statusBar()
         bar.addWidget(self.status, 1)
@@ -44,12 +47,13 @@ class StatusLine:
         bar.setSizeGripEnabled(False)
 
     def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
-        """The status line; `details` (technical words) sit behind a "Details" button."""
-        self.status.setText(_tr(text))  # a known sentence is translated, others kept
+        """The status line; `details` (technical words) sit behind a "Details" button. A
+        sentence may quote the server: its bidi controls are dropped (`ui.plain`)."""
+        self.status.setText(neutral(_tr(text)))  # a known sentence is translated, others kept
         self.status.setProperty("error", error)
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
-        self.details = (text, details)
+        self.details = (neutral(text), neutral(details))
         self.details_button.setVisible(bool(details))
 
     def _show_details(self) -> None:
@@ -63,13 +67,15 @@ class StatusLine:
 
     def set_where(self, account: str, server: str, profile: str = "") -> None:
         """Name the account, the server and the profile in the title bar and the status
-        bar; the profile's whole path is in the tooltip."""
+        bar; the profile's whole path is in the tooltip. Each name is isolated: an
+        account or a host cannot reorder the sentence around it (`ui.plain`)."""
+        account, server = isolate(account), isolate(server)
         self._window.setWindowTitle(_tr("Converge — {0} on {1}").format(account, server))
         text = _tr("{0} · {1}").format(account, server)
         tip = _tr("Signed in as {0} on {1}").format(account, server)
         if profile:
             name = profile.rstrip("/").rsplit("/", 1)[-1] or profile
-            text = _tr("{0} · profile {1}").format(text, name)
-            tip = _tr("{0}\nProfile: {1}").format(tip, profile)
+            text = _tr("{0} · profile {1}").format(text, isolate(name))
+            tip = _tr("{0}\nProfile: {1}").format(tip, isolate(profile))
         self.where.setText(text)
-        self.where.setToolTip(tip)
+        self.where.setToolTip(plain_tooltip(tip))

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 from sync import Event
 from ui.conversation_items import Bubble, Card
 from ui.conversation_pane import ConversationPane
+from ui.plain import isolate
 
 _sequence = iter(range(1, 1_000_000))
 
@@ -122,7 +123,7 @@ def test_an_event_without_the_id_its_buttons_need_offers_no_buttons(
     [
         ({"tool": "search", "status": "succeeded", "output": "search ran"}, None, "search ran"),
         ({"tool": "query", "status": "succeeded", "output": {"rows": 3}}, None, '{"rows": 3}'),
-        ({"tool": None, "status": "succeeded"}, "Tool: tool — succeeded", None),
+        ({"tool": None, "status": "succeeded"}, f"Tool: tool — {isolate('succeeded')}", None),
     ],
 )
 def test_a_tool_card_shows_its_output_as_text_or_json(
@@ -154,7 +155,7 @@ def test_a_transcripts_memories_are_looked_up_together_once_each(pane: Conversat
     pane.set_events([formed, again, formed])
     assert shown == [["mem_1", "mem_2"]]
     pane.set_memory_text("mem_2", "green tea")
-    assert pane._memories["mem_2"].text() == "Remembered again: “green tea”"
+    assert pane._memories["mem_2"].text() == f"Remembered again: “{isolate('green tea')}”"
 
 
 JSON = st.recursive(

@@ -22,6 +22,7 @@ from ui.dialogs import (
     build_run_in_progress_box,
     build_unreachable_box,
 )
+from ui.plain import isolate
 
 
 def buttons(box: QMessageBox) -> dict[str, QMessageBox.ButtonRole]:
@@ -30,7 +31,7 @@ def buttons(box: QMessageBox) -> dict[str, QMessageBox.ButtonRole]:
 
 def test_delete_confirmation_names_the_conversation_and_what_is_lost(qapp: object) -> None:
     box = build_delete_box(None, ["Trip to Lisbon"])
-    assert "“Trip to Lisbon”" in box.text()
+    assert f"“{isolate('Trip to Lisbon')}”" in box.text()
     info = box.informativeText()
     for phrase in (
         "messages",
@@ -141,7 +142,8 @@ def test_results_of_a_large_bulk_delete_name_failures_and_count_successes(qapp: 
     text, body = results_summary(lines)
     assert text == "196 of 200 conversations deleted. The others are kept."
     assert body.startswith("✓  196 deleted")
-    assert "✗  Chat 0 — Not deleted" in body and "✗  Chat 150 — Not deleted" in body
+    assert f"✗  {isolate('Chat 0')} — Not deleted" in body
+    assert f"✗  {isolate('Chat 150')} — Not deleted" in body
     assert "Chat 1 —" not in body
 
 

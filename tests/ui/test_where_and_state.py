@@ -16,6 +16,7 @@ from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
 from ui.dialogs import SettingsDialog
 from ui.main_window import MainWindow
+from ui.plain import isolate
 from ui.where import account_label, server_label
 
 
@@ -50,8 +51,11 @@ def test_a_device_started_with_server_shows_that_server_in_settings_and_the_titl
         assert live_server.url in dialog.in_use.text() and "alice" in dialog.in_use.text()
         dialog.deleteLater()
         host = live_server.url.removeprefix("http://")
-        assert desktop.window.windowTitle() == f"Converge — alice on {host}"
-        assert desktop.window.where.text() == f"alice · {host} · profile p"
+        assert desktop.window.windowTitle() == f"Converge — {isolate('alice')} on {isolate(host)}"
+        assert (
+            desktop.window.where.text()
+            == f"{isolate('alice')} · {isolate(host)} · profile {isolate('p')}"
+        )
         assert str(tmp_path / "p") in desktop.window.where.toolTip()
         assert str(tmp_path / "p") in controller.in_use
         desktop.window.close()

@@ -15,6 +15,7 @@ from tests.ui.conftest import Harness, run, until
 from ui.conversation_items import Bubble
 from ui.conversation_pane import DELETED_ELSEWHERE
 from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
+from ui.plain import isolate
 from ui.session_model import SessionListModel
 
 
@@ -104,7 +105,7 @@ def test_cancel_leaves_everything(harness: Harness) -> None:
     harness.select(sid)
     harness.answers["deleteConfirmation"] = CANCEL
     run(harness.loop, harness.controller.delete_selected())
-    assert harness.dialogs == [("deleteConfirmation", "Delete “Keep me”?")]
+    assert harness.dialogs == [("deleteConfirmation", f"Delete “{isolate('Keep me')}”?")]
     assert harness.ids() == [sid]
     assert harness.api().get(f"/v1/sessions/{sid}").status_code == 200
     assert not harness.window.model.is_pending_delete(sid)
@@ -537,7 +538,7 @@ def test_a_memory_is_shown_once_with_what_was_remembered(harness: Harness) -> No
     run(harness.loop, scenario())
     notes = [label.text() for label in pane.transcript.findChildren(QLabel, "note")]
     memory_notes = [text for text in notes if "emember" in text or "Memory" in text]
-    assert memory_notes == ["Remembered: “prefers green tea”"]
+    assert memory_notes == [f"Remembered: “{isolate('prefers green tea')}”"]
 
 
 def test_a_waiting_reply_shows_an_indicator_not_a_bubble_of_dots(harness: Harness) -> None:
