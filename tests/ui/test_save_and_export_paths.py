@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,33 +19,35 @@ from PySide6.QtWidgets import QFileDialog
 
 from app import window_state
 from app.desktop import configure_logging
+from sync.models import TERMINAL_STATUSES, text_message
 from sync.payloads import ArtifactCreated, payload_of
 from tests.sync.test_cli_live import conn, converge
-from tests.ui.conftest import Harness, run, until
+from tests.ui.conftest import DEADLINE, Harness, run, until
 
 HOSTILE = "../../.config/autostart/x.desktop"
 
 
 def _conversation(harness: Harness, *commands: str) -> tuple[str, dict[str, str]]:
-    """A conversation made in the window, one run per command; (id, artifact id by name)."""
-    pane = harness.window.pane
-
-    async def scenario() -> tuple[str, dict[str, str]]:
-        harness.controller.new_conversation()
+    """A conversation taken on another device, one run per command (each awaited to its
+    end), then synced into the window; (id, artifact id by name)."""
+    with harness.api() as client:
+        sid = str(client.post("/v1/sessions", json={}).json()["id"])
         for command in commands:
-            pane.composer.setPlainText(command)
-            pane.send_button.click()
-            await until(lambda: pane.session_id is not None, what="the conversation")
-            await until(lambda: pane.composer.toPlainText() == "", what="the message sent")
-            await until(lambda: not pane.stop_button.isVisible(), what="the end of the run")
-        await harness.sync()
-        assert pane.session_id is not None
-        events = await harness.engine.transcript(pane.session_id)
-        named = (payload_of(e) for e in events)
-        ids = {p.name or "": p.artifact_id for p in named if isinstance(p, ArtifactCreated)}
-        return pane.session_id, ids
+            started = client.post(f"/v1/sessions/{sid}/runs", json={"input": text_message(command)})
+            assert started.status_code == 202, started.text
+            run_id = started.json()["id"]
+            deadline = time.monotonic() + DEADLINE
+            while client.get(f"/v1/runs/{run_id}").json()["status"] not in TERMINAL_STATUSES:
+                assert time.monotonic() < deadline, f"run {run_id} did not end"
+                threading.Event().wait(0.02)
 
-    return run(harness.loop, scenario())
+    async def synced() -> dict[str, str]:
+        await harness.sync()
+        events = await harness.engine.transcript(sid)
+        named = (payload_of(e) for e in events)
+        return {p.name or "": p.artifact_id for p in named if isinstance(p, ArtifactCreated)}
+
+    return sid, run(harness.loop, synced())
 
 
 def _accept_as_prefilled(monkeypatch: pytest.MonkeyPatch, folder: Path, seen: list[str]) -> None:
