@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import logging.handlers
 import os
 import signal
 import sys
@@ -40,6 +39,7 @@ from app.bundled import DEMO_TOKEN, BundledServer
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
 from sync import ENV_PROFILE, Profile, SyncError, default_profile_dir, loggable
+from sync.private_files import PrivateRotatingFileHandler, private_dir
 from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.dialogs import ConnectionSettings
@@ -119,8 +119,9 @@ def configure_logging(profile: Path) -> Path | None:
     root.addHandler(console)
     path = profile / "converge.log"
     try:
-        profile.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
+        private_dir(profile)
+        # 0600 and never through a symlink at its name (CONTRACT §10.1).
+        handler = PrivateRotatingFileHandler(
             path, maxBytes=1_000_000, backupCount=2, encoding="utf-8"
         )
     except OSError:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray
 
+from sync.errors import SyncError
+from sync.private_files import write_private
 from ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -57,9 +59,8 @@ def write_state(profile: Path, state: WindowState) -> None:
         "enter_sends": state.enter_sends,
     }
     try:
-        profile.mkdir(parents=True, exist_ok=True)
-        (profile / STATE_FILE).write_text(json.dumps(data), encoding="utf-8")
-    except OSError:
+        write_private(profile, STATE_FILE, json.dumps(data))  # 0700 folder, 0600 file
+    except (OSError, SyncError):
         log.warning("could not save the window's size and position")
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         SyncError,
         loggable,
     )
-    from sync.export import export_conversation, safe_name
+    from sync.export import export_conversation
     from sync.gc_pause import full_collections_deferred
     from sync.memories import memory_texts
     from sync.mirror import Mirror
@@ -68,7 +68,9 @@ if TYPE_CHECKING:
         UserMessage,
         payload_of,
     )
+    from sync.private_files import copy_private
     from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
+    from sync.safe_names import display_name, safe_file_name
     from sync.title_filter import matches_filter
 
 __all__ = [
@@ -113,7 +115,9 @@ __all__ = [
     "TriggerReason",
     "UnknownPayload",
     "UserMessage",
+    "copy_private",
     "default_profile_dir",
+    "display_name",
     "export_conversation",
     "full_collections_deferred",
     "loggable",
@@ -122,7 +126,7 @@ __all__ = [
     "payload_of",
     "read_mirror_rows",
     "read_settings",
-    "safe_name",
+    "safe_file_name",
     "wording",
 ]
 
@@ -147,7 +151,9 @@ _HOMES = {
         "StatusChanged",
         "TriggerReason",
     ),
-    "sync.export": ("export_conversation", "safe_name"),
+    "sync.export": ("export_conversation",),
+    "sync.private_files": ("copy_private",),
+    "sync.safe_names": ("display_name", "safe_file_name"),
     "sync.mirror_reader": ("read_mirror_rows",),
     "sync.gc_pause": ("full_collections_deferred",),
     "sync.memories": ("memory_texts",),

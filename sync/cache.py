@@ -2,7 +2,10 @@
 
 Bytes are verified against the artifact metadata's sha256 before they are kept, written to a
 temporary file and renamed into place, so a crash never leaves a half file under a real name.
-The files die with their session (server-first delete, or a prune after a confirmed 404).
+The file's name comes from the id, made safe (`sync.safe_names`), and every path, the ones the
+mirror's index names included, is checked to be inside the cache folder (`sync.private_files`);
+the folder is 0700 and its files 0600. The files die with their session (server-first
+delete, or a prune after a confirmed 404).
 """
 
 from __future__ import annotations
@@ -10,27 +13,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import os
-import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from sync.api import ApiClient
-from sync.errors import CacheError, ConversationGone, IntegrityError
+from sync.errors import CacheError, ConversationGone, IntegrityError, LocalFileError, UnsafePath
 from sync.file_index import CachedFile
 from sync.mirror import Mirror
+from sync.private_files import inside, write_private
+from sync.safe_names import safe_file_name
 
 log = logging.getLogger(__name__)
 
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
-
 
 def file_name_for(artifact_id: str) -> str:
-    """A file name derived from the opaque id (never from the user-controlled name)."""
-    safe = _SAFE.sub("_", artifact_id)
+    """A file name derived from the opaque id (never from the user-controlled name); the
+    digest keeps two ids apart that sanitise to the same text."""
+    safe = safe_file_name(artifact_id, "artifact", max_bytes=80)
     digest = hashlib.sha256(artifact_id.encode()).hexdigest()[:12]
-    return f"{safe[:80]}-{digest}.bin"
+    return f"{safe}-{digest}.bin"
 
 
 def remove_cached_files(cache_dir: Path | None, names: Sequence[str]) -> None:
@@ -38,7 +39,9 @@ def remove_cached_files(cache_dir: Path | None, names: Sequence[str]) -> None:
         return
     for name in names:
         try:
-            (cache_dir / name).unlink(missing_ok=True)
+            inside(cache_dir, name).unlink(missing_ok=True)
+        except UnsafePath:  # an index row edited to name a file elsewhere: never touched
+            log.warning("refused to remove a cached file outside the cache folder")
         except OSError as exc:  # a leftover file is harmless; its index row is gone
             log.warning("could not remove cached file %s: %s", name, exc)
 
@@ -51,18 +54,13 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_atomically(folder: Path, name: str, data: bytes) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dl-", suffix=".tmp")
+def _verified(folder: Path, name: str, sha256: str) -> Path | None:
+    """The cached file the index names, if it is inside the folder and its bytes match."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        target = folder / name
-        os.replace(tmp, target)
-        return target
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        path = inside(folder, name)
+    except UnsafePath:
+        return None
+    return path if path.is_file() and _sha256_file(path) == sha256 else None
 
 
 class ArtifactCache:
@@ -75,12 +73,11 @@ class ArtifactCache:
         """The path of the artifact's verified bytes, downloading them on first use."""
         entry = await asyncio.to_thread(self.mirror.cached_file, artifact_id)
         if entry is not None:
-            path = self.cache_dir / entry.file_name
-            ok = await asyncio.to_thread(
-                lambda: path.exists() and _sha256_file(path) == entry.sha256
+            cached = await asyncio.to_thread(
+                _verified, self.cache_dir, entry.file_name, entry.sha256
             )
-            if ok:
-                return path
+            if cached is not None:
+                return cached
         meta = await self.api.get_artifact(artifact_id)
         data = await self.api.artifact_content(artifact_id)
         digest = hashlib.sha256(data).hexdigest()
@@ -91,11 +88,13 @@ class ArtifactCache:
             )
         name = file_name_for(artifact_id)
         try:
-            path = await asyncio.to_thread(_write_atomically, self.cache_dir, name, data)
-        except OSError as exc:  # ENOSPC, EACCES...: the temporary file is already gone
+            path = await asyncio.to_thread(write_private, self.cache_dir, name, data)
+        except (OSError, LocalFileError) as exc:  # ENOSPC, EACCES...: no temporary file left
+            cause = exc if isinstance(exc, OSError) else exc.__cause__
+            reason = cause.strerror if isinstance(cause, OSError) else None
             raise CacheError(
                 f"Could not save the artifact {meta.name!r} in the cache folder "
-                f"{self.cache_dir}: {exc.strerror or exc}. Nothing was kept; free some space "
+                f"{self.cache_dir}: {reason or exc}. Nothing was kept; free some space "
                 "(or fix the folder's permissions) and try again."
             ) from exc
         recorded = await asyncio.to_thread(

@@ -1,4 +1,5 @@
-"""The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`.
+"""The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`, and
+`converge export` (§11).
 
 Each takes `--server URL --token TOKEN --profile DIR` anywhere among its own arguments.
 Output for people goes to stdout (results) and stderr (problems); never a traceback: every
@@ -14,12 +15,14 @@ import logging
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from sync import cli_watch, wording
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, SyncError, Unauthenticated
+from sync.export import export_conversation
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
 from sync.profile import MIRROR_FILE, Profile
@@ -38,6 +41,8 @@ EXIT_UNCONFIRMED = 5  # delete sent, answer lost: the row stays, marked (CONTRAC
 #: CONTRACT §8: with the server unreachable or failing, `converge sync` ends within 30 s.
 SYNC_DEADLINE = 25.0
 DELETE_DEADLINE = 25.0
+#: An export reads the whole transcript and every file's bytes: longer than a pass.
+EXPORT_DEADLINE = 120.0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(p_watch)
     cli_watch.add_arguments(p_watch)
+    p_export = sub.add_parser(
+        "export", help="write a conversation and its files as the window's Export does"
+    )
+    _common(p_export)
+    p_export.add_argument("id", metavar="ID", help="the session id (ses_…)")
+    p_export.add_argument(
+        "--out", metavar="PATH", required=True, help="the document to write (.md or .json)"
+    )
+    p_export.add_argument(
+        "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
+    )
     return parser
 
 
@@ -265,6 +281,32 @@ async def _delete(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+# -- export ---------------------------------------------------------------------------------
+
+
+async def _export(args: argparse.Namespace) -> int:
+    """The window's Export without the window: the same `export_conversation`, so the same
+    files, names, bounds and path rules (CONTRACT §10.1, §11)."""
+    profile = _profile(args)
+    profile.require_connection()
+    engine = await SyncEngine.open(profile)
+    try:
+        async with asyncio.timeout(EXPORT_DEADLINE):
+            written = await export_conversation(
+                engine, args.id, Path(args.out).expanduser(), args.format
+            )
+    except TimeoutError:
+        _err(
+            f"the server at {profile.server} did not send the conversation within "
+            f"{EXPORT_DEADLINE:.0f} s; the export was not finished."
+        )
+        return EXIT_FAILED
+    finally:
+        await engine.close()
+    print(f"exported {args.id} to {written}")
+    return EXIT_OK
+
+
 # -- entry ----------------------------------------------------------------------------------
 
 
@@ -291,6 +333,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return asyncio.run(_sync(args))
         if args.command == "delete":
             return asyncio.run(_delete(args))
+        if args.command == "export":
+            return asyncio.run(_export(args))
         if args.command == "watch":
             return asyncio.run(cli_watch.watch(args, _profile(args), sys.stdout))
     except MirrorError as exc:

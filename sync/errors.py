@@ -21,6 +21,8 @@ The tree, in the manner of httpx's `_exceptions.py`::
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
     ├── ConversationGone            the conversation left the mirror while its data was fetched
     ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
+    ├── LocalFileError              a file the client writes could not be written
+    │   └── UnsafePath              a name would land outside its folder: refused, nothing written
     └── MirrorError                 the local mirror cannot be used
         ├── MirrorTooNew            the mirror was written by a newer schema: never touched
         └── CacheError              artifact bytes could not be kept (disk full, permissions)
@@ -158,6 +160,16 @@ class ConversationGone(SyncError):
 
 class ProfileError(SyncError):
     """The profile has no server URL or token, or its settings cannot be read."""
+
+
+class LocalFileError(SyncError):
+    """A file the client writes (an export, a saved file) could not be written: nothing was
+    left under its name."""
+
+
+class UnsafePath(LocalFileError):
+    """A name from a server or from content would land outside the folder it is written to
+    (`..`, an absolute path, a symlink pointing out): refused, nothing written."""
 
 
 class MirrorError(SyncError):

@@ -5,6 +5,11 @@ artifact's metadata and its sha256-verified bytes through the engine's artifact 
 nothing new is asked of the server. Markdown is for people: the transcript as text and the
 files written next to it in a folder it links to. JSON is for tools: the session, every
 event as the server sent it, and each artifact with its bytes in base64.
+
+Every name written comes from `sync.safe_names` and every write goes through
+`sync.private_files` (CONTRACT §10.1): an artifact's name or id can never place a file
+outside the folder the user chose, two files of one name become `notes.txt` and
+`notes (2).txt`, and what is written is readable by its owner only.
 """
 
 from __future__ import annotations
@@ -12,11 +17,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import re
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from sync.models import Artifact, Event, SessionView
 from sync.payloads import (
@@ -29,18 +33,19 @@ from sync.payloads import (
     UserMessage,
     payload_of,
 )
+from sync.private_files import copy_private, inside, private_dir, write_private
+from sync.safe_names import safe_file_name, unique_name
 
 if TYPE_CHECKING:
     from sync.engine import SyncEngine
 
 FORMAT_VERSION = 1
-_UNSAFE = re.compile(r"[^\w.\- ]+")
 
 
-def safe_name(name: str, fallback: str = "file") -> str:
-    """A file name that cannot leave its folder or upset a file system."""
-    cleaned = _UNSAFE.sub("_", name).strip(" .")
-    return cleaned[:120] or fallback
+def _link_text(name: str) -> str:
+    """A name as Markdown link text: brackets and backslashes escaped, so it cannot close
+    the link and start another one."""
+    return name.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def to_markdown(
@@ -65,7 +70,8 @@ def to_markdown(
             case ArtifactCreated(artifact_id=artifact_id, name=name):
                 entry = files.get(artifact_id)
                 if entry is not None:
-                    lines += ["", f"📎 [{name or 'file'}]({entry[1].replace(' ', '%20')})"]
+                    link = quote(entry[1], safe="/")
+                    lines += ["", f"📎 [{_link_text(name or 'file')}]({link})"]
                 else:
                     lines += ["", f"📎 {name or 'file'} (not available)"]
             case RunFailed():
@@ -106,23 +112,22 @@ async def export_conversation(engine: SyncEngine, session_id: str, target: Path,
             ],
         }
         text = json.dumps(document, ensure_ascii=False, indent=2)
-        await asyncio.to_thread(target.write_text, text, encoding="utf-8")
-        return target
-    folder_name = f"{target.stem} files"
+        return await asyncio.to_thread(write_private, target.parent, target.name, text)
+    # The folder's name follows the document's (the user's choice), made one safe component.
+    folder_name = safe_file_name(f"{target.stem} files", "files")
     files: dict[str, tuple[Artifact, str]] = {}
 
-    def write_markdown() -> None:
-        used: set[str] = set()
+    def write_markdown() -> Path:
+        private_dir(target.parent)
+        document = inside(target.parent, target.name)
         if artifacts:
-            (target.parent / folder_name).mkdir(parents=True, exist_ok=True)
-        for meta, path in artifacts:
-            name = safe_name(meta.name)
-            while name in used:
-                name = f"{meta.id}-{name}"
-            used.add(name)
-            shutil.copyfile(path, target.parent / folder_name / name)
-            files[meta.id] = (meta, f"{folder_name}/{name}")
-        target.write_text(to_markdown(session, events, files), encoding="utf-8")
+            folder = private_dir(inside(target.parent, folder_name))
+            used: set[str] = set()
+            for meta, path in artifacts:
+                name = unique_name(safe_file_name(meta.name), used)
+                copy_private(path, folder, name)
+                files[meta.id] = (meta, f"{folder_name}/{name}")
+        write_private(document.parent, document.name, to_markdown(session, events, files))
+        return target
 
-    await asyncio.to_thread(write_markdown)
-    return target
+    return await asyncio.to_thread(write_markdown)

@@ -55,6 +55,7 @@ from sync.mirror_schema import (
 )
 from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
 from sync.models import SessionView
+from sync.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
 
 __all__ = [
     "ETAG_KEY",
@@ -112,7 +113,15 @@ class Mirror:
         if not path.exists():
             if not create:
                 raise MirrorError(f"There is no mirror at {path} yet.")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
+        # Created (or tightened) 0600 before SQLite opens it: SQLite gives the -wal and -shm
+        # files the database file's mode, whatever the umask (CONTRACT §10.1).
+        try:
+            create_private_file(path)
+        except OSError as exc:
+            raise MirrorError(f"Cannot create the mirror {path}: {exc.strerror or exc}.") from exc
+        for suffix in ("-wal", "-shm"):
+            tighten(path.with_name(path.name + suffix), PRIVATE_FILE_MODE)
         write_engine = make_engine(path, immediate=True)
         read_engine = make_engine(path, immediate=False)
         mirror = cls(path, write_engine, read_engine)

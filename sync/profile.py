@@ -14,6 +14,10 @@ a sync with another account's token can never show or prune this account's rows.
 accounts, a profile held one `mirror.sqlite3` at its top; the first account opened adopts it
 (what that profile showed until then).
 
+Every folder here is 0700 and every file 0600, whatever the umask (CONTRACT §10.1, through
+`sync.private_files`); folders and files an older version left readable are tightened when
+the account is opened.
+
 Precedence for the server URL and the token: explicit argument (`--server`, `--token`),
 then the environment (`CONVERGE_SERVER`, `CONVERGE_TOKEN`), then `settings.json`.
 """
@@ -32,6 +36,13 @@ from urllib.parse import urlsplit, urlunsplit
 from platformdirs import user_data_dir
 
 from sync.errors import ProfileError
+from sync.private_files import (
+    PRIVATE_DIR_MODE,
+    PRIVATE_FILE_MODE,
+    private_dir,
+    tighten,
+    write_private,
+)
 
 ENV_SERVER = "CONVERGE_SERVER"
 ENV_TOKEN = "CONVERGE_TOKEN"
@@ -187,16 +198,19 @@ class Profile:
 
     def ensure_dirs(self) -> None:
         """Create this account's folders, adopting a pre-account mirror (see the module)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)
         account = self.account_dir
         fresh = not account.exists()
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.cache_dir)
+        for folder in (self.root / ACCOUNTS_DIR, account, self.cache_dir):
+            tighten(folder, PRIVATE_DIR_MODE)  # ours by name; the root may be the user's
         if fresh:
             identity = self.server_identity or self.server
             assert identity is not None and self.token is not None
             info = {"server": normalize_server(identity), "token": token_fingerprint(self.token)}
-            (account / ACCOUNT_FILE).write_text(json.dumps(info) + "\n", encoding="utf-8")
+            write_private(account, ACCOUNT_FILE, json.dumps(info) + "\n")
             self._adopt_legacy_mirror(account)
+        tighten(account / ACCOUNT_FILE, PRIVATE_FILE_MODE)
 
     def _adopt_legacy_mirror(self, account: Path) -> None:
         legacy = self.root / MIRROR_FILE
@@ -214,7 +228,7 @@ class Profile:
 
     def save(self) -> None:
         """Write server and token to settings.json (atomically, readable by the owner only)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)
         data = read_settings(self.root)
         data["server"] = self.server
         data["token"] = str(self.token) if self.token is not None else None

@@ -35,7 +35,7 @@ from sync import (
     SyncError,
     TriggerReason,
     export_conversation,
-    safe_name,
+    safe_file_name,
 )
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow, neighbour_of
@@ -356,7 +356,7 @@ class WindowController(QObject):
         """Ask where, then save the conversation as Markdown or JSON with its files."""
         self._require_engine()
         row = self.model.find(session_id)
-        name = safe_name(display_title(row) if row else session_id, "conversation")
+        name = safe_file_name(display_title(row) if row else session_id, "conversation")
         dialog = QFileDialog(self.window, "Export conversation")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilters([MARKDOWN_FILTER, JSON_FILTER])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,8 +34,11 @@ from sync import (
     RunInProgress,
     SyncError,
     TriggerReason,
+    copy_private,
+    display_name,
     loggable,
     memory_texts,
+    safe_file_name,
 )
 from ui.conversation_pane import ConversationPane
 from ui.dialogs import run_dialog
@@ -307,13 +309,19 @@ class OpenConversation:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
     async def save_artifact(self, artifact_id: str, name: str) -> None:
+        """Ask where, then write a 0600 copy of the file the user chose there. The dialog is
+        pre-filled with the name made safe (a name from content is never a path: one Enter
+        on `../../.config/autostart/x.desktop` must not save outside the folder shown); the
+        folder the user picks is theirs to pick, and the write lands exactly on the file
+        chosen, never through a symlink planted at its name."""
         engine = self._engine()
-        dialog = QFileDialog(self.window, f"Save {name}")
+        suggested = safe_file_name(name)
+        dialog = QFileDialog(self.window, f"Save {display_name(suggested)}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.selectFile(name)
+        dialog.selectFile(suggested)
         if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
             return
         target = Path(dialog.selectedFiles()[0])
         source = await engine.artifact_file(artifact_id)
-        await asyncio.to_thread(shutil.copyfile, source, target)
-        self.window.set_status(f"Saved {target.name}")
+        written = await asyncio.to_thread(copy_private, source, target.parent, target.name)
+        self.window.set_status(f"Saved {display_name(written.name)}")
