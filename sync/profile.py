@@ -244,7 +244,10 @@ class Profile:
         self.root.mkdir(parents=True, exist_ok=True)
         data = read_settings(self.root)
         data["server"] = self.server
-        data["ca_bundle"] = self.ca_bundle
+        if self.ca_bundle:
+            data["ca_bundle"] = self.ca_bundle
+        else:
+            data.pop("ca_bundle", None)
         data.pop("token", None)
         location: TokenLocation | None = None
         if self.token:

@@ -18,8 +18,6 @@ import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import truststore
-
 from sync.errors import ProfileError
 
 #: A CA bundle is a few PEM certificates; a bigger file is not one (and is not read whole).
@@ -31,8 +29,11 @@ def client_context(ca_bundle: str | Path | None = None) -> ssl.SSLContext:
 
     Hostnames and certificates are always checked (PROTOCOL_TLS_CLIENT). A CA bundle that
     cannot be read or holds no certificate is a ProfileError naming the file, raised here
-    rather than as a confusing handshake failure later.
+    rather than as a confusing handshake failure later. truststore is imported here: the
+    window imports this module (for `plain_http_warning`) before its first paint.
     """
+    import truststore
+
     context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if ca_bundle:
         path = Path(ca_bundle).expanduser()

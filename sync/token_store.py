@@ -15,7 +15,8 @@ case on headless machines and in CI), the token goes to `<profile>/token`, creat
 whatever the umask, beside `settings.json` and never inside it. `TokenLocation.describe()`
 is the sentence the Settings dialog shows.
 
-Every keychain call is allowed to fail: a keychain that errors is treated as absent (logged
+Every keychain call may block (an unlock prompt, D-Bus), so the window makes them on a worker
+thread. Every keychain call is allowed to fail: a keychain that errors is treated as absent (logged
 by class name only, never with the token), so saving always succeeds somewhere.
 """
 
@@ -26,14 +27,13 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import keyring
-import keyring.backends.fail
-from keyring.backend import KeyringBackend
+from typing import TYPE_CHECKING, Any
 
 from sync.errors import ProfileError
 from sync.token_input import read_token_file
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +75,15 @@ def keychain_account(root: Path, server: str | None) -> str:
 
 
 def available_keychain() -> KeyringBackend | None:
-    """The keychain keyring would use, or None when it has none that can hold a secret."""
+    """The keychain keyring would use, or None when it has none that can hold a secret.
+
+    keyring is imported here, not at the top: finding its backends takes 0.1-0.2 s, which
+    `import sync.profile` (before the window's first paint) must not pay.
+    """
     try:
+        import keyring
+        import keyring.backends.fail
+
         backend = keyring.get_keyring()
     except Exception as exc:  # a broken keyring configuration is "no keychain"
         log.info("no keychain: %s", type(exc).__name__)

@@ -9,7 +9,6 @@ CA bundle must name a certificate failure (never "cannot reach" or offline), and
 from __future__ import annotations
 
 import io
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,55 +23,18 @@ from sync.profile import Profile
 from sync.tls import client_context
 from tests.sync.helpers import run
 from tests.sync.test_cli_live import converge
-from tests.sync.tls_certs import ServerCertificate, make_server_certificate
+from tests.sync.tls_certs import TlsServer, serve_tls
 
 CERT_WORDS = "The server's certificate could not be verified"
 
 
 @pytest.fixture
-def tls_server(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> Iterator[Any]:
+def tls_server(
+    tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path
+) -> Iterator[TlsServer]:
     """A stub server on https://localhost:PORT, its certificate signed by a fresh test CA."""
-    from server_stub.config import ServerSettings
-    from server_stub.runner import ServerThread
-
-    folder = tmp_path_factory.mktemp("tls-server")
-    certs = make_server_certificate(folder / "certs", dns_names=("localhost",))
-    shutil.copyfile(sqlite_template, folder / "server.sqlite3")
-    settings = ServerSettings(
-        database_url=f"sqlite:///{folder / 'server.sqlite3'}",
-        artifacts_dir=folder / "objects",
-        control=True,
-        agent_delay=0.0,
-        maintenance_interval=3600.0,
-    )
-    thread = ServerThread(settings, tls=(str(certs.cert_file), str(certs.key_file))).start()
-    port = thread.url.rsplit(":", 1)[1]
-    try:
-        yield _TlsServer(f"https://localhost:{port}", certs)
-    finally:
-        thread.stop()
-
-
-class _TlsServer:
-    def __init__(self, url: str, certs: ServerCertificate) -> None:
-        self.url = url
-        self.certs = certs
-
-    def seed(self, title: str) -> str:
-        """One session made through the control plane, over https with the CA trusted."""
-        import httpx
-
-        with httpx.Client(base_url=self.url, verify=client_context(self.certs.ca_file)) as c:
-            body = {"token": "dev-alice", "messages": [_message(title)]}
-            response = c.post("/_stub/sessions", json=body)
-            response.raise_for_status()
-            return str(response.json()["id"])
-
-
-def _message(text: str) -> dict[str, Any]:
-    from sync.models import text_message
-
-    return text_message(text)
+    with serve_tls(tmp_path_factory.mktemp("tls-server"), sqlite_template) as server:
+        yield server
 
 
 def test_a_certificate_from_an_unknown_ca_is_named_a_certificate_failure(tls_server: Any) -> None:

@@ -1,4 +1,4 @@
-"""A throwaway certificate authority and server certificates for the real TLS tests.
+"""A throwaway certificate authority, server certificates, and a stub server on https://.
 
 Made with `cryptography` in a few milliseconds (EC P-256 keys), written as PEM files: the CA
 certificate (what `--ca-bundle` is given), and a server certificate plus key (what uvicorn
@@ -7,10 +7,14 @@ serves). Nothing here is trusted by the operating system, which is the point.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ipaddress
+import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -93,3 +97,47 @@ def make_server_certificate(
         )
     )
     return paths
+
+
+@dataclass(frozen=True)
+class TlsServer:
+    url: str  # https://localhost:PORT
+    certs: ServerCertificate
+
+    def seed(self, title: str) -> str:
+        """One session made through the control plane, over https with the CA trusted."""
+        import httpx
+
+        from sync.models import text_message
+        from sync.tls import client_context
+
+        verify = client_context(self.certs.ca_file)
+        with httpx.Client(base_url=self.url, verify=verify, timeout=10) as client:
+            body: dict[str, Any] = {"token": "dev-alice", "messages": [text_message(title)]}
+            response = client.post("/_stub/sessions", json=body)
+            response.raise_for_status()
+            return str(response.json()["id"])
+
+
+@contextlib.contextmanager
+def serve_tls(folder: Path, sqlite_template: Path) -> Iterator[TlsServer]:
+    """The real stub (uvicorn, SQLite copied from the template) on https://localhost:PORT,
+    with a certificate for `localhost` signed by a fresh CA no system trusts."""
+    from server_stub.config import ServerSettings
+    from server_stub.runner import ServerThread
+
+    certs = make_server_certificate(folder / "certs", dns_names=("localhost",))
+    shutil.copyfile(sqlite_template, folder / "server.sqlite3")
+    settings = ServerSettings(
+        database_url=f"sqlite:///{folder / 'server.sqlite3'}",
+        artifacts_dir=folder / "objects",
+        control=True,
+        agent_delay=0.0,
+        maintenance_interval=3600.0,
+    )
+    thread = ServerThread(settings, tls=(str(certs.cert_file), str(certs.key_file))).start()
+    port = thread.url.rsplit(":", 1)[1]
+    try:
+        yield TlsServer(f"https://localhost:{port}", certs)
+    finally:
+        thread.stop()
