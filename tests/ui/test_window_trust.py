@@ -5,6 +5,7 @@ says where the token is kept; a plain http:// server off this machine carries a 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +108,24 @@ def test_settings_say_where_the_token_is_kept_and_warn_about_plain_http(
     run(loop, scenario())
     assert (profile / "token").stat().st_mode & 0o777 == 0o600
     assert "dev-alice" not in (profile / "settings.json").read_text()
+
+
+def test_the_window_takes_its_token_from_a_file_or_standard_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.desktop import parse_args
+
+    token_file = tmp_path / "token"
+    token_file.write_text("dev-alice\n")
+    token_file.chmod(0o600)
+    options = parse_args(["--token-file", str(token_file), "--ca-bundle", "/x/ca.pem"], {})
+    assert (options.token, options.ca_bundle) == ("dev-alice", "/x/ca.pem")
+    monkeypatch.setattr("sys.stdin", io.StringIO("dev-bob\n"))
+    assert parse_args(["--token-stdin"], {}).token == "dev-bob"
+    assert capsys.readouterr().err == ""
+    assert parse_args(["--token", "dev-carol"], {}).token == "dev-carol"
+    assert "process list" in capsys.readouterr().err
+    token_file.chmod(0o644)
+    with pytest.raises(SystemExit) as info:
+        parse_args(["--token-file", str(token_file)], {})
+    assert info.value.code == 2 and "chmod 600" in capsys.readouterr().err
