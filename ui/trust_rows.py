@@ -45,7 +45,7 @@ class TrustRows(QObject):
         form.addRow("", self.token_storage)
         self.ca_bundle = QLineEdit(ca_bundle)
         self.ca_bundle.setObjectName("caBundle")
-        self.ca_bundle.setPlaceholderText(self.tr("Empty: the system's trusted certificates"))
+        self.ca_bundle.setPlaceholderText(self.tr("Empty: system certificates only"))
         self.ca_bundle.setAccessibleName(self.tr("CA bundle file"))
         browse = QPushButton(self.tr("&Browse…"))
         browse.setObjectName("caBundleBrowse")
@@ -53,13 +53,16 @@ class TrustRows(QObject):
         row = QHBoxLayout()
         row.addWidget(self.ca_bundle, 1)
         row.addWidget(browse)
-        form.addRow(self.tr("&CA bundle:"), row)
+        label = QLabel(self.tr("&CA bundle:"))
+        label.setBuddy(self.ca_bundle)  # a row of two widgets gets no buddy by itself
+        form.addRow(label, row)
         self.insecure = QLabel()
         self.insecure.setObjectName("insecureWarning")
         self.insecure.setTextFormat(Qt.TextFormat.PlainText)
         self.insecure.setWordWrap(True)
         self.insecure.setAccessibleName(self.tr("Connection not encrypted"))
         form.addRow("", self.insecure)
+        self._form = form
         server.textChanged.connect(self._update_insecure)
         self._update_insecure(server.text())
 
@@ -69,7 +72,7 @@ class TrustRows(QObject):
     def _update_insecure(self, server: str) -> None:
         warning = plain_http_warning(server)
         self.insecure.setText(warning or "")
-        self.insecure.setVisible(bool(warning))
+        self._form.setRowVisible(self.insecure, bool(warning))  # no empty gap when hidden
 
     def _choose_ca_bundle(self) -> None:
         # Not QFileDialog.getOpenFileName: a nested event loop under qasync (PITFALLS §4).
