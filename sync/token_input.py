@@ -81,7 +81,8 @@ def read_token_file(path: Path) -> str:
     """
     shown = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY)
+        # Non-blocking open: a named pipe nobody writes to must not hang the command.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise ProfileError(f"Cannot read the token file {shown}: {exc.strerror or exc}.") from exc
     try:
@@ -95,6 +96,7 @@ def read_token_file(path: Path) -> str:
                 f"{stat.S_IMODE(info.st_mode):04o}); it is not used. Make it private with "
                 f"`chmod 600 {shown}`."
             )
+        os.set_blocking(fd, True)  # a pipe's writer may not have written yet: wait for it
         data = _read_bounded(fd)
     finally:
         os.close(fd)

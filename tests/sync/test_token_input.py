@@ -153,3 +153,11 @@ def test_only_the_argv_token_prints_the_warning() -> None:
     quiet = io.StringIO()
     assert token_from_arguments(_args(), stderr=quiet) is None
     assert quiet.getvalue() == ""
+
+
+def test_a_named_pipe_nobody_writes_to_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(ProfileError) as info:
+        read_token_file(fifo)
+    assert "holds no token" in info.value.message
