@@ -38,7 +38,15 @@ from app import heap, translations, window_state
 from app.bundled import DEMO_TOKEN, BundledServer
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
-from sync import ENV_PROFILE, Profile, SyncError, default_profile_dir, loggable
+from sync import (
+    ENV_PROFILE,
+    Profile,
+    SyncError,
+    default_profile_dir,
+    loggable,
+    plain_http_warning,
+    token_input,
+)
 from sync.private_files import PrivateRotatingFileHandler, private_dir
 from sync.terminal import InertFormatter
 from ui.controller import WindowController
@@ -62,6 +70,7 @@ class DesktopOptions:
     token: str | None
     sync_interval: float
     demo_port: int = 0
+    ca_bundle: str | None = None
 
 
 def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> DesktopOptions:
@@ -78,7 +87,12 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
         f"{default_profile_dir()}. Two profiles act as two devices.",
     )
     parser.add_argument("--server", help="server URL (default: saved settings, else the demo)")
-    parser.add_argument("--token", help="bearer token (default: saved settings)")
+    token_input.add_token_arguments(parser)
+    parser.add_argument(
+        "--ca-bundle",
+        metavar="FILE",
+        help="PEM file of CA certificates to trust besides the system's (default: saved settings)",
+    )
     parser.add_argument(
         "--sync-interval",
         type=float,
@@ -105,7 +119,13 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
     if interval < 0:
         parser.error("--sync-interval must not be negative")
     profile = ns.profile.expanduser() if ns.profile else default_profile_dir()
-    return DesktopOptions(profile, ns.server, ns.token, float(interval), ns.demo_port)
+    try:
+        token = token_input.token_from_arguments(ns)
+    except SyncError as exc:
+        parser.error(exc.message)
+    return DesktopOptions(
+        profile, ns.server, token, float(interval), ns.demo_port, ca_bundle=ns.ca_bundle
+    )
 
 
 def configure_logging(profile: Path) -> Path | None:
@@ -174,7 +194,8 @@ class Desktop:
 
     async def start(self) -> None:
         """Paint the mirror, then connect."""
-        profile = self._profile()
+        # On a worker thread: reading the token may ask the keychain (D-Bus, an unlock).
+        profile = await asyncio.to_thread(self._profile)
         paint = account_profile(profile)
         if paint is None:  # a server without a token: nothing to paint, connect says why
             await self.connect(profile)
@@ -194,14 +215,22 @@ class Desktop:
 
     def _profile(self) -> Profile:
         return Profile.load(
-            self.options.profile, server=self.options.server, token=self.options.token
+            self.options.profile,
+            server=self.options.server,
+            token=self.options.token,
+            ca_bundle=self.options.ca_bundle,
         )
 
     async def connect(self, profile: Profile) -> None:
         """Use the configured server, or start the bundled one; then attach the engine."""
         # What Settings edits is what is in use: a server given with --server is shown
         # (an empty field would mean "the demo server", and Save would switch silently).
-        self.controller.settings = ConnectionSettings(profile.server or "", profile.token or "")
+        self.controller.settings = ConnectionSettings(
+            profile.server or "", profile.token or "", profile.ca_bundle or ""
+        )
+        location = profile.token_location
+        self.controller.token_storage = location.describe() if location else ""
+        self.window.set_insecure_warning(plain_http_warning(profile.server))
         if profile.server:
             if not profile.token:
                 self.window.set_status(
@@ -235,6 +264,7 @@ class Desktop:
             server=url,
             token=token,
             server_identity=None if profile.server else BUNDLED_SERVER_IDENTITY,
+            ca_bundle=profile.ca_bundle,
         )
         engine_class = await asyncio.to_thread(load_engine_class)
         self.engine = await engine_class.open(
@@ -256,7 +286,10 @@ class Desktop:
     async def reconnect(self, settings: ConnectionSettings) -> None:
         """Save new connection settings in the profile and switch to them now."""
         saved = Profile(
-            self.options.profile, server=settings.server or None, token=settings.token or None
+            self.options.profile,
+            server=settings.server or None,
+            token=settings.token or None,
+            ca_bundle=settings.ca_bundle or None,
         )
         await asyncio.to_thread(saved.save)
         # Explicit command-line values would override what was just saved: drop them.
@@ -265,7 +298,7 @@ class Desktop:
         )
         await self.disconnect()
         self.window.set_status("Connecting…")
-        await self.connect(self._profile())
+        await self.connect(await asyncio.to_thread(self._profile))
 
     async def stop(self) -> None:
         await self.controller.shutdown()

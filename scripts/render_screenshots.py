@@ -38,6 +38,7 @@ from server_stub.config import ServerSettings
 from server_stub.runner import ServerThread
 from sync.engine import SyncEngine
 from sync.profile import Profile
+from sync.token_store import TokenLocation
 from ui.controller import WindowController
 from ui.dialogs import (
     ConnectionSettings,
@@ -253,7 +254,11 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         )
         titles = [r.title or "Untitled conversation" for r in window.model.sessions()[1:4]]
         await show_box(app, build_delete_box(window, titles), shot("bulk_delete_dialog"))
-        settings = SettingsDialog(window, controller.settings, controller.in_use)
+        # The sentence a desktop with a keychain shows (these machines have none).
+        stored = TokenLocation("keychain").describe()
+        settings = SettingsDialog(
+            window, controller.settings, controller.in_use, token_storage=stored
+        )
         await show_box(app, settings, shot("settings_dialog"))
 
         # A bulk result in the status line (the words the delete flow writes there).

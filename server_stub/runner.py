@@ -70,9 +70,19 @@ class _ThreadServer(ConvergeServer):
 class ServerThread:
     """Context manager running one stub server; `.url` is its base URL once started."""
 
-    def __init__(self, settings: ServerSettings, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        tls: tuple[str, str] | None = None,
+    ) -> None:
+        """`tls`: (certificate PEM file, key PEM file) to serve https:// (tests of the
+        client's certificate checks); None serves plain http://."""
         self.settings = settings
         self.app = create_app(settings)
+        self._scheme = "https" if tls else "http"
         config = uvicorn.Config(
             self.app,
             host=host,
@@ -84,6 +94,8 @@ class ServerThread:
             http=bounded_protocol(settings.head_timeout),
             timeout_keep_alive=settings.timeout_keep_alive,
             h11_max_incomplete_event_size=HEAD_LIMIT,
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
         )
         self.server = _ThreadServer(config, self.app)
         self.thread = threading.Thread(target=self._run, name="converge-server", daemon=True)
@@ -112,7 +124,7 @@ class ServerThread:
             time.sleep(0.005)
         sock = self.server.servers[0].sockets[0]
         host, port = sock.getsockname()[:2]
-        self.url = f"http://{host}:{port}"
+        self.url = f"{self._scheme}://{host}:{port}"
         return self
 
     def stop(self, timeout: float = 10.0) -> None:

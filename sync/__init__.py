@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
     from sync.safe_names import display_name, safe_file_name
     from sync.title_filter import matches_filter
+    from sync.tls import plain_http_warning
 
 __all__ = [
     "ENV_PROFILE",
@@ -124,6 +125,7 @@ __all__ = [
     "matches_filter",
     "memory_texts",
     "payload_of",
+    "plain_http_warning",
     "read_mirror_rows",
     "read_settings",
     "safe_file_name",
@@ -184,6 +186,7 @@ _HOMES = {
     ),
     "sync.profile": ("ENV_PROFILE", "Profile", "default_profile_dir", "read_settings"),
     "sync.title_filter": ("matches_filter",),
+    "sync.tls": ("plain_http_warning",),
 }
 _HOME_OF = {name: (module, name) for module, names in _HOMES.items() for name in names}
 #: One sidebar row is the very value the server's index sends.

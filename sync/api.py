@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ from sync.models import (
     SessionPage,
     SessionView,
 )
+from sync.tls import client_context
 
 log = logging.getLogger(__name__)
 
@@ -93,14 +95,18 @@ class ApiClient:
         retry_attempts: int = 3,
         retry_initial_wait: float = 0.2,
         retry_max_wait: float = 2.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # Certificates are checked against the OS trust store (and the profile's CA bundle
+        # when the caller built `tls` with `sync.tls.client_context`), never certifi's.
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
             timeout=timeout,
             transport=transport,
             follow_redirects=False,
+            verify=tls if tls is not None else client_context(),
         )
         self._retry_attempts = max(1, retry_attempts)
         self._retry_initial_wait = retry_initial_wait

@@ -4,7 +4,9 @@
 class, never on the message, so the mapping lives in one place: an error answer goes to the
 most specific `ApiError` (a missing envelope tolerated), a transport failure to
 `NetworkError` or `ConnectionFailed` (the class says whether the request may have had an
-effect), and a body that is not JSON to `UnexpectedResponse`. The technical detail goes to
+effect), a failed TLS handshake to `TlsError` or `CertificateError` (named as such, never as
+"cannot reach": it is a setting to fix, not a network that will come back), and a body that
+is not JSON to `UnexpectedResponse`. The technical detail goes to
 the log; the message is a sentence a user can act on.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,11 +23,14 @@ import httpx
 from sync.errors import (
     ApiError,
     BadCursor,
+    CertificateError,
     ConnectionFailed,
     NetworkError,
+    TlsError,
     UnexpectedResponse,
     error_class_for,
 )
+from sync.tls import certificate_failure_message
 
 log = logging.getLogger("sync.api")  # the client's log, where these lines always went
 
@@ -35,11 +41,44 @@ def network_error(
     """Words for a user; the exception class says whether the request may have had an
     effect (`ConnectionFailed`: never sent). The technical detail goes to the log."""
     log.info("%s %s: %s (%s)", method, path, type(exc).__name__, "sent" if sent else "not sent")
+    tls = tls_failure(exc)
+    if tls is not None:
+        return tls_error(tls, base_url)
     if not sent:
         return ConnectionFailed(f"Cannot reach the server at {base_url}.")
     if isinstance(exc, httpx.TimeoutException):
         return NetworkError(f"Cannot reach the server at {base_url} (it did not answer in time).")
     return NetworkError(f"Cannot reach the server at {base_url} (the connection was lost).")
+
+
+def tls_failure(exc: BaseException) -> ssl.SSLError | None:
+    """The `ssl.SSLError` behind an httpx error (httpx wraps httpcore's, which wraps the
+    ssl module's), or None when the failure was not TLS."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def tls_error(exc: ssl.SSLError, base_url: str) -> TlsError:
+    """A certificate that was not verified, or another handshake failure, in words."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        reason = exc.verify_message or _ssl_reason(exc)
+        return CertificateError(certificate_failure_message(reason))
+    return TlsError(
+        f"A secure connection to the server at {base_url} could not be set up "
+        f"({_ssl_reason(exc)}). Check that the address (https:// or http://) and port are "
+        "right."
+    )
+
+
+def _ssl_reason(exc: ssl.SSLError) -> str:
+    reason = exc.reason or exc.strerror or type(exc).__name__
+    return str(reason).replace("_", " ").lower()
 
 
 def error_from_response(

@@ -1,7 +1,11 @@
 """The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`, and
 `converge export` (§11).
 
-Each takes `--server URL --token TOKEN --profile DIR` anywhere among its own arguments.
+Each takes `--server URL --profile DIR` and a token anywhere among its own arguments: the
+token from `--token-file PATH`, `--token-stdin` or `$CONVERGE_TOKEN` keeps it out of the
+process list; `--token TOKEN` still works, with a warning (`sync.token_input`).
+`--ca-bundle FILE` adds a private CA to the OS trust store (`sync.tls`), and a plain
+`http://` server that is not on this machine gets a warning on stderr.
 Output for people goes to stdout (results) and stderr (problems); never a traceback: every
 `SyncError` becomes one clear line and a non-zero exit. Headless commands never start the
 bundled server.
@@ -18,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from sync import cli_watch, wording
+from sync import cli_watch, token_input, wording
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, SyncError, Unauthenticated
@@ -28,6 +32,7 @@ from sync.mirror_rows import SessionRow
 from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
+from sync.tls import plain_http_warning
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,12 @@ EXPORT_DEADLINE = 120.0
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", metavar="URL", help="server base URL (or $CONVERGE_SERVER)")
-    parser.add_argument("--token", metavar="TOKEN", help="bearer token (or $CONVERGE_TOKEN)")
+    token_input.add_token_arguments(parser)
+    parser.add_argument(
+        "--ca-bundle",
+        metavar="FILE",
+        help="PEM file of CA certificates to trust besides the system's (or $CONVERGE_CA_BUNDLE)",
+    )
     parser.add_argument("--profile", metavar="DIR", help="profile folder (mirror and cache)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
 
@@ -88,8 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _profile(args: argparse.Namespace) -> Profile:
-    return Profile.load(args.profile, server=args.server, token=args.token)
+def _profile(args: argparse.Namespace, *, network: bool = True) -> Profile:
+    """The profile the arguments name; for a command that uses the network, a warning on
+    stderr when the server is plain http:// off this machine."""
+    token = token_input.token_from_arguments(args)
+    profile = Profile.load(args.profile, server=args.server, token=token, ca_bundle=args.ca_bundle)
+    warning = plain_http_warning(profile.server) if network else None
+    if warning:
+        _err(f"warning: {warning}")
+    return profile
 
 
 def _err(message: str) -> None:
@@ -212,7 +229,7 @@ def _check_row(row: SessionRow) -> None:
 
 
 def _ls(args: argparse.Namespace, out: TextIO) -> int:
-    profile = _profile(args)
+    profile = _profile(args, network=False)
     rows, unconfirmed = _read_rows(profile)
     for row in rows:
         _check_row(row)

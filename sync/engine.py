@@ -47,6 +47,7 @@ from sync.errors import (
     NetworkError,
     NotFound,
     SyncError,
+    TlsError,
     Unauthenticated,
     Unavailable,
     loggable,
@@ -57,6 +58,7 @@ from sync.mirror_rows import SessionRow
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
+from sync.tls import client_context
 from sync.watch import DEFAULT_WAIT, IndexWatch, WatchState
 
 __all__ = [
@@ -145,11 +147,18 @@ class SyncEngine:
         request: call `trigger(TriggerReason.CONNECT)` once the window is up.
         """
         server, token = profile.require_connection()
+        tls = client_context(profile.ca_bundle)  # a bad CA bundle is named before anything
         await asyncio.to_thread(profile.ensure_dirs)
         mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
         identity = hashlib.sha256(f"{server}\n{token}".encode()).hexdigest()
         await asyncio.to_thread(mirror.bind_identity, identity)
-        api = ApiClient(server, token, transport=transport, retry_attempts=retry_attempts)
+        api = ApiClient(
+            server,
+            token,
+            transport=transport,
+            retry_attempts=retry_attempts,
+            tls=tls,
+        )
         return cls(
             profile,
             api,
@@ -238,9 +247,11 @@ class SyncEngine:
             message = wording.unconfirmed(
                 len(report.kept), message, token_refused=isinstance(problem, Unauthenticated)
             )
+        # A refused certificate is a setting to fix, not a network that comes back.
+        offline = isinstance(problem, (NetworkError, Unavailable))
         state = (
             EngineState.OFFLINE
-            if isinstance(problem, (NetworkError, Unavailable))
+            if offline and not isinstance(problem, TlsError)
             else EngineState.ERROR
         )
         self._set_status(EngineStatus(state, message, last_success))

@@ -18,6 +18,9 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │   └── UnexpectedResponse      a status or body the contract does not allow (a bare 404)
     ├── NetworkError                no HTTP answer: timeout, dropped connection (sent or not)
     │   └── ConnectionFailed        no connection was ever made: the request had no effect
+    │       └── TlsError            the TLS handshake failed: a setting to fix, never "offline"
+    │           └── CertificateError  the server's certificate was not verified (trust store,
+    │                                 CA bundle, name): the token was never sent
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
     ├── ConversationGone            the conversation left the mirror while its data was fetched
     ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
@@ -147,6 +150,16 @@ class NetworkError(SyncError):
 class ConnectionFailed(NetworkError):
     """No connection could be made (refused, DNS, connect timeout): the request was never
     sent, so it had no effect on the server."""
+
+
+class TlsError(ConnectionFailed):
+    """The TLS handshake failed, so nothing was sent; unlike a dropped connection it does
+    not pass by itself, so the window shows it as an error, never as offline."""
+
+
+class CertificateError(TlsError):
+    """The server's certificate could not be verified against the operating system's trust
+    store and the configured CA bundle (CONTRACT §10.1): the token was never sent."""
 
 
 class IntegrityError(SyncError):

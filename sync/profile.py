@@ -2,7 +2,9 @@
 
 Layout::
 
-    <profile>/settings.json                   {"server": "http://…", "token": "…"}
+    <profile>/settings.json                   {"server": "http://…", "ca_bundle": "…",
+                                               "token_stored_in": {…}}: no secret
+    <profile>/token                           the token, 0600, only without a keychain
     <profile>/accounts/<key>/account.json     {"server": "http://…", "token": fingerprint}
     <profile>/accounts/<key>/mirror.sqlite3   the SQLite mirror of that account
     <profile>/accounts/<key>/cache/           its artifact bytes, one file per artifact
@@ -18,23 +20,28 @@ Every folder here is 0700 and every file 0600, whatever the umask (CONTRACT §10
 `sync.private_files`); folders and files an older version left readable are tightened when
 the account is opened.
 
-Precedence for the server URL and the token: explicit argument (`--server`, `--token`),
-then the environment (`CONVERGE_SERVER`, `CONVERGE_TOKEN`), then `settings.json`.
+Precedence for the server URL, the token and the CA bundle: explicit argument (`--server`,
+`--token`/`--token-file`/`--token-stdin`, `--ca-bundle`), then the environment
+(`CONVERGE_SERVER`, `CONVERGE_TOKEN`, `CONVERGE_CA_BUNDLE`), then what the profile saved.
+The saved token is in the OS keychain or a 0600 file (`sync.token_store`), never in
+`settings.json`; a `settings.json` from before that (with `"token": "…"`) has its token
+moved out on the first load.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from platformdirs import user_data_dir
 
+from sync import token_store
 from sync.errors import ProfileError
 from sync.private_files import (
     PRIVATE_DIR_MODE,
@@ -43,15 +50,20 @@ from sync.private_files import (
     tighten,
     write_private,
 )
+from sync.token_store import TokenLocation
+
+log = logging.getLogger(__name__)
 
 ENV_SERVER = "CONVERGE_SERVER"
 ENV_TOKEN = "CONVERGE_TOKEN"
+ENV_CA_BUNDLE = "CONVERGE_CA_BUNDLE"
 ENV_PROFILE = "CONVERGE_PROFILE"
 SETTINGS_FILE = "settings.json"
 MIRROR_FILE = "mirror.sqlite3"
 CACHE_DIR = "cache"
 ACCOUNTS_DIR = "accounts"
 ACCOUNT_FILE = "account.json"
+MARKER_KEY = token_store.MARKER_KEY
 
 
 def default_profile_dir() -> Path:
@@ -98,6 +110,10 @@ class Profile:
     #: What names the server in the account key when its URL does not: the bundled demo
     #: server belongs to this profile whatever port it gets. None: the URL.
     server_identity: str | None = None
+    #: A PEM file of CA certificates trusted in addition to the OS trust store (`sync.tls`).
+    ca_bundle: str | None = None
+    #: Where the saved token lives (keychain or file); None when none is saved.
+    token_location: TokenLocation | None = field(default=None, compare=False)
 
     @property
     def settings_path(self) -> Path:
@@ -167,18 +183,27 @@ class Profile:
         *,
         server: str | None = None,
         token: str | None = None,
+        ca_bundle: str | None = None,
         environ: dict[str, str] | None = None,
     ) -> Profile:
-        """Resolve a profile: arguments, then environment, then the saved settings."""
+        """Resolve a profile: arguments, then environment, then the saved settings.
+
+        A saved plain-text token (the settings format before the keychain) is moved to the
+        keychain or the token file here, and settings.json rewritten without it.
+        """
         env = os.environ if environ is None else environ
         folder = Path(root).expanduser() if root is not None else default_profile_dir()
         saved = read_settings(folder)
+        saved_token, location = _saved_token(folder, saved)
         resolved_server = server or env.get(ENV_SERVER) or _opt(saved.get("server"))
-        resolved_token = token or env.get(ENV_TOKEN) or _opt(saved.get("token"))
+        resolved_token = token or env.get(ENV_TOKEN) or saved_token
+        resolved_ca = ca_bundle or env.get(ENV_CA_BUNDLE) or _opt(saved.get("ca_bundle"))
         return cls(
             root=folder,
             server=resolved_server.rstrip("/") if resolved_server else None,
             token=_Secret(resolved_token) if resolved_token else None,
+            ca_bundle=resolved_ca,
+            token_location=location,
         )
 
     def require_connection(self) -> tuple[str, str]:
@@ -187,7 +212,7 @@ class Profile:
         if not self.server:
             missing.append(f"a server URL (--server or {ENV_SERVER})")
         if not self.token:
-            missing.append(f"a token (--token or {ENV_TOKEN})")
+            missing.append(f"a token (--token-file, --token-stdin or {ENV_TOKEN})")
         if missing:
             raise ProfileError(
                 f"Missing {' and '.join(missing)} for profile {self.root}; "
@@ -226,22 +251,50 @@ class Profile:
                 os.replace(item, account / CACHE_DIR / item.name)
             legacy_cache.rmdir()
 
-    def save(self) -> None:
-        """Write server and token to settings.json (atomically, readable by the owner only)."""
+    def save(self) -> Profile:
+        """Save server, CA bundle and token: the token in the keychain or the 0600 token
+        file (`sync.token_store`), settings.json only a marker saying where. Returns the
+        profile with its `token_location`."""
         private_dir(self.root)
         data = read_settings(self.root)
         data["server"] = self.server
-        data["token"] = str(self.token) if self.token is not None else None
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".settings.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
-                fh.write("\n")
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.settings_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        if self.ca_bundle:
+            data["ca_bundle"] = self.ca_bundle
+        else:
+            data.pop("ca_bundle", None)
+        data.pop("token", None)
+        location: TokenLocation | None = None
+        if self.token:
+            location = token_store.save_token(self.root, self.server, str(self.token))
+            data[MARKER_KEY] = location.marker()
+        else:
+            token_store.forget_token(self.root, data.pop(MARKER_KEY, None))
+        write_settings(self.root, data)
+        return replace(self, token_location=location)
+
+
+def _saved_token(folder: Path, saved: dict[str, Any]) -> tuple[str | None, TokenLocation | None]:
+    """The token the profile saved, moving a plain-text one out of settings.json first."""
+    plain = _opt(saved.get("token"))
+    if plain is None:
+        return token_store.load_token(folder, saved.get(MARKER_KEY))
+    try:
+        location = token_store.save_token(folder, _opt(saved.get("server")), plain)
+        migrated = {k: v for k, v in saved.items() if k != "token"}
+        migrated[MARKER_KEY] = location.marker()
+        write_settings(folder, migrated)
+    except (OSError, ProfileError) as exc:  # a read-only profile: use it, move it later
+        log.warning("the saved token stays in settings.json for now (%s)", type(exc).__name__)
+        return plain, None
+    saved.clear()
+    saved.update(migrated)
+    return plain, location
+
+
+def write_settings(folder: Path, data: dict[str, Any]) -> None:
+    """settings.json, atomically and readable by the owner only (it holds no secret, but
+    it says which server and which keychain entry)."""
+    token_store.write_private_file(folder / SETTINGS_FILE, json.dumps(data, indent=2) + "\n")
 
 
 def _account_info(folder: Path) -> dict[str, Any]:

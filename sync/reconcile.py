@@ -34,6 +34,7 @@ from sync.errors import (
     NetworkError,
     NotFound,
     SyncError,
+    TlsError,
     Unauthenticated,
     Unavailable,
     loggable,
@@ -330,6 +331,8 @@ def _rank(error: SyncError) -> int:
         return 0
     if isinstance(error, Forbidden):
         return 1
+    if isinstance(error, TlsError):
+        return 1  # a certificate to trust: it will not pass by itself
     if isinstance(error, (NetworkError, Unavailable)):
         return 3  # the engine shows these as offline: they usually pass
     return 2  # 500, or an answer the contract does not allow

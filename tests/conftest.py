@@ -18,6 +18,9 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# No test (nor a subprocess it starts) writes a token into the developer's real keychain:
+# the keychain path is tested with an in-memory backend (tests/sync/test_token_store.py).
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import contextlib
 import itertools

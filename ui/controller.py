@@ -85,6 +85,7 @@ class WindowController(QObject):
         self.engine: SyncEngine | None = None
         self.settings = ConnectionSettings("", "")
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
+        self.token_storage = ""  # where the saved token is kept, in words (Settings shows it)
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.sidebar = SidebarRefresher(
@@ -417,7 +418,10 @@ class WindowController(QObject):
 
     async def edit_settings(self) -> None:
         result = await self.prompts.edit_settings(
-            self.settings, self.in_use, enter_sends=self.pane.enter_sends
+            self.settings,
+            self.in_use,
+            enter_sends=self.pane.enter_sends,
+            token_storage=self.token_storage,
         )
         if result is None:
             return

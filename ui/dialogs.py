@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from sync import wording
 from ui.plain import isolate, neutral, plain_tooltip
+from ui.trust_rows import TrustRows
 
 DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
@@ -302,10 +303,12 @@ def build_error_box(parent: QWidget | None, title: str, text: str, info: str = "
 
 @dataclass(frozen=True)
 class ConnectionSettings:
-    """What the settings dialog edits: empty server means the bundled demo server."""
+    """What the settings dialog edits: empty server means the bundled demo server; empty
+    CA bundle means the system's trusted certificates only."""
 
     server: str
     token: str
+    ca_bundle: str = ""
 
 
 class SettingsDialog(QDialog):
@@ -318,6 +321,7 @@ class SettingsDialog(QDialog):
         in_use: str = "",
         *,
         enter_sends: bool = True,
+        token_storage: str = "",
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Connection settings"))
@@ -340,6 +344,7 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("In use now:"), self.in_use)
         form.addRow(self.tr("&Server URL:"), self.server)
         form.addRow(self.tr("&Token:"), self.token)
+        self.trust = TrustRows(self, form, self.server, current.ca_bundle, token_storage)
         self.enter_sends = QCheckBox(self.tr("&Enter sends a message (Shift+Enter: new line)"))
         self.enter_sends.setChecked(enter_sends)
         self.enter_sends.setAccessibleName(self.tr("Enter sends a message"))
@@ -358,7 +363,9 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def values(self) -> ConnectionSettings:
-        return ConnectionSettings(self.server.text().strip(), self.token.text().strip())
+        return ConnectionSettings(
+            self.server.text().strip(), self.token.text().strip(), self.trust.ca_bundle_path()
+        )
 
 
 class Prompts(QObject):
@@ -415,10 +422,17 @@ class Prompts(QObject):
         await self._show(build_error_box(self._parent, title, text, info))
 
     async def edit_settings(
-        self, current: ConnectionSettings, in_use: str = "", *, enter_sends: bool = True
+        self,
+        current: ConnectionSettings,
+        in_use: str = "",
+        *,
+        enter_sends: bool = True,
+        token_storage: str = "",
     ) -> tuple[ConnectionSettings, bool] | None:
         """(connection settings, Enter sends?) when saved, None when cancelled."""
-        dialog = SettingsDialog(self._parent, current, in_use, enter_sends=enter_sends)
+        dialog = SettingsDialog(
+            self._parent, current, in_use, enter_sends=enter_sends, token_storage=token_storage
+        )
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:
             return None

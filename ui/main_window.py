@@ -158,6 +158,13 @@ class MainWindow(QMainWindow):
         self.offline_banner.setWordWrap(True)
         self.offline_banner.setAccessibleName(self.tr("Offline"))
         self.offline_banner.hide()
+        # A plain http:// server off this machine: said for as long as it is in use.
+        self.insecure_banner = QLabel()
+        self.insecure_banner.setObjectName("insecureBanner")
+        self.insecure_banner.setTextFormat(Qt.TextFormat.PlainText)
+        self.insecure_banner.setWordWrap(True)
+        self.insecure_banner.setAccessibleName(self.tr("Connection not encrypted"))
+        self.insecure_banner.hide()
 
         sidebar = QWidget()
         sidebar.setObjectName("sidebar")
@@ -182,6 +189,7 @@ class MainWindow(QMainWindow):
         central_layout = QVBoxLayout(central)
         central_layout.setContentsMargins(0, 0, 0, 0)
         central_layout.setSpacing(0)
+        central_layout.addWidget(self.insecure_banner)
         central_layout.addWidget(self.offline_banner)
         central_layout.addWidget(splitter, 1)
         self.setCentralWidget(central)
@@ -341,6 +349,11 @@ class MainWindow(QMainWindow):
     @property
     def offline(self) -> bool:
         return self._offline
+
+    def set_insecure_warning(self, text: str | None) -> None:
+        """The banner saying the server is reached unencrypted (`None`: hide it)."""
+        self.insecure_banner.setText(text or "")
+        self.insecure_banner.setVisible(bool(text))
 
     def set_where(self, account: str, server: str, profile: str = "") -> None:
         """Name the account, the server and the profile (title bar and status bar)."""

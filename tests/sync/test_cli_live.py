@@ -117,7 +117,10 @@ def test_ls_json_prints_exactly_one_array_in_sidebar_order(
     profile = tmp_path / "p"
     assert converge("sync", *conn(live_server.url, profile)).returncode == 0
     live_server.stop()  # ls never uses the network
-    result = converge("ls", "--json", *conn(live_server.url, profile))
+    result = converge(
+        "ls", "--json", "--server", live_server.url, "--profile", str(profile),
+        env={"CONVERGE_TOKEN": "dev-alice"},
+    )  # fmt: skip
     assert result.returncode == 0 and result.stderr == ""
     rows = json.loads(result.stdout)  # the whole stdout is one JSON document
     assert len(rows) == 5

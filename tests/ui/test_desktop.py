@@ -100,7 +100,9 @@ def test_saving_new_settings_switches_server_and_keeps_them_in_the_profile(
 
     assert run(loop, scenario()) == 0
     saved = json.loads((profile / "settings.json").read_text())
-    assert saved == {"server": second.url, "token": "dev-alice"}
+    # The token is kept apart (no keychain in tests: the 0600 file), never in settings.json.
+    assert saved == {"server": second.url, "token_stored_in": {"store": "file", "file": "token"}}
+    assert (profile / "token").read_text() == "dev-alice\n"
 
 
 def test_an_uncaught_error_is_logged_and_shown_as_one_sentence(
