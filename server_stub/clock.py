@@ -12,7 +12,7 @@ clock did meanwhile. The data functions here take the caller's Session and never
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnClause, String, bindparam, func, literal_column, select
 from sqlalchemy.orm import Session
@@ -56,8 +56,10 @@ def later(s: Session, seconds: float) -> str:
 
 
 def after(text: str) -> str:
-    """The timestamp one microsecond after `text`."""
-    return timestamps.fmt(timestamps.parse(text) + TICK)
+    """The timestamp one microsecond after `text` (a contract timestamp). `fromisoformat`
+    and `isoformat`, both in C: `strptime` cost more than the query beside it."""
+    moment = datetime.fromisoformat(text.removesuffix("Z")) + TICK
+    return moment.isoformat(timespec="microseconds") + "Z"
 
 
 def activity_time(s: Session, tenant: str, principal: str, floor: str | None = None) -> str:
@@ -74,9 +76,9 @@ def activity_time(s: Session, tenant: str, principal: str, floor: str | None = N
         now = str(now)
     else:
         now, latest = timestamps.now(), s.connection().execute(_LATEST_ONLY, params).scalar()
-    candidates = [now]
-    if latest is not None:
-        candidates.append(after(str(latest)))
-    if floor is not None:
-        candidates.append(floor)
-    return max(candidates)
+    chosen = now
+    if latest is not None and str(latest) >= chosen:  # the clock is not past it: step over
+        chosen = after(str(latest))
+    if floor is not None and floor > chosen:
+        chosen = floor
+    return chosen

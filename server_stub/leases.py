@@ -1,14 +1,17 @@
 """Run ownership by lease, so several server processes can share one PostgreSQL.
 
 A run is executed by the process that accepted it. That process writes a lease with the run
-(`claim`, same transaction), renews the leases of everything it executes every heartbeat
-(`renew`), and the run's terminal write removes it (`history.finish_run`). A run is orphaned
-when its lease expired (its process stopped heart-beating: dead, hung or cut off), when its
-owner is known dead (`owner_alive` answers False: on PostgreSQL, the owner no longer holds
-its liveness advisory lock, server_stub.bus), or when it has no lease at all (written by a
-version without leases). `fail_orphans` fails those runs, `run.failed` committed with the
-status as `finish_run` always does, so their sessions become deletable again; it re-checks
-each run under its session's row lock, so two processes reaping at once fail it once.
+(`claim`, same transaction), renews the leases of the runs its agents execute every
+heartbeat (`renew`), and the run's terminal write removes it (`history.finish_run`). Expiry
+is written and judged by the database's clock (`server_stub.clock`), so a process whose own
+clock is off neither loses its runs nor fails another's. A run is orphaned when its lease
+expired (its process stopped heart-beating: dead, hung or cut off; or, for a run of this
+very process, no agent executes it any more), when its owner is known dead (`owner_alive`
+answers False: on PostgreSQL, the owner no longer holds its liveness advisory lock,
+server_stub.bus), or when it has no lease at all (written by a version without leases).
+`fail_orphans` fails those runs, `run.failed` committed with the status as `finish_run`
+always does, so their sessions become deletable again; it re-checks each run under its
+session's row lock, so two processes reaping at once fail it once.
 """
 
 from __future__ import annotations
