@@ -5,8 +5,11 @@ the waiters notified after the commit). Cancellation is cooperative: the agent l
 `cancel_requested` before every step, and its waits (`/wait`, an approval) wake on the run's
 notifier, so a cancel ends them at once. The terminal status and terminal event commit
 together, after every other write of the run; nothing is written for the run after them.
-Tasks belong to the app's lifespan, which cancels them at shutdown; runs left active by a
-process that stopped are failed by a live one (server_stub.leases).
+A step whose write fails ends the run as failed, with the reason: when the database refused
+(a full disk, a PostgreSQL restart), the failure is retried with backoff until it commits,
+so no run stays active after an outage (CONTRACT §10.2). Tasks belong to the app's
+lifespan, which cancels them at shutdown; runs left active by a process that stopped are
+failed by a live one (server_stub.leases).
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import tenacity
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from server_stub import ids, timestamps
+from server_stub.db import outage
 from server_stub.db.engine import Database
 from server_stub.db.models import (
     ApprovalRow,
@@ -58,6 +63,11 @@ from server_stub.recall import index_memory, index_rest, matching_memories, word
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+#: Backoff of a run's failure while the database refuses it: 0.1 s, doubling, at most 2 s
+#: (a recovered database is noticed within 2 s; a waiting agent costs one query per 2 s).
+FAIL_RETRY_FIRST = 0.1
+FAIL_RETRY_MAX = 2.0
 
 
 class RunCancelled(Exception):
@@ -133,6 +143,7 @@ class AgentManager:
         self.loop = loop
         self.delay = delay
         self.tasks: set[asyncio.Task[None]] = set()
+        self._running: dict[str, int] = {}  # run id -> its tasks (executing or failing it)
         self._closing = False
         self.owner = db.instance_id  # the lease owner of the runs this app executes
 
@@ -145,7 +156,20 @@ class AgentManager:
             return
         task = self.loop.create_task(self._guarded(run_id), name=f"agent-{run_id}")
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self._running[run_id] = self._running.get(run_id, 0) + 1
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self.tasks.discard(finished)
+            left = self._running.pop(run_id, 1) - 1
+            if left > 0:
+                self._running[run_id] = left
+
+        task.add_done_callback(done)
+
+    def executing(self) -> frozenset[str]:
+        """The runs this process executes now (or is failing): their leases are renewed,
+        and no other run of this process's is (server_stub.leases)."""
+        return frozenset(self._running)
 
     async def shutdown(self) -> None:
         """Cancel every agent task and wait for them to go."""
@@ -162,22 +186,61 @@ class AgentManager:
             raise
         except RunLost:
             log.warning("run %s was failed by another process; stopped executing it", run_id)
-        except Exception:
-            log.exception("agent crashed on %s", run_id)
-            try:
-                await asyncio.to_thread(self._fail_now, run_id)
-            except Exception:
-                log.exception("could not fail %s", run_id)
+        except Exception as exc:
+            said = outage.reason(exc)
+            if said is None:
+                log.exception("agent crashed on %s", run_id)
+            else:
+                log.warning(
+                    "run %s: %s; failing it once the database accepts writes again", run_id, said
+                )
+            await self._fail_when_possible(run_id, said or "internal agent error")
 
-    def _fail_now(self, run_id: str) -> None:
+    async def _fail_when_possible(self, run_id: str, reason: str) -> None:
+        """Fail the run with `reason`, retrying (with backoff) for as long as the database
+        refuses: a run is never left active because its own failure could not be written.
+
+        Retries stop at shutdown (the next start fails the run: server_stub.leases) and on
+        an error that is no outage (then the lease, no longer renewed, lets the reaper
+        fail it)."""
+        outages = outage.OutageLog(log)
+
+        def still_out(state: tenacity.RetryCallState) -> None:
+            if state.outcome is not None and (error := state.outcome.exception()) is not None:
+                outages.report(f"run {run_id} cannot be failed yet", error)
+
+        try:
+            async for attempt in tenacity.AsyncRetrying(
+                retry=tenacity.retry_if_exception(outage.is_outage),
+                wait=tenacity.wait_exponential(multiplier=FAIL_RETRY_FIRST, max=FAIL_RETRY_MAX),
+                before_sleep=still_out,
+                reraise=True,
+            ):
+                with attempt:
+                    await asyncio.to_thread(self._fail_now, run_id, reason)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("could not fail %s; its lease will expire and it will be reaped", run_id)
+
+    def _fail_now(self, run_id: str, reason: str) -> None:
         with self.db.write() as s:
             run = s.get(RunRow, run_id)
             if run is None or run.status in TERMINAL_STATUSES:
                 return
             session = lock_session(s, run.session_id)
-            if session is not None:
-                finish_run(s, session, run, "failed", {"error": "internal agent error"})
-        self.notifier.notify(run_id)
+            s.refresh(run)
+            if session is None or run.status in TERMINAL_STATUSES:
+                return
+            for approval in s.scalars(
+                select(ApprovalRow).where(
+                    ApprovalRow.run_id == run_id, ApprovalRow.status == "pending"
+                )
+            ):
+                approval.status = "cancelled"
+                approval.decided_at = timestamps.now()
+            finish_run(s, session, run, "failed", {"error": reason})
+        self.notifier.notify(run_id, final=True)
 
 
 class _Run:

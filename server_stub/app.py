@@ -79,7 +79,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
                     state.agents.owner,
                     state.bus.owner_alive,
                     state.notifier.notify,
-                    lambda: bool(state.agents.tasks),
+                    state.agents.executing,
                     lease=settings.run_lease_seconds,
                     heartbeat=settings.run_heartbeat_seconds,
                     reap=settings.run_reap_seconds,

@@ -13,9 +13,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
+
+from server_stub.db import outage
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +146,24 @@ def install_error_handlers(app: FastAPI) -> None:
         log.exception("unexpected error", exc_info=exc)
         return envelope_response(500, "internal error")
 
+    outages = outage.OutageLog(logging.getLogger(outage.__name__))
+
+    async def on_database_error(_request: Request, exc: Exception) -> Response:
+        # Registered for its class, so Starlette's ExceptionMiddleware answers it and the
+        # exception ends here: the catch-all above re-raises after answering, and uvicorn
+        # then closes the keep-alive connection without a `Connection: close`.
+        if not outage.is_outage(exc):
+            return await on_unexpected(_request, exc)
+        outages.report("database unavailable; answering 503", exc)
+        seconds = outage.RETRY_AFTER_SECONDS
+        return unavailable(
+            "the database is unavailable right now; retry later",
+            {"reason": "database_unavailable", "retry_after": seconds},
+            retry_after=seconds,
+        ).response()
+
     app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(DBAPIError, on_database_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(Exception, on_unexpected)

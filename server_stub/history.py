@@ -1,8 +1,9 @@
 """Data functions over the conversation graph; they take a Session and never commit.
 
 Appending an event is the only way history grows: it assigns the next per-session sequence,
-keeps event times non-decreasing, advances the session's `updated_at` (ADR-0050 §2) and
-bumps the owner's index version, which is the source of the session list's ETag.
+dates the event by the one clock (`server_stub.clock`: never going back), advances the
+session's `updated_at` (ADR-0050 §2) and bumps the owner's index version, which is the
+source of the session list's ETag.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sqlalchemy import Executable, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from server_stub import timestamps
+from server_stub import clock, timestamps
 from server_stub.bus import announce_index, announce_run
 from server_stub.db.engine import CHANGED_INDEXES
 from server_stub.db.models import (
@@ -115,10 +116,18 @@ def append_event(
     data: dict[str, Any],
     at: str | None = None,
 ) -> EventRow:
-    """Append one event to a locked session and advance its activity."""
-    created = at or timestamps.now()
-    if session.last_event_at is not None and created < session.last_event_at:
-        created = session.last_event_at
+    """Append one event to a locked session and advance its activity.
+
+    Without `at`, the event is dated by the one clock (`clock.activity_time`): after every
+    activity of the owner, so the session comes to the top of the index. An explicit `at`
+    (the control plane's scripted history) is kept, moved up to the session's last event
+    when it is earlier."""
+    if at is None:
+        created = clock.activity_time(s, session.tenant, session.principal, session.last_event_at)
+    else:
+        created = at
+        if session.last_event_at is not None and created < session.last_event_at:
+            created = session.last_event_at
     row = add_event(s, session, run_id, type_, data, created)
     s.flush()
     if run_id is not None:
@@ -271,9 +280,9 @@ _RELEASE_LEASE = delete(RunLeaseRow).where(RunLeaseRow.run_id == bindparam("run_
 
 
 def set_run_status(s: Session, run: RunRow, status: str) -> None:
-    """A non-terminal status change."""
+    """A non-terminal status change (its time never before the run's last change)."""
     run.status = status
-    run.updated_at = timestamps.now()
+    run.updated_at = max(clock.database_now(s), run.updated_at)
 
 
 def request_cancel(s: Session, run_id: str) -> None:

@@ -10,7 +10,8 @@ Fixtures for every package:
   again, for restart scenarios); all are stopped at teardown.
 - `postgres_cluster`: a throwaway PostgreSQL cluster (session-scoped) started as the
   `postgres` user from /usr/lib/postgresql/15/bin; `.new_database()` gives a fresh database,
-  `.clean_database()` the shared one emptied (fast; one server at a time).
+  `.clean_database()` the shared one emptied (fast; one server at a time); `.halt()` and
+  `.resume()` restart it (fault tests).
 """
 
 from __future__ import annotations
@@ -121,6 +122,11 @@ class PostgresCluster:
             "-E",
             "UTF8",
         )
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the cluster's server (again, after `halt`); returns once it accepts
+        connections."""
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
@@ -137,6 +143,11 @@ class PostgresCluster:
             "-w",
             "start",
         )
+
+    def halt(self) -> None:
+        """Stop the server the way an operator's restart does (`pg_ctl stop -m fast`: every
+        session is ended with AdminShutdown), keeping the data for `resume`."""
+        self._as_postgres(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         try:

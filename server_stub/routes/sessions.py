@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import Row, bindparam, or_, select
 from sqlalchemy.orm import Session
 
-from server_stub import ids, purge, schemas, timestamps
+from server_stub import clock, ids, purge, schemas
 from server_stub.auth import Principal
 from server_stub.cursors import Position
 from server_stub.db.models import EventRow, RunRow, SessionRow
@@ -235,8 +235,9 @@ def _etag_matches(header: str, etag: str) -> bool:
 
 
 def create_session_row(s: Session, who: Principal, at: str | None = None) -> SessionRow:
-    """A new, empty session owned by `who` (title pending until its first run)."""
-    created = at or timestamps.now()
+    """A new, empty session owned by `who` (title pending until its first run), on top of
+    its owner's index: dated by the one clock (`clock.activity_time`) unless `at` is given."""
+    created = at or clock.activity_time(s, who.tenant, who.principal)
     row = SessionRow(
         id=ids.new_id("ses"),
         tenant=who.tenant,
@@ -351,7 +352,9 @@ async def start_run(session_id: str, request: Request, st: StateDep) -> Response
                     reason="run_in_progress",
                     active_run_id=row.active_run_id,
                 )
-            now = timestamps.now()
+            # The run's time is its run.started event's: by the one clock, after all of the
+            # owner's activity (last_run_id follows run start times, so they never go back).
+            now = clock.activity_time(s, row.tenant, row.principal, row.last_event_at)
             run = RunRow(
                 id=ids.new_id("run"),
                 session_id=row.id,

@@ -34,6 +34,8 @@ class ServerProcess:
     agent_delay: float = 0.0
     port: int = 0  # 0: a new free port at every start; else the same port every time
     extra_args: tuple[str, ...] = ()
+    #: Extra environment of the process (e.g. libfaketime's, for a skewed clock).
+    env: dict[str, str] = field(default_factory=dict)
     url: str = ""
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
@@ -75,7 +77,7 @@ class ServerProcess:
             stdout=subprocess.PIPE,
             stderr=log,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
         self.url = self._read_url(self.proc)
         self.starts += 1
