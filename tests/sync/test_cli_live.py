@@ -3,12 +3,16 @@ against a REAL stub server."""
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +43,19 @@ def converge(
     )
 
 
+#: Token files live outside every test's folder, so tests that list a folder see only theirs.
+_TOKEN_DIR = Path(tempfile.mkdtemp(prefix="converge-test-tokens-"))
+atexit.register(shutil.rmtree, _TOKEN_DIR, True)
+
+
 def conn(url: str, profile: Path, token: str = "dev-alice") -> list[str]:
-    return ["--server", url, "--token", token, "--profile", str(profile)]
+    """The connection arguments, the token in a 0600 file beside the profile (the way that
+    keeps it out of the process list; `--token` itself would add a warning to stderr)."""
+    token_file = _TOKEN_DIR / f"token-{hashlib.sha256(token.encode()).hexdigest()[:16]}"
+    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    return ["--server", url, "--token-file", str(token_file), "--profile", str(profile)]
 
 
 def mirror_ids(profile: Path) -> set[str]:
