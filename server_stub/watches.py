@@ -50,7 +50,8 @@ def parse_wait(headers: Iterable[str]) -> int | None:
     """N from the `Prefer` header lines (capped at `MAX_WAIT`), or None.
 
     None when there is no `wait` preference or when the first one is malformed (`wait=abc`,
-    `wait=-1`, `wait=`, `wait=1.5`): a malformed preference is ignored, never an error. Only
+    `wait=-1`, `wait=`, `wait=1.5`): a malformed preference is ignored, never an error.
+    Leading zeros are part of a valid number (`wait=00001` is 1 s, not "long, so 60"). Only
     the first `wait` counts (RFC 7240 §2). Commas inside quoted parameter values are not
     split correctly; no preference this server knows uses them.
     """
@@ -62,8 +63,10 @@ def parse_wait(headers: Iterable[str]) -> int | None:
             match = _WAIT.fullmatch(item)
             if match is None:
                 return None
-            digits = match.group(1) or match.group(2)
-            # A 5,000-digit number must not reach int() (Python refuses those): it is > 60.
+            # delta-seconds (RFC 7240 §4.3, RFC 9111 §1.2.2) is 1*DIGIT: `00001` is 1, so the
+            # leading zeros go before the length test; a 5,000-digit number must still not
+            # reach int() (Python refuses those), and past 4 significant digits it is > 60.
+            digits = (match.group(1) or match.group(2)).lstrip("0") or "0"
             return MAX_WAIT if len(digits) > 4 else min(int(digits), MAX_WAIT)
     return None
 
