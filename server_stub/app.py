@@ -33,6 +33,7 @@ from server_stub.leases import fail_orphans, keep_leases
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
+from server_stub.private import ensure_parent
 from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router
 from server_stub.routes.runs import read_after
@@ -149,7 +150,7 @@ def _sqlite_lock(url: str) -> SqliteProcessLock | None:
     path = sqlite_path(url)
     if path is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_parent(path)
     lock = SqliteProcessLock(path)
     lock.acquire()
     return lock

@@ -21,6 +21,7 @@ import uvicorn
 from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
+from server_stub.private import ensure_parent, private_dir
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 from server_stub.runner import ConvergeServer
 from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
@@ -79,7 +80,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
     """Typed settings from parsed arguments (ValueError for a bad principals file)."""
     database = args.database
     if database is None:
-        default_data_dir().mkdir(parents=True, exist_ok=True)
+        private_dir(default_data_dir())
         database = default_database_url()
     principals = load_principals(args.principals) if args.principals else None
     return ServerSettings(
@@ -133,7 +134,7 @@ def _sqlite_in_use(url: str) -> str | None:
     path = sqlite_path(url)
     if path is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_parent(path)
     lock = SqliteProcessLock(path)
     try:
         lock.acquire()
