@@ -27,6 +27,7 @@ _CODES = {
     405: "method_not_allowed",
     409: "invalid_state",
     413: "payload_too_large",
+    429: "rate_limited",  # the one code CONTRACT §10.2 adds (server_stub.ratelimit)
     500: "internal",
     503: "unavailable",
 }

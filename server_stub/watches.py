@@ -8,6 +8,10 @@ database layer calls it after each commit of this process that bumped a principa
 version (`Database.index_listener`), and the fleet bus (`server_stub.bus`, PostgreSQL
 `LISTEN`/`NOTIFY`) for the commits of other processes on the same database.
 
+Held watches are capped per principal and per process (CONTRACT §10.2; each is an open
+socket): `admit` refuses a hold past either cap, and the route then answers at once as if no
+wait had been asked (304 without `Preference-Applied`), which a client handles already.
+
 The database stays the source of truth: a waiter takes its event *before* reading the
 version, so a commit between the read and the wait still wakes it, and a woken waiter reads
 the version again rather than trusting the wake-up.
@@ -82,11 +86,47 @@ class _Slot:
 class IndexWatches:
     """Per-principal wake-ups for held index watches, bound to the app's event loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        max_per_principal: int = 1 << 30,
+        max_per_process: int = 1 << 30,
+    ) -> None:
         self._loop = loop
         self._slots: dict[PrincipalKey, _Slot] = {}
         self._closing = False
         self.held = 0  # watches waiting right now (the benchmark reads it)
+        self.max_per_principal = max_per_principal
+        self.max_per_process = max_per_process
+        self._admitted: dict[PrincipalKey, int] = {}
+        self.admitted = 0  # watches admitted past the caps (held, or between two waits)
+
+    def admit(self, tenant: str, principal: str) -> str | None:
+        """Count one more held watch of the principal; None when admitted, else the cap
+        that refused it (`"principal"` or `"process"`). Pair an admission with `leave`.
+        On the loop."""
+        key = (tenant, principal)
+        count = self._admitted.get(key, 0)
+        if count >= self.max_per_principal:
+            return "principal"
+        if self.admitted >= self.max_per_process:
+            return "process"
+        self._admitted[key] = count + 1
+        self.admitted += 1
+        return None
+
+    def leave(self, tenant: str, principal: str) -> None:
+        """Give back an admission of `admit`."""
+        key = (tenant, principal)
+        count = self._admitted.get(key, 0)
+        if count <= 0:
+            return
+        self.admitted -= 1
+        if count == 1:
+            del self._admitted[key]
+        else:
+            self._admitted[key] = count - 1
 
     @property
     def closing(self) -> bool:
