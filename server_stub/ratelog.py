@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 DEFAULT_INTERVAL = 60.0
+#: The table never grows past this many kinds (error keys include an exception's type name).
+MAX_KEYS = 256
 
 
 @dataclass
@@ -47,15 +49,24 @@ class RepeatLog:
         """Log a warning now, or count it as a repeat of `key` within the interval."""
         self.log(logging.WARNING, key, message, *args)
 
-    def error(self, key: str, message: str, *args: object, exc_info: bool = False) -> None:
-        """Like `warning`, at ERROR (with the traceback of the first occurrence if asked)."""
+    def error(
+        self, key: str, message: str, *args: object, exc_info: BaseException | bool = False
+    ) -> None:
+        """Like `warning`, at ERROR (with the traceback of the logged occurrence if asked)."""
         self.log(logging.ERROR, key, message, *args, exc_info=exc_info)
 
     def log(
-        self, level: int, key: str, message: str, *args: object, exc_info: bool = False
+        self,
+        level: int,
+        key: str,
+        message: str,
+        *args: object,
+        exc_info: BaseException | bool = False,
     ) -> None:
         now = self._clock()
         with self._lock:
+            if key not in self._entries and len(self._entries) >= MAX_KEYS:
+                self._entries.clear()  # keys are the code's own: this is a safety net only
             entry = self._entries.get(key)
             if entry is not None and now - entry.logged_at < self.interval:
                 entry.suppressed += 1

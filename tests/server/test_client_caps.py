@@ -257,3 +257,34 @@ def test_the_rate_limit_can_be_switched_off(start_server: Callable[..., LiveServ
     alice = server.client("dev-alice")
     for _ in range(3):
         new_session(alice)
+
+
+def test_accept_errors_for_want_of_descriptors_are_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import asyncio
+    import errno
+
+    from server_stub.limits import log_accept_errors_once
+
+    logger = logging.getLogger("tests.accept")
+    repeat = RepeatLog(logger, interval=3600.0)
+    loop = asyncio.new_event_loop()
+    try:
+        restore = log_accept_errors_once(loop, repeat)
+        with caplog.at_level(logging.WARNING):
+            for _ in range(50):  # what asyncio reports for each failed accept
+                loop.call_exception_handler(
+                    {
+                        "message": "socket.accept() out of system resource",
+                        "exception": OSError(errno.EMFILE, "Too many open files"),
+                    }
+                )
+            loop.call_exception_handler({"message": "something else"})
+        restore()
+    finally:
+        loop.close()
+    accepts = [r for r in caplog.records if "cannot accept connections" in r.getMessage()]
+    assert len(accepts) == 1
+    assert repeat.suppressed("accept-EMFILE") == 49
+    assert any("something else" in r.getMessage() for r in caplog.records)  # passed on
