@@ -313,15 +313,8 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
             # The tombstone is read for a foreign live session too, so that its 404 costs
             # the same statements as a missing id's (issue 16: the time told them apart).
             tomb = tombstone_of(s, session_id)
-            if (
-                row is None
-                and tomb is not None
-                and (tomb.tenant, tomb.principal)
-                == (
-                    who.tenant,
-                    who.principal,
-                )
-            ):
+            mine = tomb is not None and (tomb.tenant, tomb.principal) == (who.tenant, who.principal)
+            if row is None and mine:
                 raise ApiError(404, SESSION_NOT_FOUND, {"reason": "deleted"})
             raise _plain_404()
 
