@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from server_stub.auth import Principal
 from server_stub.config import ServerSettings
 from server_stub.errors import envelope_bytes
 from server_stub.state import AppState
@@ -96,10 +97,18 @@ class WriteRateLimit:
 class RateLimitMiddleware:
     """Refuse a principal's writes past its buckets with 429 `rate_limited`."""
 
-    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: ServerSettings,
+        lookup: Callable[[str], Principal | None] | None = None,
+    ) -> None:
+        """`lookup` maps a token to its principal; by default the running app's token table
+        (`AppState.tokens`, which exists once the lifespan has started)."""
         self.app = app
         self.enabled = settings.write_rate_limit
         self.limit = WriteRateLimit(settings)
+        self._lookup = lookup
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -117,10 +126,11 @@ class RateLimitMiddleware:
         declared = _content_length(scope)
         retry_after = self.limit.admit(key, declared)
         if retry_after:
-            state = scope["app"].state.converge
-            state.repeat_log.warning(
-                "rate-limited", "write refused (429): a principal is past its write rate"
-            )
+            state = getattr(scope["app"].state, "converge", None)
+            if isinstance(state, AppState):
+                state.repeat_log.warning(
+                    "rate-limited", "write refused (429): a principal is past its write rate"
+                )
             await _refuse(send, retry_after, close=declared > 0 or _chunked(scope))
             return
         charged = declared
@@ -137,17 +147,19 @@ class RateLimitMiddleware:
 
         await self.app(scope, charging_receive, send)
 
-    @staticmethod
-    def _principal(scope: Scope) -> tuple[str, str] | None:
-        state = getattr(scope["app"].state, "converge", None)
-        if not isinstance(state, AppState):
-            return None
+    def _principal(self, scope: Scope) -> tuple[str, str] | None:
+        lookup = self._lookup
+        if lookup is None:
+            state = getattr(scope["app"].state, "converge", None)
+            if not isinstance(state, AppState):
+                return None
+            lookup = state.tokens.lookup
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
                 if scheme.lower() != "bearer":
                     return None
-                who = state.tokens.lookup(token.strip())
+                who = lookup(token.strip())
                 return None if who is None else (who.tenant, who.principal)
         return None
 
