@@ -1,4 +1,4 @@
-"""`python -m bench {server,load,fleet,sync,ui,watch,micro,all}`: benchmarks that print figures
+"""`python -m bench {server,load,fleet,sync,ui,watch,micro,caps,all}`: benchmarks that print figures
 (and `python -m bench ui_without VARIANT`, see `bench/ui_without.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro")
+SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro", "caps")
 #: Run by name only (not by `all`): a variant runner, not a suite.
 EXTRA = ("ui_without",)
 

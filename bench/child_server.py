@@ -29,6 +29,13 @@ def start_server(
         "0",
         "--log-level",
         "warning",
+        # The load benchmark holds 1,000 streams as one principal and writes as fast as it
+        # can: past the default caps on clients (docs/server.md "Load bounds"), on purpose.
+        "--max-streams-per-principal",
+        "100000",
+        "--max-watches-per-principal",
+        "100000",
+        "--no-rate-limit",
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log)
     assert proc.stdout is not None

@@ -30,9 +30,13 @@ from server_stub.db.engine import Database
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
 from server_stub.leases import fail_orphans, keep_leases
+from server_stub.limits import connection_caps, log_accept_errors_once, open_files_limit
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
+from server_stub.private import ensure_parent
+from server_stub.ratelimit import RateLimitMiddleware
+from server_stub.ratelog import RepeatLog, flush_every
 from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router
 from server_stub.routes.runs import read_after
@@ -86,10 +90,13 @@ def create_app(settings: ServerSettings) -> FastAPI:
                 ),
                 name="leases",
             ),
+            asyncio.create_task(flush_every(state.repeat_log), name="repeat-log"),
         ]
+        restore_handler = log_accept_errors_once(asyncio.get_running_loop(), state.repeat_log)
         try:
             yield
         finally:
+            restore_handler()
             state.watches.close()  # normally done earlier, by `release_held_watches`
             for task in background:
                 task.cancel()
@@ -115,7 +122,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(api_router())
     if settings.control:
         app.include_router(control.router)
-    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(BodyLimitMiddleware, deadline=settings.body_timeout)
+    app.add_middleware(RateLimitMiddleware, settings=settings)  # outside: refuses unread
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -149,7 +157,7 @@ def _sqlite_lock(url: str) -> SqliteProcessLock | None:
     path = sqlite_path(url)
     if path is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_parent(path)
     lock = SqliteProcessLock(path)
     lock.acquire()
     return lock
@@ -194,16 +202,22 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         seed_demo(db, store)
     notifier = RunNotifier(loop)
     agents = AgentManager(db, store, notifier, loop, settings.agent_delay)
+    caps = connection_caps(open_files_limit())  # the limit raised at start (limits.py)
     feeds = RunFeeds(
         notifier,
         partial(read_after, db),
         run_in_threadpool,
         max_streams_per_principal=settings.max_streams_per_principal,
+        max_streams_per_process=settings.max_streams_per_process or caps.streams,
         poll_seconds=settings.feed_poll_seconds,
     )
     # Held index watches wake after this process's commits (Database.index_listener) and
     # after other processes' (the fleet bus's index messages, PostgreSQL NOTIFY).
-    watches = IndexWatches(loop)
+    watches = IndexWatches(
+        loop,
+        max_per_principal=settings.max_watches_per_principal,
+        max_per_process=settings.max_watches_per_process or caps.watches,
+    )
     db.index_listener = watches.principal_index_changed
     bus = FleetBus(db, notifier)
     bus.on_index_change(watches.principal_index_changed)
@@ -221,4 +235,5 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         loop=loop,
         scrubber=Scrubber(db, loop),
         watches=watches,
+        repeat_log=RepeatLog(logging.getLogger("server_stub.load"), settings.repeat_log_interval),
     )

@@ -15,12 +15,15 @@ import signal
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
 from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
+from server_stub.limits import raise_open_files_limit
+from server_stub.private import ensure_parent, private_dir
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 from server_stub.runner import ConvergeServer
 from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
@@ -72,14 +75,58 @@ def build_parser() -> argparse.ArgumentParser:
         help="fleet: how often a process renews its runs' leases and looks for orphaned runs",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    _add_load_bounds(p)
     return p
+
+
+def _add_load_bounds(p: argparse.ArgumentParser) -> None:
+    """The caps on clients (CONTRACT §10.2; docs/server.md "Load bounds")."""
+    d = ServerSettings()
+    g = p.add_argument_group("load bounds (per process; see docs/server.md)")
+    n, s = "N", "SECONDS"
+    g.add_argument(
+        "--max-streams-per-principal", type=int, default=d.max_streams_per_principal, metavar=n
+    )
+    g.add_argument("--max-streams", type=int, metavar=n, help="default: from the open-files limit")
+    g.add_argument(
+        "--max-watches-per-principal", type=int, default=d.max_watches_per_principal, metavar=n
+    )
+    g.add_argument("--max-watches", type=int, metavar=n, help="default: from the open-files limit")
+    g.add_argument("--body-timeout", type=float, default=d.body_timeout, metavar=s)
+    g.add_argument("--write-burst", type=int, default=d.write_burst, metavar=n)
+    g.add_argument("--write-rate", type=float, default=d.write_rate, metavar="PER_SECOND")
+    g.add_argument(
+        "--write-mib-burst", type=float, default=d.write_bytes_burst / 2**20, metavar="MIB"
+    )
+    g.add_argument(
+        "--write-mib-rate", type=float, default=d.write_bytes_rate / 2**20, metavar="MIB"
+    )
+    g.add_argument("--no-rate-limit", action="store_true", help="no write rate limit (benchmarks)")
+    g.add_argument("--repeat-log-interval", type=float, default=d.repeat_log_interval, metavar=s)
+
+
+def _load_bounds(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings of `_add_load_bounds`, each clamped to a sane minimum."""
+    return {
+        "max_streams_per_principal": max(1, args.max_streams_per_principal),
+        "max_streams_per_process": None if args.max_streams is None else max(1, args.max_streams),
+        "max_watches_per_principal": max(0, args.max_watches_per_principal),
+        "max_watches_per_process": None if args.max_watches is None else max(0, args.max_watches),
+        "body_timeout": max(0.1, args.body_timeout),
+        "write_rate_limit": not args.no_rate_limit,
+        "write_burst": max(1, args.write_burst),
+        "write_rate": max(0.0, args.write_rate),
+        "write_bytes_burst": max(2**20, int(args.write_mib_burst * 2**20)),
+        "write_bytes_rate": max(0.0, args.write_mib_rate * 2**20),
+        "repeat_log_interval": max(0.1, args.repeat_log_interval),
+    }
 
 
 def settings_from_args(args: argparse.Namespace) -> ServerSettings:
     """Typed settings from parsed arguments (ValueError for a bad principals file)."""
     database = args.database
     if database is None:
-        default_data_dir().mkdir(parents=True, exist_ok=True)
+        private_dir(default_data_dir())
         database = default_database_url()
     principals = load_principals(args.principals) if args.principals else None
     return ServerSettings(
@@ -96,6 +143,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         run_lease_seconds=max(0.2, args.run_lease),
         run_heartbeat_seconds=max(0.05, min(args.run_heartbeat, args.run_lease / 2)),
         run_reap_seconds=max(0.05, min(args.run_heartbeat, 2.0)),
+        **_load_bounds(args),
     )
 
 
@@ -133,7 +181,7 @@ def _sqlite_in_use(url: str) -> str | None:
     path = sqlite_path(url)
     if path is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_parent(path)
     lock = SqliteProcessLock(path)
     try:
         lock.acquire()
@@ -163,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if refusal is not None:
         print(f"converge-server: {refusal}", file=sys.stderr)
         return 1
+    raise_open_files_limit()  # before the app sizes its caps from it (server_stub.limits)
     app = create_app(settings)
     config = uvicorn.Config(
         app,

@@ -49,9 +49,8 @@ class ServerSettings:
     #: the space but leaves the old bytes until new rows overwrite them). FULL locks each
     #: table while it runs: docs/reliability.md has the figures.
     pg_vacuum_full: bool = False
-    # Load bounds (docs/server.md): concurrent SSE streams per principal (503 beyond), and how
-    # often a run's single feed reader re-reads without a wake-up (a safety net only).
-    max_streams_per_principal: int = 1024
+    # Load bounds (docs/server.md): how often a run's single feed reader re-reads without a
+    # wake-up (a safety net only). The caps on clients are grouped below.
     feed_poll_seconds: float = 5.0
     # Idle keep-alive connections are closed after this many seconds (uvicorn), and a request
     # head must arrive within `head_timeout` seconds (server_stub.protocol).
@@ -66,6 +65,25 @@ class ServerSettings:
     #: Honour `Prefer: wait=N` on the session index (CONTRACT §9.1). Off: the preference is
     #: ignored, as by a server that predates it (tests of the client's fallback use this).
     index_watch: bool = True
+    # The server trusts no client (CONTRACT §10.2, docs/server.md "Load bounds"). Held SSE
+    # streams and index watches, per principal and per process; a per-process cap of None is
+    # sized at start from the open-files limit (server_stub.limits.connection_caps).
+    max_streams_per_principal: int = 256
+    max_streams_per_process: int | None = None
+    max_watches_per_principal: int = 64
+    max_watches_per_process: int | None = None
+    #: A request body must be complete this many seconds after its head (400 otherwise).
+    body_timeout: float = 30.0
+    #: Writes (POST/DELETE under /v1) per principal and process: a token bucket of
+    #: `write_burst` requests refilled at `write_rate` per second, and one of body bytes
+    #: (`write_bytes_burst`, `write_bytes_rate` per second); 429 `rate_limited` beyond.
+    write_rate_limit: bool = True
+    write_burst: int = 1000
+    write_rate: float = 200.0
+    write_bytes_burst: int = 64 * 1024 * 1024
+    write_bytes_rate: float = 16 * 1024 * 1024
+    #: A warning that repeats (a cap refusal, an accept error) is logged once per interval.
+    repeat_log_interval: float = 60.0
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

@@ -30,6 +30,7 @@ _CODES = {
     405: "method_not_allowed",
     409: "invalid_state",
     413: "payload_too_large",
+    429: "rate_limited",  # the one code CONTRACT §10.2 adds (server_stub.ratelimit)
     500: "internal",
     503: "unavailable",
 }
@@ -142,8 +143,15 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_validation_error(_request: Request, exc: Exception) -> Response:
         return envelope_response(400, "invalid request")
 
-    async def on_unexpected(_request: Request, exc: Exception) -> Response:
-        log.exception("unexpected error", exc_info=exc)
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        # One traceback per kind of error per interval: a fault that hits every request
+        # (a full disk, no descriptors left) must not fill the disk with logs (issue 16).
+        repeat_log = getattr(getattr(request.app.state, "converge", None), "repeat_log", None)
+        if repeat_log is None:
+            log.exception("unexpected error", exc_info=exc)
+        else:
+            kind = type(exc).__qualname__
+            repeat_log.error(f"unexpected-{kind}", "unexpected error (%s)", kind, exc_info=exc)
         return envelope_response(500, "internal error")
 
     outages = outage.OutageLog(logging.getLogger(outage.__name__))

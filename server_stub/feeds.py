@@ -9,7 +9,8 @@ to a buffer; every stream walks that buffer at its own cursor and sleeps on the 
 
 The feed lives while it has subscribers and until the run's terminal event is read; the
 last subscriber to leave stops it. Everything here runs on the app's event loop (no locks).
-A per-principal cap bounds the streams one principal may hold (`StreamLimitReached`).
+Caps bound the streams one principal may hold and the streams of the whole process (each an
+open socket, so a file descriptor: `server_stub.limits`); past either, `StreamLimitReached`.
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ Offload = Callable[[Callable[[], tuple[list[dict[str, Any]], bool]]], Any]
 
 
 class StreamLimitReached(Exception):
-    """The principal already holds the maximum number of concurrent event streams."""
+    """The principal (`scope="principal"`) or the whole process (`scope="process"`) already
+    holds the maximum number of concurrent event streams."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"at most {limit} concurrent event streams per principal")
+    def __init__(self, limit: int, scope: str = "principal") -> None:
+        super().__init__(f"at most {limit} concurrent event streams per {scope}")
         self.limit = limit
+        self.scope = scope
 
 
 class RunFeed:
@@ -66,6 +69,7 @@ class RunFeeds:
         offload: Offload,
         *,
         max_streams_per_principal: int,
+        max_streams_per_process: int,
         poll_seconds: float,
     ) -> None:
         self._notifier = notifier
@@ -74,6 +78,8 @@ class RunFeeds:
         self._feeds: dict[str, RunFeed] = {}
         self._streams: dict[tuple[str, str], int] = {}
         self.max_streams = max_streams_per_principal
+        self.max_process_streams = max_streams_per_process
+        self.total_streams = 0
         self.poll_seconds = poll_seconds
         self.reads = 0  # database reads made by feed readers (the bench reports it)
 
@@ -86,17 +92,24 @@ class RunFeeds:
         return self._streams.get((tenant, principal), 0)
 
     def reserve(self, tenant: str, principal: str) -> None:
-        """Count one more stream of the principal, or raise StreamLimitReached."""
+        """Count one more stream of the principal, or raise StreamLimitReached (the
+        principal's cap is checked first: a principal at its own cap is told so)."""
         key = (tenant, principal)
         count = self._streams.get(key, 0)
         if count >= self.max_streams:
             raise StreamLimitReached(self.max_streams)
+        if self.total_streams >= self.max_process_streams:
+            raise StreamLimitReached(self.max_process_streams, "process")
         self._streams[key] = count + 1
+        self.total_streams += 1
 
     def unreserve(self, tenant: str, principal: str) -> None:
         """Give back a stream reserved with `reserve`."""
         key = (tenant, principal)
-        count = self._streams.get(key, 0) - 1
+        if key not in self._streams:
+            return
+        self.total_streams -= 1
+        count = self._streams[key] - 1
         if count > 0:
             self._streams[key] = count
         else:

@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
+from server_stub.private import DIR_MODE, private_dir, write_private
+
 
 class ObjectStoreUnavailable(Exception):
     """The store refused an operation (the fault switch is down, or I/O failed)."""
@@ -53,8 +55,7 @@ class FilesystemObjectStore:
     """One file per object under a root folder (created when missing)."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root = private_dir(root)  # 0700, and every object 0600 (issue 16)
         self.available = True
         self._lock = threading.Lock()
 
@@ -66,9 +67,9 @@ class FilesystemObjectStore:
 
     def put(self, locator: str, data: bytes) -> None:
         path = self._path(locator)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True, mode=DIR_MODE)
         tmp = path.with_name(path.name + TMP_SUFFIX)
-        tmp.write_bytes(data)
+        write_private(tmp, data)
         os.replace(tmp, path)
 
     def get(self, locator: str) -> bytes:

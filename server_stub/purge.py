@@ -71,13 +71,12 @@ def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutco
     """The whole transactional part of a delete."""
     with db.write() as s:
         row = lock_session(s, session_id)
-        if row is None:
-            tomb = tombstone_of(s, session_id)
-            if tomb is not None and (tomb.tenant, tomb.principal) == (who.tenant, who.principal):
-                return DeleteOutcome("deleted")
-            return DeleteOutcome("not_found")
         if not owned(row, who.tenant, who.principal):
-            return DeleteOutcome("not_found")
+            # Read for a foreign live session too: both 404s execute the same statements.
+            tomb = tombstone_of(s, session_id)
+            mine = tomb is not None and (tomb.tenant, tomb.principal) == (who.tenant, who.principal)
+            return DeleteOutcome("deleted" if row is None and mine else "not_found")
+        assert row is not None
         conn = s.connection()
         sid = {"sid": session_id}
         active = row.active_run_id or conn.execute(_ACTIVE_RUN, sid).scalar()

@@ -20,6 +20,7 @@ from fastapi import FastAPI
 
 from server_stub.app import create_app, release_held_watches
 from server_stub.config import ServerSettings
+from server_stub.limits import raise_open_files_limit
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 
 
@@ -111,6 +112,7 @@ class ServerThread:
 
     def start(self, timeout: float = 30.0) -> ServerThread:
         """Start and wait until the socket accepts connections."""
+        raise_open_files_limit()  # the caps are sized from it (server_stub.limits)
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:

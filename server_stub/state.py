@@ -18,6 +18,7 @@ from server_stub.db.engine import Database
 from server_stub.feeds import RunFeeds
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
+from server_stub.ratelog import RepeatLog
 from server_stub.scrub import Scrubber
 from server_stub.watches import IndexWatches
 
@@ -44,6 +45,8 @@ class AppState:
     loop: asyncio.AbstractEventLoop
     scrubber: Scrubber
     watches: IndexWatches
+    #: Warnings that repeat (cap refusals, accept errors): once per interval.
+    repeat_log: RepeatLog
     extra: dict[str, object] = field(default_factory=dict)
 
     async def run(self, fn: Callable[[], T]) -> T:

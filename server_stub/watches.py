@@ -8,6 +8,10 @@ database layer calls it after each commit of this process that bumped a principa
 version (`Database.index_listener`), and the fleet bus (`server_stub.bus`, PostgreSQL
 `LISTEN`/`NOTIFY`) for the commits of other processes on the same database.
 
+Held watches are capped per principal and per process (CONTRACT §10.2; each is an open
+socket): `admit` refuses a hold past either cap, and the route then answers at once as if no
+wait had been asked (304 without `Preference-Applied`), which a client handles already.
+
 The database stays the source of truth: a waiter takes its event *before* reading the
 version, so a commit between the read and the wait still wakes it, and a woken waiter reads
 the version again rather than trusting the wake-up.
@@ -50,7 +54,8 @@ def parse_wait(headers: Iterable[str]) -> int | None:
     """N from the `Prefer` header lines (capped at `MAX_WAIT`), or None.
 
     None when there is no `wait` preference or when the first one is malformed (`wait=abc`,
-    `wait=-1`, `wait=`, `wait=1.5`): a malformed preference is ignored, never an error. Only
+    `wait=-1`, `wait=`, `wait=1.5`): a malformed preference is ignored, never an error.
+    Leading zeros are part of a valid number (`wait=00001` is 1 s, not "long, so 60"). Only
     the first `wait` counts (RFC 7240 §2). Commas inside quoted parameter values are not
     split correctly; no preference this server knows uses them.
     """
@@ -62,8 +67,10 @@ def parse_wait(headers: Iterable[str]) -> int | None:
             match = _WAIT.fullmatch(item)
             if match is None:
                 return None
-            digits = match.group(1) or match.group(2)
-            # A 5,000-digit number must not reach int() (Python refuses those): it is > 60.
+            # delta-seconds (RFC 7240 §4.3, RFC 9111 §1.2.2) is 1*DIGIT: `00001` is 1, so the
+            # leading zeros go before the length test; a 5,000-digit number must still not
+            # reach int() (Python refuses those), and past 4 significant digits it is > 60.
+            digits = (match.group(1) or match.group(2)).lstrip("0") or "0"
             return MAX_WAIT if len(digits) > 4 else min(int(digits), MAX_WAIT)
     return None
 
@@ -79,11 +86,47 @@ class _Slot:
 class IndexWatches:
     """Per-principal wake-ups for held index watches, bound to the app's event loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        max_per_principal: int = 1 << 30,
+        max_per_process: int = 1 << 30,
+    ) -> None:
         self._loop = loop
         self._slots: dict[PrincipalKey, _Slot] = {}
         self._closing = False
         self.held = 0  # watches waiting right now (the benchmark reads it)
+        self.max_per_principal = max_per_principal
+        self.max_per_process = max_per_process
+        self._admitted: dict[PrincipalKey, int] = {}
+        self.admitted = 0  # watches admitted past the caps (held, or between two waits)
+
+    def admit(self, tenant: str, principal: str) -> str | None:
+        """Count one more held watch of the principal; None when admitted, else the cap
+        that refused it (`"principal"` or `"process"`). Pair an admission with `leave`.
+        On the loop."""
+        key = (tenant, principal)
+        count = self._admitted.get(key, 0)
+        if count >= self.max_per_principal:
+            return "principal"
+        if self.admitted >= self.max_per_process:
+            return "process"
+        self._admitted[key] = count + 1
+        self.admitted += 1
+        return None
+
+    def leave(self, tenant: str, principal: str) -> None:
+        """Give back an admission of `admit`."""
+        key = (tenant, principal)
+        count = self._admitted.get(key, 0)
+        if count <= 0:
+            return
+        self.admitted -= 1
+        if count == 1:
+            del self._admitted[key]
+        else:
+            self._admitted[key] = count - 1
 
     @property
     def closing(self) -> bool:

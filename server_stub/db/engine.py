@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from server_stub.db.fairlock import FairLock
 from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta
+from server_stub.private import private_sqlite_file
 
 _WRITE = "converge_write"
 
@@ -208,10 +209,10 @@ class Database:
 
 def _ensure_sqlite_folder(url: str) -> None:
     """Create the folder of a SQLite file (the default one lives in a user data directory
-    that may not exist yet)."""
+    that may not exist yet) and the file itself 0600, so that its WAL is 0600 too."""
     database = make_url(url).database
     if database and database != ":memory:" and not database.startswith("file:"):
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        private_sqlite_file(Path(database).expanduser())
 
 
 def _make_engine(url: str) -> Engine:

@@ -30,7 +30,7 @@ def approval_view(row: ApprovalRow) -> dict[str, Any]:
 @router.post(
     "/approvals/{approval_id}/decision",
     response_model=schemas.Approval,
-    responses=schemas.errors(400, 401, 403, 404, 409, 413),
+    responses=schemas.errors(400, 401, 403, 404, 409, 413, 429),
     openapi_extra=schemas.body(schemas.DecisionRequest),
     summary="Approve or deny a pending tool approval",
 )

@@ -71,7 +71,7 @@ async def list_memories(request: Request, st: StateDep) -> Response:
     "/memories/{memory_id}/rejection",
     status_code=201,
     response_model=schemas.Rejection,
-    responses=schemas.errors(400, 401, 403, 404, 413),
+    responses=schemas.errors(400, 401, 403, 404, 413, 429),
     openapi_extra=schemas.body(schemas.RejectionRequest),
     summary="Reject a memory, optionally in the context of a session",
 )

@@ -115,6 +115,17 @@ async def run_events(run_id: str, request: Request, st: StateDep) -> Response:
     try:
         st.feeds.reserve(who.tenant, who.principal)
     except StreamLimitReached as exc:
+        st.repeat_log.warning(
+            f"stream-cap-{exc.scope}",
+            "event stream refused (503): the %s cap of %d streams is reached",
+            exc.scope,
+            exc.limit,
+        )
+        if exc.scope == "process":
+            raise unavailable(
+                "the server holds as many event streams as it can; retry later",
+                {"reason": "server_busy", "limit": exc.limit},
+            ) from exc
         raise unavailable(
             "too many concurrent event streams for this principal; retry later",
             {"reason": "too_many_streams", "limit": exc.limit},
@@ -154,7 +165,7 @@ class _CountedStream(StreamingResponse):
     "/runs/{run_id}/cancel",
     status_code=202,
     response_model=schemas.RunView,
-    responses=schemas.errors(401, 403, 404),
+    responses=schemas.errors(401, 403, 404, 429),
     summary="Ask a run to stop at its next step",
 )
 async def cancel_run(run_id: str, request: Request, st: StateDep) -> Response:

@@ -204,6 +204,7 @@ async def _hold_while_unchanged(
 
     deadline = st.loop.time() + (wait or 0)
     held = False
+    admitted = False
     gone: asyncio.Future[None] | None = None
     try:
         while True:
@@ -217,6 +218,12 @@ async def _hold_while_unchanged(
                 remaining = deadline - st.loop.time()
                 if wake is None or remaining <= 0:
                     return etag, held
+                if not admitted:
+                    refused_by = st.watches.admit(who.tenant, who.principal)
+                    if refused_by is not None:  # past a cap: as if no wait was asked (§10.2)
+                        _log_watch_refusal(st, refused_by)
+                        return etag, False
+                    admitted = True
                 if gone is None:
                     gone = asyncio.ensure_future(client_gone(request.receive))
                 if not await st.watches.hold(wake, remaining, gone):
@@ -225,8 +232,22 @@ async def _hold_while_unchanged(
                 if wake is not None:
                     st.watches.unsubscribe(who.tenant, who.principal, wake)
     finally:
+        if admitted:
+            st.watches.leave(who.tenant, who.principal)
         if gone is not None:
             gone.cancel()
+
+
+def _log_watch_refusal(st: AppState, refused_by: str) -> None:
+    limit = (
+        st.watches.max_per_principal if refused_by == "principal" else st.watches.max_per_process
+    )
+    st.repeat_log.warning(
+        f"watch-cap-{refused_by}",
+        "index watch answered at once: the %s cap of %d held watches is reached",
+        refused_by,
+        limit,
+    )
 
 
 def _etag_matches(header: str, etag: str) -> bool:
@@ -258,7 +279,7 @@ def create_session_row(s: Session, who: Principal, at: str | None = None) -> Ses
     "/sessions",
     status_code=201,
     response_model=schemas.SessionView,
-    responses=schemas.errors(400, 401, 403, 413),
+    responses=schemas.errors(400, 401, 403, 413, 429),
     openapi_extra=schemas.OPTIONAL_OBJECT_BODY,
     summary="Create an empty session",
 )
@@ -290,13 +311,12 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
             if owned(row, who.tenant, who.principal):
                 assert row is not None
                 return session_views(s, [row])[0]
-            if row is None:
-                tomb = tombstone_of(s, session_id)
-                if tomb is not None and (tomb.tenant, tomb.principal) == (
-                    who.tenant,
-                    who.principal,
-                ):
-                    raise ApiError(404, SESSION_NOT_FOUND, {"reason": "deleted"})
+            # The tombstone is read for a foreign live session too, so that its 404 costs
+            # the same statements as a missing id's (issue 16: the time told them apart).
+            tomb = tombstone_of(s, session_id)
+            mine = tomb is not None and (tomb.tenant, tomb.principal) == (who.tenant, who.principal)
+            if row is None and mine:
+                raise ApiError(404, SESSION_NOT_FOUND, {"reason": "deleted"})
             raise _plain_404()
 
     return JSONResponse(await st.run(work))
@@ -306,7 +326,7 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
     "/sessions/{session_id}",
     status_code=204,
     response_class=Response,
-    responses=schemas.errors(401, 403, 404, 409),
+    responses=schemas.errors(401, 403, 404, 409, 429),
     summary="Delete a session and its whole conversation graph, everywhere",
 )
 async def delete_session(session_id: str, request: Request, st: StateDep) -> Response:
@@ -331,7 +351,7 @@ async def delete_session(session_id: str, request: Request, st: StateDep) -> Res
     "/sessions/{session_id}/runs",
     status_code=202,
     response_model=schemas.RunView,
-    responses=schemas.errors(400, 401, 403, 404, 409, 413),
+    responses=schemas.errors(400, 401, 403, 404, 409, 413, 429),
     openapi_extra=schemas.body(schemas.RunRequest),
     summary="Start a run with a user message",
 )

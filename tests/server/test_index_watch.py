@@ -291,6 +291,11 @@ def test_a_server_with_the_feature_off_ignores_the_preference(
         (["wait=0"], 0),
         (["wait=61"], MAX_WAIT),
         (["wait=" + "9" * 5000], MAX_WAIT),
+        # delta-seconds is 1*DIGIT (RFC 9111 §1.2.2): leading zeros do not make it longer.
+        (["wait=00001"], 1),
+        (["wait=" + "0" * 5000 + "7"], 7),
+        (["wait=0000"], 0),
+        (["wait=00061"], MAX_WAIT),
         (["return=minimal, wait=3"], 3),
         (["return=minimal", "wait=4; foo=bar"], 4),
         (["wait=2, wait=9"], 2),  # RFC 7240: the first instance counts
