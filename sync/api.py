@@ -12,6 +12,7 @@ its words) is `sync.api_errors`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -24,17 +25,24 @@ from httpx_sse import aconnect_sse
 from tenacity import (
     AsyncRetrying,
     AttemptManager,
+    RetryCallState,
     retry_if_exception,
     stop_after_attempt,
     wait_exponential_jitter,
 )
 
-from sync.api_errors import error_from_response, json_of, network_error
+from sync.api_body import Answer, json_of, read_capped
+from sync.api_errors import error_from_response, network_error
+from sync.bounds import DEFAULT_BOUNDS, Bounds, check_items, remaining
 from sync.errors import (
     ApiError,
+    BadId,
     ConnectionFailed,
     NetworkError,
     NotFound,
+    RateLimited,
+    ResponseTooLarge,
+    ResponseTooSlow,
     SyncError,
     Unavailable,
     UnexpectedResponse,
@@ -72,7 +80,13 @@ class WatchAnswer:
 
 
 def _seg(value: str) -> str:
-    """Quote an opaque id for use as one path segment (ids are never parsed, only echoed)."""
+    """Quote an opaque id for use as one path segment (ids are never parsed, only echoed).
+
+    Quoting makes a `/` harmless, but an id that is empty, `.` or `..` would still be
+    normalised away by URL handling (`DELETE /v1/sessions/.` is sent as `DELETE
+    /v1/sessions`), so it is refused before any request is made."""
+    if value in ("", ".", ".."):
+        raise BadId(f"{value!r} is not a valid id; nothing was sent to the server.")
     return quote(value, safe="")
 
 
@@ -93,8 +107,10 @@ class ApiClient:
         retry_attempts: int = 3,
         retry_initial_wait: float = 0.2,
         retry_max_wait: float = 2.0,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.bounds = bounds
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
@@ -123,11 +139,16 @@ class ApiClient:
         """`sync.api_errors.network_error` for this client's server."""
         return network_error(exc, self.base_url, method, path, sent=sent)
 
-    def _error_from_response(
-        self, response: httpx.Response, body: bytes, *, has_cursor: bool = False
-    ) -> ApiError:
+    def _error_from_response(self, answer: Answer, *, has_cursor: bool = False) -> ApiError:
         """`sync.api_errors.error_from_response` for this client's server."""
-        return error_from_response(response, body, self.base_url, has_cursor=has_cursor)
+        return error_from_response(answer, self.base_url, has_cursor=has_cursor)
+
+    def _too_slow(self, method: str, path: str, seconds: float) -> ResponseTooSlow:
+        log.info("%s %s: no whole answer within %.0f s", method, path, seconds)
+        return ResponseTooSlow(
+            f"The server at {self.base_url} did not send its whole answer within "
+            f"{seconds:.0f} s; the request was abandoned."
+        )
 
     async def _send_once(
         self,
@@ -137,21 +158,48 @@ class ApiClient:
         params: Mapping[str, Any] | None,
         json_body: Any,
         headers: Mapping[str, str] | None,
-        timeout: httpx.Timeout | None = None,
-    ) -> httpx.Response:
+        timeout: httpx.Timeout | None,
+        ok: tuple[int, ...],
+        cap: int,
+        deadline: float,
+    ) -> Answer:
+        """One exchange, streamed: the body read up to `cap` (an error's up to the error
+        cap), the whole of it (connect, headers, body) within `deadline` seconds."""
+        request = self._client.build_request(
+            method,
+            path,
+            params=params,
+            json=json_body,
+            headers=headers,
+            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
         try:
-            return await self._client.request(
-                method,
-                path,
-                params=params,
-                json=json_body,
-                headers=headers,
-                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-            )
+            async with asyncio.timeout(deadline):
+                response = await self._client.send(request, stream=True)
+                try:
+                    success = response.status_code in ok
+                    body = await read_capped(
+                        response,
+                        cap if success else self.bounds.error_body_bytes,
+                        hint_only=not success,
+                    )
+                finally:
+                    await response.aclose()
+        except TimeoutError as exc:
+            raise self._too_slow(method, path, deadline) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise _NotSent(exc) from exc
         except httpx.HTTPError as exc:
             raise self._network_error(exc, method, path) from exc
+        return Answer(response.status_code, response.headers, body, method, request.url.path)
+
+    def _may_wait(self, wait: float | None) -> bool:
+        """A 429's `Retry-After` is waited out only when it is short and ends before the
+        pass must (`sync.bounds.remaining`); otherwise the user is told to come back."""
+        if wait is None:
+            return True  # the backoff's own short wait
+        left = remaining()
+        return wait <= self.bounds.retry_after_seconds and (left is None or wait < left)
 
     async def request(
         self,
@@ -164,22 +212,52 @@ class ApiClient:
         ok: tuple[int, ...] = (200,),
         has_cursor: bool = False,
         timeout: httpx.Timeout | None = None,
-    ) -> httpx.Response:
-        """Send one request (with retries where safe); return a response whose status is in
-        `ok`, else raise the mapped error."""
+        cap: int | None = None,
+        deadline: float | None = None,
+    ) -> Answer:
+        """Send one request (with retries where safe); return the answer if its status is
+        in `ok`, else raise the mapped error. `cap`: the body's byte cap (default: one
+        resource's); `deadline`: the request's total seconds (default: `Bounds`)."""
         method = method.upper()
         idempotent = method in IDEMPOTENT_METHODS
+        body_cap = cap if cap is not None else self.bounds.view_bytes
+        total = deadline if deadline is not None else self.bounds.request_seconds
 
         def retryable(exc: BaseException) -> bool:
-            return idempotent and isinstance(exc, (_NotSent, Unavailable))
+            if not idempotent:
+                return False
+            if isinstance(exc, RateLimited):
+                return self._may_wait(exc.retry_after)
+            return isinstance(exc, (_NotSent, Unavailable))
 
-        async def attempt() -> httpx.Response:
-            response = await self._send_once(
-                method, path, params=params, json_body=json_body, headers=headers, timeout=timeout
+        backoff = wait_exponential_jitter(
+            multiplier=self._retry_initial_wait,
+            max=self._retry_max_wait,
+            jitter=self._retry_initial_wait,
+        )
+
+        def wait(retry_state: RetryCallState) -> float:
+            outcome = retry_state.outcome
+            exc = outcome.exception() if outcome is not None else None
+            if isinstance(exc, RateLimited) and exc.retry_after is not None:
+                return exc.retry_after
+            return backoff(retry_state)
+
+        async def attempt() -> Answer:
+            answer = await self._send_once(
+                method,
+                path,
+                params=params,
+                json_body=json_body,
+                headers=headers,
+                timeout=timeout,
+                ok=ok,
+                cap=body_cap,
+                deadline=total,
             )
-            if response.status_code in ok:
-                return response
-            raise self._error_from_response(response, response.content, has_cursor=has_cursor)
+            if answer.status in ok:
+                return answer
+            raise self._error_from_response(answer, has_cursor=has_cursor)
 
         # Tenacity's retrying object and its call state refer to each other, and the state
         # holds the last outcome: without letting go of it, every response (a 1,000-row
@@ -192,11 +270,7 @@ class ApiClient:
             async for state in AsyncRetrying(
                 retry=retry_if_exception(retryable),
                 stop=stop_after_attempt(self._retry_attempts),
-                wait=wait_exponential_jitter(
-                    multiplier=self._retry_initial_wait,
-                    max=self._retry_max_wait,
-                    jitter=self._retry_initial_wait,
-                ),
+                wait=wait,
                 reraise=True,
                 before_sleep=lambda rs: log.info(
                     "retrying %s %s after %r (attempt %d)",
@@ -238,6 +312,7 @@ class ApiClient:
                 headers=headers,
                 ok=(200, 304),
                 has_cursor=bool(cursor),
+                cap=self.bounds.index_page_bytes,
             )
         except (NotFound, UnexpectedResponse) as exc:
             if exc.status != 404:
@@ -251,18 +326,20 @@ class ApiClient:
                 method="GET",
                 path="/v1/sessions",
             ) from exc
-        if response.status_code == 304:
+        if response.status == 304:
             return None
         body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse(
-                "The server sent a malformed session page.", status=response.status_code
+                "The server sent a malformed session page.", status=response.status
             )
+        check_items("session index", len(body["items"]), limit)
         next_cursor = body.get("next_cursor")
         return SessionPage(
             items=[SessionView.from_json(item) for item in body["items"]],
             next_cursor=next_cursor if isinstance(next_cursor, str) and next_cursor else None,
             etag=None if cursor else response.headers.get("ETag"),
+            nbytes=len(response.body),
         )
 
     async def watch_sessions(self, etag: str, wait: int) -> WatchAnswer:
@@ -278,10 +355,12 @@ class ApiClient:
             headers={"If-None-Match": etag, "Prefer": f"wait={wait}"},
             ok=(200, 304),
             timeout=httpx.Timeout(10.0, connect=5.0, read=wait + WATCH_READ_MARGIN),
+            cap=self.bounds.index_page_bytes,
+            deadline=self.bounds.request_seconds + wait + WATCH_READ_MARGIN,
         )
         applied = response.headers.get("Preference-Applied", "")
         return WatchAnswer(
-            changed=response.status_code == 200,
+            changed=response.status == 200,
             applied="wait=" in applied.replace(" ", "").lower(),
             etag=response.headers.get("ETag"),
         )
@@ -316,15 +395,20 @@ class ApiClient:
         if after is not None:
             params["after"] = after
         response = await self.request(
-            "GET", f"/v1/sessions/{_seg(session_id)}/events", params=params
+            "GET",
+            f"/v1/sessions/{_seg(session_id)}/events",
+            params=params,
+            cap=self.bounds.event_page_bytes,
         )
         body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse("The server sent a malformed event page.", status=200)
+        check_items("event", len(body["items"]), limit)
         next_after = body.get("next_after")
         return EventPage(
             items=[Event.from_json(item) for item in body["items"]],
             next_after=next_after if isinstance(next_after, int) else None,
+            nbytes=len(response.body),
         )
 
     async def get_run(self, run_id: str) -> RunView:
@@ -333,7 +417,9 @@ class ApiClient:
 
     async def run_events(self, run_id: str) -> list[Event]:
         """The run's events so far, as JSON (route 8 without SSE)."""
-        response = await self.request("GET", f"/v1/runs/{_seg(run_id)}/events")
+        response = await self.request(
+            "GET", f"/v1/runs/{_seg(run_id)}/events", cap=self.bounds.event_page_bytes
+        )
         body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse("The server sent a malformed event list.", status=200)
@@ -370,8 +456,9 @@ class ApiClient:
             ) as source:
                 response = source.response
                 if response.status_code != 200:
-                    body = await response.aread()
-                    raise self._error_from_response(response, body)
+                    body = await read_capped(response, self.bounds.error_body_bytes, hint_only=True)
+                    answer = Answer(response.status_code, response.headers, body, "GET", path)
+                    raise self._error_from_response(answer)
                 async for sse in source.aiter_sse():
                     if not sse.data:
                         continue  # keep-alive comment
@@ -393,8 +480,20 @@ class ApiClient:
         response = await self.request("GET", f"/v1/artifacts/{_seg(artifact_id)}")
         return Artifact.from_json(json_of(response))
 
-    async def artifact_content(self, artifact_id: str) -> bytes:
+    async def artifact_content(self, artifact_id: str, *, size: int | None = None) -> bytes:
+        """The artifact's bytes: at most its metadata's `size` when given (more is not the
+        artifact), and never past the artifact cap."""
+        ceiling = self.bounds.artifact_bytes
+        if size is not None and size > ceiling:
+            raise ResponseTooLarge(
+                f"The artifact is {size:,} bytes, more than the {ceiling // (1 << 20)} MiB "
+                "this client downloads.",
+                status=200,
+            )
         response = await self.request(
-            "GET", f"/v1/artifacts/{_seg(artifact_id)}/content", headers={"Accept": "*/*"}
+            "GET",
+            f"/v1/artifacts/{_seg(artifact_id)}/content",
+            headers={"Accept": "*/*"},
+            cap=max(0, size) if size is not None else ceiling,
         )
-        return response.content
+        return response.body

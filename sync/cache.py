@@ -82,7 +82,7 @@ class ArtifactCache:
             if ok:
                 return path
         meta = await self.api.get_artifact(artifact_id)
-        data = await self.api.artifact_content(artifact_id)
+        data = await self.api.artifact_content(artifact_id, size=meta.size)
         digest = hashlib.sha256(data).hexdigest()
         if digest.lower() != meta.sha256.lower():
             raise IntegrityError(

@@ -30,6 +30,7 @@ import httpx
 
 from sync import wording
 from sync.api import PAGE_LIMIT, ApiClient
+from sync.bounds import DEFAULT_BOUNDS, Bounds
 from sync.cache import ArtifactCache
 from sync.conversation import follow_run, transcript
 from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
@@ -91,6 +92,7 @@ class SyncEngine:
         timer_interval: float = DEFAULT_TIMER_INTERVAL,
         page_hook: PageHook | None = None,
         delete_concurrency: int = 4,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> None:
         self.profile = profile
         self.api = api
@@ -109,6 +111,7 @@ class SyncEngine:
             page_hook=page_hook,
             writer=self._writer,
             on_report=self._events.announce_pass,
+            bounds=bounds,
         )
         self._coalescer = Coalescer(self._run_pass)
         self._deleter = DeleteService(
@@ -138,6 +141,7 @@ class SyncEngine:
         timer_interval: float = DEFAULT_TIMER_INTERVAL,
         retry_attempts: int = 3,
         page_hook: PageHook | None = None,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> SyncEngine:
         """Open the profile's mirror (migrating it) and the API client.
 
@@ -149,7 +153,9 @@ class SyncEngine:
         mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
         identity = hashlib.sha256(f"{server}\n{token}".encode()).hexdigest()
         await asyncio.to_thread(mirror.bind_identity, identity)
-        api = ApiClient(server, token, transport=transport, retry_attempts=retry_attempts)
+        api = ApiClient(
+            server, token, transport=transport, retry_attempts=retry_attempts, bounds=bounds
+        )
         return cls(
             profile,
             api,
@@ -158,6 +164,7 @@ class SyncEngine:
             use_etag=use_etag,
             timer_interval=timer_interval,
             page_hook=page_hook,
+            bounds=bounds,
         )
 
     # -- events -----------------------------------------------------------------------------
