@@ -1,18 +1,15 @@
 """The HTTP client of the sixteen `/v1` routes, on one long-lived `httpx.AsyncClient`.
 
 Why one client: connection reuse (a reconcile pass is many small requests) and one place for
-timeouts, the bearer token and retries. Retries (tenacity, exponential backoff with jitter)
-apply only to idempotent methods (GET, DELETE: the contract makes DELETE idempotent through
-its tombstone) and only to failures that say nothing happened: a connection that was never
-established, or a 503. A POST is never retried; a read error after the request was sent is
-never retried here (the caller decides: the reconciler keeps rows, the delete service says
-nothing was confirmed). What an error answer or a lost connection means (the typed error and
-its words) is `sync.api_errors`.
+timeouts, the bearer token and retries. How one request is sent, bounded and retried is
+`sync.api_request`; how much of each answer kind is read (`Bounds`: an index page, an event
+page, a view, an artifact by its metadata's size) is decided here, per route, and more
+items than the `limit` asked is refused. What an error answer or a lost connection means
+(the typed error and its words) is `sync.api_errors`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -22,29 +19,19 @@ from urllib.parse import quote
 
 import httpx
 from httpx_sse import aconnect_sse
-from tenacity import (
-    AsyncRetrying,
-    AttemptManager,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
 
 from sync.api_body import Answer, json_of, read_capped
 from sync.api_errors import error_from_response, network_error
-from sync.bounds import DEFAULT_BOUNDS, Bounds, check_items, remaining
+from sync.api_request import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS
+from sync.api_request import Requester
+from sync.bounds import DEFAULT_BOUNDS, Bounds, check_items
 from sync.errors import (
     ApiError,
     BadId,
-    ConnectionFailed,
     NetworkError,
     NotFound,
-    RateLimited,
     ResponseTooLarge,
-    ResponseTooSlow,
     SyncError,
-    Unavailable,
     UnexpectedResponse,
 )
 from sync.models import (
@@ -59,7 +46,6 @@ from sync.models import (
 
 log = logging.getLogger(__name__)
 
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 #: An SSE stream gets a keep-alive comment at least every 15 s, so 45 s of silence is a
 #: dead connection, not a quiet run.
@@ -90,10 +76,6 @@ def _seg(value: str) -> str:
     return quote(value, safe="")
 
 
-class _NotSent(Exception):
-    """Internal: the connection was never established, so the request had no effect."""
-
-
 class ApiClient:
     """Typed access to the contract's routes; raises `sync.errors` classes, never httpx's."""
 
@@ -118,9 +100,14 @@ class ApiClient:
             transport=transport,
             follow_redirects=False,
         )
-        self._retry_attempts = max(1, retry_attempts)
-        self._retry_initial_wait = retry_initial_wait
-        self._retry_max_wait = retry_max_wait
+        self._requester = Requester(
+            self._client,
+            self.base_url,
+            bounds,
+            retry_attempts=retry_attempts,
+            retry_initial_wait=retry_initial_wait,
+            retry_max_wait=retry_max_wait,
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -143,64 +130,6 @@ class ApiClient:
         """`sync.api_errors.error_from_response` for this client's server."""
         return error_from_response(answer, self.base_url, has_cursor=has_cursor)
 
-    def _too_slow(self, method: str, path: str, seconds: float) -> ResponseTooSlow:
-        log.info("%s %s: no whole answer within %.0f s", method, path, seconds)
-        return ResponseTooSlow(
-            f"The server at {self.base_url} did not send its whole answer within "
-            f"{seconds:.0f} s; the request was abandoned."
-        )
-
-    async def _send_once(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None,
-        json_body: Any,
-        headers: Mapping[str, str] | None,
-        timeout: httpx.Timeout | None,
-        ok: tuple[int, ...],
-        cap: int,
-        deadline: float,
-    ) -> Answer:
-        """One exchange, streamed: the body read up to `cap` (an error's up to the error
-        cap), the whole of it (connect, headers, body) within `deadline` seconds."""
-        request = self._client.build_request(
-            method,
-            path,
-            params=params,
-            json=json_body,
-            headers=headers,
-            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-        )
-        try:
-            async with asyncio.timeout(deadline):
-                response = await self._client.send(request, stream=True)
-                try:
-                    success = response.status_code in ok
-                    body = await read_capped(
-                        response,
-                        cap if success else self.bounds.error_body_bytes,
-                        hint_only=not success,
-                    )
-                finally:
-                    await response.aclose()
-        except TimeoutError as exc:
-            raise self._too_slow(method, path, deadline) from exc
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise _NotSent(exc) from exc
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc, method, path) from exc
-        return Answer(response.status_code, response.headers, body, method, request.url.path)
-
-    def _may_wait(self, wait: float | None) -> bool:
-        """A 429's `Retry-After` is waited out only when it is short and ends before the
-        pass must (`sync.bounds.remaining`); otherwise the user is told to come back."""
-        if wait is None:
-            return True  # the backoff's own short wait
-        left = remaining()
-        return wait <= self.bounds.retry_after_seconds and (left is None or wait < left)
-
     async def request(
         self,
         method: str,
@@ -215,82 +144,19 @@ class ApiClient:
         cap: int | None = None,
         deadline: float | None = None,
     ) -> Answer:
-        """Send one request (with retries where safe); return the answer if its status is
-        in `ok`, else raise the mapped error. `cap`: the body's byte cap (default: one
-        resource's); `deadline`: the request's total seconds (default: `Bounds`)."""
-        method = method.upper()
-        idempotent = method in IDEMPOTENT_METHODS
-        body_cap = cap if cap is not None else self.bounds.view_bytes
-        total = deadline if deadline is not None else self.bounds.request_seconds
-
-        def retryable(exc: BaseException) -> bool:
-            if not idempotent:
-                return False
-            if isinstance(exc, RateLimited):
-                return self._may_wait(exc.retry_after)
-            return isinstance(exc, (_NotSent, Unavailable))
-
-        backoff = wait_exponential_jitter(
-            multiplier=self._retry_initial_wait,
-            max=self._retry_max_wait,
-            jitter=self._retry_initial_wait,
+        """`sync.api_request.Requester.request` on this client's connection pool."""
+        return await self._requester.request(
+            method,
+            path,
+            params=params,
+            json_body=json_body,
+            headers=headers,
+            ok=ok,
+            has_cursor=has_cursor,
+            timeout=timeout,
+            cap=cap,
+            deadline=deadline,
         )
-
-        def wait(retry_state: RetryCallState) -> float:
-            outcome = retry_state.outcome
-            exc = outcome.exception() if outcome is not None else None
-            if isinstance(exc, RateLimited) and exc.retry_after is not None:
-                return exc.retry_after
-            return backoff(retry_state)
-
-        async def attempt() -> Answer:
-            answer = await self._send_once(
-                method,
-                path,
-                params=params,
-                json_body=json_body,
-                headers=headers,
-                timeout=timeout,
-                ok=ok,
-                cap=body_cap,
-                deadline=total,
-            )
-            if answer.status in ok:
-                return answer
-            raise self._error_from_response(answer, has_cursor=has_cursor)
-
-        # Tenacity's retrying object and its call state refer to each other, and the state
-        # holds the last outcome: without letting go of it, every response (a 1,000-row
-        # page) and every error answer (its traceback, frames and response) waited for the
-        # garbage collector. 500 point reads answering 404 left 41,000 such objects, freed
-        # in one young collection on the UI thread (95 ms on a loaded machine, measured with
-        # `python -m bench ui`).
-        state: AttemptManager | None = None
-        try:
-            async for state in AsyncRetrying(
-                retry=retry_if_exception(retryable),
-                stop=stop_after_attempt(self._retry_attempts),
-                wait=wait,
-                reraise=True,
-                before_sleep=lambda rs: log.info(
-                    "retrying %s %s after %r (attempt %d)",
-                    method,
-                    path,
-                    rs.outcome.exception() if rs.outcome else None,
-                    rs.attempt_number,
-                ),
-            ):
-                with state:
-                    return await attempt()
-        except _NotSent as exc:
-            cause = exc.args[0] if exc.args and isinstance(exc.args[0], httpx.HTTPError) else None
-            if cause is None:
-                raise ConnectionFailed(f"Cannot reach the server at {self.base_url}.") from exc
-            raise self._network_error(cause, method, path, sent=False) from cause
-        finally:
-            if state is not None:
-                state.retry_state.outcome = None
-        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- sessions ---------------------------------------------------------------------------
 

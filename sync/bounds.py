@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sync.errors import UnexpectedResponse, WalkOutOfBounds
+from sync.errors import PassTooSlow, UnexpectedResponse, WalkOutOfBounds
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -83,6 +83,14 @@ def remaining() -> float | None:
     """Seconds left before the current pass must end; None outside a pass."""
     deadline = _pass_deadline.get()
     return None if deadline is None else deadline - time.monotonic()
+
+
+def pass_too_slow(seconds: float) -> PassTooSlow:
+    """The error of a pass cut by its deadline (nothing of it is written)."""
+    return PassTooSlow(
+        f"The server did not finish answering within {seconds:.0f} s; "
+        "the sync stopped there and nothing was removed."
+    )
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
-from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, pass_deadline
+from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, pass_deadline, pass_too_slow
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
@@ -34,7 +34,6 @@ from sync.errors import (
     MirrorError,
     NetworkError,
     NotFound,
-    PassTooSlow,
     SyncError,
     Unauthenticated,
     Unavailable,
@@ -161,12 +160,6 @@ class Reconciler:
                 await drop_in_slices(rows, RELEASE_SLICE)
             return report
 
-    def _too_slow(self) -> PassTooSlow:
-        return PassTooSlow(
-            f"The server did not finish answering within {self.bounds.pass_seconds:.0f} s; "
-            "the sync stopped there and nothing was removed."
-        )
-
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
         # The pass deadline covers what the server controls (the walk, the point reads),
         # not the local mirror write that follows: cancelling a commit half-way is worse
@@ -183,7 +176,7 @@ class Reconciler:
                 async with asyncio.timeout_at(deadline):
                     walk = await self._walk(etag)
             except TimeoutError:
-                raise self._too_slow() from None
+                raise pass_too_slow(self.bounds.pass_seconds) from None
         except SyncError as exc:
             log.warning(
                 "reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, loggable(exc)
@@ -224,7 +217,7 @@ class Reconciler:
             async with asyncio.timeout_at(deadline):
                 results = await self._point_read_all(plan.point_reads)
         except TimeoutError:
-            error = self._too_slow()
+            error = pass_too_slow(self.bounds.pass_seconds)
             log.warning("reconcile (%s): %s, nothing written", reason.value, loggable(error))
             return ReconcileReport(reason=reason, error=error, duration=time.monotonic() - started)
         prunes = plan_prunes(results)
