@@ -347,8 +347,9 @@ class ApiClient:
         return Artifact.from_json(json_of(response))
 
     async def artifact_content(self, artifact_id: str, *, size: int | None = None) -> bytes:
-        """The artifact's bytes: at most its metadata's `size` when given (more is not the
-        artifact), and never past the artifact cap."""
+        """The artifact's bytes: at most its metadata's `size` (plus a little slack, so a
+        near miss is named by the sha256 check as `IntegrityError`) and never past the
+        artifact cap."""
         ceiling = self.bounds.artifact_bytes
         if size is not None and size > ceiling:
             raise ResponseTooLarge(
@@ -360,6 +361,8 @@ class ApiClient:
             "GET",
             f"/v1/artifacts/{_seg(artifact_id)}/content",
             headers={"Accept": "*/*"},
-            cap=max(0, size) if size is not None else ceiling,
+            cap=min(max(0, size) + self.bounds.artifact_slack, ceiling)
+            if size is not None
+            else ceiling,
         )
         return response.body

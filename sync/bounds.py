@@ -39,8 +39,10 @@ class Bounds:
     view_bytes: int = 8 * MIB
     #: An error answer: its envelope is a few hundred bytes; past this it is read as absent.
     error_body_bytes: int = 64 * KIB
-    #: Artifact content: exactly its metadata's `size`, which may not exceed this.
+    #: Artifact content: its metadata's `size` plus `artifact_slack` (a near miss is left to
+    #: the sha256 check to name), and a `size` above `artifact_bytes` is not downloaded.
     artifact_bytes: int = 256 * MIB
+    artifact_slack: int = 64 * KIB
     #: Total time for one request: connect, headers and the whole body. A body that
     #: trickles a byte every few seconds never trips the per-read timeout; this cuts it.
     request_seconds: float = 20.0

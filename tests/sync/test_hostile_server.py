@@ -35,10 +35,11 @@ from sync.errors import (
     UnexpectedResponse,
     WalkOutOfBounds,
 )
+from sync.mirror import Mirror
 from sync.models import Event, SessionView
 from sync.profile import Profile
 from tests.sync.helpers import run
-from tests.sync.hostile_server import ITEM_TIME, HostileServer, hostile, hostile_server
+from tests.sync.hostile_server import ITEM_TIME, HostileServer, hostile
 from tests.sync.test_cli_live import REPO, converge
 
 __all__ = ["hostile"]  # the fixture, used by indirect parametrisation
@@ -66,8 +67,6 @@ def _prefill(server: HostileServer, folder: Path) -> None:
 
 def _still_mirrored(server: HostileServer, folder: Path) -> bool:
     profile = Profile.load(folder, server=server.url, token="dev-alice", environ={})
-    from sync.mirror import Mirror
-
     mirror = Mirror.open(profile.mirror_path, create=False)
     try:
         return mirror.get(KEPT.id) is not None
