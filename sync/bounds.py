@@ -8,9 +8,10 @@ a cursor seen before, a page that does not advance, more items than asked, and a
 its page, item or byte budget. Each refusal is a typed `SyncError` with a sentence for the
 user; the caller ends its pass and prunes nothing.
 
-The pass deadline reaches the API client through a context variable (`pass_deadline`),
-not a parameter: a rate-limit wait (`Retry-After`) is only worth taking if it ends before
-the pass must, and the point-read workers inherit the variable with their context.
+The deadline of a pass (or of any operation with its own, like `converge delete`'s) reaches
+the API client through a context variable (`operation_deadline`), not a parameter: a
+rate-limit wait (`Retry-After`) is only worth taking if it ends before the operation must,
+and the point-read workers inherit the variable with their context.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ _pass_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def pass_deadline(seconds: float) -> Iterator[float]:
-    """Within the block, `remaining()` counts down to `seconds` from now (monotonic)."""
+def operation_deadline(seconds: float) -> Iterator[float]:
+    """Within the block, `remaining()` counts down to `seconds` from now (monotonic): the
+    operation (a pass, a command) ends then, so no request should wait past it."""
     token = _pass_deadline.set(time.monotonic() + seconds)
     try:
         yield seconds
@@ -82,7 +84,7 @@ def pass_deadline(seconds: float) -> Iterator[float]:
 
 
 def remaining() -> float | None:
-    """Seconds left before the current pass must end; None outside a pass."""
+    """Seconds left before the current operation must end; None outside one."""
     deadline = _pass_deadline.get()
     return None if deadline is None else deadline - time.monotonic()
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from sync import cli_watch, wording
-from sync.bounds import DEFAULT_BOUNDS
+from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, SyncError, Unauthenticated
@@ -237,8 +237,9 @@ async def _delete(args: argparse.Namespace) -> int:
                 _err("not deleted (not confirmed).")
                 return EXIT_ABORTED
         try:
-            async with asyncio.timeout(DELETE_DEADLINE):
-                outcome = await engine.delete(args.id)
+            with operation_deadline(DELETE_DEADLINE):  # a 429's wait must fit in it
+                async with asyncio.timeout(DELETE_DEADLINE):
+                    outcome = await engine.delete(args.id)
         except TimeoutError:
             # The request may have reached the server: not "nothing was deleted" (§9.2).
             await engine.mark_delete_unconfirmed(args.id)

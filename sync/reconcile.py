@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
-from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, pass_deadline, pass_too_slow
+from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, operation_deadline, pass_too_slow
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
@@ -163,8 +163,8 @@ class Reconciler:
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
         # The pass deadline covers what the server controls (the walk, the point reads),
         # not the local mirror write that follows: cancelling a commit half-way is worse
-        # than a slow disk. `pass_deadline` lets a rate-limit wait know it would not fit.
-        with pass_deadline(self.bounds.pass_seconds):
+        # than a slow disk. `operation_deadline` lets a rate-limit wait know it would not fit.
+        with operation_deadline(self.bounds.pass_seconds):
             deadline = asyncio.get_running_loop().time() + self.bounds.pass_seconds
             return await self._bounded_pass(reason, deadline)
 

@@ -306,3 +306,16 @@ def test_converge_watch_against_a_looping_index_reports_failed_passes_and_stops_
         assert report["pruned"] == []
     assert "Traceback" not in stderr
     assert _still_mirrored(hostile, tmp_path)
+
+
+@pytest.mark.parametrize("hostile", ["rate_limited"], indirect=True)
+def test_converge_delete_refused_by_a_rate_limit_says_when_to_try_again_and_deletes_nothing(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    _prefill(hostile, tmp_path)
+    result = _cli(hostile, tmp_path, "delete", KEPT.id, "--yes")
+    assert result.returncode == 1, result
+    assert "try again in 3600 s" in result.stderr
+    assert "not confirmed" not in result.stderr  # a 429 is a refusal: nothing happened
+    assert hostile.requests == [("DELETE", f"/v1/sessions/{KEPT.id}")]
+    assert _still_mirrored(hostile, tmp_path)
