@@ -67,14 +67,16 @@ async def read_capped(response: httpx.Response, cap: int, *, hint_only: bool = F
         if hint_only:
             return b""
         raise _too_large(response, cap)
-    body = bytearray()
+    chunks: list[bytes] = []
+    size = 0
     async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > cap:
+        size += len(chunk)
+        if size > cap:
             if hint_only:
                 return b""
             raise _too_large(response, cap)
-    return bytes(body)
+        chunks.append(chunk)
+    return b"".join(chunks)  # one chunk (the usual page) is returned without a copy
 
 
 def json_of(answer: Answer) -> Any:
