@@ -9,6 +9,10 @@ learned, but it did not conclude: `report.point_read_error` says why, and the en
 it. The first page's ETag is stored in the mirror after a conclusive pass, so an unchanged
 index costs one request.
 
+A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline over the walk and the
+point reads, and a `WalkGuard` that refuses a repeating cursor and a walk past its page,
+item or byte cap. A bound reached is an interrupted walk: nothing written, nothing pruned.
+
 The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
 commit and before any other announced write: listeners hear about writes in commit order.
 """
