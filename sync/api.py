@@ -1,13 +1,11 @@
 """The HTTP client of the sixteen `/v1` routes, on one long-lived `httpx.AsyncClient`.
 
 Why one client: connection reuse (a reconcile pass is many small requests) and one place for
-timeouts, the bearer token and retries. Retries (tenacity, exponential backoff with jitter)
-apply only to idempotent methods (GET, DELETE: the contract makes DELETE idempotent through
-its tombstone) and only to failures that say nothing happened: a connection that was never
-established, or a 503. A POST is never retried; a read error after the request was sent is
-never retried here (the caller decides: the reconciler keeps rows, the delete service says
-nothing was confirmed). What an error answer or a lost connection means (the typed error and
-its words) is `sync.api_errors`.
+timeouts, the bearer token and retries. How one request is sent, bounded and retried is
+`sync.api_request`; how much of each answer kind is read (`Bounds`: an index page, an event
+page, a view, an artifact by its metadata's size) is decided here, per route, and more
+items than the `limit` asked is refused. What an error answer or a lost connection means
+(the typed error and its words) is `sync.api_errors`.
 """
 
 from __future__ import annotations
@@ -22,22 +20,19 @@ from urllib.parse import quote
 
 import httpx
 from httpx_sse import aconnect_sse
-from tenacity import (
-    AsyncRetrying,
-    AttemptManager,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
 
-from sync.api_errors import error_from_response, json_of, network_error
+from sync.api_body import Answer, json_of, read_capped
+from sync.api_errors import error_from_response, network_error
+from sync.api_request import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS
+from sync.api_request import Requester
+from sync.bounds import DEFAULT_BOUNDS, Bounds, check_items
 from sync.errors import (
     ApiError,
-    ConnectionFailed,
+    BadId,
     NetworkError,
     NotFound,
+    ResponseTooLarge,
     SyncError,
-    Unavailable,
     UnexpectedResponse,
 )
 from sync.models import (
@@ -53,7 +48,6 @@ from sync.tls import client_context
 
 log = logging.getLogger(__name__)
 
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 #: An SSE stream gets a keep-alive comment at least every 15 s, so 45 s of silence is a
 #: dead connection, not a quiet run.
@@ -74,12 +68,14 @@ class WatchAnswer:
 
 
 def _seg(value: str) -> str:
-    """Quote an opaque id for use as one path segment (ids are never parsed, only echoed)."""
+    """Quote an opaque id for use as one path segment (ids are never parsed, only echoed).
+
+    Quoting makes a `/` harmless, but an id that is empty, `.` or `..` would still be
+    normalised away by URL handling (`DELETE /v1/sessions/.` is sent as `DELETE
+    /v1/sessions`), so it is refused before any request is made."""
+    if value in ("", ".", ".."):
+        raise BadId(f"{value!r} is not a valid id; nothing was sent to the server.")
     return quote(value, safe="")
-
-
-class _NotSent(Exception):
-    """Internal: the connection was never established, so the request had no effect."""
 
 
 class ApiClient:
@@ -96,8 +92,10 @@ class ApiClient:
         retry_initial_wait: float = 0.2,
         retry_max_wait: float = 2.0,
         tls: ssl.SSLContext | None = None,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.bounds = bounds
         # Certificates are checked against the OS trust store (and the profile's CA bundle
         # when the caller built `tls` with `sync.tls.client_context`), never certifi's.
         self._client = httpx.AsyncClient(
@@ -108,9 +106,14 @@ class ApiClient:
             follow_redirects=False,
             verify=tls if tls is not None else client_context(),
         )
-        self._retry_attempts = max(1, retry_attempts)
-        self._retry_initial_wait = retry_initial_wait
-        self._retry_max_wait = retry_max_wait
+        self._requester = Requester(
+            self._client,
+            self.base_url,
+            bounds,
+            retry_attempts=retry_attempts,
+            retry_initial_wait=retry_initial_wait,
+            retry_max_wait=retry_max_wait,
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -129,35 +132,9 @@ class ApiClient:
         """`sync.api_errors.network_error` for this client's server."""
         return network_error(exc, self.base_url, method, path, sent=sent)
 
-    def _error_from_response(
-        self, response: httpx.Response, body: bytes, *, has_cursor: bool = False
-    ) -> ApiError:
+    def _error_from_response(self, answer: Answer, *, has_cursor: bool = False) -> ApiError:
         """`sync.api_errors.error_from_response` for this client's server."""
-        return error_from_response(response, body, self.base_url, has_cursor=has_cursor)
-
-    async def _send_once(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None,
-        json_body: Any,
-        headers: Mapping[str, str] | None,
-        timeout: httpx.Timeout | None = None,
-    ) -> httpx.Response:
-        try:
-            return await self._client.request(
-                method,
-                path,
-                params=params,
-                json=json_body,
-                headers=headers,
-                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-            )
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise _NotSent(exc) from exc
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc, method, path) from exc
+        return error_from_response(answer, self.base_url, has_cursor=has_cursor)
 
     async def request(
         self,
@@ -170,59 +147,22 @@ class ApiClient:
         ok: tuple[int, ...] = (200,),
         has_cursor: bool = False,
         timeout: httpx.Timeout | None = None,
-    ) -> httpx.Response:
-        """Send one request (with retries where safe); return a response whose status is in
-        `ok`, else raise the mapped error."""
-        method = method.upper()
-        idempotent = method in IDEMPOTENT_METHODS
-
-        def retryable(exc: BaseException) -> bool:
-            return idempotent and isinstance(exc, (_NotSent, Unavailable))
-
-        async def attempt() -> httpx.Response:
-            response = await self._send_once(
-                method, path, params=params, json_body=json_body, headers=headers, timeout=timeout
-            )
-            if response.status_code in ok:
-                return response
-            raise self._error_from_response(response, response.content, has_cursor=has_cursor)
-
-        # Tenacity's retrying object and its call state refer to each other, and the state
-        # holds the last outcome: without letting go of it, every response (a 1,000-row
-        # page) and every error answer (its traceback, frames and response) waited for the
-        # garbage collector. 500 point reads answering 404 left 41,000 such objects, freed
-        # in one young collection on the UI thread (95 ms on a loaded machine, measured with
-        # `python -m bench ui`).
-        state: AttemptManager | None = None
-        try:
-            async for state in AsyncRetrying(
-                retry=retry_if_exception(retryable),
-                stop=stop_after_attempt(self._retry_attempts),
-                wait=wait_exponential_jitter(
-                    multiplier=self._retry_initial_wait,
-                    max=self._retry_max_wait,
-                    jitter=self._retry_initial_wait,
-                ),
-                reraise=True,
-                before_sleep=lambda rs: log.info(
-                    "retrying %s %s after %r (attempt %d)",
-                    method,
-                    path,
-                    rs.outcome.exception() if rs.outcome else None,
-                    rs.attempt_number,
-                ),
-            ):
-                with state:
-                    return await attempt()
-        except _NotSent as exc:
-            cause = exc.args[0] if exc.args and isinstance(exc.args[0], httpx.HTTPError) else None
-            if cause is None:
-                raise ConnectionFailed(f"Cannot reach the server at {self.base_url}.") from exc
-            raise self._network_error(cause, method, path, sent=False) from cause
-        finally:
-            if state is not None:
-                state.retry_state.outcome = None
-        raise AssertionError("unreachable")  # pragma: no cover
+        cap: int | None = None,
+        deadline: float | None = None,
+    ) -> Answer:
+        """`sync.api_request.Requester.request` on this client's connection pool."""
+        return await self._requester.request(
+            method,
+            path,
+            params=params,
+            json_body=json_body,
+            headers=headers,
+            ok=ok,
+            has_cursor=has_cursor,
+            timeout=timeout,
+            cap=cap,
+            deadline=deadline,
+        )
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -244,6 +184,7 @@ class ApiClient:
                 headers=headers,
                 ok=(200, 304),
                 has_cursor=bool(cursor),
+                cap=self.bounds.index_page_bytes,
             )
         except (NotFound, UnexpectedResponse) as exc:
             if exc.status != 404:
@@ -257,18 +198,20 @@ class ApiClient:
                 method="GET",
                 path="/v1/sessions",
             ) from exc
-        if response.status_code == 304:
+        if response.status == 304:
             return None
         body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse(
-                "The server sent a malformed session page.", status=response.status_code
+                "The server sent a malformed session page.", status=response.status
             )
+        check_items("session index", len(body["items"]), limit)
         next_cursor = body.get("next_cursor")
         return SessionPage(
             items=[SessionView.from_json(item) for item in body["items"]],
             next_cursor=next_cursor if isinstance(next_cursor, str) and next_cursor else None,
             etag=None if cursor else response.headers.get("ETag"),
+            nbytes=len(response.body),
         )
 
     async def watch_sessions(self, etag: str, wait: int) -> WatchAnswer:
@@ -284,10 +227,12 @@ class ApiClient:
             headers={"If-None-Match": etag, "Prefer": f"wait={wait}"},
             ok=(200, 304),
             timeout=httpx.Timeout(10.0, connect=5.0, read=wait + WATCH_READ_MARGIN),
+            cap=self.bounds.index_page_bytes,
+            deadline=self.bounds.request_seconds + wait + WATCH_READ_MARGIN,
         )
         applied = response.headers.get("Preference-Applied", "")
         return WatchAnswer(
-            changed=response.status_code == 200,
+            changed=response.status == 200,
             applied="wait=" in applied.replace(" ", "").lower(),
             etag=response.headers.get("ETag"),
         )
@@ -322,15 +267,20 @@ class ApiClient:
         if after is not None:
             params["after"] = after
         response = await self.request(
-            "GET", f"/v1/sessions/{_seg(session_id)}/events", params=params
+            "GET",
+            f"/v1/sessions/{_seg(session_id)}/events",
+            params=params,
+            cap=self.bounds.event_page_bytes,
         )
         body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse("The server sent a malformed event page.", status=200)
+        check_items("event", len(body["items"]), limit)
         next_after = body.get("next_after")
         return EventPage(
             items=[Event.from_json(item) for item in body["items"]],
             next_after=next_after if isinstance(next_after, int) else None,
+            nbytes=len(response.body),
         )
 
     async def get_run(self, run_id: str) -> RunView:
@@ -339,7 +289,9 @@ class ApiClient:
 
     async def run_events(self, run_id: str) -> list[Event]:
         """The run's events so far, as JSON (route 8 without SSE)."""
-        response = await self.request("GET", f"/v1/runs/{_seg(run_id)}/events")
+        response = await self.request(
+            "GET", f"/v1/runs/{_seg(run_id)}/events", cap=self.bounds.event_page_bytes
+        )
         body = json_of(response)
         if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
             raise UnexpectedResponse("The server sent a malformed event list.", status=200)
@@ -376,8 +328,9 @@ class ApiClient:
             ) as source:
                 response = source.response
                 if response.status_code != 200:
-                    body = await response.aread()
-                    raise self._error_from_response(response, body)
+                    body = await read_capped(response, self.bounds.error_body_bytes, hint_only=True)
+                    answer = Answer(response.status_code, response.headers, body, "GET", path)
+                    raise self._error_from_response(answer)
                 async for sse in source.aiter_sse():
                     if not sse.data:
                         continue  # keep-alive comment
@@ -399,8 +352,23 @@ class ApiClient:
         response = await self.request("GET", f"/v1/artifacts/{_seg(artifact_id)}")
         return Artifact.from_json(json_of(response))
 
-    async def artifact_content(self, artifact_id: str) -> bytes:
+    async def artifact_content(self, artifact_id: str, *, size: int | None = None) -> bytes:
+        """The artifact's bytes: at most its metadata's `size` (plus a little slack, so a
+        near miss is named by the sha256 check as `IntegrityError`) and never past the
+        artifact cap."""
+        ceiling = self.bounds.artifact_bytes
+        if size is not None and size > ceiling:
+            raise ResponseTooLarge(
+                f"The artifact is {size:,} bytes, more than the {ceiling // (1 << 20)} MiB "
+                "this client downloads.",
+                status=200,
+            )
         response = await self.request(
-            "GET", f"/v1/artifacts/{_seg(artifact_id)}/content", headers={"Accept": "*/*"}
+            "GET",
+            f"/v1/artifacts/{_seg(artifact_id)}/content",
+            headers={"Accept": "*/*"},
+            cap=min(max(0, size) + self.bounds.artifact_slack, ceiling)
+            if size is not None
+            else ceiling,
         )
-        return response.content
+        return response.body

@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import ssl
+import time
 from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
+from sync.api_body import Answer
 from sync.errors import (
     ApiError,
     BadCursor,
     CertificateError,
     ConnectionFailed,
     NetworkError,
+    RateLimited,
     TlsError,
     UnexpectedResponse,
     error_class_for,
@@ -81,18 +86,32 @@ def _ssl_reason(exc: ssl.SSLError) -> str:
     return str(reason).replace("_", " ").lower()
 
 
-def error_from_response(
-    response: httpx.Response, body: bytes, base_url: str, *, has_cursor: bool = False
-) -> ApiError:
+def retry_after(value: str | None) -> float | None:
+    """`Retry-After` in seconds: delta-seconds or an HTTP date; None when absent or not
+    readable (RFC 9110 §10.2.3)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, when - time.time()) if math.isfinite(when) else None
+
+
+def error_from_response(answer: Answer, base_url: str, *, has_cursor: bool = False) -> ApiError:
     """Map an error answer to the most specific class; tolerate a missing envelope."""
-    method = response.request.method
-    path = response.request.url.path
+    method = answer.method
+    path = answer.path
+    body = answer.body
     code: str | None = None
     server_message = ""
     details: Mapping[str, Any] = {}
     try:
         payload = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):
         payload = None
     if isinstance(payload, Mapping) and isinstance(payload.get("error"), Mapping):
         env = payload["error"]
@@ -100,7 +119,7 @@ def error_from_response(
         server_message = env.get("message") if isinstance(env.get("message"), str) else ""
         if isinstance(env.get("details"), Mapping):
             details = env["details"]
-    status = response.status_code
+    status = answer.status
     cls = error_class_for(status, code, details)
     if has_cursor and status == 400:
         cls = BadCursor
@@ -111,20 +130,25 @@ def error_from_response(
             "error envelope, which proves nothing about the conversation (is the server "
             "URL right, or is a proxy in the way?)."
         )
+    if cls is RateLimited:
+        wait = retry_after(answer.headers.get("Retry-After"))
+        return RateLimited(
+            rate_limited_message(wait),
+            status=status,
+            code=code,
+            details=details,
+            method=method,
+            path=path,
+            retry_after=wait,
+        )
     return cls(message, status=status, code=code, details=details, method=method, path=path)
 
 
-def json_of(response: httpx.Response) -> Any:
-    """The response's JSON body; a body that is not JSON is an `UnexpectedResponse`."""
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise UnexpectedResponse(
-            "The server sent a body that is not JSON.",
-            status=response.status_code,
-            method=response.request.method,
-            path=response.request.url.path,
-        ) from exc
+def rate_limited_message(wait: float | None) -> str:
+    """The sentence for a 429: when to try again, if the server said."""
+    if wait is None:
+        return "The server is limiting requests; try again in a moment."
+    return f"The server is limiting requests; try again in {math.ceil(wait):.0f} s."
 
 
 def describe(

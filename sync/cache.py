@@ -79,7 +79,7 @@ class ArtifactCache:
             if cached is not None:
                 return cached
         meta = await self.api.get_artifact(artifact_id)
-        data = await self.api.artifact_content(artifact_id)
+        data = await self.api.artifact_content(artifact_id, size=meta.size)
         digest = hashlib.sha256(data).hexdigest()
         if digest.lower() != meta.sha256.lower():
             raise IntegrityError(

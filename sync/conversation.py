@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from sync.api import ApiClient
+from sync.bounds import WalkGuard
 from sync.errors import NetworkError, ServerError, loggable
 from sync.models import Event
 
@@ -20,14 +21,27 @@ log = logging.getLogger(__name__)
 
 
 async def transcript(api: ApiClient, session_id: str, *, page_limit: int = 1000) -> list[Event]:
-    """Every event of the session, all pages, in sequence order."""
+    """Every event of the session, all pages, in sequence order.
+
+    Bounded (`sync.bounds`): `next_after` must strictly increase, and the pages, events and
+    bytes in all have caps; past one, `WalkOutOfBounds` (export and the pane show it)."""
+    bounds = api.bounds
+    guard = WalkGuard(
+        "conversation log",
+        bounds.transcript_pages,
+        bounds.transcript_events,
+        bounds.transcript_bytes,
+        consequence="the conversation could not be read whole",
+    )
     events: list[Event] = []
     after: int | None = None
     while True:
         page = await api.session_events(session_id, after=after, limit=page_limit)
+        guard.page(len(page.items), page.nbytes)
         events.extend(page.items)
         if page.next_after is None or not page.items:
             return events
+        guard.after(page.next_after)
         after = page.next_after
 
 

@@ -30,6 +30,7 @@ import httpx
 
 from sync import wording
 from sync.api import PAGE_LIMIT, ApiClient
+from sync.bounds import DEFAULT_BOUNDS, Bounds
 from sync.cache import ArtifactCache
 from sync.conversation import follow_run, transcript
 from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
@@ -93,6 +94,7 @@ class SyncEngine:
         timer_interval: float = DEFAULT_TIMER_INTERVAL,
         page_hook: PageHook | None = None,
         delete_concurrency: int = 4,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> None:
         self.profile = profile
         self.api = api
@@ -111,6 +113,7 @@ class SyncEngine:
             page_hook=page_hook,
             writer=self._writer,
             on_report=self._events.announce_pass,
+            bounds=bounds,
         )
         self._coalescer = Coalescer(self._run_pass)
         self._deleter = DeleteService(
@@ -140,6 +143,7 @@ class SyncEngine:
         timer_interval: float = DEFAULT_TIMER_INTERVAL,
         retry_attempts: int = 3,
         page_hook: PageHook | None = None,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> SyncEngine:
         """Open the profile's mirror (migrating it) and the API client.
 
@@ -158,6 +162,7 @@ class SyncEngine:
             transport=transport,
             retry_attempts=retry_attempts,
             tls=tls,
+            bounds=bounds,
         )
         return cls(
             profile,
@@ -167,6 +172,7 @@ class SyncEngine:
             use_etag=use_etag,
             timer_interval=timer_interval,
             page_hook=page_hook,
+            bounds=bounds,
         )
 
     # -- events -----------------------------------------------------------------------------

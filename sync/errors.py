@@ -13,14 +13,21 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │   │   ├── ActiveRunExists     409 on DELETE: details.active_run_id
     │   │   └── RunInProgress       409 on POST runs: details.reason run_in_progress
     │   ├── PayloadTooLarge         413 payload_too_large
+    │   ├── RateLimited             429 rate_limited: `retry_after` seconds (Retry-After)
     │   ├── ServerError             500 internal, and any other 5xx or unexpected status
     │   │   └── Unavailable         503 unavailable
     │   └── UnexpectedResponse      a status or body the contract does not allow (a bare 404)
+    │       ├── ResponseTooLarge    a body past its byte cap (declared or read): not read on
+    │       └── WalkOutOfBounds     a cursor that repeats or stands still, a walk past its cap
     ├── NetworkError                no HTTP answer: timeout, dropped connection (sent or not)
-    │   └── ConnectionFailed        no connection was ever made: the request had no effect
-    │       └── TlsError            the TLS handshake failed: a setting to fix, never "offline"
-    │           └── CertificateError  the server's certificate was not verified (trust store,
-    │                                 CA bundle, name): the token was never sent
+    │   ├── ConnectionFailed        no connection was ever made: the request had no effect
+    │   │   └── TlsError            the TLS handshake failed: a setting to fix, never "offline"
+    │   │       └── CertificateError  the server's certificate was not verified (trust store,
+    │   │                             CA bundle, name): the token was never sent
+    │   └── DeadlineExceeded        the answer was too slow: cut by a total deadline
+    │       ├── ResponseTooSlow     one request's answer did not arrive within its deadline
+    │       └── PassTooSlow         the reconcile pass did not finish within its deadline
+    ├── BadId                       an id that cannot be sent as one path segment ("", ".", "..")
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
     ├── ConversationGone            the conversation left the mirror while its data was fetched
     ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
@@ -131,6 +138,27 @@ class PayloadTooLarge(ApiError):
     """413: the request body exceeded the server's limit (1 MiB)."""
 
 
+class RateLimited(ApiError):
+    """429 rate_limited: the server asks the client to wait `retry_after` seconds (None:
+    it did not say); idempotent requests wait and retry when that is short enough."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        code: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        method: str = "",
+        path: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message, status=status, code=code, details=details, method=method, path=path
+        )
+        self.retry_after = retry_after
+
+
 class ServerError(ApiError):
     """500 internal, or any other 5xx: the server failed; nothing can be concluded."""
 
@@ -141,6 +169,16 @@ class Unavailable(ServerError):
 
 class UnexpectedResponse(ApiError):
     """A status or body the contract does not allow for this route."""
+
+
+class ResponseTooLarge(UnexpectedResponse):
+    """An answer's body exceeded its byte cap (`sync.bounds.Bounds`), by its
+    Content-Length or while it was read: the client stopped reading at the cap."""
+
+
+class WalkOutOfBounds(UnexpectedResponse):
+    """A paginated walk would not end: a cursor seen before, a page that does not advance,
+    or more pages, items or bytes than the walk's cap. Nothing is pruned."""
 
 
 class NetworkError(SyncError):
@@ -160,6 +198,25 @@ class TlsError(ConnectionFailed):
 class CertificateError(TlsError):
     """The server's certificate could not be verified against the operating system's trust
     store and the configured CA bundle (CONTRACT §10.1): the token was never sent."""
+
+
+class DeadlineExceeded(NetworkError):
+    """An answer arrived too slowly: a total deadline (of a request or of a pass) cut it.
+    Like any `NetworkError` after sending, a write it cut may or may not have happened."""
+
+
+class ResponseTooSlow(DeadlineExceeded):
+    """One request (connect, headers and the whole body) overran its total deadline: a
+    body that trickles a byte at a time never trips the per-read timeout, this does."""
+
+
+class PassTooSlow(DeadlineExceeded):
+    """The reconcile pass (walk and point reads) overran its total deadline."""
+
+
+class BadId(SyncError):
+    """An id that URL handling would not keep as one path segment (empty, `.`, `..`):
+    refused before any request, so `delete .` can never become `DELETE /v1/sessions`."""
 
 
 class IntegrityError(SyncError):
@@ -219,6 +276,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "not_found": NotFound,
     "invalid_state": Conflict,
     "payload_too_large": PayloadTooLarge,
+    "rate_limited": RateLimited,
     "internal": ServerError,
     "unavailable": Unavailable,
 }
@@ -230,6 +288,7 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     404: NotFound,
     409: Conflict,
     413: PayloadTooLarge,
+    429: RateLimited,
     500: ServerError,
     503: Unavailable,
 }

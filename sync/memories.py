@@ -23,6 +23,8 @@ async def memory_texts(
 ) -> dict[str, str]:
     """The text of each wanted memory that could be found (missing ids are left out: a
     memory can be purged with its conversation, or be older than `max_pages` pages)."""
+    from sync.api_body import json_of  # httpx loads with the client, not with this module
+
     wanted = set(memory_ids)
     found: dict[str, str] = {}
     cursor: str | None = None
@@ -32,8 +34,14 @@ async def memory_texts(
         params: dict[str, Any] = {"limit": PAGE_SIZE}
         if cursor:
             params["cursor"] = cursor
-        response = await api.request("GET", "/v1/memories", params=params, has_cursor=bool(cursor))
-        body = response.json()
+        response = await api.request(
+            "GET",
+            "/v1/memories",
+            params=params,
+            has_cursor=bool(cursor),
+            cap=api.bounds.index_page_bytes,
+        )
+        body = json_of(response)
         items = body.get("items") if isinstance(body, Mapping) else None
         if not isinstance(items, list):
             break

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sync.bounds import JSON_DEPTH, json_depth_ok
 from sync.errors import UnexpectedResponse
 
 
@@ -84,6 +85,7 @@ class SessionPage:
     items: list[SessionView]
     next_cursor: str | None
     etag: str | None = None
+    nbytes: int = 0  # the page's body size: a walk's byte budget counts it
 
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
@@ -141,6 +143,9 @@ class Event:
     def from_json(cls, raw: Any) -> Event:
         obj = _mapping(raw, "event")
         data = obj.get("data")
+        if not json_depth_ok(data, JSON_DEPTH):
+            # Whatever reads `data` later (the pane, export, the mirror) may recurse.
+            raise UnexpectedResponse("The server sent an event nested too deeply.", status=200)
         return cls(
             session_id=_str(obj, "session_id"),
             run_id=_opt_str(obj, "run_id"),
@@ -157,6 +162,7 @@ class EventPage:
 
     items: list[Event]
     next_after: int | None
+    nbytes: int = 0  # the page's body size: a transcript's byte budget counts it
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,10 @@ learned, but it did not conclude: `report.point_read_error` says why, and the en
 it. The first page's ETag is stored in the mirror after a conclusive pass, so an unchanged
 index costs one request.
 
+A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline over the walk and the
+point reads, and a `WalkGuard` that refuses a repeating cursor and a walk past its page,
+item or byte cap. A bound reached is an interrupted walk: nothing written, nothing pruned.
+
 The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
 commit and before any other announced write: listeners hear about writes in commit order.
 """
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
+from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, operation_deadline, pass_too_slow
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
@@ -131,8 +136,10 @@ class Reconciler:
         page_hook: PageHook | None = None,
         writer: IndexWriter | None = None,
         on_report: Callable[[ReconcileReport], None] | None = None,
+        bounds: Bounds = DEFAULT_BOUNDS,
     ) -> None:
         self.api = api
+        self.bounds = bounds
         self.mirror = mirror
         self.writer = writer if writer is not None else IndexWriter(mirror)
         self.on_report = on_report
@@ -159,10 +166,22 @@ class Reconciler:
             return report
 
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
+        # The pass deadline covers what the server controls (the walk, the point reads),
+        # not the local mirror write that follows: cancelling a commit half-way is worse
+        # than a slow disk. `operation_deadline` lets a rate-limit wait know it would not fit.
+        with operation_deadline(self.bounds.pass_seconds):
+            deadline = asyncio.get_running_loop().time() + self.bounds.pass_seconds
+            return await self._bounded_pass(reason, deadline)
+
+    async def _bounded_pass(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
         started = time.monotonic()
         etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
         try:
-            walk = await self._walk(etag)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    walk = await self._walk(etag)
+            except TimeoutError:
+                raise pass_too_slow(self.bounds.pass_seconds) from None
         except SyncError as exc:
             log.warning(
                 "reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, loggable(exc)
@@ -182,21 +201,30 @@ class Reconciler:
                     requests=walk.pages,
                     duration=time.monotonic() - started,
                 )
-            return await self._conclude(reason, walk, started, WalkPlan(point_reads=sorted(marked)))
+            plan = WalkPlan(point_reads=sorted(marked))
+            return await self._conclude(reason, walk, started, deadline, plan)
         plan = walk.planner.finish(complete=True)
         settled = [sid for sid in sorted(marked) if walk.planner.saw(sid)]
-        return await self._conclude(reason, walk, started, plan, settled)
+        return await self._conclude(reason, walk, started, deadline, plan, settled)
 
     async def _conclude(
         self,
         reason: TriggerReason,
         walk: WalkResult,
         started: float,
+        deadline: float,
         plan: WalkPlan,
         settled: Sequence[str] = (),
     ) -> ReconcileReport:
-        """Point-read, then write the plan and what the reads proved in one transaction."""
-        results = await self._point_read_all(plan.point_reads)
+        """Point-read (within the pass deadline: past it, nothing is written), then write
+        the plan and what the reads proved in one transaction."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                results = await self._point_read_all(plan.point_reads)
+        except TimeoutError:
+            error = pass_too_slow(self.bounds.pass_seconds)
+            log.warning("reconcile (%s): %s, nothing written", reason.value, loggable(error))
+            return ReconcileReport(reason=reason, error=error, duration=time.monotonic() - started)
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)
         # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
@@ -266,11 +294,15 @@ class Reconciler:
         costs no read), and again if a bad cursor restarts the walk (the planner empties
         its snapshot as it goes)."""
         restarted = False
+        bounds = self.bounds
         while True:
             planner: WalkPlanner | None = None
             cursor: str | None = None
             first_etag: str | None = None
             pages = 0
+            guard = WalkGuard(
+                "session index", bounds.walk_pages, bounds.walk_items, bounds.walk_bytes
+            )
             try:
                 while True:
                     page = await self.api.list_sessions(
@@ -281,6 +313,7 @@ class Reconciler:
                     pages += 1
                     if page is None:
                         return WalkResult(None, etag, True, pages, restarted)
+                    guard.page(len(page.items), page.nbytes)
                     if planner is None:
                         first_etag = page.etag
                         planner = WalkPlanner(await asyncio.to_thread(self.mirror.snapshot))
@@ -291,6 +324,7 @@ class Reconciler:
                         await self.page_hook(pages, page)
                     if page.next_cursor is None:
                         return WalkResult(planner, first_etag, False, pages, restarted)
+                    guard.cursor(page.next_cursor)
                     cursor = page.next_cursor
             except BadCursor:
                 if restarted:

@@ -1,0 +1,177 @@
+"""How much of a server's answers the client will take: bytes, items, pages and time.
+
+CONTRACT §10.1: a server may be wrong or hostile, so nothing it sends may make the client
+hang or grow without bound. Every limit lives here, in one `Bounds` value (the defaults are
+the documented ones, `docs/sync.md` "Bounds"; tests pass smaller ones), and so does the
+`WalkGuard` that a paginated walk (the index, a transcript) feeds page by page: it refuses
+a cursor seen before, a page that does not advance, more items than asked, and a walk past
+its page, item or byte budget. Each refusal is a typed `SyncError` with a sentence for the
+user; the caller ends its pass and prunes nothing.
+
+The deadline of a pass (or of any operation with its own, like `converge delete`'s) reaches
+the API client through a context variable (`operation_deadline`), not a parameter: a
+rate-limit wait (`Retry-After`) is only worth taking if it ends before the operation must,
+and the point-read workers inherit the variable with their context.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sync.errors import PassTooSlow, UnexpectedResponse, WalkOutOfBounds
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Every limit the client puts on a server's answers (values: `docs/sync.md`)."""
+
+    #: One index page (`limit` ≤ 200): 20 KiB per session is far above a real one (~200 B).
+    index_page_bytes: int = 4 * MIB
+    #: One event page (`limit` ≤ 1000): a message body is at most 1 MiB on the way in.
+    event_page_bytes: int = 32 * MIB
+    #: One resource: a session, a run, an approval, an artifact's metadata, a run's events.
+    view_bytes: int = 8 * MIB
+    #: An error answer: its envelope is a few hundred bytes; past this it is read as absent.
+    error_body_bytes: int = 64 * KIB
+    #: Artifact content: its metadata's `size` plus `artifact_slack` (a near miss is left to
+    #: the sha256 check to name), and a `size` above `artifact_bytes` is not downloaded.
+    artifact_bytes: int = 256 * MIB
+    artifact_slack: int = 64 * KIB
+    #: Total time for one request: connect, headers and the whole body. A body that
+    #: trickles a byte every few seconds never trips the per-read timeout; this cuts it.
+    request_seconds: float = 20.0
+    #: Total time for one reconcile pass (walk and point reads), window and CLI alike.
+    pass_seconds: float = 50.0
+    #: A walk of the index: 1,000,000 sessions are 5,000 pages of 200 and ~190 MiB on the
+    #: wire (~200 B a session); the caps leave room above that and stop an endless index
+    #: where a real one of that size would stop growing (the walk holds what it saw).
+    walk_pages: int = 10_000
+    walk_items: int = 1_100_000
+    walk_bytes: int = 256 * MIB
+    #: A transcript (`GET /v1/sessions/{id}/events` pages): events and bytes in all.
+    transcript_pages: int = 1_000
+    transcript_events: int = 200_000
+    transcript_bytes: int = 256 * MIB
+    #: The longest `Retry-After` a request waits out before retrying (429, 503).
+    retry_after_seconds: float = 30.0
+
+
+DEFAULT_BOUNDS = Bounds()
+#: Nesting an event's `data` may have (tool output, content blocks): far above real ones.
+JSON_DEPTH = 64
+
+_pass_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "converge_pass_deadline", default=None
+)
+
+
+@contextlib.contextmanager
+def operation_deadline(seconds: float) -> Iterator[float]:
+    """Within the block, `remaining()` counts down to `seconds` from now (monotonic): the
+    operation (a pass, a command) ends then, so no request should wait past it."""
+    token = _pass_deadline.set(time.monotonic() + seconds)
+    try:
+        yield seconds
+    finally:
+        _pass_deadline.reset(token)
+
+
+def remaining() -> float | None:
+    """Seconds left before the current operation must end; None outside one."""
+    deadline = _pass_deadline.get()
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def pass_too_slow(seconds: float) -> PassTooSlow:
+    """The error of a pass cut by its deadline (nothing of it is written)."""
+    return PassTooSlow(
+        f"The server did not finish answering within {seconds:.0f} s; "
+        "the sync stopped there and nothing was removed."
+    )
+
+
+@dataclass
+class WalkGuard:
+    """The bounds of one paginated walk, fed each page's position, item count and size.
+
+    `what` names the listing in messages ("session index", "conversation log"), and
+    `consequence` says what the user is left with.
+    Positions are opaque cursors (the index) or sequence numbers (events, which must
+    strictly increase); either way one seen before means the walk would never end.
+    """
+
+    what: str
+    max_pages: int
+    max_items: int
+    max_bytes: int
+    consequence: str = "the sync stopped there and nothing was removed"
+    pages: int = 0
+    items: int = 0
+    nbytes: int = 0
+    _seen: set[str] = field(default_factory=set)
+    _last: int | None = None
+
+    def _refuse(self, why: str) -> WalkOutOfBounds:
+        return WalkOutOfBounds(
+            f"The server's {self.what} {why}; {self.consequence}.",
+            status=200,
+        )
+
+    def page(self, items: int, nbytes: int) -> None:
+        """Count one page; past the walk's budget, refuse it."""
+        self.pages += 1
+        self.items += items
+        self.nbytes += nbytes
+        if self.pages > self.max_pages:
+            raise self._refuse(f"went on past {self.max_pages:,} pages")
+        if self.items > self.max_items:
+            raise self._refuse(f"went on past {self.max_items:,} items")
+        if self.nbytes > self.max_bytes:
+            raise self._refuse(f"went on past {self.max_bytes // MIB:,} MiB")
+
+    def cursor(self, cursor: str) -> None:
+        """The next page's cursor: one this walk already followed would loop for ever."""
+        if cursor in self._seen:
+            raise self._refuse("hands out a page cursor it gave before (the walk would loop)")
+        self._seen.add(cursor)
+
+    def after(self, after: int) -> None:
+        """The next page's `after`: it must strictly increase, or the walk stands still."""
+        if self._last is not None and after <= self._last:
+            raise self._refuse(f"does not move forward (next_after {after} after {self._last})")
+        self._last = after
+
+
+def check_items(what: str, count: int, limit: int) -> None:
+    """More items than the `limit` asked for is an answer the contract does not allow."""
+    if count > limit:
+        raise UnexpectedResponse(
+            f"The server sent {count:,} items on a {what} page that asked for at most "
+            f"{limit:,}; the answer was refused.",
+            status=200,
+        )
+
+
+def json_depth_ok(value: object, limit: int) -> bool:
+    """True when `value` (as `json.loads` makes it) nests at most `limit` deep; iterative,
+    so a deep value cannot exhaust the stack here or in whatever walks it later."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] | tuple[object, ...] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return False
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return True
