@@ -40,7 +40,7 @@ from sync.models import Event, SessionView
 from sync.profile import Profile
 from tests.sync.helpers import run
 from tests.sync.hostile_server import ITEM_TIME, HostileServer, hostile
-from tests.sync.test_cli_live import REPO, converge
+from tests.sync.test_cli_live import REPO, conn, converge
 
 __all__ = ["hostile"]  # the fixture, used by indirect parametrisation
 
@@ -233,7 +233,7 @@ def test_an_id_that_is_a_dot_segment_is_refused_before_any_request(
 
 
 def _cli(server: HostileServer, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    common = ["--server", server.url, "--token", "dev-alice", "--profile", str(folder)]
+    common = conn(server.url, folder)
     result: subprocess.CompletedProcess[str] = converge(*args, *common, timeout=60)
     return result
 
@@ -272,7 +272,7 @@ def test_converge_watch_against_a_looping_index_reports_failed_passes_and_stops_
     hostile: HostileServer, tmp_path: Path
 ) -> None:
     _prefill(hostile, tmp_path)
-    common = ["--server", hostile.url, "--token", "dev-alice", "--profile", str(tmp_path)]
+    common = conn(hostile.url, tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.main", "watch", *common, "--json", "--interval", "0"],
         cwd=REPO,
