@@ -29,6 +29,7 @@ from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
+from server_stub.hosts import HostCheckMiddleware, HostPolicy
 from server_stub.leases import fail_orphans, keep_leases
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
 from server_stub.notifier import RunNotifier
@@ -116,6 +117,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     if settings.control:
         app.include_router(control.router)
     app.add_middleware(BodyLimitMiddleware)
+    # Added last, so outermost: a request naming another host is refused before anything.
+    app.add_middleware(HostCheckMiddleware, policy=HostPolicy(settings.allowed_hosts))
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

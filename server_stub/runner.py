@@ -84,6 +84,7 @@ class ServerThread:
             http=bounded_protocol(settings.head_timeout),
             timeout_keep_alive=settings.timeout_keep_alive,
             h11_max_incomplete_event_size=HEAD_LIMIT,
+            proxy_headers=False,  # the peer address is the socket's (the control plane's check)
         )
         self.server = _ThreadServer(config, self.app)
         self.thread = threading.Thread(target=self._run, name="converge-server", daemon=True)
