@@ -20,6 +20,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 
 from server_stub import control, schemas
+from server_stub.apidocs import install_docs
 from server_stub.agent import AgentManager
 from server_stub.auth import DEV_PRINCIPALS, TokenTable
 from server_stub.bodylimit import BodyLimitMiddleware
@@ -110,9 +111,12 @@ def create_app(settings: ServerSettings) -> FastAPI:
         version="1.0",
         description=API_DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served by install_docs, from local files
+        redoc_url=None,
     )
     app.router.redirect_slashes = False  # `/v1/sessions/` is an unknown route, not a redirect
     install_error_handlers(app)
+    install_docs(app)
     app.include_router(api_router())
     if settings.control:
         app.include_router(control.router)
