@@ -20,8 +20,8 @@ from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 
 from server_stub import control, schemas
-from server_stub.apidocs import install_docs
 from server_stub.agent import AgentManager
+from server_stub.apidocs import install_docs
 from server_stub.auth import DEV_PRINCIPALS, TokenTable
 from server_stub.bodylimit import BodyLimitMiddleware
 from server_stub.bus import FleetBus
