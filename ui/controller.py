@@ -85,6 +85,7 @@ class WindowController(QObject):
         self.engine: SyncEngine | None = None
         self.settings = ConnectionSettings("", "")
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
+        self.demo_token = ""  # the built-in demo server's token when it is in use
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.sidebar = SidebarRefresher(
@@ -417,7 +418,10 @@ class WindowController(QObject):
 
     async def edit_settings(self) -> None:
         result = await self.prompts.edit_settings(
-            self.settings, self.in_use, enter_sends=self.pane.enter_sends
+            self.settings,
+            self.in_use,
+            enter_sends=self.pane.enter_sends,
+            demo_token=self.demo_token,
         )
         if result is None:
             return

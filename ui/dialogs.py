@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from sync import wording
+from ui.demo_token import DemoTokenField
 
 DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
@@ -307,6 +308,7 @@ class SettingsDialog(QDialog):
         in_use: str = "",
         *,
         enter_sends: bool = True,
+        demo_token: str = "",
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Connection settings"))
@@ -326,6 +328,19 @@ class SettingsDialog(QDialog):
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.in_use.setAccessibleName(self.tr("Server in use"))
         form.addRow(self.tr("In use now:"), self.in_use)
+        self.demo_token: DemoTokenField | None = None
+        if demo_token:  # the built-in demo server is in use: how a second device joins it
+            self.demo_token = DemoTokenField(demo_token)
+            form.addRow(self.tr("Demo token:"), self.demo_token)
+            join = QLabel(
+                self.tr(
+                    "A second device joins the demo server with the address above and this "
+                    "token, also kept in this profile's file bundled-server/token."
+                )
+            )
+            join.setWordWrap(True)
+            join.setEnabled(False)
+            form.addRow("", join)
         form.addRow(self.tr("&Server URL:"), self.server)
         form.addRow(self.tr("&Token:"), self.token)
         self.enter_sends = QCheckBox(self.tr("&Enter sends a message (Shift+Enter: new line)"))
@@ -403,10 +418,17 @@ class Prompts(QObject):
         await self._show(build_error_box(self._parent, title, text, info))
 
     async def edit_settings(
-        self, current: ConnectionSettings, in_use: str = "", *, enter_sends: bool = True
+        self,
+        current: ConnectionSettings,
+        in_use: str = "",
+        *,
+        enter_sends: bool = True,
+        demo_token: str = "",
     ) -> tuple[ConnectionSettings, bool] | None:
         """(connection settings, Enter sends?) when saved, None when cancelled."""
-        dialog = SettingsDialog(self._parent, current, in_use, enter_sends=enter_sends)
+        dialog = SettingsDialog(
+            self._parent, current, in_use, enter_sends=enter_sends, demo_token=demo_token
+        )
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:
             return None
