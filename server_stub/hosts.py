@@ -60,7 +60,7 @@ def is_loopback_name(host: str) -> bool:
     if ":" in host:  # an IPv6 literal
         return _is_loopback_ip(host)
     if host == "localhost" or host.endswith(".localhost"):
-        return bool(_NAME.fullmatch(host)) and not host.startswith("*")
+        return bool(_NAME.fullmatch(host)) and not host.startswith("*") and ".." not in host
     return bool(re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", host)) and _is_loopback_ip(host)
 
 

@@ -72,6 +72,8 @@ def server(server_factory: ServerFactory) -> LiveServer:
         "0x7f.0.0.1",
         "[::1",
         "localhost.evil.example",
+        "a..localhost",
+        "*.localhost",
     ],
 )
 def test_a_request_naming_another_host_is_refused_before_authentication(
