@@ -51,28 +51,41 @@ def read_token(folder: Path) -> str | None:
 
 
 def ensure_token(folder: Path) -> str:
-    """The profile's demo token, made (random, 256 bits) and saved 0600 on first use. The
-    file is written whole under a temporary name and renamed, so a crash leaves the old
-    token or the new one, never half of one."""
+    """The profile's demo token, made (random, 256 bits) and saved 0600 on first use.
+
+    The file is written whole under a temporary name, then linked into place only if there
+    is still none (two windows starting on a fresh profile at once keep the first one's
+    token: the second is refused by the database lock anyway), or renamed over a damaged
+    one; a crash leaves the old token or the new one, never half of one."""
     token = read_token(folder)
     if token is not None:
         return token
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(OSError):
         folder.chmod(0o700)
-    token = secrets.token_urlsafe(32)
+    target = folder / TOKEN_FILE
+    fresh = secrets.token_urlsafe(32)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".token-")  # 0600 whatever the umask
     try:
         with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(token + "\n")
+            fh.write(fresh + "\n")
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(temporary, folder / TOKEN_FILE)
-    except BaseException:
-        with contextlib.suppress(OSError):
+        try:
+            os.link(temporary, target)
+        except FileExistsError:
+            if read_token(folder) is None:  # damaged: replace it
+                os.replace(temporary, target)
+        except OSError:  # a file system without hard links
+            os.replace(temporary, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
-        raise
-    log.info("made a new token for this profile's demo server")
+    token = read_token(folder)
+    if token is None:
+        raise OSError(f"could not save the demo server's token in {target}")
+    if token == fresh:
+        log.info("made a new token for this profile's demo server")
     return token
 
 

@@ -84,6 +84,24 @@ def test_a_damaged_token_file_is_replaced_by_a_new_random_token(
     assert stat.S_IMODE(os.stat(tmp_path / TOKEN_FILE).st_mode) == 0o600
 
 
+def test_a_token_another_window_saved_first_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app import bundled
+
+    first = ensure_token(tmp_path)
+    real_read = bundled.read_token
+    calls = iter([None])  # this window looked before the other one had written its token
+
+    def racing_read(folder: Path) -> str | None:
+        return next(calls, real_read(folder))
+
+    monkeypatch.setattr(bundled, "read_token", racing_read)
+    assert ensure_token(tmp_path) == first
+    assert real_read(tmp_path) == first
+    assert [p.name for p in tmp_path.iterdir()] == [TOKEN_FILE]
+
+
 def test_the_window_syncs_the_demo_history_with_the_profiles_token(
     loop: ConvergeEventLoop, tmp_path: Path
 ) -> None:
