@@ -4,12 +4,23 @@ A new user sees a working history at once (CONTRACT §8): the stub runs on a fre
 port with the demo seed, its database and object store in the profile folder, so the demo
 history persists between launches like a real account would. Starting it (imports, schema,
 seed) takes a second or more, so it happens on a worker thread: the window paints first.
+
+Its only token is a random one made for the profile on first start and kept in
+`bundled-server/token` (0600): the public development tokens (`dev-alice`) would let any web
+page that reaches the port (DNS rebinding, CONTRACT §10.2) read and delete the history.
+It stands for the demo seed's alice, so the demo history shows; Settings shows it for a
+second device to join.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import re
+import secrets
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,9 +31,62 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEMO_TOKEN = "dev-alice"
 SERVER_DIR = "bundled-server"
 PORT_FILE = "port"
+TOKEN_FILE = "token"
+#: Who the profile's token stands for: the demo seed's first principal (server_stub.seed).
+DEMO_TENANT, DEMO_PRINCIPAL = "acme", "alice"
+#: What `secrets.token_urlsafe(32)` makes: 43 URL-safe characters. A token file holding
+#: anything else (empty, cut short, edited) is replaced by a new token.
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def read_token(folder: Path) -> str | None:
+    """The profile's demo token from `folder/token`, None when missing or malformed."""
+    try:
+        value = (folder / TOKEN_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return value if _TOKEN_SHAPE.fullmatch(value) else None
+
+
+def ensure_token(folder: Path) -> str:
+    """The profile's demo token, made (random, 256 bits) and saved 0600 on first use.
+
+    The file is written whole under a temporary name, then linked into place only if there
+    is still none (two windows starting on a fresh profile at once keep the first one's
+    token: the second is refused by the database lock anyway), or renamed over a damaged
+    one; a crash leaves the old token or the new one, never half of one."""
+    token = read_token(folder)
+    if token is not None:
+        return token
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):
+        folder.chmod(0o700)
+    target = folder / TOKEN_FILE
+    fresh = secrets.token_urlsafe(32)
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".token-")  # 0600 whatever the umask
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(fresh + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(temporary, target)
+        except FileExistsError:
+            if read_token(folder) is None:  # damaged: replace it
+                os.replace(temporary, target)
+        except OSError:  # a file system without hard links
+            os.replace(temporary, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+    token = read_token(folder)
+    if token is None:
+        raise OSError(f"could not save the demo server's token in {target}")
+    if token == fresh:
+        log.info("made a new token for this profile's demo server")
+    return token
 
 
 def saved_port(folder: Path) -> int:
@@ -42,6 +106,7 @@ class BundledServer:
         self.agent_delay = agent_delay
         self.port = port
         self.url = ""
+        self.token = ""  # the profile's demo token, once `start()` has returned
         self._thread: ServerThread | None = None
         self._starting: asyncio.Future[str] | None = None
 
@@ -53,6 +118,7 @@ class BundledServer:
         from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock
 
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.token = ensure_token(self.folder)
         probe = SqliteProcessLock(self.folder / "converge-server.sqlite3")
         try:  # SQLite is served by one process (CONTRACT §9.4): say so in words
             probe.acquire()
@@ -79,7 +145,8 @@ class BundledServer:
 
     def _start_on(self, port: int) -> str:
         # Imported here, on the worker thread: FastAPI and SQLAlchemy take a while to load.
-        from server_stub.config import ServerSettings
+        from server_stub.auth import ALL_SCOPES
+        from server_stub.config import PrincipalEntry, ServerSettings
         from server_stub.runner import ServerThread
 
         database = self.folder / "converge-server.sqlite3"
@@ -87,6 +154,8 @@ class BundledServer:
             database_url=f"sqlite:///{database}",
             artifacts_dir=self.folder / "objects",
             seed="demo",
+            # This profile's token only: never the public development tokens.
+            principals=(PrincipalEntry(self.token, DEMO_TENANT, DEMO_PRINCIPAL, ALL_SCOPES),),
             agent_delay=self.agent_delay,
             host="127.0.0.1",
             port=port,

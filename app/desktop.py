@@ -35,7 +35,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app import heap, translations, window_state
-from app.bundled import DEMO_TOKEN, BundledServer
+from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
 from sync import (
@@ -106,8 +106,8 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
         default=0,
         metavar="PORT",
         help="port of the built-in demo server when no server is configured (default: any "
-        "free port). A second window can then join it as another device: "
-        "converge --profile OTHER --server http://127.0.0.1:PORT --token dev-alice",
+        "free port). A second window can then join it as another device: converge "
+        "--profile OTHER --server http://127.0.0.1:PORT --token-file PROFILE/bundled-server/token",
     )
     ns = parser.parse_args(argv)
     interval = ns.sync_interval
@@ -196,7 +196,10 @@ class Desktop:
         """Paint the mirror, then connect."""
         # On a worker thread: reading the token may ask the keychain (D-Bus, an unlock).
         profile = await asyncio.to_thread(self._profile)
-        paint = account_profile(profile)
+        demo_token = None
+        if not profile.server:  # the bundled server's token names the account to paint
+            demo_token = await asyncio.to_thread(ensure_token, profile.root / SERVER_DIR)
+        paint = account_profile(profile, demo_token)
         if paint is None:  # a server without a token: nothing to paint, connect says why
             await self.connect(profile)
             return
@@ -231,6 +234,7 @@ class Desktop:
         location = profile.token_location
         self.controller.token_storage = location.describe() if location else ""
         self.window.set_insecure_warning(plain_http_warning(profile.server))
+        self.controller.demo_token = ""
         if profile.server:
             if not profile.token:
                 self.window.set_status(
@@ -243,22 +247,28 @@ class Desktop:
             self.window.set_status("Starting the built-in demo server…")
             self.bundled = BundledServer(profile.root, port=self.options.demo_port)
             url = await self.bundled.start()
-            token = str(profile.token) if profile.token else DEMO_TOKEN
-            # For QA: a second window joins this server as another device.
+            # The server accepts this profile's token only (a token saved in Settings is
+            # for a configured server); Settings shows it for a second device.
+            token = self.bundled.token
+            self.controller.demo_token = token
+            # For QA: a second window joins this server as another device (the token stays
+            # in its file: a terminal's scrollback is no place for it).
+            token_file = self.bundled.folder / TOKEN_FILE
             print(
-                f"converge: built-in demo server at {url} (token {DEMO_TOKEN}); another "
-                f"device: converge --profile OTHER_DIR --server {url} --token {DEMO_TOKEN}",
+                f"converge: built-in demo server at {url} (token in {token_file}); another "
+                f"device: converge --profile OTHER_DIR --server {url} --token-file {token_file}",
                 file=sys.stderr,
                 flush=True,
             )
         bundled = self.bundled is not None
         where = server_label(url, bundled=bundled)
+        who = DEMO_PRINCIPAL if bundled else account_label(token)
         self.controller.in_use = (
-            f"{url} as {account_label(token)}"
+            f"{url} as {who}"
             + (" (the built-in demo server)" if bundled else "")
             + f"\nprofile {self.options.profile}"
         )
-        self.window.set_where(account_label(token), where, str(self.options.profile))
+        self.window.set_where(who, where, str(self.options.profile))
         engine_profile = Profile(
             profile.root,
             server=url,
@@ -322,16 +332,18 @@ def load_engine_class() -> type[SyncEngine]:
     return SyncEngine
 
 
-def account_profile(profile: Profile) -> Profile | None:
+def account_profile(profile: Profile, demo_token: str | None = None) -> Profile | None:
     """The profile naming the account the window will show, before any server is started:
-    the configured server and token, or the bundled server (demo token unless one is set).
-    None when a server is configured without a token."""
+    the configured server and token, or the bundled server with the profile's demo token.
+    None when a server is configured without a token, or no demo token is given."""
     if profile.server:
         return profile if profile.token else None
+    if not demo_token:
+        return None
     return Profile(
         profile.root,
         server=None,
-        token=profile.token or DEMO_TOKEN,
+        token=demo_token,
         server_identity=BUNDLED_SERVER_IDENTITY,
     )
 

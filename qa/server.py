@@ -246,6 +246,7 @@ class ControlPlane:
             base_url=url,
             timeout=timeout,
             transport=httpx.AsyncHTTPTransport(verify=url.startswith("https:")),
+            headers={"Content-Type": "application/json"},  # the stub takes JSON writes only
         )
 
     async def aclose(self) -> None:

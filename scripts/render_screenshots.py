@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -260,6 +261,14 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
             window, controller.settings, controller.in_use, token_storage=stored
         )
         await show_box(app, settings, shot("settings_dialog"))
+        # The built-in demo server in use: its token, masked, with Show and Copy.
+        demo = SettingsDialog(
+            window,
+            ConnectionSettings("", ""),
+            "http://127.0.0.1:8799 as alice (the built-in demo server)\nprofile /tmp/device1",
+            demo_token=secrets.token_urlsafe(32),
+        )
+        await show_box(app, demo, shot("settings_demo_token"))
 
         # A bulk result in the status line (the words the delete flow writes there).
         headline, details = results_summary(

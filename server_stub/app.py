@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from server_stub import control, schemas
 from server_stub.agent import AgentManager
+from server_stub.apidocs import install_docs
 from server_stub.auth import DEV_PRINCIPALS, TokenTable
 from server_stub.bodylimit import BodyLimitMiddleware
 from server_stub.bus import FleetBus
@@ -29,6 +30,7 @@ from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
+from server_stub.hosts import HostCheckMiddleware, HostPolicy
 from server_stub.leases import fail_orphans, keep_leases
 from server_stub.limits import connection_caps, log_accept_errors_once, open_files_limit
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
@@ -116,14 +118,19 @@ def create_app(settings: ServerSettings) -> FastAPI:
         version="1.0",
         description=API_DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served by install_docs, from local files
+        redoc_url=None,
     )
     app.router.redirect_slashes = False  # `/v1/sessions/` is an unknown route, not a redirect
     install_error_handlers(app)
+    install_docs(app)
     app.include_router(api_router())
     if settings.control:
         app.include_router(control.router)
     app.add_middleware(BodyLimitMiddleware, deadline=settings.body_timeout)
     app.add_middleware(RateLimitMiddleware, settings=settings)  # outside: refuses unread
+    # Added last, so outermost: a request naming another host is refused before anything.
+    app.add_middleware(HostCheckMiddleware, policy=HostPolicy(settings.allowed_hosts))
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -22,6 +22,7 @@ import uvicorn
 from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
+from server_stub.hosts import HostPolicy, is_loopback_name
 from server_stub.limits import raise_open_files_limit
 from server_stub.private import ensure_parent, private_dir
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
@@ -52,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--principals", type=Path, help="TOML file of [[principal]] tokens")
     p.add_argument("--seed", choices=["demo"], help="fill an empty database with demo history")
     p.add_argument("--control", action="store_true", help="serve the /_stub control plane")
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also serve requests whose Host is NAME (repeatable; *.example.com admits the "
+        "names under example.com); loopback names are always served",
+    )
     p.add_argument("--maintenance-interval", type=float, default=60.0, metavar="SECONDS")
     p.add_argument("--agent-delay", type=float, default=0.2, metavar="SECONDS")
     p.add_argument(
@@ -129,6 +138,13 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         private_dir(default_data_dir())
         database = default_database_url()
     principals = load_principals(args.principals) if args.principals else None
+    allowed = tuple(args.allowed_host)
+    HostPolicy(allowed)  # ValueError for a malformed name
+    if args.control and not is_loopback_name(args.host):
+        raise ValueError(
+            f"--control is refused with --host {args.host}: the control plane has no "
+            "authentication, so it is served on loopback only (use --host 127.0.0.1)"
+        )
     return ServerSettings(
         database_url=database,
         artifacts_dir=args.artifacts,
@@ -140,6 +156,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         pg_vacuum_full=args.pg_vacuum_full,
         host=args.host,
         port=args.port,
+        allowed_hosts=allowed,
         run_lease_seconds=max(0.2, args.run_lease),
         run_heartbeat_seconds=max(0.05, min(args.run_heartbeat, args.run_lease / 2)),
         run_reap_seconds=max(0.05, min(args.run_heartbeat, 2.0)),
@@ -212,6 +229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"converge-server: {refusal}", file=sys.stderr)
         return 1
     raise_open_files_limit()  # before the app sizes its caps from it (server_stub.limits)
+    if HostPolicy(settings.allowed_hosts).refuses_bind(settings.host):
+        log.warning(
+            "serving on %s, but only requests whose Host is loopback%s are answered; add "
+            "--allowed-host NAME for each name clients use to reach this server",
+            settings.host,
+            "".join(f" or {name}" for name in settings.allowed_hosts),
+        )
     app = create_app(settings)
     config = uvicorn.Config(
         app,
@@ -224,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         http=bounded_protocol(settings.head_timeout),
         timeout_keep_alive=settings.timeout_keep_alive,
         h11_max_incomplete_event_size=HEAD_LIMIT,
+        proxy_headers=False,  # the peer address is the socket's (the control plane's check)
     )
     code = asyncio.run(_serve(_Server(config, app)))
     if code:

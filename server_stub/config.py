@@ -43,6 +43,8 @@ class ServerSettings:
     seed: str | None = None
     host: str = "127.0.0.1"
     port: int = 8765
+    #: Host names served besides loopback (`--allowed-host`, server_stub.hosts).
+    allowed_hosts: tuple[str, ...] = ()
     sse_keepalive: float = 15.0
     #: PostgreSQL: after a purge, maintenance runs VACUUM FULL (rewrites the purged tables,
     #: so no dead tuple's bytes stay in their files) instead of a plain VACUUM (which frees

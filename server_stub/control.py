@@ -1,5 +1,11 @@
 """The QA control plane (`--control` only; hidden from the OpenAPI schema; no auth).
 
+No authentication, so two guards (CONTRACT §10.2): only a loopback peer (the connection's
+address, never a header) reaches it, others get the unknown-route 404 a server without
+`--control` gives; and a POST or PUT must say `Content-Type: application/json`, which no
+web page can send cross-origin without a CORS preflight this server never grants (a
+`text/plain` or body-less POST is a "simple request" a page can fire at 127.0.0.1).
+
 Scenario set-up (`POST /_stub/sessions`), fault injection (`PUT /_stub/faults`), an explicit
 maintenance pass, the queued byte deletes (`GET /_stub/outbox`), and the purge audit
 (`GET /_stub/sessions/{id}/residue`), which counts,
@@ -40,14 +46,31 @@ from server_stub.db.models import (
     SkillRevisionRow,
     ToolInvocationRow,
 )
-from server_stub.errors import bad_request
+from server_stub.errors import UNKNOWN_ROUTE, ApiError, bad_request
 from server_stub.history import append_event, bump_version, session_views
+from server_stub.hosts import is_loopback_name
 from server_stub.routes.common import read_json_object, validate_message
 from server_stub.routes.sessions import create_session_row
 from server_stub.state import AppState, get_state
 from server_stub.titles import title_from_message
 
-router = APIRouter(prefix="/_stub", include_in_schema=False)
+
+def _guard(request: Request) -> None:
+    """404 for a peer that is not on loopback; 400 for a write that is not JSON."""
+    peer = request.client.host if request.client is not None else ""
+    if not is_loopback_name(peer):
+        raise ApiError(404, UNKNOWN_ROUTE)
+    if request.method in ("POST", "PUT"):
+        types = request.headers.getlist("content-type")
+        media = types[0].partition(";")[0].strip().lower() if len(types) == 1 else ""
+        if media != "application/json":
+            raise bad_request(
+                "the control plane accepts only Content-Type: application/json",
+                field="content-type",
+            )
+
+
+router = APIRouter(prefix="/_stub", include_in_schema=False, dependencies=[Depends(_guard)])
 StateDep = Annotated[AppState, Depends(get_state)]
 
 

@@ -97,6 +97,7 @@ class ServerThread:
             h11_max_incomplete_event_size=HEAD_LIMIT,
             ssl_certfile=tls[0] if tls else None,
             ssl_keyfile=tls[1] if tls else None,
+            proxy_headers=False,  # the peer address is the socket's (the control plane's check)
         )
         self.server = _ThreadServer(config, self.app)
         self.thread = threading.Thread(target=self._run, name="converge-server", daemon=True)

@@ -72,8 +72,9 @@ class LiveServer:
         return client
 
     def control(self) -> httpx.Client:
-        """A client for the unauthenticated `/_stub` control plane."""
-        return self.client(None)
+        """A client for the unauthenticated `/_stub` control plane, which takes JSON only
+        (a body-less POST says so too)."""
+        return self.client(None, headers={"Content-Type": "application/json"})
 
     def stop(self) -> None:
         """Close the clients and stop the server."""

@@ -86,6 +86,7 @@ class WindowController(QObject):
         self.settings = ConnectionSettings("", "")
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
         self.token_storage = ""  # where the saved token is kept, in words (Settings shows it)
+        self.demo_token = ""  # the built-in demo server's token when it is in use
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.sidebar = SidebarRefresher(
@@ -422,6 +423,7 @@ class WindowController(QObject):
             self.in_use,
             enter_sends=self.pane.enter_sends,
             token_storage=self.token_storage,
+            demo_token=self.demo_token,
         )
         if result is None:
             return

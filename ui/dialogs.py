@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from sync import wording
+from ui.demo_token import DemoTokenField
 from ui.plain import isolate, neutral, plain_tooltip
 from ui.trust_rows import TrustRows
 
@@ -322,6 +323,7 @@ class SettingsDialog(QDialog):
         *,
         enter_sends: bool = True,
         token_storage: str = "",
+        demo_token: str = "",
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Connection settings"))
@@ -342,6 +344,19 @@ class SettingsDialog(QDialog):
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.in_use.setAccessibleName(self.tr("Server in use"))
         form.addRow(self.tr("In use now:"), self.in_use)
+        self.demo_token: DemoTokenField | None = None
+        if demo_token:  # the built-in demo server is in use: how a second device joins it
+            self.demo_token = DemoTokenField(demo_token)
+            form.addRow(self.tr("Demo token:"), self.demo_token)
+            join = QLabel(
+                self.tr(
+                    "A second device joins the demo server with the address above and this "
+                    "token, also kept in this profile's file bundled-server/token."
+                )
+            )
+            join.setWordWrap(True)
+            join.setEnabled(False)
+            form.addRow("", join)
         form.addRow(self.tr("&Server URL:"), self.server)
         form.addRow(self.tr("&Token:"), self.token)
         self.trust = TrustRows(self, form, self.server, current.ca_bundle, token_storage)
@@ -428,10 +443,16 @@ class Prompts(QObject):
         *,
         enter_sends: bool = True,
         token_storage: str = "",
+        demo_token: str = "",
     ) -> tuple[ConnectionSettings, bool] | None:
         """(connection settings, Enter sends?) when saved, None when cancelled."""
         dialog = SettingsDialog(
-            self._parent, current, in_use, enter_sends=enter_sends, token_storage=token_storage
+            self._parent,
+            current,
+            in_use,
+            enter_sends=enter_sends,
+            token_storage=token_storage,
+            demo_token=demo_token,
         )
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:

@@ -322,7 +322,7 @@ def crash_scenario(database_url: str, tmp_path: Path, label: str) -> Figures:
                 resp = control.delete(f"/v1/sessions/{sid}", headers=headers)
                 assert resp.status_code == 204, f"delete {sid}: {resp.status_code} {resp.text}"
                 figures.final_deletes += 1
-            pending = control.post("/_stub/maintenance").json()["outbox_pending"]
+            pending = control.post("/_stub/maintenance", json={}).json()["outbox_pending"]
             assert pending == 0
             whole_before = figures.whole
             audit_all(url, ledger, figures, drained=True)

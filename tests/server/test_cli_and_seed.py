@@ -116,7 +116,7 @@ def test_cli_with_principals_file_seed_and_control_exits_zero_on_sigint(
     )
     ro = httpx.delete(f"{process.url}/v1/sessions/ses_x", headers={"Authorization": "Bearer t-ro"})
     assert ro.status_code == 403
-    assert httpx.post(f"{process.url}/_stub/maintenance").status_code == 200
+    assert httpx.post(f"{process.url}/_stub/maintenance", json={}).status_code == 200
     assert process.stop(signal.SIGINT) == (0, b"")  # Ctrl+C: a clean exit too
 
 

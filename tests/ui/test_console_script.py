@@ -42,9 +42,11 @@ def test_converge_starts_the_demo_server_and_exits_cleanly_on_sigterm(tmp_path: 
                 if "built-in demo server at " in line:
                     url = line.split("built-in demo server at ")[1].split()[0]
             assert url, "the demo server line never came"
-            response = httpx.get(
-                f"{url}/v1/sessions", headers={"Authorization": "Bearer dev-alice"}
-            )
+            token_file = tmp_path / "p" / "bundled-server" / "token"
+            assert f"--token-file {token_file}" in line  # how a second device joins
+            token = token_file.read_text().strip()
+            assert token not in line  # the token itself stays out of the terminal
+            response = httpx.get(f"{url}/v1/sessions", headers={"Authorization": f"Bearer {token}"})
             assert response.status_code == 200 and response.json()["items"]
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0
