@@ -22,7 +22,7 @@ from sqlalchemy import Engine, create_engine, event, func, inspect, make_url, se
 from sqlalchemy.orm import Session
 
 from server_stub.db.fairlock import FairLock
-from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta
+from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta, content_columns
 from server_stub.private import private_sqlite_file
 
 _WRITE = "converge_write"
@@ -80,6 +80,7 @@ class Database:
         """
         Base.metadata.create_all(self.engine)
         _add_missing_columns(self.engine)
+        _no_content_statistics(self.engine)
 
     def scrub(self, tables: Sequence[str]) -> ScrubResult:
         """Make purged content leave the database's files (CONTRACT §9.2).
@@ -265,6 +266,31 @@ def _install_sqlite_listeners(engine: Engine) -> None:
     def _on_begin(conn: Any) -> None:
         write = conn.get_execution_options().get(_WRITE, True)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _no_content_statistics(engine: Engine) -> None:
+    """PostgreSQL: `SET STATISTICS 0` on every content column, so `ANALYZE` (autovacuum's
+    too) never samples a title or a message into `pg_statistic`, where no purge reaches
+    (CONTRACT §9.2). Only columns not already at 0 are altered (the ALTER takes a lock, and
+    every process of a fleet runs this at start). The planner never filters on these
+    columns, so it loses nothing it used. Statistics that ANALYZE gathered under an older
+    build stay in `pg_statistic` (a later ANALYZE skips the column, it does not clear it):
+    removing them takes a superuser (docs/reliability.md)."""
+    if engine.dialect.name != "postgresql":
+        return
+    wanted = set(content_columns())
+    with engine.begin() as conn:
+        current = conn.exec_driver_sql(
+            "SELECT c.relname, a.attname, a.attstattarget FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped"
+        ).all()
+        for table, column, target in current:
+            if (table, column) in wanted and target != 0:
+                conn.exec_driver_sql(
+                    f'ALTER TABLE "{table}" ALTER COLUMN "{column}" SET STATISTICS 0'
+                )
 
 
 def _add_missing_columns(engine: Engine) -> None:

@@ -34,6 +34,8 @@ MAX_WORD = 64  # longer words are indexed by their first MAX_WORD characters
 Id = _bytewise(64)
 Ts = _bytewise(32)
 Name = _bytewise(200)
+#: `mapped_column(..., info=CONTENT)`: the column holds conversation content (`content_columns`).
+CONTENT: dict[str, Any] = {"content": True}
 
 
 class Base(DeclarativeBase):
@@ -64,7 +66,7 @@ class SessionRow(Base):
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
-    title: Mapped[str | None] = mapped_column(Text, nullable=True)
+    title: Mapped[str | None] = mapped_column(Text, nullable=True, info=CONTENT)
     title_state: Mapped[str] = mapped_column(String(16), default="pending")
     created_at: Mapped[str] = mapped_column(Ts)
     updated_at: Mapped[str] = mapped_column(Ts)
@@ -94,7 +96,7 @@ class RunRow(Base):
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
     status: Mapped[str] = mapped_column(String(32))
-    input: Mapped[dict[str, Any]] = mapped_column(JSON)
+    input: Mapped[dict[str, Any]] = mapped_column(JSON, info=CONTENT)
     created_at: Mapped[str] = mapped_column(Ts)
     updated_at: Mapped[str] = mapped_column(Ts)
     completed_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
@@ -126,7 +128,7 @@ class EventRow(Base):
     run_id: Mapped[str | None] = mapped_column(Id, ForeignKey("runs.id"), nullable=True)
     type: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[str] = mapped_column(Ts)
-    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, info=CONTENT)
 
     __table_args__ = (
         Index("ix_events_run", "run_id", "sequence"),
@@ -141,7 +143,7 @@ class CheckpointRow(Base):
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
     session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
-    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON, info=CONTENT)
     created_at: Mapped[str] = mapped_column(Ts)
 
 
@@ -152,7 +154,7 @@ class ProjectionRow(Base):
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     run_id: Mapped[str] = mapped_column(Id, ForeignKey("runs.id"), index=True)
     session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
-    summary: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text, info=CONTENT)
     created_at: Mapped[str] = mapped_column(Ts)
 
 
@@ -165,7 +167,7 @@ class ApprovalRow(Base):
     session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
-    tool: Mapped[str] = mapped_column(Name)
+    tool: Mapped[str] = mapped_column(Name, info=CONTENT)
     status: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[str] = mapped_column(Ts)
     decided_at: Mapped[str | None] = mapped_column(Ts, nullable=True)
@@ -181,9 +183,9 @@ class ToolInvocationRow(Base):
     approval_id: Mapped[str | None] = mapped_column(
         Id, ForeignKey("approvals.id"), nullable=True, index=True
     )
-    tool: Mapped[str] = mapped_column(Name)
+    tool: Mapped[str] = mapped_column(Name, info=CONTENT)
     status: Mapped[str] = mapped_column(String(16))
-    output: Mapped[str] = mapped_column(Text)
+    output: Mapped[str] = mapped_column(Text, info=CONTENT)
     created_at: Mapped[str] = mapped_column(Ts)
 
 
@@ -196,7 +198,7 @@ class ArtifactRow(Base):
     run_id: Mapped[str | None] = mapped_column(Id, ForeignKey("runs.id"), nullable=True, index=True)
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
-    name: Mapped[str] = mapped_column(Name)
+    name: Mapped[str] = mapped_column(Name, info=CONTENT)
     media_type: Mapped[str] = mapped_column(String(100))
     size: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
@@ -211,7 +213,7 @@ class MemoryRow(Base):
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
-    text: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text, info=CONTENT)
     source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
     # Indexed because deleting a run makes SQLite look up memories by this foreign key: with
     # 100,000 memories an unindexed lookup made a typical DELETE 16 ms instead of 1.3 ms.
@@ -240,7 +242,7 @@ class MemoryWordRow(Base):
     __tablename__ = "memory_words"
     tenant: Mapped[str] = mapped_column(Name, primary_key=True)
     principal: Mapped[str] = mapped_column(Name, primary_key=True)
-    word: Mapped[str] = mapped_column(_bytewise(MAX_WORD), primary_key=True)
+    word: Mapped[str] = mapped_column(_bytewise(MAX_WORD), primary_key=True, info=CONTENT)
     memory_id: Mapped[str] = mapped_column(Id, ForeignKey("memories.id"), primary_key=True)
     memory_session_id: Mapped[str] = mapped_column(Id, index=True)
 
@@ -259,7 +261,7 @@ class MemoryRejectionRow(Base):
     )
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
-    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True, info=CONTENT)
     created_at: Mapped[str] = mapped_column(Ts)
 
 
@@ -303,7 +305,7 @@ class KnowledgeDocumentRow(Base):
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     tenant: Mapped[str] = mapped_column(Name)
     principal: Mapped[str] = mapped_column(Name)
-    title: Mapped[str] = mapped_column(Text)
+    title: Mapped[str] = mapped_column(Text, info=CONTENT)
     source_artifact_id: Mapped[str] = mapped_column(Id, ForeignKey("artifacts.id"), index=True)
     source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
     created_at: Mapped[str] = mapped_column(Ts)
@@ -380,3 +382,16 @@ class ObjectIntentRow(Base):
     session_id: Mapped[str] = mapped_column(Id, index=True)
     run_id: Mapped[str] = mapped_column(Id, index=True)
     created_at: Mapped[str] = mapped_column(Ts)
+
+
+def content_columns() -> list[tuple[str, str]]:
+    """(table, column) of every column marked `info={"content": True}`: what a user wrote
+    or a run produced. PostgreSQL keeps no planner statistics of them (`Database.
+    create_schema`), so `ANALYZE` never copies content into `pg_statistic`, out of the
+    purge's reach (CONTRACT §9.2)."""
+    return [
+        (table.name, column.name)
+        for table in Base.metadata.sorted_tables
+        for column in table.columns
+        if column.info.get("content")
+    ]
