@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     )
     from sync.private_files import copy_private
     from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
-    from sync.safe_names import display_name, safe_file_name
+    from sync.safe_names import safe_file_name
     from sync.title_filter import matches_filter
     from sync.tls import plain_http_warning
 
@@ -118,7 +118,6 @@ __all__ = [
     "UserMessage",
     "copy_private",
     "default_profile_dir",
-    "display_name",
     "export_conversation",
     "full_collections_deferred",
     "loggable",
@@ -155,7 +154,7 @@ _HOMES = {
     ),
     "sync.export": ("export_conversation",),
     "sync.private_files": ("copy_private",),
-    "sync.safe_names": ("display_name", "safe_file_name"),
+    "sync.safe_names": ("safe_file_name",),
     "sync.mirror_reader": ("read_mirror_rows",),
     "sync.gc_pause": ("full_collections_deferred",),
     "sync.memories": ("memory_texts",),

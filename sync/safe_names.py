@@ -1,13 +1,13 @@
-"""Names from a server or from content, made safe for the file system and for display.
+"""Names from a server or from content, made safe for the file system.
 
 An artifact's name, a conversation's title or an id is whatever the server (or whoever wrote
 the conversation) sent: `../../.config/autostart/x.desktop`, `CON`, a NUL, 300 characters
 of emoji, a right-to-left override. This module is the one place that turns such a string
 into a file name that is a single harmless component on every operating system
-(`safe_file_name`), that picks ` (2)`, ` (3)`… for names already taken (`unique_name`), and
-into text that cannot hide or reorder what surrounds it when shown (`display_name`,
-`isolated`). Everything here is a pure function of its arguments, so the command line, the
-window and the labels of the window can share it.
+(`safe_file_name`) and that picks ` (2)`, ` (3)`… for names already taken (`unique_name`).
+Everything here is a pure function of its arguments, shared by the command line and the
+window. Showing server text is another job: `sync.terminal` for a terminal, `ui.plain` for
+the window.
 
 Sanitising is only half of the path rule (CONTRACT §10.1): `sync.private_files.inside`
 checks every path after resolution, so even a name this module let through cannot write
@@ -36,7 +36,6 @@ _KEPT_FORMAT = frozenset({"\u200c", "\u200d"})
 MAX_NAME_BYTES = 200
 #: An extension longer than this is treated as part of the name when cutting to length.
 _MAX_SUFFIX_CHARS = 16
-REPLACEMENT = "\ufffd"
 
 
 def _is_control(char: str) -> bool:
@@ -120,29 +119,3 @@ def unique_name(name: str, used: MutableSet[str], max_bytes: int = MAX_NAME_BYTE
             candidate = _fit(stem, marker, max_bytes)
     used.add(name_key(candidate))
     return candidate
-
-
-def display_name(text: object, max_chars: int | None = None) -> str:
-    """`text` made inert for showing: a control character (newline, ESC, NUL…) becomes a
-    visible U+FFFD, an invisible format character (bidi override, isolate, zero-width
-    space) is dropped, so a name cannot start a new line, drive a terminal, or show its
-    extension reversed. `max_chars` cuts a long text with an ellipsis. Text that is not a
-    string shows as empty."""
-    if not isinstance(text, str):
-        return ""
-    out = []
-    for char in text:
-        if _is_control(char):
-            out.append(REPLACEMENT)
-        elif not _is_hidden_format(char):
-            out.append(char)
-    shown = "".join(out)
-    if max_chars is not None and len(shown) > max_chars:
-        shown = shown[: max(max_chars - 1, 0)] + "…"
-    return shown
-
-
-def isolated(text: str) -> str:
-    """`text` wrapped in FIRST STRONG ISOLATE … POP DIRECTIONAL ISOLATE, so a right-to-left
-    title cannot reorder the words shown around it (use on `display_name`'s result)."""
-    return f"\u2068{text}\u2069"

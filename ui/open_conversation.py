@@ -35,7 +35,6 @@ from sync import (
     SyncError,
     TriggerReason,
     copy_private,
-    display_name,
     loggable,
     memory_texts,
     safe_file_name,
@@ -43,6 +42,7 @@ from sync import (
 from ui.conversation_pane import ConversationPane
 from ui.dialogs import run_dialog
 from ui.main_window import MainWindow
+from ui.plain import isolate
 from ui.session_model import UNTITLED, SidebarRow, display_title
 from ui.status_presenter import StatusPresenter, load_failure_words, plain_failure
 
@@ -316,7 +316,7 @@ class OpenConversation:
         chosen, never through a symlink planted at its name."""
         engine = self._engine()
         suggested = safe_file_name(name)
-        dialog = QFileDialog(self.window, f"Save {display_name(suggested)}")
+        dialog = QFileDialog(self.window, f"Save {isolate(suggested)}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.selectFile(suggested)
         if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
@@ -324,4 +324,4 @@ class OpenConversation:
         target = Path(dialog.selectedFiles()[0])
         source = await engine.artifact_file(artifact_id)
         written = await asyncio.to_thread(copy_private, source, target.parent, target.name)
-        self.window.set_status(f"Saved {display_name(written.name)}")
+        self.window.set_status(f"Saved {isolate(written.name)}")

@@ -8,8 +8,6 @@ import pytest
 
 from sync.safe_names import (
     MAX_NAME_BYTES,
-    display_name,
-    isolated,
     name_key,
     safe_file_name,
     unique_name,
@@ -95,16 +93,3 @@ def test_a_numbered_duplicate_of_a_name_at_the_limit_still_fits() -> None:
     used = {name_key(name)}
     second = unique_name(name, used)
     assert second.endswith(" (2).txt") and len(second.encode()) <= MAX_NAME_BYTES
-
-
-def test_display_name_makes_controls_visible_and_drops_invisible_format_characters() -> None:
-    assert display_name("a\nb\x1b[2Jc\x00") == "a\ufffdb\ufffd[2Jc\ufffd"
-    assert display_name("invoice\u202efdp.exe") == "invoicefdp.exe"
-    assert display_name("\u2066x\u2069\u200b") == "x"
-    assert display_name("👩\u200d💻") == "👩\u200d💻"
-    assert display_name("x" * 10, max_chars=5) == "xxxx…"
-    assert display_name(None) == ""
-
-
-def test_isolated_wraps_in_a_first_strong_isolate() -> None:
-    assert isolated("שלום") == "\u2068שלום\u2069"
