@@ -16,7 +16,7 @@ from qa.checker import Kind, Violation
 from qa.harness import Harness
 from qa.report import QaReport
 from sync.errors import UnexpectedResponse
-from tests.hostile_server import HOSTILE, HOSTILE_ID, unsafe_chars
+from tests.hostile_content import HOSTILE, HOSTILE_ID, unsafe_chars
 
 ARGS = ["--server", "http://127.0.0.1:9", "--devices", "1", "--operations", "0"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sync import wording
-from tests.hostile_server import (
+from tests.hostile_content import (
     HOSTILE,
     HOSTILE_ID,
     HOSTILE_RUN,

@@ -10,7 +10,7 @@ import unicodedata
 import pytest
 
 from sync.terminal import InertStream, escape, for_terminal, inert_streams, json_for_terminal
-from tests.hostile_server import HOSTILE, unsafe_chars
+from tests.hostile_content import HOSTILE, unsafe_chars
 
 # Every kind that must be replaced, one example each, with how it is shown.
 REPLACED = [

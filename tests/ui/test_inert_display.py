@@ -242,7 +242,7 @@ def test_the_windows_console_log_is_inert(
     import logging
 
     from app.desktop import configure_logging
-    from tests.hostile_server import HOSTILE, unsafe_chars
+    from tests.hostile_content import HOSTILE, unsafe_chars
 
     root = logging.getLogger()
     before = list(root.handlers)

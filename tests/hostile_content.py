@@ -1,4 +1,7 @@
-"""A small hostile server on a loopback port: answers what a compromised server could send.
+"""A server with well-formed answers and hostile content, on a loopback port.
+
+Its protocol is correct; what it says is not: the inert-output tests use it (protocol-level
+misbehaviour, the bounds' job, is `tests/sync/hostile_server.py`).
 
 The stub server normalises titles (CONTRACT §2 removes control characters) and makes its own
 ids, so it can never send the bytes a hostile server would: terminal escapes in an id, a
