@@ -50,8 +50,8 @@ from sync import (
 from sync.private_files import PrivateRotatingFileHandler, private_dir
 from sync.terminal import InertFormatter
 from ui.controller import WindowController
-from ui.dialogs import ConnectionSettings
 from ui.main_window import MainWindow
+from ui.settings_dialog import ConnectionSettings
 from ui.where import account_label, server_label
 
 if TYPE_CHECKING:

@@ -42,8 +42,6 @@ from sync.profile import Profile
 from sync.token_store import TokenLocation
 from ui.controller import WindowController
 from ui.dialogs import (
-    ConnectionSettings,
-    SettingsDialog,
     build_delete_box,
     build_delete_running_box,
     build_run_in_progress_box,
@@ -52,6 +50,7 @@ from ui.dialogs import (
 )
 from ui.main_window import MainWindow
 from ui.session_delegate import more_rect
+from ui.settings_dialog import ConnectionSettings, SettingsDialog
 from ui.style import dark_palette
 
 TOKEN = "dev-alice"

@@ -39,11 +39,12 @@ from sync import (
 )
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow, neighbour_of
-from ui.dialogs import ConnectionSettings, Prompts, run_dialog
+from ui.dialogs import Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
 from ui.main_window import OFFLINE_DELETE_TIP, MainWindow
 from ui.open_conversation import OpenConversation
 from ui.session_model import SessionListModel, display_title
+from ui.settings_dialog import ConnectionSettings
 from ui.sidebar_refresher import RowSource, SidebarRefresher
 from ui.status_presenter import StatusPresenter
 

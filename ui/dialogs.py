@@ -11,27 +11,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractButton,
-    QCheckBox,
     QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from sync import wording
-from ui.demo_token import DemoTokenField
 from ui.plain import isolate, neutral, plain_tooltip
-from ui.trust_rows import TrustRows
+from ui.settings_dialog import ConnectionSettings, SettingsDialog
 
 DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
@@ -300,87 +293,6 @@ def build_error_box(parent: QWidget | None, title: str, text: str, info: str = "
     box.addButton(QMessageBox.StandardButton.Ok)
     box.setObjectName("errorMessage")
     return box
-
-
-@dataclass(frozen=True)
-class ConnectionSettings:
-    """What the settings dialog edits: empty server means the bundled demo server; empty
-    CA bundle means the system's trusted certificates only."""
-
-    server: str
-    token: str
-    ca_bundle: str = ""
-
-
-class SettingsDialog(QDialog):
-    """Server URL and token, kept per profile."""
-
-    def __init__(
-        self,
-        parent: QWidget | None,
-        current: ConnectionSettings,
-        in_use: str = "",
-        *,
-        enter_sends: bool = True,
-        token_storage: str = "",
-        demo_token: str = "",
-    ) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(self.tr("Connection settings"))
-        self.setObjectName("settingsDialog")
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-        self.server = QLineEdit(current.server)
-        self.server.setPlaceholderText(self.tr("Empty: use the built-in demo server"))
-        self.server.setAccessibleName(self.tr("Server URL"))
-        self.server.setMinimumWidth(340)
-        self.token = QLineEdit(current.token)
-        self.token.setEchoMode(QLineEdit.EchoMode.Password)
-        self.token.setPlaceholderText(self.tr("Bearer token, e.g. dev-alice"))
-        self.token.setAccessibleName(self.tr("Token"))
-        form = QFormLayout()
-        self.in_use = QLabel(in_use or "Not connected")
-        self.in_use.setObjectName("serverInUse")
-        self.in_use.setTextFormat(Qt.TextFormat.PlainText)
-        self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.in_use.setAccessibleName(self.tr("Server in use"))
-        form.addRow(self.tr("In use now:"), self.in_use)
-        self.demo_token: DemoTokenField | None = None
-        if demo_token:  # the built-in demo server is in use: how a second device joins it
-            self.demo_token = DemoTokenField(demo_token)
-            form.addRow(self.tr("Demo token:"), self.demo_token)
-            join = QLabel(
-                self.tr(
-                    "A second device joins the demo server with the address above and this "
-                    "token, also kept in this profile's file bundled-server/token."
-                )
-            )
-            join.setWordWrap(True)
-            join.setEnabled(False)
-            form.addRow("", join)
-        form.addRow(self.tr("&Server URL:"), self.server)
-        form.addRow(self.tr("&Token:"), self.token)
-        self.trust = TrustRows(self, form, self.server, current.ca_bundle, token_storage)
-        self.enter_sends = QCheckBox(self.tr("&Enter sends a message (Shift+Enter: new line)"))
-        self.enter_sends.setChecked(enter_sends)
-        self.enter_sends.setAccessibleName(self.tr("Enter sends a message"))
-        form.addRow("", self.enter_sends)
-        note = QLabel(self.tr("Saved in this profile. Saving reconnects with these settings."))
-        note.setWordWrap(True)
-        note.setEnabled(False)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(note)
-        layout.addWidget(buttons)
-
-    def values(self) -> ConnectionSettings:
-        return ConnectionSettings(
-            self.server.text().strip(), self.token.text().strip(), self.trust.ca_bundle_path()
-        )
 
 
 class Prompts(QObject):

@@ -1,7 +1,7 @@
 """The Settings rows about trust (CONTRACT §10.1): where the token is kept, the CA bundle,
 and a warning while the server is plain http:// to another machine.
 
-Kept apart from `ui.dialogs.SettingsDialog`, which only places them under its token row:
+Kept apart from `ui.settings_dialog.SettingsDialog`, which only places them under its token row:
 what the user trusts is said where it is set, and the words come from `sync` (the dialog
 knows no keychain and no TLS).
 """
@@ -34,8 +34,7 @@ class TrustRows(QObject):
         ca_bundle: str,
         token_storage: str,
     ) -> None:
-        super().__init__(parent)
-        self._parent = parent
+        super().__init__(parent)  # Qt owns it; no Python reference back to the dialog
         self.token_storage = QLabel(token_storage or self.tr("Not saved yet."))
         self.token_storage.setObjectName("tokenStorage")
         self.token_storage.setTextFormat(Qt.TextFormat.PlainText)
@@ -76,7 +75,10 @@ class TrustRows(QObject):
 
     def _choose_ca_bundle(self) -> None:
         # Not QFileDialog.getOpenFileName: a nested event loop under qasync (PITFALLS §4).
-        chooser = QFileDialog(self._parent, self.tr("Choose a CA bundle (PEM)"))
+        owner = self.parent()
+        chooser = QFileDialog(
+            owner if isinstance(owner, QWidget) else None, self.tr("Choose a CA bundle (PEM)")
+        )
         chooser.setFileMode(QFileDialog.FileMode.ExistingFile)
         chooser.setNameFilters([self.tr("Certificates (*.pem *.crt *.cer)"), self.tr("All (*)")])
         chooser.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -19,7 +19,7 @@ from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
 from server_stub.auth import DEV_PRINCIPALS
 from tests.ui.conftest import run, until
-from ui.dialogs import ConnectionSettings, SettingsDialog
+from ui.settings_dialog import ConnectionSettings, SettingsDialog
 
 DEV_TOKENS = [entry.token for entry in DEV_PRINCIPALS]
 

@@ -13,8 +13,8 @@ from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
 from ui.controller import WindowController
 from ui.conversation_pane import ConversationPane
-from ui.dialogs import SettingsDialog
 from ui.main_window import MainWindow
+from ui.settings_dialog import SettingsDialog
 
 
 def test_enter_sends_and_shift_enter_breaks_the_line(qapp: object) -> None:

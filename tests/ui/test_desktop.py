@@ -16,7 +16,7 @@ from app.loop import ConvergeEventLoop
 from sync.mirror import Mirror
 from sync.models import SessionView, text_message
 from tests.ui.conftest import run, until
-from ui.dialogs import ConnectionSettings
+from ui.settings_dialog import ConnectionSettings
 
 
 @pytest.fixture(autouse=True)

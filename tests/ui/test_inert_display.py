@@ -17,8 +17,6 @@ from tests.ui.conftest import row, run
 from ui.conversation_items import ArtifactCard, tool_card
 from ui.conversation_pane import ConversationPane
 from ui.dialogs import (
-    ConnectionSettings,
-    SettingsDialog,
     build_delete_box,
     build_delete_running_box,
     build_run_in_progress_box,
@@ -30,6 +28,7 @@ from ui.main_window import MainWindow
 from ui.plain import EXPLICIT_BIDI, FSI, PDI, isolate, neutral, plain_tooltip
 from ui.session_delegate import SessionDelegate
 from ui.session_model import SessionListModel
+from ui.settings_dialog import ConnectionSettings, SettingsDialog
 from ui.status_line import StatusLine
 
 MARKUP = '<img src="/etc/passwd"> <b>x</b> <a href="file:///etc">y</a> &amp;'

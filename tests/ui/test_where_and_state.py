@@ -14,9 +14,9 @@ from app.bundled import BundledServer, saved_port
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
-from ui.dialogs import SettingsDialog
 from ui.main_window import MainWindow
 from ui.plain import isolate
+from ui.settings_dialog import SettingsDialog
 from ui.where import account_label, server_label
 
 
