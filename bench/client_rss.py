@@ -6,6 +6,8 @@ Issue 16: the client never exceeds 300 MB RSS per pass. Three figures:
   (`tests/sync/hostile_server.py`, in this process's thread): fresh cursors and full pages
   for ever, so only a bound ends the pass. Its peak RSS is `ru_maxrss` from `os.wait4` of
   that one child, and its exit status and sentence say which bound ended it.
+- fat endless: the same with ~19 KB titles, 200 to a page (just under the 4 MiB a page may
+  be): the most characters a walk can be made to hold per page.
 - real: `converge sync` into an empty profile against the real stub seeded with N sessions
   (default 100,000; `bench/sync.py`'s seeding), then again with the mirror full (a warm
   pass that walks every page: the stub's ETag changes with nothing, so it is not a 304
@@ -73,17 +75,47 @@ def _token_file(folder: Path) -> Path:
     return path
 
 
-def bench_endless(root: Path) -> dict[str, Any]:
-    from tests.sync.hostile_server import HostileServer
+#: The fat index's title: 200 of its items fill most of a 4 MiB index page, so the walk's
+#: byte budget, not its item count, is what stops it.
+FAT_TITLE = 19_000
 
-    server = HostileServer("endless_index")
+
+def _fat_server() -> Any:
+    """The endless index, each session's title ~19 KB: the most characters per page a
+    client accepts (`Bounds.index_page_bytes`), fresh ones for ever."""
+    from tests.sync.hostile_server import HostileServer, _item
+
+    class FatIndex(HostileServer):
+        async def _answer(self, writer: Any, method: str, path: str, query: dict[str, str]) -> None:
+            if path != "/v1/sessions":
+                await super()._answer(writer, method, path, query)
+                return
+            self._counter += 1
+            items = []
+            for i in range(int(query.get("limit", "50"))):
+                item = _item(self._counter * 1000 + i)
+                item["title"] = f"{self._counter}.{i} ".ljust(FAT_TITLE, "x")
+                items.append(item)
+            page = {"items": items, "next_cursor": f"c{self._counter}"}
+            await self._write(writer, "200 OK", json.dumps(page).encode(), {"ETag": '"e"'})
+
+    return FatIndex("endless_index")
+
+
+def bench_hostile(root: Path, server: Any, name: str) -> dict[str, Any]:
     server.start()
     try:
-        result = _converge_sync(server.url, root / "endless", _token_file(root))
+        result = _converge_sync(server.url, root / name, _token_file(root))
         result["pages_served"] = sum(1 for _, path in server.requests if path == "/v1/sessions")
     finally:
         server.stop()
     return result
+
+
+def bench_endless(root: Path) -> dict[str, Any]:
+    from tests.sync.hostile_server import HostileServer
+
+    return bench_hostile(root, HostileServer("endless_index"), "endless")
 
 
 def _drop_etag(profile: Path) -> None:
@@ -171,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         if not args.skip_endless:
             figures["endless"] = bench_endless(root)
+            figures["fat_endless"] = bench_hostile(root, _fat_server(), "fat")
         figures["real"] = bench_real(root, args.sessions)
     figures["cpus"] = os.cpu_count()
     figures["load_avg_1m_before"] = load_before
@@ -179,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     if "endless" in figures:
         e = figures["endless"]
         rows.append(["endless index", e["peak_rss_mb"], e["seconds"], e["exit"], e["stderr"]])
+    if "fat_endless" in figures:
+        e = figures["fat_endless"]
+        rows.append(
+            ["endless, 19 KB titles", e["peak_rss_mb"], e["seconds"], e["exit"], e["stderr"]]
+        )
     real = figures["real"]
     for name in ("cold", "warm_no_etag"):
         r = real[name]

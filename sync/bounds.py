@@ -26,6 +26,15 @@ from sync.errors import PassTooSlow, UnexpectedResponse, WalkOutOfBounds
 
 KIB = 1024
 MIB = 1024 * KIB
+#: What one walked-but-unwritten session costs the client besides its strings' characters
+#: (which the page's body bytes stand for): its `SessionView`, six string headers, its
+#: planner slot, and the pass's transient share. Measured (`python -m bench client_rss`,
+#: ADR-0070): a walked item holds 281-319 B besides its characters (tracemalloc: 372 B for
+#: the endless index's item, 479 B for a real one), and a pass's peak RSS grows by about
+#: 345 B per walked session; the charge is that slope.
+WALK_ITEM_BYTES = 350
+#: The memory a walk may hold (`Bounds.walk_memory`), chosen by measurement (ADR-0070).
+WALK_MEMORY = 128 * MIB
 
 
 @dataclass(frozen=True)
@@ -49,12 +58,16 @@ class Bounds:
     request_seconds: float = 20.0
     #: Total time for one reconcile pass (walk and point reads), window and CLI alike.
     pass_seconds: float = 50.0
-    #: A walk of the index: 1,000,000 sessions are 5,000 pages of 200 and ~190 MiB on the
-    #: wire (~200 B a session); the caps leave room above that and stop an endless index
-    #: where a real one of that size would stop growing (the walk holds what it saw).
+    #: A walk of the index holds every session it saw until its plan is written, so its
+    #: budget is memory: each page is charged `WALK_ITEM_BYTES` a session plus its body's
+    #: bytes (`WalkGuard`), and the walk stops past `walk_memory` (`docs/sync.md` "Bounds":
+    #: about 240,000 real sessions, a pass's peak under 300 MB RSS against any server).
+    #: The page, item and byte caps stay for a walk of empty pages and for tests; the item
+    #: and byte defaults are what the budget could hold at most, so they never bind first.
+    walk_memory: int = WALK_MEMORY
     walk_pages: int = 10_000
-    walk_items: int = 1_100_000
-    walk_bytes: int = 256 * MIB
+    walk_items: int = WALK_MEMORY // WALK_ITEM_BYTES
+    walk_bytes: int = WALK_MEMORY
     #: A transcript (`GET /v1/sessions/{id}/events` pages): events and bytes in all.
     transcript_pages: int = 1_000
     transcript_events: int = 200_000
@@ -111,10 +124,14 @@ class WalkGuard:
     max_pages: int
     max_items: int
     max_bytes: int
+    #: The memory budget (0: none): each page costs `item_bytes` an item plus its bytes.
+    max_memory: int = 0
+    item_bytes: int = WALK_ITEM_BYTES
     consequence: str = "the sync stopped there and nothing was removed"
     pages: int = 0
     items: int = 0
     nbytes: int = 0
+    charged: int = 0
     _seen: set[str] = field(default_factory=set)
     _last: int | None = None
 
@@ -135,6 +152,12 @@ class WalkGuard:
             raise self._refuse(f"went on past {self.max_items:,} items")
         if self.nbytes > self.max_bytes:
             raise self._refuse(f"went on past {self.max_bytes // MIB:,} MiB")
+        self.charged += items * self.item_bytes + nbytes
+        if self.max_memory and self.charged > self.max_memory:
+            raise self._refuse(
+                f"went on past the {self.max_memory // MIB:,} MiB of memory this client "
+                f"gives one walk, after {self.items:,} items"
+            )
 
     def cursor(self, cursor: str) -> None:
         """The next page's cursor: one this walk already followed would loop for ever."""

@@ -301,7 +301,11 @@ class Reconciler:
             first_etag: str | None = None
             pages = 0
             guard = WalkGuard(
-                "session index", bounds.walk_pages, bounds.walk_items, bounds.walk_bytes
+                "session index",
+                bounds.walk_pages,
+                bounds.walk_items,
+                bounds.walk_bytes,
+                max_memory=bounds.walk_memory,
             )
             try:
                 while True:
