@@ -7,7 +7,8 @@ Issue 16: the client never exceeds 300 MB RSS per pass. Three figures:
   for ever, so only a bound ends the pass. Its peak RSS is `ru_maxrss` from `os.wait4` of
   that one child, and its exit status and sentence say which bound ended it.
 - fat endless: the same with ~19 KB titles, 200 to a page (just under the 4 MiB a page may
-  be): the most characters a walk can be made to hold per page.
+  be): the most characters a walk can be made to hold per page; and a finite one of 34 such
+  pages, just inside the budget, which the pass walks whole and writes.
 - real: `converge sync` into an empty profile against the real stub seeded with N sessions
   (default 100,000; `bench/sync.py`'s seeding), then again with the mirror full (a warm
   pass that walks every page: the stub's ETag changes with nothing, so it is not a 304
@@ -80,9 +81,14 @@ def _token_file(folder: Path) -> Path:
 FAT_TITLE = 19_000
 
 
-def _fat_server() -> Any:
+#: Pages of the fat index that fit the default budget (34 x ~3.7 MiB with the per-item charge).
+FAT_PAGES = 34
+
+
+def _fat_server(pages: int | None = None) -> Any:
     """The endless index, each session's title ~19 KB: the most characters per page a
-    client accepts (`Bounds.index_page_bytes`), fresh ones for ever."""
+    client accepts (`Bounds.index_page_bytes`), fresh ones for ever; or, with `pages`, an
+    index that ends there (just inside the budget, so the pass writes them all)."""
     from tests.sync.hostile_server import HostileServer, _item
 
     class FatIndex(HostileServer):
@@ -96,7 +102,8 @@ def _fat_server() -> Any:
                 item = _item(self._counter * 1000 + i)
                 item["title"] = f"{self._counter}.{i} ".ljust(FAT_TITLE, "x")
                 items.append(item)
-            page = {"items": items, "next_cursor": f"c{self._counter}"}
+            last = pages is not None and self._counter >= pages
+            page = {"items": items, "next_cursor": None if last else f"c{self._counter}"}
             await self._write(writer, "200 OK", json.dumps(page).encode(), {"ETag": '"e"'})
 
     return FatIndex("endless_index")
@@ -191,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=100_000, help="the real index's size")
     parser.add_argument("--skip-endless", action="store_true", help="only the real index")
     parser.add_argument("--save", action="store_true", help="write bench/results/client-rss.json")
+    parser.add_argument("--label", default="", help="save as client-rss-LABEL.json instead")
     args = parser.parse_args(argv)
     figures: dict[str, Any] = {
         "bytes_per_item": {
@@ -204,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_endless:
             figures["endless"] = bench_endless(root)
             figures["fat_endless"] = bench_hostile(root, _fat_server(), "fat")
+            figures["fat_within_budget"] = bench_hostile(root, _fat_server(FAT_PAGES), "fat34")
         figures["real"] = bench_real(root, args.sessions)
     figures["cpus"] = os.cpu_count()
     figures["load_avg_1m_before"] = load_before
@@ -217,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(
             ["endless, 19 KB titles", e["peak_rss_mb"], e["seconds"], e["exit"], e["stderr"]]
         )
+    if "fat_within_budget" in figures:
+        e = figures["fat_within_budget"]
+        label = f"{FAT_PAGES * 200:,} sessions of 19 KB titles, whole"
+        rows.append([label, e["peak_rss_mb"], e["seconds"], e["exit"], e["stderr"]])
     real = figures["real"]
     for name in ("cold", "warm_no_etag"):
         r = real[name]
@@ -230,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     per = figures["bytes_per_item"]
     print(f"held per walked item: hostile {per['hostile']} B, real {per['real']} B")
     if args.save:
-        save("client-rss", figures)
+        save(f"client-rss-{args.label}" if args.label else "client-rss", figures)
     return 0
 
 

@@ -118,6 +118,11 @@ class WalkGuard:
     `consequence` says what the user is left with.
     Positions are opaque cursors (the index) or sequence numbers (events, which must
     strictly increase); either way one seen before means the walk would never end.
+
+    `max_memory` (the index walk's: its sessions are held until the plan is written) is
+    checked on a charge, `item_bytes` a session plus the page's bytes, rather than on
+    measured memory: measuring costs more than the page, and the charge is the measured
+    upper estimate (ADR-0070).
     """
 
     what: str
@@ -150,14 +155,14 @@ class WalkGuard:
             raise self._refuse(f"went on past {self.max_pages:,} pages")
         if self.items > self.max_items:
             raise self._refuse(f"went on past {self.max_items:,} items")
-        if self.nbytes > self.max_bytes:
-            raise self._refuse(f"went on past {self.max_bytes // MIB:,} MiB")
         self.charged += items * self.item_bytes + nbytes
         if self.max_memory and self.charged > self.max_memory:
             raise self._refuse(
                 f"went on past the {self.max_memory // MIB:,} MiB of memory this client "
                 f"gives one walk, after {self.items:,} items"
             )
+        if self.nbytes > self.max_bytes:
+            raise self._refuse(f"went on past {self.max_bytes // MIB:,} MiB")
 
     def cursor(self, cursor: str) -> None:
         """The next page's cursor: one this walk already followed would loop for ever."""
