@@ -5,7 +5,8 @@ hang or grow without bound. Every limit lives here, in one `Bounds` value (the d
 the documented ones, `docs/sync.md` "Bounds"; tests pass smaller ones), and so does the
 `WalkGuard` that a paginated walk (the index, a transcript) feeds page by page: it refuses
 a cursor seen before, a page that does not advance, more items than asked, and a walk past
-its page, item or byte budget. Each refusal is a typed `SyncError` with a sentence for the
+its page, item or byte budget, or (the index walk, which holds what it saw) its memory
+budget. Each refusal is a typed `SyncError` with a sentence for the
 user; the caller ends its pass and prunes nothing.
 
 The deadline of a pass (or of any operation with its own, like `converge delete`'s) reaches

@@ -11,7 +11,8 @@ index costs one request.
 
 A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline over the walk and the
 point reads, and a `WalkGuard` that refuses a repeating cursor and a walk past its page,
-item or byte cap. A bound reached is an interrupted walk: nothing written, nothing pruned.
+item or byte cap or its memory budget (the walk holds every session until it writes). A
+bound reached is an interrupted walk: nothing written, nothing pruned.
 
 The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
 commit and before any other announced write: listeners hear about writes in commit order.
