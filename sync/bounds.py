@@ -76,6 +76,16 @@ class Bounds:
     #: The longest `Retry-After` a request waits out before retrying (429, 503).
     retry_after_seconds: float = 30.0
 
+    def index_walk(self) -> WalkGuard:
+        """The guard of one walk of the session index: its caps and its memory budget."""
+        return WalkGuard(
+            "session index",
+            self.walk_pages,
+            self.walk_items,
+            self.walk_bytes,
+            max_memory=self.walk_memory,
+        )
+
 
 DEFAULT_BOUNDS = Bounds()
 #: Nesting an event's `data` may have (tool output, content blocks): far above real ones.

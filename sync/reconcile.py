@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
-from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, operation_deadline, pass_too_slow
+from sync.bounds import DEFAULT_BOUNDS, Bounds, operation_deadline, pass_too_slow
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
@@ -295,19 +295,12 @@ class Reconciler:
         costs no read), and again if a bad cursor restarts the walk (the planner empties
         its snapshot as it goes)."""
         restarted = False
-        bounds = self.bounds
         while True:
             planner: WalkPlanner | None = None
             cursor: str | None = None
             first_etag: str | None = None
             pages = 0
-            guard = WalkGuard(
-                "session index",
-                bounds.walk_pages,
-                bounds.walk_items,
-                bounds.walk_bytes,
-                max_memory=bounds.walk_memory,
-            )
+            guard = self.bounds.index_walk()
             try:
                 while True:
                     page = await self.api.list_sessions(

@@ -54,10 +54,7 @@ def _page_bytes(items: list[dict[str, object]]) -> int:
 
 def _default_guard() -> WalkGuard:
     """The guard the reconciler builds for an index walk, with the default bounds."""
-    b = DEFAULT_BOUNDS
-    return WalkGuard(
-        "session index", b.walk_pages, b.walk_items, b.walk_bytes, max_memory=b.walk_memory
-    )
+    return DEFAULT_BOUNDS.index_walk()
 
 
 def _items_before_refusal(guard: WalkGuard, page_items: int, page_bytes: int) -> int:
