@@ -66,7 +66,10 @@ async def walk(bodies: list[bytes]) -> float:
         guard = None
     else:
         b = DEFAULT_BOUNDS
-        guard = WalkGuard("session index", b.walk_pages, b.walk_items, b.walk_bytes)
+        if hasattr(b, "index_walk"):  # as the reconciler builds it (the memory budget too)
+            guard = b.index_walk()
+        else:
+            guard = WalkGuard("session index", b.walk_pages, b.walk_items, b.walk_bytes)
     transport = httpx.MockTransport(handler)
     async with ApiClient("http://bench.invalid", "token", transport=transport) as api:
         cursor: str | None = None

@@ -5,7 +5,8 @@ hang or grow without bound. Every limit lives here, in one `Bounds` value (the d
 the documented ones, `docs/sync.md` "Bounds"; tests pass smaller ones), and so does the
 `WalkGuard` that a paginated walk (the index, a transcript) feeds page by page: it refuses
 a cursor seen before, a page that does not advance, more items than asked, and a walk past
-its page, item or byte budget. Each refusal is a typed `SyncError` with a sentence for the
+its page, item or byte budget, or (the index walk, which holds what it saw) its memory
+budget. Each refusal is a typed `SyncError` with a sentence for the
 user; the caller ends its pass and prunes nothing.
 
 The deadline of a pass (or of any operation with its own, like `converge delete`'s) reaches
@@ -26,6 +27,15 @@ from sync.errors import PassTooSlow, UnexpectedResponse, WalkOutOfBounds
 
 KIB = 1024
 MIB = 1024 * KIB
+#: What one walked-but-unwritten session costs the client besides its strings' characters
+#: (which the page's body bytes stand for): its `SessionView`, six string headers, its
+#: planner slot, and the pass's transient share. Measured (`python -m bench client_rss`,
+#: ADR-0070): a walked item holds 281-319 B besides its characters (tracemalloc: 372 B for
+#: the endless index's item, 479 B for a real one), and a pass's peak RSS grows by about
+#: 345 B per walked session; the charge is that slope.
+WALK_ITEM_BYTES = 350
+#: The memory a walk may hold (`Bounds.walk_memory`), chosen by measurement (ADR-0070).
+WALK_MEMORY = 128 * MIB
 
 
 @dataclass(frozen=True)
@@ -49,18 +59,32 @@ class Bounds:
     request_seconds: float = 20.0
     #: Total time for one reconcile pass (walk and point reads), window and CLI alike.
     pass_seconds: float = 50.0
-    #: A walk of the index: 1,000,000 sessions are 5,000 pages of 200 and ~190 MiB on the
-    #: wire (~200 B a session); the caps leave room above that and stop an endless index
-    #: where a real one of that size would stop growing (the walk holds what it saw).
+    #: A walk of the index holds every session it saw until its plan is written, so its
+    #: budget is memory: each page is charged `WALK_ITEM_BYTES` a session plus its body's
+    #: bytes (`WalkGuard`), and the walk stops past `walk_memory` (`docs/sync.md` "Bounds":
+    #: about 240,000 real sessions, a pass's peak under 300 MB RSS against any server).
+    #: The page, item and byte caps stay for a walk of empty pages and for tests; the item
+    #: and byte defaults are what the budget could hold at most, so they never bind first.
+    walk_memory: int = WALK_MEMORY
     walk_pages: int = 10_000
-    walk_items: int = 1_100_000
-    walk_bytes: int = 256 * MIB
+    walk_items: int = WALK_MEMORY // WALK_ITEM_BYTES
+    walk_bytes: int = WALK_MEMORY
     #: A transcript (`GET /v1/sessions/{id}/events` pages): events and bytes in all.
     transcript_pages: int = 1_000
     transcript_events: int = 200_000
     transcript_bytes: int = 256 * MIB
     #: The longest `Retry-After` a request waits out before retrying (429, 503).
     retry_after_seconds: float = 30.0
+
+    def index_walk(self) -> WalkGuard:
+        """The guard of one walk of the session index: its caps and its memory budget."""
+        return WalkGuard(
+            "session index",
+            self.walk_pages,
+            self.walk_items,
+            self.walk_bytes,
+            max_memory=self.walk_memory,
+        )
 
 
 DEFAULT_BOUNDS = Bounds()
@@ -105,16 +129,25 @@ class WalkGuard:
     `consequence` says what the user is left with.
     Positions are opaque cursors (the index) or sequence numbers (events, which must
     strictly increase); either way one seen before means the walk would never end.
+
+    `max_memory` (the index walk's: its sessions are held until the plan is written) is
+    checked on a charge, `item_bytes` a session plus the page's bytes, rather than on
+    measured memory: measuring costs more than the page, and the charge is the measured
+    upper estimate (ADR-0070).
     """
 
     what: str
     max_pages: int
     max_items: int
     max_bytes: int
+    #: The memory budget (0: none): each page costs `item_bytes` an item plus its bytes.
+    max_memory: int = 0
+    item_bytes: int = WALK_ITEM_BYTES
     consequence: str = "the sync stopped there and nothing was removed"
     pages: int = 0
     items: int = 0
     nbytes: int = 0
+    charged: int = 0
     _seen: set[str] = field(default_factory=set)
     _last: int | None = None
 
@@ -133,6 +166,12 @@ class WalkGuard:
             raise self._refuse(f"went on past {self.max_pages:,} pages")
         if self.items > self.max_items:
             raise self._refuse(f"went on past {self.max_items:,} items")
+        self.charged += items * self.item_bytes + nbytes
+        if self.max_memory and self.charged > self.max_memory:
+            raise self._refuse(
+                f"went on past the {self.max_memory // MIB:,} MiB of memory this client "
+                f"gives one walk, after {self.items:,} items"
+            )
         if self.nbytes > self.max_bytes:
             raise self._refuse(f"went on past {self.max_bytes // MIB:,} MiB")
 

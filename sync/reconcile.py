@@ -11,7 +11,8 @@ index costs one request.
 
 A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline over the walk and the
 point reads, and a `WalkGuard` that refuses a repeating cursor and a walk past its page,
-item or byte cap. A bound reached is an interrupted walk: nothing written, nothing pruned.
+item or byte cap or its memory budget (the walk holds every session until it writes). A
+bound reached is an interrupted walk: nothing written, nothing pruned.
 
 The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
 commit and before any other announced write: listeners hear about writes in commit order.
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
-from sync.bounds import DEFAULT_BOUNDS, Bounds, WalkGuard, operation_deadline, pass_too_slow
+from sync.bounds import DEFAULT_BOUNDS, Bounds, operation_deadline, pass_too_slow
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
@@ -294,15 +295,12 @@ class Reconciler:
         costs no read), and again if a bad cursor restarts the walk (the planner empties
         its snapshot as it goes)."""
         restarted = False
-        bounds = self.bounds
         while True:
             planner: WalkPlanner | None = None
             cursor: str | None = None
             first_etag: str | None = None
             pages = 0
-            guard = WalkGuard(
-                "session index", bounds.walk_pages, bounds.walk_items, bounds.walk_bytes
-            )
+            guard = self.bounds.index_walk()
             try:
                 while True:
                     page = await self.api.list_sessions(

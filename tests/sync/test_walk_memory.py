@@ -1,0 +1,159 @@
+"""The walk's memory budget (issue 16: the client stays under 300 MB RSS against any server).
+
+A walk holds every session it saw until its plan is written, so its budget is memory:
+`WalkGuard` charges each page `WALK_ITEM_BYTES` a session plus its body's bytes, and the
+walk stops past `Bounds.walk_memory`. Before the budget, the default caps let an endless
+index grow a pass to 1,100,000 held sessions, 480 MB of RSS (`python -m bench client_rss`).
+
+The figures themselves (RSS, seconds) are the bench's; these tests prove counts: where the
+default budget stops an endless index and that it lets a real large account through, that
+the charge is at least what a walked session really holds, and that the engine ends at the
+budget with a sentence and a mirror left as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from sync.bounds import DEFAULT_BOUNDS, MIB, WALK_ITEM_BYTES, Bounds, WalkGuard
+from sync.engine import SyncEngine
+from sync.errors import WalkOutOfBounds
+from sync.models import SessionView
+from sync.plan import WalkPlanner
+from sync.profile import Profile
+from tests.sync.helpers import run
+from tests.sync.hostile_server import ITEM_TIME, HostileServer, _item, hostile
+
+__all__ = ["hostile"]  # the fixture, used by indirect parametrisation
+
+KEPT = SessionView("ses_prefilled", "kept", ITEM_TIME, ITEM_TIME, None, None)
+LIMIT = 200
+
+
+def _real_item(n: int) -> dict[str, object]:
+    """A session as the stub lists it: 30-character ids, distinct timestamps, a run id."""
+    at = f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.{n % 10**6:06d}Z"
+    return {
+        "id": f"ses_{n:026d}",
+        "title": f"Conversation {n} about keyset pagination",
+        "created_at": at,
+        "updated_at": at.replace("2026-01-01", "2026-01-02"),
+        "active_run_id": None,
+        "last_run_id": f"run_{n:026d}",
+    }
+
+
+def _page_bytes(items: list[dict[str, object]]) -> int:
+    return len(json.dumps({"items": items, "next_cursor": "c0000000000"}).encode())
+
+
+def _default_guard() -> WalkGuard:
+    """The guard the reconciler builds for an index walk, with the default bounds."""
+    return DEFAULT_BOUNDS.index_walk()
+
+
+def _items_before_refusal(guard: WalkGuard, page_items: int, page_bytes: int) -> int:
+    """Feed equal pages until the guard refuses; the items it had accepted by then."""
+    accepted = 0
+    with pytest.raises(WalkOutOfBounds) as refused:
+        while True:
+            guard.page(page_items, page_bytes)
+            accepted = guard.items
+    assert "MiB of memory" in refused.value.message
+    return accepted
+
+
+def test_the_default_budget_stops_an_endless_index_at_a_quarter_of_a_million_sessions() -> None:
+    # The endless index's pages: 200 sessions, ~38 KB. The old caps took 1,100,000 of them.
+    page = _page_bytes([_item(i) for i in range(LIMIT)])
+    accepted = _items_before_refusal(_default_guard(), LIMIT, page)
+    assert 200_000 <= accepted <= 300_000, accepted
+
+
+def test_the_default_budget_stops_a_walk_of_huge_titles_at_its_bytes() -> None:
+    # 200 sessions with ~19 KB titles fill a 4 MiB page: the characters are what is held.
+    page = 4 * MIB - 1
+    accepted = _items_before_refusal(_default_guard(), LIMIT, page)
+    assert accepted * 19_000 <= DEFAULT_BOUNDS.walk_memory, accepted
+
+
+def test_the_default_budget_lets_a_real_200k_session_account_walk_whole() -> None:
+    guard = _default_guard()
+    page = _page_bytes([_real_item(i) for i in range(LIMIT)])
+    for _ in range(200_000 // LIMIT):
+        guard.page(LIMIT, page)
+    assert guard.items == 200_000
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_item, _real_item, lambda n: {**_real_item(n), "title": "é" * 5_000 + str(n)}],
+    ids=["endless-item", "real-item", "long-title"],
+)
+def test_the_charge_is_at_least_what_a_walked_session_holds(make: object) -> None:
+    """tracemalloc: what a WalkPlanner keeps of parsed pages (every item an insert, as in a
+    cold pass or an endless index) is at most what the guard charged for them."""
+    assert callable(make)
+    bodies = [
+        json.dumps({"items": [make(p * LIMIT + i) for i in range(LIMIT)], "next_cursor": None})
+        for p in range(10)
+    ]
+    charged = sum(LIMIT * WALK_ITEM_BYTES + len(body.encode()) for body in bodies)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        planner = WalkPlanner({})
+        for body in bodies:
+            planner.add([SessionView.from_json(raw) for raw in json.loads(body)["items"]])
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert planner.walked == 10 * LIMIT
+    assert held <= charged, (held, charged)
+
+
+def _endless_pages_within(budget: int) -> int:
+    """The endless index's pages (as `hostile_server` builds them) a walk takes before its
+    charge passes `budget`: the page that passes it is the last one fetched."""
+    charged, pages = 0, 0
+    while charged <= budget:
+        pages += 1
+        items = [_item(pages * LIMIT + i) for i in range(LIMIT)]
+        body = json.dumps({"items": items, "next_cursor": f"c{pages}"}).encode()
+        charged += LIMIT * WALK_ITEM_BYTES + len(body)
+    return pages
+
+
+@pytest.mark.parametrize("hostile", ["endless_index"], indirect=True)
+def test_an_endless_index_ends_the_pass_at_the_memory_budget_and_prunes_nothing(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    budget = 2 * MIB
+    pages = _endless_pages_within(budget)
+
+    async def scenario() -> None:
+        profile = Profile.load(tmp_path, server=hostile.url, token="dev-alice", environ={})
+        engine = await SyncEngine.open(profile, retry_attempts=2, bounds=Bounds(walk_memory=budget))
+        try:
+            await asyncio.to_thread(engine.mirror.apply, [KEPT])
+            report = await engine.reconcile()
+            assert isinstance(report.error, WalkOutOfBounds), repr(report.error)
+            assert report.error.message == (
+                "The server's session index went on past the 2 MiB of memory this client "
+                f"gives one walk, after {pages * LIMIT:,} items; the sync stopped there and "
+                "nothing was removed."
+            )
+            assert report.pruned == () and report.inserted == ()
+            assert await engine.row(KEPT.id) is not None
+            assert await engine.row(str(_item(LIMIT)["id"])) is None  # nothing written
+        finally:
+            await engine.close()
+
+    run(scenario(), timeout=30)
+    index_pages = [path for _, path in hostile.requests if path == "/v1/sessions"]
+    assert len(index_pages) == pages
