@@ -61,6 +61,12 @@ class Bounds:
     transcript_bytes: int = 256 * MIB
     #: The longest `Retry-After` a request waits out before retrying (429, 503).
     retry_after_seconds: float = 30.0
+    # -- a live run's SSE stream (route 8): each frame is held whole before it is parsed --
+    #: One line of the stream, its end not yet seen: a real frame is one `data:` line of
+    #: one event (a message's text is at most 1 MiB on the way in, up to ~6 MiB escaped).
+    sse_line_bytes: int = 8 * MIB
+    #: One frame (its `data:` lines joined), the blank line that ends it not yet seen.
+    sse_frame_bytes: int = 8 * MIB
 
 
 DEFAULT_BOUNDS = Bounds()
