@@ -210,7 +210,7 @@ def test_a_second_bad_cursor_aborts_without_pruning(live_server: Any, tmp_path: 
 @pytest.mark.parametrize(
     ("action", "status", "code", "state", "words"),
     [
-        ("status", 503, "unavailable", EngineState.OFFLINE, "could not be checked"),
+        ("status", 503, "unavailable", EngineState.TROUBLE, "could not be checked"),
         ("status", 500, "internal", EngineState.ERROR, "could not be checked"),
         ("status", 401, "unauthenticated", EngineState.ERROR, "no longer accepts this token"),
         ("status", 403, "forbidden", EngineState.ERROR, "not allowed"),
