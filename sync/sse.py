@@ -64,33 +64,23 @@ class FrameDecoder:
     def feed(self, chunk: bytes) -> list[Frame]:
         """The frames `chunk` completes (often none, sometimes several)."""
         frames: list[Frame] = []
-        start = 0
         if self._skip_lf and chunk[:1] == b"\n":
-            start = 1
+            chunk = chunk[1:]  # the LF of a CRLF split across chunks
         self._skip_lf = False
-        size = len(chunk)
-        while start < size:
-            cr = chunk.find(b"\r", start)
-            lf = chunk.find(b"\n", start)
-            ends = [i for i in (cr, lf) if i >= 0]
-            if not ends:
-                self._pending += chunk[start:]
-                if len(self._pending) > self._line_cap:
-                    raise _too_large("a line", self._line_cap, self._path)
-                break
-            end = min(ends)
-            if len(self._pending) + end - start > self._line_cap:
+        # `bytes.splitlines` splits at CRLF, LF and CR only: the format's line ends.
+        for piece in chunk.splitlines(keepends=True):
+            ended = piece[-1:] in (b"\n", b"\r")
+            body = piece.rstrip(b"\r\n") if ended else piece
+            if len(self._pending) + len(body) > self._line_cap:
                 raise _too_large("a line", self._line_cap, self._path)
-            self._pending += chunk[start:end]
-            line = bytes(self._pending)
-            self._pending.clear()
-            start = end + 1
-            if chunk[end : end + 1] == b"\r":
-                if start < size and chunk[start : start + 1] == b"\n":
-                    start += 1
-                elif start == size:
-                    self._skip_lf = True
-            frame = self._line(line.decode("utf-8", errors="replace"))
+            if not ended:
+                self._pending += body  # only ever the chunk's last piece
+                break
+            if self._pending:
+                body = bytes(self._pending) + body
+                self._pending.clear()
+            self._skip_lf = piece.endswith(b"\r")  # matters for the last piece only
+            frame = self._line(body.decode("utf-8", errors="replace"))
             if frame is not None:
                 frames.append(frame)
         return frames
