@@ -164,12 +164,13 @@ def rate_limited_message(wait: float | None) -> str:
 
 def trouble_message(details: Mapping[str, Any]) -> str:
     """The sentence for a 503 (CONTRACT §10.2): the server is having trouble for a while,
-    not failing; the window's status, `converge` and the engine all say it."""
+    not failing. A pass adds that it will try again (`wording.will_try_again`); a delete or
+    a send, which nothing retries by itself, says its own consequence."""
     if details.get("reason") == "database_unavailable":
         why = "its database is unavailable"
     else:
         why = "it is unavailable right now"
-    return f"The server is having trouble ({why}); Converge will try again."
+    return f"The server is having trouble ({why})."
 
 
 def describe(

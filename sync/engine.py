@@ -253,6 +253,8 @@ class SyncEngine:
             message = wording.unconfirmed(
                 len(report.kept), message, token_refused=isinstance(problem, Unauthenticated)
             )
+        elif isinstance(problem, Unavailable):
+            message = wording.will_try_again(message)
         self._set_status(EngineStatus(_state_of(problem), message, last_success))
         return report
 

@@ -87,6 +87,7 @@ class StatusPresenter(QObject):
         self.offline_retry_ms: tuple[int, ...] = RETRY_OFFLINE_MS
         self._offline_retry = 0
         self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
+        self._unreached = False  # offline since the last IDLE (reload once it is back)
 
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(30_000)
@@ -119,14 +120,18 @@ class StatusPresenter(QObject):
             # words (not an error, not offline: the saved history is not "offline"), and
             # probed again on the offline schedule.
             self.window.set_status(status.message or TROUBLE)
+            if self.window.offline:  # the server answers again: not "offline" any more
+                self.window.set_offline(False)
+                self._unreached = True
             self._schedule_offline_retry()
         elif status.state is EngineState.ERROR:
             self.window.set_status(status.message or "The server refused the request.", error=True)
         else:
             self.window.status.setToolTip("")
             self.refresh_words()
-        if status.state is EngineState.IDLE and self.window.offline:
+        if status.state is EngineState.IDLE and (self.window.offline or self._unreached):
             self.window.set_offline(False)
+            self._unreached = False
             self._on_reconnected()
         if status.state is EngineState.IDLE and previous.state in (
             EngineState.OFFLINE,

@@ -8,11 +8,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
+from sync import EngineState, EngineStatus
 from tests.sync.hostile_server import hostile_server
 from tests.ui.conftest import run
+from ui.main_window import MainWindow
+from ui.status_presenter import StatusPresenter
 
 TROUBLE = "The server is having trouble (its database is unavailable); Converge will try again."
 
@@ -41,3 +45,32 @@ def test_a_server_whose_database_is_down_is_shown_as_having_trouble_not_offline(
             await main
 
         run(loop, scenario())
+
+
+def test_trouble_after_offline_drops_the_banner_and_the_next_sync_reloads_once(
+    qapp: QApplication,
+) -> None:
+    window = MainWindow()
+    reloads: list[str] = []
+    presenter = StatusPresenter(
+        window,
+        trigger=lambda reason: None,
+        connected=lambda: True,
+        filter_text=lambda: "",
+        on_reconnected=lambda: reloads.append("reload"),
+    )
+    try:
+        presenter.show(EngineStatus(EngineState.OFFLINE, "Cannot reach the server."))
+        assert window.offline
+        presenter.show(EngineStatus(EngineState.SYNCING))
+        presenter.show(EngineStatus(EngineState.TROUBLE, TROUBLE))
+        assert not window.offline  # the server answers: it is not "offline"
+        assert window.status.text() == TROUBLE
+        presenter.show(EngineStatus(EngineState.SYNCING, "", None))
+        assert window.status.text() == TROUBLE  # no flicker while trying again
+        presenter.show(EngineStatus(EngineState.IDLE, "", 1.0))
+        presenter.show(EngineStatus(EngineState.IDLE, "", 2.0))
+        assert reloads == ["reload"]  # what was missed while unreachable, once
+    finally:
+        presenter.stop()
+        window.close()
