@@ -315,7 +315,8 @@ class ApiClient:
 
         Keep-alive comments (and frames with empty data) are skipped. Bounded
         (`sync.sse`): a line or a frame past its cap ends the stream with
-        `ResponseTooLarge`; a frame's JSON is parsed as a page's is (`parse_json`, then the
+        `ResponseTooLarge`, an event trickled past its time with `ResponseTooSlow`; a
+        frame's JSON is parsed as a page's is (`parse_json`, then the
         event's depth check), so a deep one is an `UnexpectedResponse`. Raises
         NetworkError when the connection drops; `sync.conversation.follow_run` resumes
         with Last-Event-ID. Consumers should cancel the consuming task rather than break
@@ -335,7 +336,10 @@ class ApiClient:
                     answer = Answer(response.status_code, response.headers, body, "GET", path)
                     raise self._error_from_response(answer)
                 async for frame in frames(
-                    response, line_bytes=bounds.sse_line_bytes, frame_bytes=bounds.sse_frame_bytes
+                    response,
+                    line_bytes=bounds.sse_line_bytes,
+                    frame_bytes=bounds.sse_frame_bytes,
+                    event_seconds=bounds.sse_event_seconds,
                 ):
                     if not frame.data:
                         continue

@@ -67,6 +67,9 @@ class Bounds:
     sse_line_bytes: int = 8 * MIB
     #: One frame (its `data:` lines joined), the blank line that ends it not yet seen.
     sse_frame_bytes: int = 8 * MIB
+    #: One event from its first byte to the blank line that ends it: 8 MiB at 1 Mbit/s is
+    #: 67 s. Silence is the read timeout's (45 s); this cuts bytes trickled a few at a time.
+    sse_event_seconds: float = 120.0
 
 
 DEFAULT_BOUNDS = Bounds()

@@ -7,8 +7,11 @@ timeout never fires because bytes keep coming. This decoder does the same job (t
 WHATWG event-stream format: lines ended by CRLF, LF or CR; `data`, `event`, `id` fields;
 comments; a blank line dispatches) over `aiter_bytes`, and stops with `ResponseTooLarge`
 as soon as an unfinished line passes `Bounds.sse_line_bytes` or an undispatched frame's
-data passes `Bounds.sse_frame_bytes`. Keep-alive comments are complete lines, so a stream
-of nothing but keep-alives is never cut (the contract sends one at least every 15 s).
+data passes `Bounds.sse_frame_bytes`, and with `ResponseTooSlow` when an event is still
+unfinished `Bounds.sse_event_seconds` after its first byte (bytes trickled a few at a
+time never trip the read timeout, nor a byte cap for months). Keep-alive comments are
+complete lines, so a stream of nothing but keep-alives is never cut (the contract sends one
+at least every 15 s).
 
 It does not parse the frame's JSON (`sync.api_body.parse_json` does, with the same
 rules as a page) and knows nothing of routes.
@@ -16,12 +19,13 @@ rules as a page) and knows nothing of routes.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httpx
 
-from sync.errors import ResponseTooLarge
+from sync.errors import ResponseTooLarge, ResponseTooSlow
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,11 @@ class FrameDecoder:
         self._data_bytes = 0
         self._event = ""
         self._id: str | None = None
+
+    @property
+    def unfinished(self) -> bool:
+        """Bytes of an event are held: a line not ended yet, or data lines not dispatched."""
+        return bool(self._pending or self._data)
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """The frames `chunk` completes (often none, sometimes several)."""
@@ -113,12 +122,22 @@ class FrameDecoder:
 
 
 async def frames(
-    response: httpx.Response, *, line_bytes: int, frame_bytes: int
+    response: httpx.Response, *, line_bytes: int, frame_bytes: int, event_seconds: float
 ) -> AsyncIterator[Frame]:
     """The frames of a streamed `response`, each within the caps; the caller closes it."""
-    decoder = FrameDecoder(
-        line_bytes=line_bytes, frame_bytes=frame_bytes, path=response.request.url.path
-    )
+    path = response.request.url.path
+    decoder = FrameDecoder(line_bytes=line_bytes, frame_bytes=frame_bytes, path=path)
+    clock = asyncio.get_running_loop().time
+    began: float | None = None  # when the event now held unfinished began to arrive
     async for chunk in response.aiter_bytes():
         for frame in decoder.feed(chunk):
             yield frame
+        if not decoder.unfinished:
+            began = None
+        elif began is None:
+            began = clock()
+        elif clock() - began > event_seconds:
+            raise ResponseTooSlow(
+                "The server's live event stream did not finish sending an event within "
+                f"{event_seconds:g} s; the stream was closed."
+            )

@@ -45,6 +45,7 @@ def test_a_halted_database_leaves_the_engine_having_trouble_then_it_syncs_again(
                 assert await engine.row(made.id) is not None
                 again = await engine.reconcile()
                 assert again.ok, again.problem
-                assert engine.status.state is EngineState.IDLE
+                back = engine.status
+                assert back.state is EngineState.IDLE
 
     run(scenario(), timeout=120)

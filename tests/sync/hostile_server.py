@@ -54,6 +54,7 @@ MODES = (
     "sse_huge_frame",  # a run's event stream: `data:` lines for ever, no blank line (1 GiB)
     "sse_deep_json",  # a run's event stream: one frame whose JSON nests 100,000 deep
     "sse_keepalives",  # a run's event stream: 20,000 keep-alives, then a whole (short) run
+    "sse_trickle",  # a run's event stream: one event's bytes, one every 50 ms, never ending
     "unavailable",  # 503 unavailable (the database), Retry-After: 1, on every request
     "unavailable_long",  # 503 unavailable with Retry-After: 3600 on every request
     "unavailable_once",  # 503 unavailable with Retry-After: 1 once, then an empty index
@@ -274,6 +275,13 @@ class HostileServer:
             await self._stream(writer, b"data: ", b"x" * 65536)
         elif self.mode == "sse_huge_frame":
             await self._stream(writer, b"", b"data: " + b"x" * 65530 + b"\n")
+        elif self.mode == "sse_trickle":
+            writer.write(b"id: 1\nevent: message.assistant\ndata: ")
+            for _ in range(10_000):  # 500 s: far past any test's bound
+                writer.write(b"x")
+                self.sent += 1
+                await writer.drain()
+                await asyncio.sleep(0.05)
         elif self.mode == "sse_deep_json":
             depth = 100_000
             body = b"id: 1\nevent: tool.invocation\ndata: " + b"[" * depth + b"]" * depth

@@ -24,7 +24,13 @@ from sync.bounds import KIB, Bounds
 from sync.conversation import follow_run
 from sync.engine import SyncEngine
 from sync.engine_events import EngineState
-from sync.errors import ResponseTooLarge, SyncError, Unavailable, UnexpectedResponse
+from sync.errors import (
+    ResponseTooLarge,
+    ResponseTooSlow,
+    SyncError,
+    Unavailable,
+    UnexpectedResponse,
+)
 from sync.profile import Profile
 from tests.sync.helpers import run
 from tests.sync.hostile_server import HostileServer, hostile
@@ -69,6 +75,22 @@ def test_a_live_stream_that_never_ends_its_line_or_frame_is_cut_at_its_cap(
     run(scenario(), timeout=30)
     assert hostile.sent < STOPPED_READING, f"the client read {hostile.sent:,} bytes"
     assert len(hostile.requests) == 1  # a refused stream is not reconnected to
+
+
+@pytest.mark.parametrize("hostile", ["sse_trickle"], indirect=True)
+def test_a_live_event_trickled_a_byte_at_a_time_is_cut_by_its_deadline_and_not_resumed(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        with pytest.raises(ResponseTooSlow) as caught:
+            await _follow(hostile, tmp_path, Bounds(sse_event_seconds=0.5))
+        assert caught.value.message == (
+            "The server's live event stream did not finish sending an event within 0.5 s; "
+            "the stream was closed."
+        )
+
+    run(scenario(), timeout=30)
+    assert len(hostile.requests) == 1
 
 
 @pytest.mark.parametrize("hostile", ["sse_deep_json"], indirect=True)
