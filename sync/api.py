@@ -316,11 +316,10 @@ class ApiClient:
         Keep-alive comments (and frames with empty data) are skipped. Bounded
         (`sync.sse`): a line or a frame past its cap ends the stream with
         `ResponseTooLarge`, an event trickled past its time with `ResponseTooSlow`; a
-        frame's JSON is parsed as a page's is (`parse_json`, then the
-        event's depth check), so a deep one is an `UnexpectedResponse`. Raises
-        NetworkError when the connection drops; `sync.conversation.follow_run` resumes
-        with Last-Event-ID. Consumers should cancel the consuming task rather than break
-        out (PITFALLS §2).
+        frame's JSON is parsed as a page's is (`parse_json`, then the event's depth
+        check), so a deep one is an `UnexpectedResponse`. Raises NetworkError when the
+        connection drops; `sync.conversation.follow_run` resumes with Last-Event-ID.
+        Consumers should cancel the consuming task rather than break out (PITFALLS §2).
         """
         path = f"/v1/runs/{_seg(run_id)}/events"
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
