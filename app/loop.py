@@ -1,8 +1,8 @@
 """The asyncio event loop that runs on Qt's event loop, with async-generator hooks.
 
 qasync 0.28 does not install `sys.set_asyncgen_hooks` the way
-`asyncio.BaseEventLoop.run_forever` does. Without them, an `async for` over an httpx or
-httpx-sse stream that is left early hands its generators to the garbage collector outside
+`asyncio.BaseEventLoop.run_forever` does. Without them, an `async for` over an httpx
+stream (a run's SSE events) that is left early hands its generators to the garbage collector outside
 the loop ("async generator ignored GeneratorExit") and the HTTP connection is never closed,
 so the server never sees the disconnect (PITFALLS §2). This subclass installs the hooks
 for the duration of `run_forever` and restores the previous ones afterwards. Use it in the

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from qa.harness import Harness
 from qa.report import QaOptions, QaReport
 from qa.server import QaSetupError
-from sync.errors import SyncError
+from sync import token_input
+from sync.errors import ProfileError, SyncError
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_SETUP = 2
+#: The stub's development token: what the harness's own server accepts.
+DEFAULT_TOKEN = "dev-alice"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="own server processes on one database, devices spread over them, restarted "
         "and killed in turn during the workload (N > 1 needs --database postgresql+psycopg://…)",
     )
-    p.add_argument("--token", default="dev-alice", help="bearer token (default dev-alice)")
+    # The token as every `converge` command takes it (`sync.token_input`): --token-file and
+    # --token-stdin keep it out of the process list; without any, the stub's dev-alice.
+    token_input.add_token_arguments(p)
     p.add_argument(
         "--deadline",
         type=float,
@@ -97,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def options_from_args(args: argparse.Namespace) -> QaOptions:
+    """The run's options; reads the token (`--token-file`, `--token-stdin`), so it raises
+    `ProfileError` for a token file or input that cannot be used."""
+    token = token_input.token_from_arguments(args) or DEFAULT_TOKEN
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     return QaOptions(
         devices=args.devices,
@@ -107,7 +115,7 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         watch=args.watch,
         server=args.server,
         database=args.database,
-        token=args.token,
+        token=token,
         deadline=args.deadline,
         initial=args.initial,
         page_limit=args.page_limit,
@@ -163,7 +171,11 @@ def _main(argv: Sequence[str]) -> int:
     )
     if args.interval is None:
         args.interval = 30.0 if args.watch else 0.2
-    options = options_from_args(args)
+    try:
+        options = options_from_args(args)
+    except ProfileError as exc:
+        print(f"converge qa: {for_terminal(exc.message)}", file=sys.stderr)
+        return EXIT_SETUP
     try:
         report = asyncio.run(_run_cancellable(options))
     except QaSetupError as exc:

@@ -10,7 +10,6 @@ items than the `limit` asked is refused. What an error answer or a lost connecti
 
 from __future__ import annotations
 
-import json
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -19,9 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from httpx_sse import aconnect_sse
 
-from sync.api_body import Answer, json_of, read_capped
+from sync.api_body import Answer, json_of, parse_json, read_capped
 from sync.api_errors import error_from_response, network_error
 from sync.api_request import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS
 from sync.api_request import Requester
@@ -44,6 +42,7 @@ from sync.models import (
     SessionPage,
     SessionView,
 )
+from sync.sse import frames
 from sync.tls import client_context
 
 log = logging.getLogger(__name__)
@@ -314,7 +313,11 @@ class ApiClient:
     ) -> AsyncIterator[Event]:
         """One SSE connection to a run's events; ends when the server closes the stream.
 
-        Keep-alive comments (empty data) are skipped. Raises NetworkError when the
+        Keep-alive comments (and frames with empty data) are skipped. Bounded
+        (`sync.sse`): a line or a frame past its cap ends the stream with
+        `ResponseTooLarge`, an event trickled past its time with `ResponseTooSlow`; a
+        frame's JSON is parsed as a page's is (`parse_json`, then the event's depth
+        check), so a deep one is an `UnexpectedResponse`. Raises NetworkError when the
         connection drops; `sync.conversation.follow_run` resumes with Last-Event-ID.
         Consumers should cancel the consuming task rather than break out (PITFALLS §2).
         """
@@ -322,24 +325,26 @@ class ApiClient:
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
+        bounds = self.bounds
         try:
-            async with aconnect_sse(
-                self._client, "GET", path, headers=headers, timeout=STREAM_TIMEOUT
-            ) as source:
-                response = source.response
+            async with self._client.stream(
+                "GET", path, headers=headers, timeout=STREAM_TIMEOUT
+            ) as response:
                 if response.status_code != 200:
-                    body = await read_capped(response, self.bounds.error_body_bytes, hint_only=True)
+                    body = await read_capped(response, bounds.error_body_bytes, hint_only=True)
                     answer = Answer(response.status_code, response.headers, body, "GET", path)
                     raise self._error_from_response(answer)
-                async for sse in source.aiter_sse():
-                    if not sse.data:
-                        continue  # keep-alive comment
-                    try:
-                        payload = json.loads(sse.data)
-                    except ValueError as exc:
-                        raise UnexpectedResponse(
-                            "The server sent an SSE frame that is not JSON.", status=200
-                        ) from exc
+                async for frame in frames(
+                    response,
+                    line_bytes=bounds.sse_line_bytes,
+                    frame_bytes=bounds.sse_frame_bytes,
+                    event_seconds=bounds.sse_event_seconds,
+                ):
+                    if not frame.data:
+                        continue
+                    payload = parse_json(
+                        frame.data, status=200, method="GET", path=path, what="an SSE frame"
+                    )
                     yield Event.from_json(payload)
         except SyncError:
             raise

@@ -82,19 +82,27 @@ async def read_capped(response: httpx.Response, cap: int, *, hint_only: bool = F
 def json_of(answer: Answer) -> Any:
     """The answer's JSON body; a body that is not JSON, or nests so deep that parsing it
     would exhaust the stack, is an `UnexpectedResponse`, never a crash of the pass."""
+    return parse_json(answer.body, status=answer.status, method=answer.method, path=answer.path)
+
+
+def parse_json(
+    body: bytes | str, *, status: int, method: str, path: str, what: str = "a body"
+) -> Any:
+    """`body` as JSON, or `UnexpectedResponse` (not JSON, or nested too deep to read): one
+    parser for pages, views and a live stream's frames (`what` names it in the message)."""
     try:
-        return json.loads(answer.body)
+        return json.loads(body)
     except RecursionError as exc:
         raise UnexpectedResponse(
             "The server sent JSON nested too deeply to read.",
-            status=answer.status,
-            method=answer.method,
-            path=answer.path,
+            status=status,
+            method=method,
+            path=path,
         ) from exc
     except ValueError as exc:
         raise UnexpectedResponse(
-            "The server sent a body that is not JSON.",
-            status=answer.status,
-            method=answer.method,
-            path=answer.path,
+            f"The server sent {what} that is not JSON.",
+            status=status,
+            method=method,
+            path=path,
         ) from exc

@@ -32,6 +32,7 @@ from sync.errors import (
     NetworkError,
     RateLimited,
     TlsError,
+    Unavailable,
     UnexpectedResponse,
     error_class_for,
 )
@@ -130,6 +131,16 @@ def error_from_response(answer: Answer, base_url: str, *, has_cursor: bool = Fal
             "error envelope, which proves nothing about the conversation (is the server "
             "URL right, or is a proxy in the way?)."
         )
+    if cls is Unavailable:
+        return Unavailable(
+            trouble_message(details),
+            status=status,
+            code=code,
+            details=details,
+            method=method,
+            path=path,
+            retry_after=retry_after(answer.headers.get("Retry-After")),
+        )
     if cls is RateLimited:
         wait = retry_after(answer.headers.get("Retry-After"))
         return RateLimited(
@@ -149,6 +160,17 @@ def rate_limited_message(wait: float | None) -> str:
     if wait is None:
         return "The server is limiting requests; try again in a moment."
     return f"The server is limiting requests; try again in {math.ceil(wait):.0f} s."
+
+
+def trouble_message(details: Mapping[str, Any]) -> str:
+    """The sentence for a 503 (CONTRACT §10.2): the server is having trouble for a while,
+    not failing. A pass adds that it will try again (`wording.will_try_again`); a delete or
+    a send, which nothing retries by itself, says its own consequence."""
+    if details.get("reason") == "database_unavailable":
+        why = "its database is unavailable"
+    else:
+        why = "it is unavailable right now"
+    return f"The server is having trouble ({why})."
 
 
 def describe(
@@ -172,8 +194,6 @@ def describe(
         return f"The server refused because of the current state{suffix}."
     if status == 400:
         return f"The server rejected the request as invalid{suffix}."
-    if status == 503:
-        return f"The server at {base_url} is unavailable right now (503){suffix}."
     if status >= 500:
         return f"The server at {base_url} failed ({status}){suffix}."
     return f"Unexpected answer {status} from the server{suffix}."

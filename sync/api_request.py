@@ -5,10 +5,11 @@ answer kind; here: a total deadline for connect, headers and body together, so a
 trickles a byte every few seconds ends anyway). Retries (tenacity, exponential backoff with
 jitter) apply only to idempotent methods (GET, DELETE: the contract makes DELETE idempotent
 through its tombstone) and only to failures that say nothing happened: a connection that
-was never established, a 503, or a 429 whose `Retry-After` is short and ends before the
-pass must (`sync.bounds.remaining`). A POST is never retried; a read error after the
-request was sent is never retried here (the caller decides: the reconciler keeps rows, the
-delete service says nothing was confirmed).
+was never established, or a 429 or 503 whose `Retry-After` is short and ends before the
+pass must (`sync.bounds.remaining`); a 503 without one waits the normal backoff (CONTRACT
+§10.2: "the server is having trouble", retried, not a hard error). A POST is never
+retried; a read error after the request was sent is never retried here (the caller
+decides: the reconciler keeps rows, the delete service says nothing was confirmed).
 """
 
 from __future__ import annotations
@@ -128,8 +129,9 @@ class Requester:
         return Answer(response.status_code, response.headers, body, method, request.url.path)
 
     def _may_wait(self, wait: float | None) -> bool:
-        """A 429's `Retry-After` is waited out only when it is short and ends before the
-        pass must (`sync.bounds.remaining`); otherwise the user is told to come back."""
+        """A 429's or 503's `Retry-After` is waited out only when it is short and ends
+        before the pass must (`sync.bounds.remaining`); otherwise the error reaches the
+        caller at once (the user is told to come back; the engine tries again later)."""
         if wait is None:
             return True  # the backoff's own short wait
         left = remaining()
@@ -160,9 +162,9 @@ class Requester:
         def retryable(exc: BaseException) -> bool:
             if not idempotent:
                 return False
-            if isinstance(exc, RateLimited):
+            if isinstance(exc, (RateLimited, Unavailable)):
                 return self._may_wait(exc.retry_after)
-            return isinstance(exc, (_NotSent, Unavailable))
+            return isinstance(exc, _NotSent)
 
         backoff = wait_exponential_jitter(
             multiplier=self._retry_initial_wait,
@@ -173,7 +175,7 @@ class Requester:
         def wait(retry_state: RetryCallState) -> float:
             outcome = retry_state.outcome
             exc = outcome.exception() if outcome is not None else None
-            if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            if isinstance(exc, (RateLimited, Unavailable)) and exc.retry_after is not None:
                 return exc.retry_after
             return backoff(retry_state)
 

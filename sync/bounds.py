@@ -75,6 +75,15 @@ class Bounds:
     transcript_bytes: int = 256 * MIB
     #: The longest `Retry-After` a request waits out before retrying (429, 503).
     retry_after_seconds: float = 30.0
+    # -- a live run's SSE stream (route 8): each frame is held whole before it is parsed --
+    #: One line of the stream, its end not yet seen: a real frame is one `data:` line of
+    #: one event (a message's text is at most 1 MiB on the way in, up to ~6 MiB escaped).
+    sse_line_bytes: int = 8 * MIB
+    #: One frame (its `data:` lines joined), the blank line that ends it not yet seen.
+    sse_frame_bytes: int = 8 * MIB
+    #: One event from its first byte to the blank line that ends it: 8 MiB at 1 Mbit/s is
+    #: 67 s. Silence is the read timeout's (45 s); this cuts bytes trickled a few at a time.
+    sse_event_seconds: float = 120.0
 
     def index_walk(self) -> WalkGuard:
         """The guard of one walk of the session index: its caps and its memory budget."""

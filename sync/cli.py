@@ -26,7 +26,7 @@ from sync import cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
-from sync.errors import MirrorError, SyncError, Unauthenticated
+from sync.errors import MirrorError, SyncError, Unauthenticated, Unavailable
 from sync.export import export_conversation
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
@@ -151,7 +151,10 @@ async def _sync(args: argparse.Namespace) -> int:
     if report is None:
         return EXIT_FAILED
     if report.error is not None:
-        _err(f"sync failed: {report.error.message} Nothing was changed.")
+        words = report.error.message
+        if isinstance(report.error, Unavailable):  # the engine's status says the same
+            words = wording.will_try_again(words)
+        _err(f"sync failed: {words} Nothing was changed.")
         return EXIT_FAILED
     if args.json:
         print(

@@ -2,8 +2,11 @@
 
 `follow_run` survives a dropped connection: it reconnects with `Last-Event-ID` set to the
 last sequence it delivered, so the server replays only what was missed, and it drops any
-frame it has already delivered. It ends after the run's terminal event. Consumers that want
-to stop early should cancel the consuming task rather than `break` (PITFALLS §2).
+frame it has already delivered; after a 503 it waits the server's `Retry-After` (when short
+enough, else it ends with the error). A stream past its bounds (`sync.sse`) is not
+reconnected to: it ends with `ResponseTooLarge` or `ResponseTooSlow`. It ends after the
+run's terminal event. Consumers that want to stop early should cancel the consuming task
+rather than `break` (PITFALLS §2).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import AsyncIterator
 
 from sync.api import ApiClient
 from sync.bounds import WalkGuard
-from sync.errors import NetworkError, ServerError, loggable
+from sync.errors import NetworkError, ResponseTooSlow, ServerError, Unavailable, loggable
 from sync.models import Event
 
 log = logging.getLogger(__name__)
@@ -68,10 +71,17 @@ async def follow_run(
                     return
         except (NetworkError, ServerError) as exc:
             failures += 1
-            if failures > max_reconnects:
-                raise
+            if failures > max_reconnects or isinstance(exc, ResponseTooSlow):
+                raise  # a trickled event (`sync.sse`) would be trickled again
+            delay = min(reconnect_delay * failures, 2.0)
+            if isinstance(exc, Unavailable) and exc.retry_after is not None:
+                # A 503 (the server's stream cap, its database): come back when it asked,
+                # or, past the longest wait we take, end with its sentence.
+                if exc.retry_after > api.bounds.retry_after_seconds:
+                    raise
+                delay = exc.retry_after
             log.info("run %s stream dropped (%s); resuming after %s", run_id, loggable(exc), last)
-            await asyncio.sleep(min(reconnect_delay * failures, 2.0))
+            await asyncio.sleep(delay)
             continue
         # The server closed the stream without a terminal event: the run may have ended
         # between frames, or the stream was cut cleanly. Ask before reconnecting.

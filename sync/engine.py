@@ -253,14 +253,9 @@ class SyncEngine:
             message = wording.unconfirmed(
                 len(report.kept), message, token_refused=isinstance(problem, Unauthenticated)
             )
-        # A refused certificate is a setting to fix, not a network that comes back.
-        offline = isinstance(problem, (NetworkError, Unavailable))
-        state = (
-            EngineState.OFFLINE
-            if offline and not isinstance(problem, TlsError)
-            else EngineState.ERROR
-        )
-        self._set_status(EngineStatus(state, message, last_success))
+        elif isinstance(problem, Unavailable):
+            message = wording.will_try_again(message)
+        self._set_status(EngineStatus(_state_of(problem), message, last_success))
         return report
 
     @property
@@ -416,3 +411,15 @@ def _consume_future(future: asyncio.Future[ReconcileReport]) -> None:
     exc = future.exception()
     if exc is not None:
         log.error("reconcile pass failed: %r", exc)
+
+
+def _state_of(problem: SyncError) -> EngineState:
+    """The state a pass that ended with `problem` leaves: a 503 is the server having
+    trouble for a while (CONTRACT §10.2), no answer is offline, and anything else, a
+    refused certificate included (a setting to fix, not a network that comes back), is an
+    error."""
+    if isinstance(problem, Unavailable):
+        return EngineState.TROUBLE
+    if isinstance(problem, NetworkError) and not isinstance(problem, TlsError):
+        return EngineState.OFFLINE
+    return EngineState.ERROR

@@ -43,8 +43,10 @@ class TriggerReason(Enum):
 class EngineState(Enum):
     IDLE = "idle"  # the last pass concluded
     SYNCING = "syncing"  # a pass is running
-    OFFLINE = "offline"  # the last pass could not reach the server (or got 503), on its
-    # walk or on a point read (then the rows it could not check were kept)
+    OFFLINE = "offline"  # the last pass could not reach the server, on its walk or on a
+    # point read (then the rows it could not check were kept)
+    TROUBLE = "trouble"  # the server answered 503 (its database, say) past the retries:
+    # it is having trouble for a while, neither offline nor refusing; passes go on
     ERROR = "error"  # the server refused us (401/403) or answered nonsense, likewise
 
 

@@ -15,7 +15,7 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │   ├── PayloadTooLarge         413 payload_too_large
     │   ├── RateLimited             429 rate_limited: `retry_after` seconds (Retry-After)
     │   ├── ServerError             500 internal, and any other 5xx or unexpected status
-    │   │   └── Unavailable         503 unavailable
+    │   │   └── Unavailable         503 unavailable: "having trouble", `retry_after` seconds
     │   └── UnexpectedResponse      a status or body the contract does not allow (a bare 404)
     │       ├── ResponseTooLarge    a body past its byte cap (declared or read): not read on
     │       └── WalkOutOfBounds     a cursor that repeats or stands still, a walk past its cap
@@ -164,7 +164,25 @@ class ServerError(ApiError):
 
 
 class Unavailable(ServerError):
-    """503: the server is temporarily unable to answer; retried on idempotent requests."""
+    """503: the server is having trouble for a while (its database, a stream cap); not a
+    hard error. Idempotent requests wait `retry_after` seconds (its `Retry-After`; None:
+    it did not say, so the normal backoff) when that is short enough, then retry."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        code: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        method: str = "",
+        path: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message, status=status, code=code, details=details, method=method, path=path
+        )
+        self.retry_after = retry_after
 
 
 class UnexpectedResponse(ApiError):

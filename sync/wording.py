@@ -97,3 +97,9 @@ def unconfirmed(count: int, reason: str, *, token_refused: bool = False) -> str:
         f"{rows} the server stopped listing could not be checked ({reason.rstrip('.')}); "
         f"{kept} kept and the next sync retries."
     )
+
+
+def will_try_again(trouble: str) -> str:
+    """A pass that met a 503 (`Unavailable`'s sentence): the window's status line and
+    `converge sync` add that the next pass retries, since the trouble is temporary."""
+    return f"{trouble.rstrip('.')}; Converge will try again."

@@ -1,12 +1,13 @@
 """Turns the engine's status into what the window says: the status line ("Syncing…",
-"Synced 3 min ago", "Offline – showing saved history"), the offline banner, the sidebar's
-placeholder, and the plain words for a request that failed.
+"Synced 3 min ago", "Offline – showing saved history", "The server is having trouble…"),
+the offline banner, the sidebar's placeholder, and the plain words for a request that
+failed.
 
 It also owns the two clocks that status needs: the words "Synced N min ago" age, so they
-are rewritten every 30 s; and while offline the server is probed again after 2, 5, 10,
-then every 30 s (CONNECT triggers), so "reachable again" becomes a reconcile within
-seconds rather than at the next timer tick. Nothing here talks to the engine except
-through the `trigger` callable it is given.
+are rewritten every 30 s; and while offline (or while the server is having trouble: a 503)
+the server is probed again after 2, 5, 10, then every 30 s (CONNECT triggers), so
+"reachable again" becomes a reconcile within seconds rather than at the next timer tick.
+Nothing here talks to the engine except through the `trigger` callable it is given.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from ui.main_window import EMPTY, LOADING, MainWindow
 # Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
 SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
 OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history"))
+TROUBLE = str(
+    QT_TRANSLATE_NOOP("MainWindow", "The server is having trouble; Converge will try again.")
+)
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
 
 
@@ -83,6 +87,7 @@ class StatusPresenter(QObject):
         self.offline_retry_ms: tuple[int, ...] = RETRY_OFFLINE_MS
         self._offline_retry = 0
         self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
+        self._unreached = False  # offline since the last IDLE (reload once it is back)
 
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(30_000)
@@ -102,22 +107,35 @@ class StatusPresenter(QObject):
             self.update_placeholder()
         if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
             self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
+        elif status.state is EngineState.SYNCING and previous.state is EngineState.TROUBLE:
+            self.window.set_status(previous.message or TROUBLE)  # still the last word
         elif status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
             self.window.set_status(OFFLINE, details=status.message)
             self.window.set_offline(True, status.message)
             self._schedule_offline_retry()
+        elif status.state is EngineState.TROUBLE:
+            # CONTRACT §10.2: a 503 is the server having trouble for a while, said in plain
+            # words (not an error, not offline: the saved history is not "offline"), and
+            # probed again on the offline schedule.
+            self.window.set_status(status.message or TROUBLE)
+            if self.window.offline:  # the server answers again: not "offline" any more
+                self.window.set_offline(False)
+                self._unreached = True
+            self._schedule_offline_retry()
         elif status.state is EngineState.ERROR:
             self.window.set_status(status.message or "The server refused the request.", error=True)
         else:
             self.window.status.setToolTip("")
             self.refresh_words()
-        if status.state is EngineState.IDLE and self.window.offline:
+        if status.state is EngineState.IDLE and (self.window.offline or self._unreached):
             self.window.set_offline(False)
+            self._unreached = False
             self._on_reconnected()
         if status.state is EngineState.IDLE and previous.state in (
             EngineState.OFFLINE,
+            EngineState.TROUBLE,
             EngineState.ERROR,
         ):
             self._offline_retry = 0

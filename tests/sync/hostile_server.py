@@ -12,7 +12,7 @@ Every mode answers the point read `GET /v1/sessions/{id}` with the contract's ow
 walk for a whole one would therefore prune a pre-filled mirror, and the tests see it.
 
 `sent` counts the body bytes written (the 1 GB modes prove the client stopped reading);
-`requests` records `(method, path)` of every request received.
+`requests` records `(method, path)` of every request received, `arrived` when.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
@@ -49,7 +50,25 @@ MODES = (
     "events_stuck",  # event pages whose next_after never moves
     "events_too_many",  # event pages with limit+1 events
     "artifact_larger_than_said",  # artifact metadata says 10 bytes, the content is 1 MiB
+    "sse_endless_line",  # a run's event stream: one `data:` line that never ends (1 GiB)
+    "sse_huge_frame",  # a run's event stream: `data:` lines for ever, no blank line (1 GiB)
+    "sse_deep_json",  # a run's event stream: one frame whose JSON nests 100,000 deep
+    "sse_keepalives",  # a run's event stream: 20,000 keep-alives, then a whole (short) run
+    "sse_trickle",  # a run's event stream: one event's bytes, one every 50 ms, never ending
+    "unavailable",  # 503 unavailable (the database), Retry-After: 1, on every request
+    "unavailable_long",  # 503 unavailable with Retry-After: 3600 on every request
+    "unavailable_once",  # 503 unavailable with Retry-After: 1 once, then an empty index
 )
+#: The stub's own answer to a database outage (`server_stub.errors`).
+UNAVAILABLE = json.dumps(
+    {
+        "error": {
+            "code": "unavailable",
+            "message": "the database is unavailable right now; retry later",
+            "details": {"reason": "database_unavailable", "retry_after": 1},
+        }
+    }
+).encode()
 
 
 def _item(n: int) -> dict[str, object]:
@@ -83,6 +102,8 @@ class HostileServer:
     port: int = 0
     sent: int = 0
     requests: list[tuple[str, str]] = field(default_factory=list)
+    #: `time.monotonic()` when each request arrived (a retry's wait is their difference).
+    arrived: list[float] = field(default_factory=list)
     _loop: asyncio.AbstractEventLoop | None = None
     _server: asyncio.Server | None = None
     _thread: threading.Thread | None = None
@@ -142,6 +163,7 @@ class HostileServer:
                     await reader.readexactly(length)
                 url = urlsplit(target)
                 self.requests.append((method, url.path))
+                self.arrived.append(time.monotonic())
                 query = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 await self._answer(writer, method, url.path, query)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
@@ -177,6 +199,15 @@ class HostileServer:
                 {"error": {"code": "rate_limited", "message": "slow down", "details": {}}}
             ).encode()
             await self._write(writer, "429 Too Many Requests", body, {"Retry-After": wait})
+            return
+        if mode in ("unavailable", "unavailable_long") or (
+            mode == "unavailable_once" and len(self.requests) == 1
+        ):
+            wait = "3600" if mode == "unavailable_long" else "1"
+            await self._write(writer, "503 Service Unavailable", UNAVAILABLE, {"Retry-After": wait})
+            return
+        if mode.startswith("sse_") and path.startswith("/v1/runs/") and path.endswith("/events"):
+            await self._sse(writer, path.split("/")[3])
             return
         if mode == "artifact_larger_than_said" and path.startswith("/v1/artifacts/"):
             await self._artifact(writer, path)
@@ -234,6 +265,46 @@ class HostileServer:
             data = chunk if self.sent == 0 else b" " * len(chunk)
             writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n" if chunked else data)
             self.sent += len(data)
+            await writer.drain()
+
+    async def _sse(self, writer: asyncio.StreamWriter, run_id: str) -> None:
+        """A run's event stream (route 8) in the SSE modes; the connection closes after."""
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+        writer.write((head + "\r\n").encode())
+        if self.mode == "sse_endless_line":
+            await self._stream(writer, b"data: ", b"x" * 65536)
+        elif self.mode == "sse_huge_frame":
+            await self._stream(writer, b"", b"data: " + b"x" * 65530 + b"\n")
+        elif self.mode == "sse_trickle":
+            writer.write(b"id: 1\nevent: message.assistant\ndata: ")
+            for _ in range(10_000):  # 500 s: far past any test's bound
+                writer.write(b"x")
+                self.sent += 1
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        elif self.mode == "sse_deep_json":
+            depth = 100_000
+            body = b"id: 1\nevent: tool.invocation\ndata: " + b"[" * depth + b"]" * depth
+            writer.write(body + b"\n\n")
+            self.sent += len(body)
+        else:  # sse_keepalives
+            keepalives = b": keep-alive\n\n" * 20_000
+            writer.write(keepalives)
+            self.sent += len(keepalives)
+            for sequence, kind in ((1, "run.started"), (2, "run.completed")):
+                event = {**_event("ses_hostile", sequence), "run_id": run_id, "type": kind}
+                frame = f"id: {sequence}\nevent: {kind}\ndata: {json.dumps(event)}\n\n"
+                writer.write(frame.encode())
+                self.sent += len(frame)
+        await writer.drain()
+        writer.close()
+
+    async def _stream(self, writer: asyncio.StreamWriter, first: bytes, chunk: bytes) -> None:
+        """`first`, then `chunk` again and again until a gigabyte (or the client leaves)."""
+        writer.write(first)
+        while self.sent < GIB:
+            writer.write(chunk)
+            self.sent += len(chunk)
             await writer.drain()
 
     async def _artifact(self, writer: asyncio.StreamWriter, path: str) -> None:

@@ -153,7 +153,7 @@ def test_a_walk_interrupted_mid_way_prunes_and_writes_nothing(
                 assert report.pruned == () and report.inserted == ()
                 assert transport.count("GET", POINT_READ) == 0
                 assert await engine.rows() == before
-                assert engine.status.state.value in {"offline", "error"}
+                assert engine.status.state.value in {"offline", "trouble", "error"}
 
     run(go())
 
@@ -210,7 +210,7 @@ def test_a_second_bad_cursor_aborts_without_pruning(live_server: Any, tmp_path: 
 @pytest.mark.parametrize(
     ("action", "status", "code", "state", "words"),
     [
-        ("status", 503, "unavailable", EngineState.OFFLINE, "could not be checked"),
+        ("status", 503, "unavailable", EngineState.TROUBLE, "could not be checked"),
         ("status", 500, "internal", EngineState.ERROR, "could not be checked"),
         ("status", 401, "unauthenticated", EngineState.ERROR, "no longer accepts this token"),
         ("status", 403, "forbidden", EngineState.ERROR, "not allowed"),
