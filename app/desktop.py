@@ -38,6 +38,7 @@ from app import heap, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
+from app.main import HEADLESS_COMMANDS
 from sync import (
     ENV_PROFILE,
     Profile,
@@ -78,7 +79,9 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
     parser = argparse.ArgumentParser(
         prog="converge",
         description="Converge: your conversation history, the same on every device.",
-        epilog="Subcommands for scripts: converge sync | ls | delete | qa (see --help of each).",
+        epilog="Subcommands for scripts: converge "
+        + " | ".join(sorted(HEADLESS_COMMANDS))
+        + " (see --help of each).",
     )
     parser.add_argument(
         "--profile",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -337,8 +338,22 @@ async def _export(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; `argv` includes the subcommand name (`["sync", "--server", ...]`).
     Everything it writes to stdout and stderr is inert (`sync.terminal`)."""
-    with inert_streams():
-        return _main(argv)
+    try:
+        with inert_streams():
+            return _main(argv)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of stdout went away (`converge ls | head`): what it asked for was
+    delivered, so this is no error. Python would still try to flush stdout at exit and
+    print a second BrokenPipeError; point the descriptor at /dev/null first (the recipe of
+    the `signal` module's documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_OK
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -370,6 +385,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         _err("interrupted.")
         return 130
+    except BrokenPipeError:
+        raise  # not an unexpected error: `main` ends quietly
     except Exception as exc:  # a bug or an environment problem: one line, details in -v
         log.debug("unexpected failure", exc_info=True)
         _err(f"unexpected error ({type(exc).__name__}: {exc}). Run with -v for details.")
