@@ -47,6 +47,7 @@ from sync.mirror_schema import (
     SCHEMA_VERSION,
     SessionRecord,
     busy_timeout_ms,
+    disk_full_error,
     is_locked,
     locked_error,
     make_engine,
@@ -132,6 +133,8 @@ class Mirror:
             mirror.close()
             if is_locked(exc):
                 raise locked_error(path) from exc
+            if (full := disk_full_error(path)) is not None:
+                raise full from exc
             raise MirrorError(
                 f"Cannot open or upgrade the mirror {path}: {getattr(exc, 'orig', None) or exc}. "
                 "It was left at its previous version."
@@ -201,6 +204,8 @@ class Mirror:
         except SQLAlchemyError as exc:
             if is_locked(exc):
                 raise locked_error(self.path) from exc
+            if (full := disk_full_error(self.path)) is not None:
+                raise full from exc
             reason = getattr(exc, "orig", None) or exc
             raise MirrorError(f"Cannot write the mirror {self.path}: {reason}.") from exc
 

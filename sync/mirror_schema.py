@@ -11,6 +11,7 @@ models, table by table.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,9 @@ def read_schema_version(path: Path) -> int:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise MirrorError(f"Cannot open the mirror {path}: {exc}.") from exc
+        raise disk_full_error(path) or MirrorError(
+            f"Cannot open the mirror {path}: {exc}."
+        ) from exc
     return int(row[0]) if row else 0
 
 
@@ -170,4 +173,27 @@ def locked_error(path: Path) -> MirrorError:
     return MirrorError(
         f"The mirror {path} is locked by another program (another Converge window or "
         "command?). Close it and try again."
+    )
+
+
+#: Below this many free bytes on the mirror's file system, a failed open or write is taken
+#: for a full disk (a mirror write needs a few pages, its WAL index 32 KiB).
+DISK_FULL_BELOW = 1024 * 1024
+
+
+def disk_full_error(path: Path) -> MirrorError | None:
+    """The words for a failure on a full disk, or None when the disk has room.
+
+    At 100 % full SQLite rarely says "database or disk is full": the shared-memory WAL
+    index cannot grow first, and that is a plain "disk I/O error", which tells the user
+    nothing. So a failed open or write looks at the free space itself."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    if free >= DISK_FULL_BELOW:
+        return None
+    return MirrorError(
+        f"The disk holding the mirror {path} is full ({free // 1024} KiB free). Free some "
+        "space and try again."
     )

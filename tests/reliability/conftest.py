@@ -13,9 +13,13 @@ delay 0) and reuses the root `LiveServer` and `postgres_cluster`.
 
 from __future__ import annotations
 
+import errno
+import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -240,3 +244,44 @@ def module_server(
         server.stop()
     failures = [s for server in started for s in server.statuses if s[2] >= 500]
     assert not failures, f"server answered 5xx: {failures}"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MiB tmpfs of its own (skips where mounting is not permitted)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
+
+
+def fill(disk: Path) -> Path:
+    """Write a file until the file system has no byte left; returns it (unlink to free)."""
+    filler = disk / "filler"
+    chunk = b"\0" * 65536
+    with filler.open("wb", buffering=0) as out:
+        while True:
+            try:
+                out.write(chunk)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+                break
+    with filler.open("ab", buffering=0) as out:  # the last partial chunk's room too
+        while True:
+            try:
+                out.write(b"\0")
+            except OSError:
+                break
+    return filler

@@ -40,6 +40,7 @@ from sync.mirror import Mirror
 from sync.models import SessionPage
 from sync.profile import Profile
 from tests.conftest import LiveServer
+from tests.reliability.conftest import fill
 from tests.reliability.crash_helpers import ServerProcess
 
 MIRROR = "mirror.sqlite3"
@@ -408,3 +409,28 @@ def test_a_token_revoked_between_two_pages_of_a_walk_writes_nothing(
             await engine.close()
 
     asyncio.run(go())
+
+
+# -- the disk under the mirror is full ----------------------------------------------------------
+
+
+def test_a_full_disk_under_the_mirror_is_named_and_the_next_sync_recovers(
+    live_server: LiveServer, small_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At 100 % full SQLite often reports a plain "disk I/O error" (its WAL index cannot
+    grow), which told the user nothing; the sentence names the full disk, and nothing of the
+    mirror is lost."""
+    first = make_sessions(live_server.url, "dev-alice", 3)
+    profile = small_disk / "profile"
+    code, _out, err = converge(capsys, "sync", *conn(live_server.url, profile))
+    assert code == 0, err
+    more = make_sessions(live_server.url, "dev-alice", 300)
+    filler = fill(small_disk)
+    code, _out, err = converge(capsys, "sync", *conn(live_server.url, profile))
+    assert code == 1
+    assert "full" in err and "I/O" not in err, err
+    assert "Traceback" not in err
+    filler.unlink()
+    code, _out, err = converge(capsys, "sync", *conn(live_server.url, profile))
+    assert code == 0, err
+    assert mirror_ids(profile) == set(first) | set(more)

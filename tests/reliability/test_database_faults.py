@@ -9,11 +9,7 @@ failed with its reason (never left active), and cancel and delete work.
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,51 +17,11 @@ import httpx
 import pytest
 
 from tests.conftest import PostgresCluster, ServerFactory
+from tests.reliability.conftest import fill
 from tests.server.conftest import new_session, start_run, wait_status, wait_until
 
 TERMINAL = ("completed", "failed", "cancelled")
 OUTAGE_LOGGER = "server_stub.db.outage"
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 16 MiB tmpfs of its own (skips where mounting is not permitted)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
-
-
-def fill(disk: Path) -> Path:
-    """Write a file until the file system has no byte left; returns it (unlink to free)."""
-    filler = disk / "filler"
-    chunk = b"\0" * 65536
-    with filler.open("wb", buffering=0) as out:
-        while True:
-            try:
-                out.write(chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-                break
-    with filler.open("ab", buffering=0) as out:  # the last partial chunk's room too
-        while True:
-            try:
-                out.write(b"\0")
-            except OSError:
-                break
-    return filler
 
 
 def assert_unavailable(response: httpx.Response) -> None:
