@@ -56,7 +56,8 @@ class SyncError(Exception):
 
 
 class ApiError(SyncError):
-    """The server answered with an error status and (normally) the contract's envelope."""
+    """The server answered with an error status and (normally) the contract's envelope.
+    `retry_after`: the seconds its `Retry-After` asked for (429, 503), else None."""
 
     def __init__(
         self,
@@ -67,6 +68,7 @@ class ApiError(SyncError):
         details: Mapping[str, Any] | None = None,
         method: str = "",
         path: str = "",
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -74,6 +76,7 @@ class ApiError(SyncError):
         self.details: dict[str, Any] = dict(details or {})
         self.method = method
         self.path = path
+        self.retry_after = retry_after
 
     def __repr__(self) -> str:
         return (
@@ -142,22 +145,6 @@ class RateLimited(ApiError):
     """429 rate_limited: the server asks the client to wait `retry_after` seconds (None:
     it did not say); idempotent requests wait and retry when that is short enough."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        code: str | None = None,
-        details: Mapping[str, Any] | None = None,
-        method: str = "",
-        path: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(
-            message, status=status, code=code, details=details, method=method, path=path
-        )
-        self.retry_after = retry_after
-
 
 class ServerError(ApiError):
     """500 internal, or any other 5xx: the server failed; nothing can be concluded."""
@@ -167,22 +154,6 @@ class Unavailable(ServerError):
     """503: the server is having trouble for a while (its database, a stream cap); not a
     hard error. Idempotent requests wait `retry_after` seconds (its `Retry-After`; None:
     it did not say, so the normal backoff) when that is short enough, then retry."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        code: str | None = None,
-        details: Mapping[str, Any] | None = None,
-        method: str = "",
-        path: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(
-            message, status=status, code=code, details=details, method=method, path=path
-        )
-        self.retry_after = retry_after
 
 
 class UnexpectedResponse(ApiError):
