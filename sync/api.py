@@ -113,6 +113,9 @@ class ApiClient:
             retry_initial_wait=retry_initial_wait,
             retry_max_wait=retry_max_wait,
         )
+        #: One bounded request with retries where safe (`sync.api_request.Requester`): the
+        #: routes below and the few callers outside this module send through it.
+        self.request = self._requester.request
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -134,34 +137,6 @@ class ApiClient:
     def _error_from_response(self, answer: Answer, *, has_cursor: bool = False) -> ApiError:
         """`sync.api_errors.error_from_response` for this client's server."""
         return error_from_response(answer, self.base_url, has_cursor=has_cursor)
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json_body: Any = None,
-        headers: Mapping[str, str] | None = None,
-        ok: tuple[int, ...] = (200,),
-        has_cursor: bool = False,
-        timeout: httpx.Timeout | None = None,
-        cap: int | None = None,
-        deadline: float | None = None,
-    ) -> Answer:
-        """`sync.api_request.Requester.request` on this client's connection pool."""
-        return await self._requester.request(
-            method,
-            path,
-            params=params,
-            json_body=json_body,
-            headers=headers,
-            ok=ok,
-            has_cursor=has_cursor,
-            timeout=timeout,
-            cap=cap,
-            deadline=deadline,
-        )
 
     # -- sessions ---------------------------------------------------------------------------
 
