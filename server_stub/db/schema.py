@@ -63,8 +63,8 @@ FIRST_RELEASE_TABLES = frozenset(
 )
 #: Advisory-lock key pair of the schema upgrade ("SCHM", 1): a namespace apart from the
 #: fleet's owner liveness locks (`server_stub.bus`, "CONV").
-_LOCK_SPACE = 0x5343484D
-_LOCK_KEY = 1
+LOCK_SPACE = 0x5343484D
+LOCK_KEY = 1
 
 
 class SchemaError(RuntimeError):
@@ -100,7 +100,7 @@ def upgrade_schema(engine: Engine) -> str:
         if conn.dialect.name == "postgresql":
             conn.execute(
                 text("SELECT pg_advisory_xact_lock(:space, :key)"),
-                {"space": _LOCK_SPACE, "key": _LOCK_KEY},
+                {"space": LOCK_SPACE, "key": LOCK_KEY},
             )
         return _bring_to_head(conn)
 

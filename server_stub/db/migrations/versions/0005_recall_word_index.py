@@ -5,7 +5,7 @@ Alembic is stamped 0001 and brought up from there, and the builds it ran under
 created missing tables and nullable columns at start (never indexes on existing
 tables), so it may hold part of this revision already.
 
-Down from 0004_object_intents_and_outbox_errors.
+Down from 0004_intents_outbox_errors.
 Never edit a released revision: add a new one (docs/server.md, "Schema migrations").
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005_recall_word_index"
-down_revision = "0004_object_intents_and_outbox_errors"
+down_revision = "0004_intents_outbox_errors"
 branch_labels = None
 depends_on = None
 

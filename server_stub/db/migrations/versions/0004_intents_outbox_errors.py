@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004_object_intents_and_outbox_errors"
+revision = "0004_intents_outbox_errors"
 down_revision = "0003_memories_source_run_index"
 branch_labels = None
 depends_on = None
