@@ -76,6 +76,7 @@ def alembic_config(connection: Connection | None = None) -> Config:
     the connection `env.py` runs on."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("file_template", "%%(rev)s")  # ids are NNNN_slug already
     config.attributes["connection"] = connection
     return config
 

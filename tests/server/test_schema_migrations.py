@@ -315,3 +315,13 @@ def test_a_database_with_only_some_of_the_servers_tables_is_refused(tmp_path: Pa
             db.create_schema()
     finally:
         db.dispose()
+
+
+def test_a_new_revision_id_is_numbered_next_and_fits_alembics_version_table() -> None:
+    from server_stub.db.new_revision import MAX_REVISION_ID, revision_id
+
+    assert revision_id("Index versions, per user!", 7) == "0008_index_versions_per_user"
+    long = revision_id("a very long description of a schema change " * 3, 41)
+    assert long.startswith("0042_") and len(long) <= MAX_REVISION_ID
+    assert not long.endswith("_")
+    assert revision_id("…", 0) == "0001_change"
