@@ -144,7 +144,7 @@ def _check_servable(conn: Connection, current: str | None) -> bool:
         if _known(current):
             return False
         raise SchemaError(
-            f"the database's schema is at revision {current}, which this server does not "
+            f"the database's schema is at revision {_shown(current)}, which this server does not "
             f"know (it knows up to {head_revision()}): it was upgraded by a newer version; "
             "run that version, or point --database at another database"
         )
@@ -159,6 +159,12 @@ def _check_servable(conn: Connection, current: str | None) -> bool:
             "database"
         )
     return False
+
+
+def _shown(revision: str) -> str:
+    """A revision id read from the database, inert for a terminal or a log: at most 64
+    characters, quoted, everything outside printable ASCII escaped."""
+    return ascii(revision[:64])
 
 
 def _known(revision: str) -> bool:

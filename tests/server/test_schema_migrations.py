@@ -257,12 +257,12 @@ def test_two_processes_upgrading_one_postgres_database_at_once_both_succeed(
     assert _schema_diff(url) == []
 
 
-def _stamp_unknown(url: str) -> None:
+def _stamp_unknown(url: str, revision: str = "9999_from_later") -> None:
     db = Database(url)
     try:
         db.create_schema()
         with db.engine.begin() as conn:
-            conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999_from_later'")
+            conn.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": revision})
     finally:
         db.dispose()
 
@@ -299,8 +299,46 @@ def test_the_cli_refuses_a_newer_database_in_words_without_a_traceback(tmp_path:
     )
     assert done.returncode == 1
     assert done.stdout == ""
-    assert "converge-server: the database's schema is at revision 9999_from_later" in done.stderr
+    assert "converge-server: the database's schema is at revision '9999_from_later'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_hostile_revision_id_is_shown_inert_and_bounded(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'hostile.sqlite3'}"
+    _stamp_unknown(url, "\x1b]0;owned\x07\u202e" + "x" * 20)
+    db = Database(url)
+    try:
+        with pytest.raises(SchemaError) as refused:
+            db.create_schema()
+    finally:
+        db.dispose()
+    message = str(refused.value)
+    assert message.isascii() and all(ch.isprintable() for ch in message)
+    assert "\\x1b]0;owned\\x07\\u202e" in message
+
+
+def test_a_first_release_database_that_later_builds_started_is_upgraded_too(
+    old_database: str,
+) -> None:
+    """What the builds before revisions did at start to an older database: create the
+    missing tables and add the missing nullable columns (never indexes). The guarded
+    revisions 0004-0006 then find part of their work done."""
+    engine = _engine(old_database)
+    try:
+        with engine.begin() as conn:
+            Base.metadata.create_all(conn)
+            outbox = Base.metadata.tables["deletion_outbox"]
+            for name in ("last_error", "last_attempt_at"):
+                kind = outbox.c[name].type.compile(dialect=conn.dialect)
+                conn.exec_driver_sql(f'ALTER TABLE deletion_outbox ADD COLUMN "{name}" {kind}')
+    finally:
+        engine.dispose()
+    db = Database(old_database)
+    try:
+        assert db.create_schema().startswith("upgraded from before revisions")
+    finally:
+        db.dispose()
+    assert _schema_diff(old_database) == []
 
 
 def test_a_database_with_only_some_of_the_servers_tables_is_refused(tmp_path: Path) -> None:
