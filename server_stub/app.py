@@ -201,7 +201,7 @@ def release_held_watches(app: FastAPI) -> None:
 def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:
     db = Database(settings.database_url)
     db.vacuum_full = settings.pg_vacuum_full
-    db.create_schema()
+    log.info("database schema %s", db.create_schema())
     store = FilesystemObjectStore(settings.resolved_artifacts_dir())
     if settings.seed == "demo":
         from server_stub.seed import seed_demo

@@ -22,6 +22,7 @@ import uvicorn
 from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
+from server_stub.db.schema import schema_refusal
 from server_stub.hosts import HostPolicy, is_loopback_name
 from server_stub.limits import raise_open_files_limit
 from server_stub.private import ensure_parent, private_dir
@@ -208,6 +209,23 @@ def _sqlite_in_use(url: str) -> str | None:
     return None
 
 
+def _schema_refusal(url: str) -> str | None:
+    """Why this build cannot serve the database's schema (a newer one), or None: a probe
+    for a clean sentence; the app upgrades for real at start-up (server_stub.db.schema).
+    A database that cannot be reached is left to the start-up, which reports it."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from server_stub.db.engine import Database
+
+    db = Database(url)
+    try:
+        return schema_refusal(db.engine)
+    except SQLAlchemyError:
+        return None
+    finally:
+        db.dispose()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `converge-server` console script."""
     args = build_parser().parse_args(argv)
@@ -224,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"converge-server: {exc}", file=sys.stderr)
         return 2
-    refusal = _sqlite_in_use(settings.database_url)
+    refusal = _sqlite_in_use(settings.database_url) or _schema_refusal(settings.database_url)
     if refusal is not None:
         print(f"converge-server: {refusal}", file=sys.stderr)
         return 1

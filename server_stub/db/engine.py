@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, inspect, make_url, select
+from sqlalchemy import Engine, create_engine, event, func, make_url, select
 from sqlalchemy.orm import Session
 
 from server_stub.db.fairlock import FairLock
-from server_stub.db.models import Base, DeletionTombstoneRow, ServerMeta, content_columns
+from server_stub.db.models import DeletionTombstoneRow, ServerMeta
+from server_stub.db.schema import upgrade_schema
 from server_stub.private import private_sqlite_file
 
 _WRITE = "converge_write"
@@ -71,16 +72,11 @@ class Database:
         #: index version (the app sets it to wake held index watches, `server_stub.watches`).
         self.index_listener: IndexListener | None = None
 
-    def create_schema(self) -> None:
-        """Create every table and index that is missing, and add missing nullable columns.
-
-        The stub has no migration history to replay: a database made by an older build only
-        ever lacks whole tables or nullable columns added since (e.g. the outbox's
-        `last_error`), and both are added here. Anything else is refused in words.
-        """
-        Base.metadata.create_all(self.engine)
-        _add_missing_columns(self.engine)
-        _no_content_statistics(self.engine)
+    def create_schema(self) -> str:
+        """Bring the schema to this build's head revision (`server_stub.db.schema`: Alembic
+        revisions, a fleet-wide advisory lock on PostgreSQL); what was done, in words.
+        Raises `SchemaError` for a database this build cannot serve (a newer one)."""
+        return upgrade_schema(self.engine)
 
     def scrub(self, tables: Sequence[str]) -> ScrubResult:
         """Make purged content leave the database's files (CONTRACT §9.2).
@@ -266,53 +262,3 @@ def _install_sqlite_listeners(engine: Engine) -> None:
     def _on_begin(conn: Any) -> None:
         write = conn.get_execution_options().get(_WRITE, True)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-
-def _no_content_statistics(engine: Engine) -> None:
-    """PostgreSQL: `SET STATISTICS 0` on every content column, so `ANALYZE` (autovacuum's
-    too) never samples a title or a message into `pg_statistic`, where no purge reaches
-    (CONTRACT §9.2). Only columns not already at 0 are altered (the ALTER takes a lock, and
-    every process of a fleet runs this at start). The planner never filters on these
-    columns, so it loses nothing it used. Statistics that ANALYZE gathered under an older
-    build stay in `pg_statistic` (a later ANALYZE skips the column, it does not clear it):
-    removing them takes a superuser (docs/reliability.md)."""
-    if engine.dialect.name != "postgresql":
-        return
-    wanted = set(content_columns())
-    with engine.begin() as conn:
-        current = conn.exec_driver_sql(
-            "SELECT c.relname, a.attname, a.attstattarget FROM pg_attribute a"
-            " JOIN pg_class c ON c.oid = a.attrelid"
-            " JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped"
-        ).all()
-        for table, column, target in current:
-            if (table, column) in wanted and target != 0:
-                conn.exec_driver_sql(
-                    f'ALTER TABLE "{table}" ALTER COLUMN "{column}" SET STATISTICS 0'
-                )
-
-
-def _add_missing_columns(engine: Engine) -> None:
-    """ALTER TABLE … ADD COLUMN for every nullable model column an older database lacks."""
-    inspector = inspect(engine)
-    existing_tables = set(inspector.get_table_names())
-    statements: list[str] = []
-    for table in Base.metadata.sorted_tables:
-        if table.name not in existing_tables:
-            continue
-        present = {c["name"] for c in inspector.get_columns(table.name)}
-        for column in table.columns:
-            if column.name in present:
-                continue
-            if not column.nullable:
-                raise RuntimeError(
-                    f"the database lacks the column {table.name}.{column.name}, which cannot "
-                    "be added in place; start with a new database"
-                )
-            kind = column.type.compile(dialect=engine.dialect)
-            statements.append(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
-    if statements:
-        with engine.begin() as conn:
-            for statement in statements:
-                conn.exec_driver_sql(statement)
