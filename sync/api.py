@@ -121,6 +121,8 @@ class ApiClient:
             retry_initial_wait=retry_initial_wait,
             retry_max_wait=retry_max_wait,
         )
+        #: The server's clock from the `Date` of its answers (`sync.server_clock`).
+        self.clock = self._requester.clock
         #: One bounded request with retries where safe (`sync.api_request.Requester`): the
         #: routes below and the few callers outside this module send through it.
         self.request = self._requester.request

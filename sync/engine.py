@@ -292,6 +292,12 @@ class SyncEngine:
         self._watch.cancel()
 
     @property
+    def server_clock_offset(self) -> float:
+        """Seconds the server's clock is ahead of this machine's (`sync.server_clock`):
+        relative dates add it to "now", so a wrong local clock does not say "Just now"."""
+        return self.api.clock.offset
+
+    @property
     def watch_state(self) -> WatchState:
         return self._watch.state
 
