@@ -20,7 +20,6 @@ SQLAlchemy and httpx are loaded.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -154,8 +153,7 @@ class SyncEngine:
         tls = client_context(profile.ca_bundle)  # a bad CA bundle is named before anything
         await asyncio.to_thread(profile.ensure_dirs)
         mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
-        identity = hashlib.sha256(f"{server}\n{token}".encode()).hexdigest()
-        await asyncio.to_thread(mirror.bind_identity, identity)
+        await asyncio.to_thread(mirror.bind_identity, profile.connection_identity)
         api = ApiClient(
             server,
             token,
