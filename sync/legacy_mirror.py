@@ -21,8 +21,6 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
-from sync.mirror_state import IDENTITY_KEY
-
 
 def connection_identity(server: str, token: str) -> str:
     """What a mirror records of the server and token it follows (the token is not in it)."""
@@ -33,6 +31,10 @@ def recorded_identity(path: Path) -> str | None:
     """The connection a mirror file recorded, read without migrating or writing it; None
     when it recorded none or cannot be read (a damaged file is adopted, and then the
     mirror's own checks speak)."""
+    # Here, not at the top: `sync.profile` imports this module, and the light names of
+    # `sync` (what the window loads before its first paint) must not load SQLAlchemy.
+    from sync.mirror_state import IDENTITY_KEY
+
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
