@@ -112,7 +112,6 @@ class IndexWatch:
         self.wait = wait
         self.margin = margin
         self._clock = clock
-        self._held: asyncio.Task[WatchAnswer] | None = None  # the request being held
         self._held_etag: str | None = None
         self._held_since = 0.0
         self.backoff = backoff or Backoff()
@@ -171,7 +170,7 @@ class IndexWatch:
     async def _hold(self, etag: str) -> WatchAnswer | None:
         """One held watch; None when a conclusive pass proved it deaf (it was cancelled)."""
         request = asyncio.ensure_future(self.api.watch_sessions(etag, self.wait, self.margin))
-        self._held, self._held_etag, self._held_since = request, etag, self._clock()
+        self._held_etag, self._held_since = etag, self._clock()
         try:
             while True:
                 self._kick.clear()
@@ -187,7 +186,6 @@ class IndexWatch:
                     self.rearms += 1
                     return None
         finally:
-            self._held = None
             if not request.done():
                 request.cancel()
                 with contextlib.suppress(asyncio.CancelledError, SyncError):
