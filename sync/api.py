@@ -33,6 +33,7 @@ from sync.errors import (
     SyncError,
     UnexpectedResponse,
 )
+from sync.keepalive import keepalive_socket_options
 from sync.models import (
     Approval,
     Artifact,
@@ -52,8 +53,9 @@ DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 #: dead connection, not a quiet run.
 STREAM_TIMEOUT = httpx.Timeout(10.0, connect=5.0, read=45.0)
 PAGE_LIMIT = 200
-#: A held watch answers within its `wait`; this much more silence is a dead connection.
-WATCH_READ_MARGIN = 15.0
+#: A held watch answers within its `wait`; this much more silence is a dead connection
+#: (a middlebox that stopped forwarding: keepalive cannot see it). Decision 0100.
+WATCH_READ_MARGIN = 5.0
 
 
 @dataclass(frozen=True)
@@ -97,13 +99,19 @@ class ApiClient:
         self.bounds = bounds
         # Certificates are checked against the OS trust store (and the profile's CA bundle
         # when the caller built `tls` with `sync.tls.client_context`), never certifi's.
+        # Sockets carry TCP keepalive (`sync.keepalive`): a vanished peer ends in seconds.
+        verify = tls if tls is not None else client_context()
+        if transport is None:
+            transport = httpx.AsyncHTTPTransport(
+                verify=verify, socket_options=keepalive_socket_options()
+            )
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
             timeout=timeout,
             transport=transport,
             follow_redirects=False,
-            verify=tls if tls is not None else client_context(),
+            verify=verify,
         )
         self._requester = Requester(
             self._client,
@@ -113,6 +121,8 @@ class ApiClient:
             retry_initial_wait=retry_initial_wait,
             retry_max_wait=retry_max_wait,
         )
+        #: The server's clock from the `Date` of its answers (`sync.server_clock`).
+        self.clock = self._requester.clock
         #: One bounded request with retries where safe (`sync.api_request.Requester`): the
         #: routes below and the few callers outside this module send through it.
         self.request = self._requester.request
@@ -188,11 +198,14 @@ class ApiClient:
             nbytes=len(response.body),
         )
 
-    async def watch_sessions(self, etag: str, wait: int) -> WatchAnswer:
+    async def watch_sessions(
+        self, etag: str, wait: int, margin: float = WATCH_READ_MARGIN
+    ) -> WatchAnswer:
         """Hold a conditional first page up to `wait` s for a change (CONTRACT §9.1).
 
         `limit=1`: the answer only says whether the index changed (the caller reconciles);
-        the ETag does not depend on the limit.
+        the ETag does not depend on the limit. Silence `margin` s past the wait is a dead
+        connection (`ResponseTooSlow` or a network error).
         """
         response = await self.request(
             "GET",
@@ -200,9 +213,9 @@ class ApiClient:
             params={"limit": 1},
             headers={"If-None-Match": etag, "Prefer": f"wait={wait}"},
             ok=(200, 304),
-            timeout=httpx.Timeout(10.0, connect=5.0, read=wait + WATCH_READ_MARGIN),
+            timeout=httpx.Timeout(10.0, connect=5.0, read=wait + margin),
             cap=self.bounds.index_page_bytes,
-            deadline=self.bounds.request_seconds + wait + WATCH_READ_MARGIN,
+            deadline=self.bounds.request_seconds + wait + margin,
         )
         applied = response.headers.get("Preference-Applied", "")
         return WatchAnswer(

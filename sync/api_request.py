@@ -40,6 +40,7 @@ from sync.errors import (
     ResponseTooSlow,
     Unavailable,
 )
+from sync.server_clock import ServerClock
 
 log = logging.getLogger("sync.api")  # the client's log, where these lines always went
 
@@ -62,8 +63,11 @@ class Requester:
         retry_attempts: int,
         retry_initial_wait: float,
         retry_max_wait: float,
+        clock: ServerClock | None = None,
     ) -> None:
         self._client = client
+        #: The server's clock, from the `Date` of every answer (relative dates read it).
+        self.clock = clock if clock is not None else ServerClock()
         self.base_url = base_url
         self.bounds = bounds
         self._retry_attempts = max(1, retry_attempts)
@@ -111,6 +115,7 @@ class Requester:
         try:
             async with asyncio.timeout(deadline):
                 response = await self._client.send(request, stream=True)
+                self.clock.observe(response.headers.get("Date"))
                 try:
                     success = response.status_code in ok
                     body = await read_capped(

@@ -20,7 +20,6 @@ SQLAlchemy and httpx are loaded.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -154,8 +153,7 @@ class SyncEngine:
         tls = client_context(profile.ca_bundle)  # a bad CA bundle is named before anything
         await asyncio.to_thread(profile.ensure_dirs)
         mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
-        identity = hashlib.sha256(f"{server}\n{token}".encode()).hexdigest()
-        await asyncio.to_thread(mirror.bind_identity, identity)
+        await asyncio.to_thread(mirror.bind_identity, profile.connection_identity)
         api = ApiClient(
             server,
             token,
@@ -290,6 +288,12 @@ class SyncEngine:
     def cancel_watch(self) -> None:
         """`stop_watch` for synchronous callers (a window detaching): cancelled, not awaited."""
         self._watch.cancel()
+
+    @property
+    def server_clock_offset(self) -> float:
+        """Seconds the server's clock is ahead of this machine's (`sync.server_clock`):
+        relative dates add it to "now", so a wrong local clock does not say "Just now"."""
+        return self.api.clock.offset
 
     @property
     def watch_state(self) -> WatchState:

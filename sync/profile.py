@@ -13,8 +13,8 @@ An account is a server and the principal behind a token (CONTRACT §9.3). The AP
 route that names the principal, so the key is derived from the server and the token: two
 tokens of one principal get two mirrors (each fills from the server on its first sync), but
 a sync with another account's token can never show or prune this account's rows. Before
-accounts, a profile held one `mirror.sqlite3` at its top; the first account opened adopts it
-(what that profile showed until then).
+accounts, a profile held one `mirror.sqlite3` at its top; the account it belonged to adopts
+it when opened or read (`sync.legacy_mirror`: what that profile showed until then).
 
 Every folder here is 0700 and every file 0600, whatever the umask (CONTRACT §10.1, through
 `sync.private_files`); folders and files an older version left readable are tightened when
@@ -43,6 +43,7 @@ from platformdirs import user_data_dir
 
 from sync import token_store
 from sync.errors import ProfileError
+from sync.legacy_mirror import belongs_to, connection_identity
 from sync.private_files import (
     PRIVATE_DIR_MODE,
     PRIVATE_FILE_MODE,
@@ -159,6 +160,9 @@ class Profile:
         """
         if self.has_account and self.mirror_path.exists():
             return self.mirror_path
+        if self.has_account and self._legacy_is_ours():
+            self.ensure_dirs()  # adopts it: an upgraded profile shows its rows at once
+            return self.mirror_path
         candidates = self.known_accounts()
         if self.token:
             mark = token_fingerprint(str(self.token))
@@ -234,12 +238,21 @@ class Profile:
             assert identity is not None and self.token is not None
             info = {"server": normalize_server(identity), "token": token_fingerprint(self.token)}
             write_private(account, ACCOUNT_FILE, json.dumps(info) + "\n")
-            self._adopt_legacy_mirror(account)
+        self._adopt_legacy_mirror(account)
         tighten(account / ACCOUNT_FILE, PRIVATE_FILE_MODE)
 
-    def _adopt_legacy_mirror(self, account: Path) -> None:
+    @property
+    def connection_identity(self) -> str:
+        """What this account's mirror records of its server and token (`bind_identity`)."""
+        return connection_identity(*self.require_connection())
+
+    def _legacy_is_ours(self) -> bool:
+        """A pre-account mirror is in the profile, and it belongs to this account."""
         legacy = self.root / MIRROR_FILE
-        if not legacy.exists() or (account / MIRROR_FILE).exists():
+        return legacy.exists() and belongs_to(legacy, self.connection_identity)
+
+    def _adopt_legacy_mirror(self, account: Path) -> None:
+        if (account / MIRROR_FILE).exists() or not self._legacy_is_ours():
             return
         for suffix in ("", "-wal", "-shm"):
             source = self.root / (MIRROR_FILE + suffix)

@@ -13,6 +13,14 @@ Errors (network, 5xx, 401…) back off exponentially with jitter, so that a flee
 does not come back in step after an outage; a conclusive pass (e.g. the reconnect trigger)
 cuts the pause short. The watch never touches the mirror or the status line itself: the
 passes it triggers do.
+
+A dead connection (decision 0100): a held watch that hears nothing `margin` seconds past
+its `wait` has lost its connection (a middlebox that stopped forwarding; a vanished peer
+ends sooner, through TCP keepalive, `sync.keepalive`). And a conclusive pass re-arms the
+watch at once (`kick`): out of a backoff pause, and out of a held request that the pass
+proved deaf, because the index moved past the ETag it holds for (the server answers a
+change within 100 ms), or because it has been held longer than `wait + margin` (timers
+that did not run while the host was suspended).
 """
 
 from __future__ import annotations
@@ -21,17 +29,33 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from sync.api import ApiClient
+from sync.api import WATCH_READ_MARGIN, ApiClient, WatchAnswer
 from sync.errors import SyncError
 
 log = logging.getLogger(__name__)
 
-#: Below the server's 60 s cap and below common 60 s proxy idle timeouts.
-DEFAULT_WAIT = 55
+#: Below the server's 60 s cap and common proxy idle timeouts, and short enough that a
+#: connection a middlebox stopped forwarding is noticed within `DEFAULT_WAIT +
+#: WATCH_READ_MARGIN` = 25 s, for 180 held requests an hour (decision 0100).
+DEFAULT_WAIT = 20
+#: A pass that finds the index past the held watch's ETag gives the watch this long to
+#: answer (the server's answer is due within 100 ms of the commit) before calling it deaf.
+DEAF_GRACE = 1.0
+
+
+def _elapsed_clock() -> float:
+    """Seconds on a clock that keeps counting while the host is suspended (Linux's
+    CLOCK_BOOTTIME; `time.monotonic` elsewhere), so a watch held across a suspend is seen
+    as held too long."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is not None:
+        return time.clock_gettime(boottime)
+    return time.monotonic()
 
 
 class WatchState(Enum):
@@ -76,14 +100,20 @@ class IndexWatch:
         changed: Callable[[], Awaitable[bool]],
         settled: Callable[[], Awaitable[bool]] | None = None,
         wait: int = DEFAULT_WAIT,
+        margin: float = WATCH_READ_MARGIN,
         backoff: Backoff | None = None,
+        clock: Callable[[], float] = _elapsed_clock,
     ) -> None:
         """`current_etag`: the ETag of the last conclusive pass (None: none yet).
         `changed`: run a pass (coalesced with the other triggers); True when it concluded.
         `settled`: like `changed`, but joining a pass already running (for a first ETag);
-        default `changed`."""
+        default `changed`. `margin`: silence past `wait` that is a dead connection."""
         self.api = api
         self.wait = wait
+        self.margin = margin
+        self._clock = clock
+        self._held_etag: str | None = None
+        self._held_since = 0.0
         self.backoff = backoff or Backoff()
         self._current_etag = current_etag
         self._changed = changed
@@ -92,6 +122,8 @@ class IndexWatch:
         self._kick = asyncio.Event()
         self.state = WatchState.OFF
         self.answers = 0  # watch responses received (tests and the QA harness read it)
+        self.failures = 0  # attempts that ended in an error (a dead connection included)
+        self.rearms = 0  # held requests a conclusive pass proved deaf and replaced
 
     @property
     def running(self) -> bool:
@@ -122,8 +154,42 @@ class IndexWatch:
             self.state = WatchState.OFF
 
     def kick(self) -> None:
-        """A pass concluded: end a backoff pause now (the server is reachable again)."""
+        """A pass concluded: end a backoff pause now (the server is reachable again), and
+        let a held request be checked for deafness (`_deaf`)."""
         self._kick.set()
+
+    async def _deaf(self, request: asyncio.Future[WatchAnswer]) -> bool:
+        """After a conclusive pass: is the held request one that will never answer?"""
+        if self._clock() - self._held_since > self.wait + self.margin:
+            return True
+        if await self._current_etag() == self._held_etag:
+            return False  # nothing it should have told yet
+        await asyncio.wait({request}, timeout=DEAF_GRACE)
+        return not request.done()
+
+    async def _hold(self, etag: str) -> WatchAnswer | None:
+        """One held watch; None when a conclusive pass proved it deaf (it was cancelled)."""
+        request = asyncio.ensure_future(self.api.watch_sessions(etag, self.wait, self.margin))
+        self._held_etag, self._held_since = etag, self._clock()
+        try:
+            while True:
+                self._kick.clear()
+                kicked = asyncio.ensure_future(self._kick.wait())
+                try:
+                    await asyncio.wait({request, kicked}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    kicked.cancel()
+                if request.done():
+                    return request.result()
+                if await self._deaf(request):
+                    log.info("index watch: a pass proved the held watch deaf; re-arming")
+                    self.rearms += 1
+                    return None
+        finally:
+            if not request.done():
+                request.cancel()
+                with contextlib.suppress(asyncio.CancelledError, SyncError):
+                    await request
 
     async def _pause(self) -> None:
         self.state = WatchState.BACKOFF
@@ -159,10 +225,14 @@ class IndexWatch:
                 self.state = WatchState.UNSUPPORTED
                 return True
         try:
-            answer = await self.api.watch_sessions(etag, self.wait)
+            answer = await self._hold(etag)
         except SyncError as exc:
             log.info("index watch failed (%s); backing off", exc.message)
+            self.failures += 1
             await self._pause()
+            return False
+        if answer is None:  # re-armed: the server is reachable, ask again at once
+            self.backoff.reset()
             return False
         self.answers += 1
         if not answer.changed:

@@ -43,6 +43,7 @@ from ui.dialogs import Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
 from ui.main_window import OFFLINE_DELETE_TIP, MainWindow
 from ui.open_conversation import OpenConversation
+from ui.relative_time import set_server_offset
 from ui.session_model import SessionListModel, display_title
 from ui.settings_dialog import ConnectionSettings
 from ui.sidebar_refresher import RowSource, SidebarRefresher
@@ -256,6 +257,8 @@ class WindowController(QObject):
 
     def _on_engine_event(self, event: EngineEvent) -> None:
         if isinstance(event, StatusChanged):
+            if self.engine is not None:  # a pass answered: relative dates on its clock
+                set_server_offset(self.engine.server_clock_offset)
             self.presenter.show(event.status)
             return
         if isinstance(event, IndexChanged):

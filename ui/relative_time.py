@@ -2,6 +2,11 @@
 
 Pure functions (no Qt), evaluated at paint time only for the visible rows, so a sidebar of
 100,000 sessions never formats 100,000 dates.
+
+"Now" is the server's clock when it is known (`set_server_offset`, fed by the controller
+from `SyncEngine.server_clock_offset`): the timestamps are the server's, and a machine
+whose clock is two days behind said "Just now" of day-old rows. The UI never reads a
+`Date` header itself; the engine has already bounded the offset.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_server_offset = timedelta(0)
+
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -26,12 +33,24 @@ def parse_timestamp(value: str) -> datetime | None:
     return parsed
 
 
+def set_server_offset(seconds: float) -> None:
+    """How far the server's clock is ahead of this machine's (negative: behind)."""
+    global _server_offset
+    _server_offset = timedelta(seconds=seconds)
+
+
+def server_now() -> datetime:
+    """The current time on the server's clock, as far as the engine knows it (UTC)."""
+    return datetime.now(UTC) + _server_offset
+
+
 def relative_time(value: str, now: datetime | None = None) -> str:
-    """`value` in the sidebar's words, in the local time zone for day boundaries."""
+    """`value` in the sidebar's words, in the local time zone for day boundaries; `now`
+    defaults to `server_now()`."""
     moment = parse_timestamp(value)
     if moment is None:
         return ""
-    now = now or datetime.now(UTC)
+    now = now or server_now()
     delta = now - moment
     if delta < timedelta(minutes=1):
         return "Just now"

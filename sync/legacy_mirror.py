@@ -1,0 +1,56 @@
+"""The mirror a profile kept before per-account mirrors, and which account it belongs to.
+
+Before CONTRACT §9.3's one mirror per account, a profile held one `mirror.sqlite3` at its
+top. Opening the profile with today's client adopts it as an account's mirror
+(`Profile.ensure_dirs`), and a reader (`converge ls`, the window's first paint) adopts it
+too, so an upgrade never shows "No conversations yet" until the first sync.
+
+Only for the account it belonged to: since the mirror recorded its connection (the engine's
+`bind_identity`, a digest of the server URL and the token), that record decides, offline;
+another account's opening leaves the file where it is. A mirror without the record (made
+before it existed, or never synced) is adopted by the first account opened: the older
+client followed exactly one server and token per profile, the ones its settings saved, and
+the first pass of the adopting account point-reads and prunes whatever that account cannot
+see (decision 0103).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from pathlib import Path
+
+
+def connection_identity(server: str, token: str) -> str:
+    """What a mirror records of the server and token it follows (the token is not in it)."""
+    return hashlib.sha256(f"{server}\n{token}".encode()).hexdigest()
+
+
+def recorded_identity(path: Path) -> str | None:
+    """The connection a mirror file recorded, read without migrating or writing it; None
+    when it recorded none or cannot be read (a damaged file is adopted, and then the
+    mirror's own checks speak)."""
+    # Here, not at the top: `sync.profile` imports this module, and the light names of
+    # `sync` (what the window loads before its first paint) must not load SQLAlchemy.
+    from sync.mirror_state import IDENTITY_KEY
+
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return None
+    with contextlib.closing(conn):
+        try:
+            row = conn.execute(
+                "SELECT value FROM sync_state WHERE key = ?", (IDENTITY_KEY,)
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+    value = row[0] if row else None
+    return value if isinstance(value, str) and value else None
+
+
+def belongs_to(path: Path, identity: str) -> bool:
+    """Whether the pre-account mirror at `path` may be adopted by the account `identity`."""
+    recorded = recorded_identity(path)
+    return recorded is None or recorded == identity

@@ -1,0 +1,153 @@
+"""A watch whose connection died without a word (CONTRACT §9.1, issue 17 item 6): a REAL
+server behind a loopback proxy that goes silent the way a middlebox or a NAT does. The
+watch notices within its bound (`wait + margin`, not the old 70 s read timeout), and a
+conclusive pass re-arms a watch it proves deaf, so the next change arrives by the watch."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from sync.api import WATCH_READ_MARGIN, ApiClient
+from sync.reconcile import TriggerReason
+from sync.watch import IndexWatch, WatchState
+from tests.sync.helpers import Server, device, run
+from tests.sync.stall_proxy import stall_proxy
+from tests.sync.test_watch_live import _held, _inserted
+
+
+async def _until(condition: Callable[[], bool], what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+def test_a_watch_behind_a_proxy_that_goes_silent_notices_and_sees_changes_after_the_heal(
+    live_server: Any, tmp_path: Path
+) -> None:
+    wait = 1
+
+    async def go() -> None:
+        async with (
+            Server(live_server.url) as server,
+            stall_proxy(live_server.url) as proxy,
+            device(proxy.url, tmp_path / "a") as (a, _),
+        ):
+            await a.reconcile(TriggerReason.CONNECT)
+            a.start_watch(wait=wait)
+            watch = a.watch
+            assert watch is not None
+            await _until(lambda: _held(live_server) == 1, "the watch to be held", 10)
+            proxy.stall()  # the server's 304 after `wait` s is swallowed; nothing errors
+            # Generous, yet below the old bound (wait + 15 s): the default margin is 5 s.
+            noticed = lambda: a.watch_state is WatchState.BACKOFF  # noqa: E731
+            await _until(noticed, "the watch to notice", wait + 10)
+            proxy.heal()
+            await _until(lambda: _held(live_server) == 1, "the watch re-armed", 20)
+            made = await server.create()
+            event = await _inserted(a, made.id)
+            assert event.report is not None and event.report.reason is TriggerReason.WATCH
+
+    run(go())
+
+
+def test_a_pass_that_finds_the_index_moved_re_arms_a_watch_whose_flow_was_forgotten(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """A NAT forgot the watch's flow: only that connection is silent. The default hold and
+    margin would leave the watch deaf for up to 25 s (70 s before); the next conclusive
+    pass (here a foreground one; the 30 s tick alike) sees the index past the watch's ETag
+    and re-arms it at once, and the change after that arrives by the watch."""
+
+    async def go() -> None:
+        async with (
+            Server(live_server.url) as server,
+            stall_proxy(live_server.url) as proxy,
+            device(proxy.url, tmp_path / "a") as (a, _),
+        ):
+            await a.reconcile(TriggerReason.CONNECT)
+            a.start_watch()
+            watch = a.watch
+            assert watch is not None
+            await _until(lambda: _held(live_server) == 1, "the watch to be held", 10)
+            proxy.forget_open_flows(carrying=b"prefer: wait=")
+            first = await server.create()  # the server's 200 to the watch is swallowed
+            await _until(lambda: _held(live_server) == 0, "the server to answer", 10)
+            report = await a.reconcile(TriggerReason.FOREGROUND)
+            assert report.ok and first.id in report.inserted
+            await _until(lambda: _held(live_server) == 1, "the watch re-armed", 10)
+            assert watch.rearms == 1 and watch.failures == 0
+            second = await server.create()
+            event = await asyncio.wait_for(_inserted(a, second.id), 10)
+            assert event.report is not None and event.report.reason is TriggerReason.WATCH
+
+    run(go())
+
+
+def test_a_pass_re_arms_a_watch_held_longer_than_it_should_be(live_server: Any) -> None:
+    """Timers that did not run (a suspended host) leave a request held past `wait +
+    margin`; the clock the watch reads keeps counting, and the next pass replaces it."""
+    now = [1000.0]
+
+    async def go() -> None:
+        api = ApiClient(live_server.url, "dev-alice")
+        first = await api.list_sessions(limit=1)
+        assert first is not None and first.etag is not None
+        etag = first.etag
+
+        async def current_etag() -> str | None:
+            return etag
+
+        async def changed() -> bool:
+            return True
+
+        watch = IndexWatch(
+            api, current_etag=current_etag, changed=changed, wait=30, clock=lambda: now[0]
+        )
+        try:
+            watch.start()
+            await _until(lambda: _held(live_server) == 1, "the watch to be held", 10)
+            watch.kick()  # a pass while the hold is young and the index unmoved: no re-arm
+            await asyncio.sleep(0)
+            now[0] += 30 + WATCH_READ_MARGIN + 1
+            watch.kick()
+            await _until(lambda: watch.rearms == 1, "the re-arm", 10)
+            await _until(lambda: _held(live_server) == 1, "a new held watch", 10)
+            assert watch.state is WatchState.WATCHING and watch.answers == 0
+        finally:
+            await watch.stop()
+            await api.aclose()
+
+    run(go())
+
+
+def test_the_client_sockets_carry_tcp_keepalive(live_server: Any) -> None:
+    """A vanished peer (cable, paused host, forgotten NAT flow) is dropped by the kernel
+    after about 14 s of unanswered probes, whatever the request's own timeout."""
+    import socket
+
+    from sync import keepalive
+
+    async def go() -> None:
+        api = ApiClient(live_server.url, "dev-alice")
+        try:
+            client: httpx.AsyncClient = api._client  # the one place to reach the socket
+            async with client.stream("GET", "/v1/sessions", params={"limit": 1}) as response:
+                stream = response.extensions["network_stream"]
+                sock: socket.socket = stream.get_extra_info("socket")
+                assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+                if hasattr(socket, "TCP_KEEPIDLE"):
+                    idle = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)
+                    assert idle == keepalive.IDLE
+                    count = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT)
+                    assert count == keepalive.COUNT
+        finally:
+            await api.aclose()
+
+    run(go())
