@@ -299,16 +299,18 @@ def measure(
             **report.summarize_ms(values),
             "min_ms": round(min(values) * 1000, 3),
         }
-    for (name, clients), got in runs.items():
+    for (name, clients), measured in runs.items():
         figures["throughput"].append(
             {
                 "server": name,
                 "clients": clients,
-                "requests_per_s": round(statistics.median(g["requests_per_s"] for g in got), 1),
-                "cpu_ms_per_request": round(
-                    statistics.median(g["cpu_ms_per_request"] for g in got), 3
+                "requests_per_s": round(
+                    statistics.median(g["requests_per_s"] for g in measured), 1
                 ),
-                "rounds": len(got),
+                "cpu_ms_per_request": round(
+                    statistics.median(g["cpu_ms_per_request"] for g in measured), 3
+                ),
+                "rounds": len(measured),
             }
         )
     figures["targets"] = verdicts(figures)

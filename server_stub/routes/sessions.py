@@ -77,7 +77,10 @@ def _plain_404() -> ApiError:
     ),
     summary="List the caller's sessions, most recently active first",
 )
-async def list_sessions(request: Request, st: StateDep) -> Response:
+async def list_sessions(request: Request) -> Response:
+    # The state is looked up here rather than as a FastAPI dependency: this route answers
+    # most of the traffic, and resolving a dependency cost more than the lookup itself.
+    st = get_state(request)
     who = st.tokens.require(request, "session.read")
     limit = parse_limit(request, 50, 200)
     cursor = parse_cursor(request)
@@ -88,30 +91,6 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
     if cursor is None and inm is not None and st.settings.index_watch:
         wait = parse_wait(request.headers.getlist("prefer"))
 
-    def work() -> tuple[list[dict[str, Any]], str | None, int]:
-        with st.db.read() as s:
-            # Only the first page carries an ETag; a walk's other pages skip the version read.
-            version = index_version(s, who.tenant, who.principal) if after is None else 0
-            params: dict[str, Any] = {
-                "tenant": who.tenant,
-                "principal": who.principal,
-                "limit": limit + 1,
-            }
-            stmt = _FIRST_PAGE
-            if after is not None:
-                stmt = _NEXT_PAGE
-                params |= {"ts": after.timestamp, "id": after.item_id}
-            rows = s.connection().execute(stmt, params).all()
-            more = len(rows) > limit
-            views = _index_views(s, rows[:limit])
-            next_cursor = None
-            if more:
-                last = views[-1]
-                next_cursor = st.cursors.encode(
-                    "sessions", who.tenant, who.principal, Position(last["updated_at"], last["id"])
-                )
-            return views, next_cursor, version
-
     headers: dict[str, str] = {}
     if cursor is None and inm is not None:
         etag, held = await _hold_while_unchanged(st, who, inm, wait, request)
@@ -120,13 +99,58 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
         if etag is not None:
             headers["ETag"] = etag
             return Response(status_code=304, headers=headers)
-    views, next_cursor, version = await st.run(work)
+    generation = st.versions.generation()
+    # A remembered version is never newer than the page read after it, so the ETag never
+    # claims more than the page holds (at worst less: the next request gets a 200 again).
+    known = st.versions.get(who.tenant, who.principal) if after is None else 0
+
+    def work(s: Session) -> tuple[list[dict[str, Any]], str | None, int]:
+        # Only the first page carries an ETag; a walk's other pages skip the version read.
+        version = index_version(s, who.tenant, who.principal) if known is None else known
+        params: dict[str, Any] = {
+            "tenant": who.tenant,
+            "principal": who.principal,
+            "limit": limit + 1,
+        }
+        stmt = _FIRST_PAGE
+        if after is not None:
+            stmt = _NEXT_PAGE
+            params |= {"ts": after.timestamp, "id": after.item_id}
+        rows = s.connection().execute(stmt, params).all()
+        more = len(rows) > limit
+        views = _index_views(s, rows[:limit])
+        next_cursor = None
+        if more:
+            last = views[-1]
+            next_cursor = st.cursors.encode(
+                "sessions", who.tenant, who.principal, Position(last["updated_at"], last["id"])
+            )
+        return views, next_cursor, version
+
+    views, next_cursor, version = await st.read(work)
     if cursor is None:
+        st.versions.remember(who.tenant, who.principal, version, generation)
         etag = etag_for(st.epoch, who.tenant, who.principal, version)
         headers["ETag"] = etag
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
     return JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+
+
+async def current_version(st: AppState, who: Principal) -> int:
+    """The principal's index version: remembered by this process where that is exact
+    (SQLite, `server_stub.indexversions`), else read from the database, and remembered."""
+    known = st.versions.get(who.tenant, who.principal)
+    if known is not None:
+        return known
+    generation = st.versions.generation()
+
+    def read(s: Session) -> int:
+        return index_version(s, who.tenant, who.principal)
+
+    version = await st.read(read)
+    st.versions.remember(who.tenant, who.principal, version, generation)
+    return version
 
 
 # The columns a SessionView needs, read as plain rows: building 200 ORM objects per page
@@ -198,10 +222,6 @@ async def _hold_while_unchanged(
     `asyncio.Event` (no thread, no connection). A client that disconnects ends the wait.
     """
 
-    def version_only() -> int:
-        with st.db.read() as s:
-            return index_version(s, who.tenant, who.principal)
-
     deadline = st.loop.time() + (wait or 0)
     held = False
     admitted = False
@@ -210,7 +230,7 @@ async def _hold_while_unchanged(
         while True:
             wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
             try:
-                version = await st.run(version_only)
+                version = await current_version(st, who)
                 etag = etag_for(st.epoch, who.tenant, who.principal, version)
                 if not _etag_matches(inm, etag):
                     return None, held
