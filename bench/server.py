@@ -50,8 +50,8 @@ from sqlalchemy import func, select, text
 
 from bench import floor, report
 from bench.child_server import start_server
-from bench.throwaway_pg import throwaway_postgres
 from bench.server_seed import MEASURED, IdMaker, seed_big_session, seed_index
+from bench.throwaway_pg import throwaway_postgres
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec, Position
 from server_stub.db.engine import Database

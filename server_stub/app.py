@@ -28,6 +28,7 @@ from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
+from server_stub.db.pgloop import PgLoopReader
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
 from server_stub.hosts import HostCheckMiddleware, HostPolicy
@@ -111,6 +112,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
             await state.feeds.close()
             await state.agents.shutdown()
             await state.scrubber.shutdown()
+            if state.pg_reader is not None:
+                await state.pg_reader.close()
             await state.bus.close()
             await asyncio.to_thread(state.db.dispose)
             if lock is not None:
@@ -257,4 +260,5 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         watches=watches,
         repeat_log=RepeatLog(logging.getLogger("server_stub.load"), settings.repeat_log_interval),
         versions=versions,
+        pg_reader=None if db.is_sqlite else PgLoopReader(settings.database_url),
     )

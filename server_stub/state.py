@@ -16,6 +16,7 @@ from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database, LockedNow
+from server_stub.db.pgloop import PgLoopReader
 from server_stub.feeds import RunFeeds
 from server_stub.indexversions import IndexVersions
 from server_stub.notifier import RunNotifier
@@ -59,6 +60,8 @@ class AppState:
     repeat_log: RepeatLog
     #: Principals' index versions remembered by this process (SQLite only: `indexversions`).
     versions: IndexVersions
+    #: PostgreSQL: the index's reads on the loop (`server_stub.db.pgloop`); None on SQLite.
+    pg_reader: PgLoopReader | None
     extra: dict[str, object] = field(default_factory=dict)
     _limiter: CapacityLimiter | None = None
 
