@@ -224,3 +224,33 @@ def test_a_304_in_one_process_is_right_after_a_change_in_another(
         assert fresh.status_code == 200, n
         assert fresh.headers["etag"] == _first_page(on_a).headers["etag"]
         etag = fresh.headers["etag"]
+
+
+@pytest.mark.postgres
+def test_a_postgresql_restart_is_invisible_to_the_index_and_an_outage_is_503(
+    postgres_cluster: PostgresCluster, server_factory: ServerFactory, tmp_path: Path
+) -> None:
+    """The loop's own connections (`server_stub.db.pgloop`) behave as the engine's: one the
+    restart killed is replaced before a request sees it; a database that is down answers
+    503 `unavailable` with `Retry-After` on the same keep-alive connection."""
+    server = server_factory(
+        backend="postgres",
+        database_url=postgres_cluster.new_database(),
+        artifacts_dir=tmp_path / "objects",
+    )
+    alice = server.client()
+    new_session(alice)
+    etag = _first_page(alice).headers["etag"]
+    assert _first_page(alice, etag).status_code == 304  # the loop's connections are open
+    postgres_cluster.halt()
+    try:
+        down = _first_page(alice, etag)
+        assert down.status_code == 503
+        assert down.json()["error"]["code"] == "unavailable"
+        assert down.headers["retry-after"]
+        assert _first_page(alice).status_code == 503
+    finally:
+        postgres_cluster.resume()
+    assert _first_page(alice, etag).status_code == 304
+    new_session(alice)
+    assert _first_page(alice, etag).status_code == 200
