@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import Sequence
 from typing import Annotated, Any, cast
 
@@ -106,6 +107,11 @@ async def list_sessions(request: Request) -> Response:
     # A remembered version is never newer than the page read after it, so the ETag never
     # claims more than the page holds (at worst less: the next request gets a 200 again).
     known = st.versions.get(who.tenant, who.principal) if after is None else 0
+    if after is None and known is not None:
+        body = st.versions.page(who.tenant, who.principal, known, limit)
+        if body is not None:  # unchanged since it was read (`server_stub.indexversions`)
+            headers["ETag"] = etag_for(st.epoch, who.tenant, who.principal, known)
+            return Response(body, media_type="application/json", headers=headers)
 
     params: dict[str, Any] = {"tenant": who.tenant, "principal": who.principal, "limit": limit + 1}
     stmt = _FIRST_PAGE
@@ -137,7 +143,17 @@ async def list_sessions(request: Request) -> Response:
         headers["ETag"] = etag
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
-    return JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+    body = _render({"items": views, "next_cursor": next_cursor})
+    if cursor is None:
+        st.versions.remember_page(who.tenant, who.principal, version, limit, body, generation)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def _render(content: dict[str, Any]) -> bytes:
+    """JSON bytes exactly as `JSONResponse` renders them (compact, UTF-8, no NaN)."""
+    return json.dumps(
+        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode("utf-8")
 
 
 async def current_version(st: AppState, who: Principal) -> int:

@@ -65,6 +65,44 @@ def test_a_304_on_sqlite_reads_nothing_from_the_database(server_factory: ServerF
     assert seen == []
 
 
+def test_an_unchanged_first_page_on_sqlite_is_sent_again_without_a_read(
+    server_factory: ServerFactory,
+) -> None:
+    client = server_factory().client()
+    new_session(client)
+    first = _first_page(client)
+    with _statements() as seen:
+        again = _first_page(client)
+    assert seen == []
+    assert again.content == first.content
+    assert again.headers["etag"] == first.headers["etag"]
+    assert again.headers["content-type"] == first.headers["content-type"]
+
+
+def test_every_change_a_page_shows_reaches_the_next_unconditional_page(
+    live_server: LiveServer,
+) -> None:
+    """No remembered page outlives a change: a run's start and end (active and last run),
+    a title, a new session, a delete, each seen by the next plain GET."""
+    client = live_server.client()
+    sid = new_session(client)
+    _first_page(client)
+    run = client.post(
+        f"/v1/sessions/{sid}/runs",
+        json={"input": {"role": "user", "content": [{"type": "text", "text": "/wait 30"}]}},
+    ).json()
+    item = _first_page(client).json()["items"][0]
+    assert item["active_run_id"] == run["id"]
+    assert item["title"] is not None
+    assert client.post(f"/v1/runs/{run['id']}/cancel").status_code == 202
+    wait_until(lambda: _first_page(client).json()["items"][0]["active_run_id"] is None)
+    assert _first_page(client).json()["items"][0]["last_run_id"] == run["id"]
+    other = new_session(client)
+    assert [i["id"] for i in _first_page(client).json()["items"]] == [other, sid]
+    assert client.delete(f"/v1/sessions/{other}").status_code == 204
+    assert [i["id"] for i in _first_page(client).json()["items"]] == [sid]
+
+
 def test_the_first_page_on_sqlite_is_read_on_the_event_loop(server_factory: ServerFactory) -> None:
     live_server = server_factory()
     client = live_server.client()
