@@ -18,7 +18,12 @@ What it does, in one run against one fresh database (a SQLite file in a temp dir
 5. DELETE latency: typical sessions (made through the API: one run of the scripted agent,
    so a handful of events, a checkpoint, a projection, a recall trace), and big sessions
    (10,000 events, 100 artifacts with their object-store files and knowledge documents),
-   each purge verified afterwards with the control plane's residue audit.
+   each purge verified afterwards with the control plane's residue audit;
+6. the floor (`bench.floor`): the same database served by a `converge-server` child process
+   beside a minimal Starlette app answering the same bytes, over raw keep-alive sockets,
+   interleaved: the first page and its 304 as ratios to the floor, and throughput with 1
+   and 32 clients with the server's CPU per request. `--floor-only` skips 3-5;
+   `--postgres` runs everything on a throwaway PostgreSQL cluster.
 
 Samples of the different pages are interleaved round by round, so that drift on a busy
 machine hits every column alike.
@@ -27,6 +32,7 @@ machine hits every column alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import platform
@@ -42,8 +48,10 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, text
 
-from bench import report
+from bench import floor, report
+from bench.child_server import start_server
 from bench.server_seed import MEASURED, IdMaker, seed_big_session, seed_index
+from bench.throwaway_pg import throwaway_postgres
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec, Position
 from server_stub.db.engine import Database
@@ -119,6 +127,17 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         "--name", default="server", help="results file name (bench/results/NAME.json)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (database, objects)")
+    parser.add_argument(
+        "--postgres", action="store_true", help="run on a throwaway PostgreSQL cluster"
+    )
+    parser.add_argument(
+        "--floor-only", action="store_true", help="only seed and measure against the floor"
+    )
+    parser.add_argument("--floor-samples", type=int, default=500, help="timed requests per kind")
+    parser.add_argument("--floor-rounds", type=int, default=3, help="throughput rounds")
+    parser.add_argument(
+        "--floor-seconds", type=float, default=2.0, help="seconds per throughput measurement"
+    )
     args = parser.parse_args(argv)
     if args.sessions < 10:
         parser.error("--sessions must be at least 10")
@@ -449,8 +468,31 @@ class Bench:
 
     # -- the run ------------------------------------------------------------------------
 
+    def measure_floor(self) -> dict[str, Any]:
+        """The real server as a child process (its CPU its own) against the floor app."""
+        proc, log_file, url = start_server(self.url, self.workdir, "floor-server.log")
+        try:
+            return floor.measure(
+                (proc.pid, url),
+                MEASURED.token,
+                self.workdir,
+                samples=self.args.floor_samples,
+                rounds=self.args.floor_rounds,
+                seconds=self.args.floor_seconds,
+            )
+        finally:
+            proc.terminate()
+            proc.wait(30)
+            assert proc.stdout is not None
+            proc.stdout.close()
+            log_file.close()
+
     def run(self) -> dict[str, Any]:
         self.seed()
+        if self.args.floor_only:
+            self.figures["floor"] = self.measure_floor()
+            self.db.dispose()
+            return self.figures
         with ServerThread(self.settings()) as server:
             codec = CursorCodec(self.db.cursor_key())
             headers = {"Authorization": f"Bearer {MEASURED.token}"}
@@ -467,6 +509,8 @@ class Bench:
                 self.figures["walk"] = self.walk(client)
                 print("measuring deletes ...")
                 self.figures["delete"] = self.measure_deletes(client, control)
+        # After the in-process server stopped: a SQLite file is served by one process.
+        self.figures["floor"] = self.measure_floor()
         self.db.dispose()
         return self.figures
 
@@ -492,6 +536,9 @@ def _verdicts(fig: dict[str, Any]) -> dict[str, Any]:
 
 
 def _print(fig: dict[str, Any]) -> None:
+    floor.print_figures(fig["floor"], fig["backend"])
+    if "list" not in fig:
+        return
     n = fig["seed"]["sessions"]
     rows = []
     for p in fig["list"]:
@@ -574,10 +621,13 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="converge-bench-"))
     load_before = os.getloadavg()
     try:
-        fig = Bench(args, workdir).run()
+        with contextlib.ExitStack() as stack:
+            if args.postgres:
+                args.database = stack.enter_context(throwaway_postgres())
+            fig = Bench(args, workdir).run()
         # Other work on the machine moves medians a lot on 2 cores: record how busy it was.
         fig["load_average_1min"] = {"start": load_before[0], "end": os.getloadavg()[0]}
-        fig["targets"] = _verdicts(fig)
+        fig["targets"] = _verdicts(fig) if "list" in fig else {}
         fig["machine"] = {
             "cores": os.cpu_count(),
             "processor": platform.processor() or platform.machine(),

@@ -28,9 +28,12 @@ from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database
+from server_stub.db.pgloop import PgLoopReader
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
 from server_stub.hosts import HostCheckMiddleware, HostPolicy
+from server_stub.indexpath import IndexPathMiddleware
+from server_stub.indexversions import IndexVersions
 from server_stub.leases import fail_orphans, keep_leases
 from server_stub.limits import connection_caps, log_accept_errors_once, open_files_limit
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
@@ -42,6 +45,7 @@ from server_stub.ratelog import RepeatLog, flush_every
 from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router
 from server_stub.routes.runs import read_after
+from server_stub.routes.sessions import list_sessions
 from server_stub.scrub import Scrubber
 from server_stub.singleprocess import SqliteProcessLock, sqlite_path
 from server_stub.state import AppState
@@ -108,6 +112,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
             await state.feeds.close()
             await state.agents.shutdown()
             await state.scrubber.shutdown()
+            if state.pg_reader is not None:
+                await state.pg_reader.close()
             await state.bus.close()
             await asyncio.to_thread(state.db.dispose)
             if lock is not None:
@@ -127,6 +133,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(api_router())
     if settings.control:
         app.include_router(control.router)
+    # Added first, so innermost: every check below still runs before it (`indexpath`).
+    app.add_middleware(IndexPathMiddleware, endpoint=list_sessions)
     app.add_middleware(BodyLimitMiddleware, deadline=settings.body_timeout)
     app.add_middleware(RateLimitMiddleware, settings=settings)  # outside: refuses unread
     # Added last, so outermost: a request naming another host is refused before anything.
@@ -225,9 +233,17 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         max_per_principal=settings.max_watches_per_principal,
         max_per_process=settings.max_watches_per_process or caps.watches,
     )
-    db.index_listener = watches.principal_index_changed
+    # Remembered versions are forgotten right after this process's commits, before the
+    # writer's request answers (SQLite, one process: `indexversions`; off on PostgreSQL).
+    versions = IndexVersions(enabled=db.is_sqlite)
+
+    def index_changed(tenant: str, principal: str) -> None:
+        versions.forget(tenant, principal)
+        watches.principal_index_changed(tenant, principal)
+
+    db.index_listener = index_changed
     bus = FleetBus(db, notifier)
-    bus.on_index_change(watches.principal_index_changed)
+    bus.on_index_change(index_changed)
     return AppState(
         bus=bus,
         settings=settings,
@@ -243,4 +259,6 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         scrubber=Scrubber(db, loop),
         watches=watches,
         repeat_log=RepeatLog(logging.getLogger("server_stub.load"), settings.repeat_log_interval),
+        versions=versions,
+        pg_reader=None if db.is_sqlite else PgLoopReader(settings.database_url),
     )

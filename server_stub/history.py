@@ -72,12 +72,13 @@ def _bump_statement(dialect: str) -> Executable:
 
 def index_version(s: Session, tenant: str, principal: str) -> int:
     """The principal's current index version (0 before any change)."""
-    value = s.connection().execute(_VERSION, {"tenant": tenant, "principal": principal}).scalar()
+    value = s.connection().execute(VERSION_OF, {"tenant": tenant, "principal": principal}).scalar()
     return int(value or 0)
 
 
-# Built once: the first page of every list request reads it.
-_VERSION = select(PrincipalVersion.version).where(
+# Built once: the first page of every list request reads it (on PostgreSQL compiled for
+# the loop reader, `routes.sessions`).
+VERSION_OF = select(PrincipalVersion.version).where(
     PrincipalVersion.tenant == bindparam("tenant"),
     PrincipalVersion.principal == bindparam("principal"),
 )

@@ -7,15 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from starlette.concurrency import run_in_threadpool
+import anyio.to_thread
+from anyio import CapacityLimiter
 from starlette.requests import Request
 
 from server_stub.auth import TokenTable
 from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
 from server_stub.cursors import CursorCodec
-from server_stub.db.engine import Database
+from server_stub.db.engine import Database, LockedNow
+from server_stub.db.pgloop import PgLoopReader
 from server_stub.feeds import RunFeeds
+from server_stub.indexversions import IndexVersions
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
 from server_stub.ratelog import RepeatLog
@@ -23,9 +26,17 @@ from server_stub.scrub import Scrubber
 from server_stub.watches import IndexWatches
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server_stub.agent import AgentManager
 
 T = TypeVar("T")
+
+#: Worker threads that run requests' database work at once. Below the pool's size
+#: (`server_stub.db.engine.POOL_SIZE`), so that requests never take a connection the pool
+#: would close on return (above its size it opened and closed one per request under 32
+#: clients); on two cores more threads only queue for the CPU.
+REQUEST_THREADS = 16
 
 
 @dataclass
@@ -47,11 +58,36 @@ class AppState:
     watches: IndexWatches
     #: Warnings that repeat (cap refusals, accept errors): once per interval.
     repeat_log: RepeatLog
+    #: Principals' index versions remembered by this process (SQLite only: `indexversions`).
+    versions: IndexVersions
+    #: PostgreSQL: the index's reads on the loop (`server_stub.db.pgloop`); None on SQLite.
+    pg_reader: PgLoopReader | None
     extra: dict[str, object] = field(default_factory=dict)
+    _limiter: CapacityLimiter | None = None
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """Run blocking database work off the event loop."""
-        return await run_in_threadpool(fn)
+        """Run blocking database work off the event loop, at most `REQUEST_THREADS` at once."""
+        if self._limiter is None:  # made on the loop, where anyio knows its backend
+            self._limiter = CapacityLimiter(REQUEST_THREADS)
+        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+
+    async def read(self, fn: Callable[[Session], T]) -> T:
+        """`fn` in a read transaction: on SQLite on the loop itself (`Database.read_now`: a
+        small read costs less than the hop to a thread), unless the database is locked at
+        that instant; then, and always on PostgreSQL (whose round trips must never hold the
+        loop), on a worker thread. `fn` only reads: running it twice is harmless."""
+        if self.db.is_sqlite:
+            try:
+                with self.db.read_now() as s:
+                    return fn(s)
+            except LockedNow:
+                pass
+
+        def in_thread() -> T:
+            with self.db.read() as s:
+                return fn(s)
+
+        return await self.run(in_thread)
 
 
 def get_state(request: Request) -> AppState:

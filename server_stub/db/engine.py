@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, func, make_url, select
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
 
 from server_stub.db.fairlock import FairLock
 from server_stub.db.models import DeletionTombstoneRow, ServerMeta
@@ -27,6 +29,8 @@ from server_stub.db.schema import upgrade_schema
 from server_stub.private import private_sqlite_file
 
 _WRITE = "converge_write"
+#: Execution option: no BEGIN at all, each statement reads its own snapshot (`read_now`).
+_STATEMENTS = "converge_statements"
 
 #: `Session.info` key: the (tenant, principal) pairs whose index version the transaction
 #: bumped (`history.bump_version` adds them); `Database.index_listener` hears each one after
@@ -36,11 +40,23 @@ CHANGED_INDEXES = "converge_changed_indexes"
 IndexListener = Callable[[str, str], None]
 
 
+#: Connections the pool keeps open: the request threads (`server_stub.state.REQUEST_THREADS`)
+#: plus the agents', leases' and maintenance's threads. A connection checked out above it is
+#: closed when given back (churn); the overflow only absorbs rare bursts. Three processes of a
+#: fleet stay below PostgreSQL's default 100 connections.
+POOL_SIZE = 24
+POOL_OVERFLOW = 16
+
 SQLITE_BUSY_TIMEOUT_MS = 30000
 #: How long a checkpoint waits for readers of older WAL frames before giving up for now.
 SCRUB_BUSY_TIMEOUT_MS = 2000
 #: server_meta key: the deletion time up to which a VACUUM FULL has scrubbed.
 FULL_VACUUM_KEY = "vacuum_full_through"
+
+
+class LockedNow(Exception):
+    """SQLite was locked at that instant: `Database.read_now` does not wait; read on a
+    thread instead (`Database.read`, with the busy timeout)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,8 @@ class Database:
         self.engine = _make_engine(url)
         self._disposed = False
         event.listen(self.engine, "checkin", self._on_checkin)
+        # SQLite: one more connection, for reads on the event loop (`read_now`).
+        self._quick = _make_quick_engine(url) if self.is_sqlite else None
         self.vacuum_full = False  # PostgreSQL scrubs: VACUUM FULL instead of VACUUM
         # This process's (this app's) identity in a fleet: the origin of its bus messages
         # and the owner of the runs it executes (8 hex digits: an advisory-lock key).
@@ -137,6 +155,36 @@ class Database:
             yield session
 
     @contextmanager
+    def read_now(self) -> Iterator[Session]:
+        """SQLite only: a read transaction on the calling thread, on one dedicated connection
+        whose busy timeout is 0, so that it never waits: a lock raises `LockedNow` at once.
+
+        For the event loop: a WAL reader takes no lock a writer holds, so the index's small
+        reads (~0.1 ms) cost less here than the hop to a worker thread; the rare moment a
+        reader must wait (WAL recovery, a reset of the WAL index) goes back to a thread. One
+        thread only (the loop's): the connection is not shared safely between threads.
+
+        No BEGIN either (it and its COMMIT were a third of the page's cost): each statement
+        reads its own snapshot, as under PostgreSQL's READ COMMITTED. The index route reads
+        the version before the page, so an ETag is never newer than its page.
+        """
+        if self._quick is None:
+            raise LockedNow("read_now is for SQLite")
+        with self._quick.connect() as conn:
+            conn.execution_options(**{_WRITE: False, _STATEMENTS: True})
+            try:
+                with conn.begin():
+                    session = Session(bind=conn, expire_on_commit=False, autoflush=False)
+                    try:
+                        yield session
+                    finally:
+                        session.close()
+            except sa_exc.OperationalError as exc:
+                if "database is locked" in str(exc.orig).lower():
+                    raise LockedNow(str(exc.orig)) from exc
+                raise
+
+    @contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction, committed on normal exit, rolled back on an exception."""
         with self._scope(write=True) as session:
@@ -193,6 +241,8 @@ class Database:
         finishes its statement after shutdown), rather than leave those to the collector."""
         self._disposed = True
         self.engine.dispose()
+        if self._quick is not None:
+            self._quick.dispose()
 
     def _on_checkin(self, dbapi_connection: Any, _record: Any) -> None:
         if self._disposed and dbapi_connection is not None:
@@ -217,13 +267,29 @@ def _make_engine(url: str) -> Engine:
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
-            pool_size=10,
-            max_overflow=30,
+            pool_size=POOL_SIZE,
+            max_overflow=POOL_OVERFLOW,
         )
         _install_sqlite_listeners(engine)
         return engine
-    engine = create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
+    engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, pool_pre_ping=True)
     _install_postgres_listeners(engine)
+    return engine
+
+
+def _make_quick_engine(url: str) -> Engine:
+    """The engine of `Database.read_now`: one connection (StaticPool), busy timeout 0."""
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": 0}, poolclass=StaticPool
+    )
+    _install_sqlite_listeners(engine)
+
+    @event.listens_for(engine, "connect")
+    def _never_wait(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA busy_timeout=0")
+        cur.close()
+
     return engine
 
 
@@ -260,5 +326,8 @@ def _install_sqlite_listeners(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        write = conn.get_execution_options().get(_WRITE, True)
+        options = conn.get_execution_options()
+        if options.get(_STATEMENTS, False):
+            return  # autocommit reads: the driver's own transaction handling is off
+        write = options.get(_WRITE, True)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

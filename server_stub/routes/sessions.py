@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import Row, bindparam, or_, select
+from sqlalchemy import ClauseElement, Row, bindparam, or_, select
+from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 from sqlalchemy.orm import Session
 
 from server_stub import clock, ids, purge, schemas
@@ -17,6 +20,7 @@ from server_stub.cursors import Position
 from server_stub.db.models import EventRow, RunRow, SessionRow
 from server_stub.errors import ApiError, invalid_state, not_found
 from server_stub.history import (
+    VERSION_OF,
     append_event,
     bump_version,
     etag_for,
@@ -77,7 +81,10 @@ def _plain_404() -> ApiError:
     ),
     summary="List the caller's sessions, most recently active first",
 )
-async def list_sessions(request: Request, st: StateDep) -> Response:
+async def list_sessions(request: Request) -> Response:
+    # The state is looked up here rather than as a FastAPI dependency: this route answers
+    # most of the traffic, and resolving a dependency cost more than the lookup itself.
+    st = get_state(request)
     who = st.tokens.require(request, "session.read")
     limit = parse_limit(request, 50, 200)
     cursor = parse_cursor(request)
@@ -88,30 +95,6 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
     if cursor is None and inm is not None and st.settings.index_watch:
         wait = parse_wait(request.headers.getlist("prefer"))
 
-    def work() -> tuple[list[dict[str, Any]], str | None, int]:
-        with st.db.read() as s:
-            # Only the first page carries an ETag; a walk's other pages skip the version read.
-            version = index_version(s, who.tenant, who.principal) if after is None else 0
-            params: dict[str, Any] = {
-                "tenant": who.tenant,
-                "principal": who.principal,
-                "limit": limit + 1,
-            }
-            stmt = _FIRST_PAGE
-            if after is not None:
-                stmt = _NEXT_PAGE
-                params |= {"ts": after.timestamp, "id": after.item_id}
-            rows = s.connection().execute(stmt, params).all()
-            more = len(rows) > limit
-            views = _index_views(s, rows[:limit])
-            next_cursor = None
-            if more:
-                last = views[-1]
-                next_cursor = st.cursors.encode(
-                    "sessions", who.tenant, who.principal, Position(last["updated_at"], last["id"])
-                )
-            return views, next_cursor, version
-
     headers: dict[str, str] = {}
     if cursor is None and inm is not None:
         etag, held = await _hold_while_unchanged(st, who, inm, wait, request)
@@ -120,13 +103,111 @@ async def list_sessions(request: Request, st: StateDep) -> Response:
         if etag is not None:
             headers["ETag"] = etag
             return Response(status_code=304, headers=headers)
-    views, next_cursor, version = await st.run(work)
+    generation = st.versions.generation()
+    # A remembered version is never newer than the page read after it, so the ETag never
+    # claims more than the page holds (at worst less: the next request gets a 200 again).
+    known = st.versions.get(who.tenant, who.principal) if after is None else 0
+    if after is None and known is not None:
+        body = st.versions.page(who.tenant, who.principal, known, limit)
+        if body is not None:  # unchanged since it was read (`server_stub.indexversions`)
+            headers["ETag"] = etag_for(st.epoch, who.tenant, who.principal, known)
+            return Response(body, media_type="application/json", headers=headers)
+
+    params: dict[str, Any] = {"tenant": who.tenant, "principal": who.principal, "limit": limit + 1}
+    stmt = _FIRST_PAGE
+    if after is not None:
+        stmt = _NEXT_PAGE
+        params |= {"ts": after.timestamp, "id": after.item_id}
+
+    def work(s: Session) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int]:
+        # Only the first page carries an ETag; a walk's other pages skip the version read.
+        version = index_version(s, who.tenant, who.principal) if known is None else known
+        rows = s.connection().execute(stmt, params).all()
+        return rows, _index_views(s, rows[:limit]), version
+
+    page = None
+    if st.pg_reader is not None:
+        page = await _pg_page(st, who, stmt, params, limit, known)
+    if page is None:
+        page = await st.read(work)
+    rows, views, version = page
+    next_cursor = None
+    if len(rows) > limit:
+        last = views[-1]
+        next_cursor = st.cursors.encode(
+            "sessions", who.tenant, who.principal, Position(last["updated_at"], last["id"])
+        )
     if cursor is None:
+        st.versions.remember(who.tenant, who.principal, version, generation)
         etag = etag_for(st.epoch, who.tenant, who.principal, version)
         headers["ETag"] = etag
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
-    return JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+    body = _render({"items": views, "next_cursor": next_cursor})
+    if cursor is None:
+        st.versions.remember_page(who.tenant, who.principal, version, limit, body, generation)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def _render(content: dict[str, Any]) -> bytes:
+    """JSON bytes exactly as `JSONResponse` renders them (compact, UTF-8, no NaN)."""
+    return json.dumps(
+        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode("utf-8")
+
+
+async def current_version(st: AppState, who: Principal) -> int:
+    """The principal's index version: remembered by this process where that is exact
+    (SQLite, `server_stub.indexversions`), else read from the database, and remembered."""
+    known = st.versions.get(who.tenant, who.principal)
+    if known is not None:
+        return known
+    generation = st.versions.generation()
+
+    def read(s: Session) -> int:
+        return index_version(s, who.tenant, who.principal)
+
+    if st.pg_reader is not None:
+        version = await _pg_version(st, who)
+    else:
+        version = await st.read(read)
+    st.versions.remember(who.tenant, who.principal, version, generation)
+    return version
+
+
+async def _pg_version(st: AppState, who: Principal) -> int:
+    """PostgreSQL: the version, read on the loop (`server_stub.db.pgloop`)."""
+    assert st.pg_reader is not None
+    params = {"tenant": who.tenant, "principal": who.principal}
+    rows = await st.pg_reader.fetch(_pg_sql(VERSION_OF), params)
+    return int(rows[0][0]) if rows else 0
+
+
+async def _pg_page(
+    st: AppState,
+    who: Principal,
+    stmt: ClauseElement,
+    params: dict[str, Any],
+    limit: int,
+    known: int | None,
+) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
+    """PostgreSQL: a page read on the loop, version first (an ETag is never newer than its
+    page); None when a legacy session needs its title derived (the thread path does that)."""
+    assert st.pg_reader is not None
+    version = await _pg_version(st, who) if known is None else known
+    rows = cast(Sequence[_IndexRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
+    if any(row[2] == "legacy" for row in rows[:limit]):
+        return None
+    return rows, _index_views(None, rows[:limit]), version
+
+
+@functools.cache
+def _pg_sql(stmt: ClauseElement) -> str:
+    """A statement's PostgreSQL text with `%(name)s` parameters, compiled once."""
+    return str(stmt.compile(dialect=_PG_DIALECT))
+
+
+_PG_DIALECT = psycopg_dialect()  # type: ignore[no-untyped-call]
 
 
 # The columns a SessionView needs, read as plain rows: building 200 ORM objects per page
@@ -165,12 +246,13 @@ _NEXT_PAGE = (
 _IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
 
 
-def _index_views(s: Session, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
+def _index_views(s: Session | None, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
     """SessionViews (the shape of `history.session_view`) of `_INDEX_COLUMNS` rows; a legacy
     session's title is derived from its first user message, as on every read path."""
     views = []
     for sid, title, title_state, created_at, updated_at, active_run_id, last_run_id in rows:
         if title_state == "legacy":
+            assert s is not None, "a legacy title is derived on the thread path"
             message = first_user_message(s, sid)
             title = title_from_message(message) if message else None
         views.append(
@@ -198,10 +280,6 @@ async def _hold_while_unchanged(
     `asyncio.Event` (no thread, no connection). A client that disconnects ends the wait.
     """
 
-    def version_only() -> int:
-        with st.db.read() as s:
-            return index_version(s, who.tenant, who.principal)
-
     deadline = st.loop.time() + (wait or 0)
     held = False
     admitted = False
@@ -210,7 +288,7 @@ async def _hold_while_unchanged(
         while True:
             wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
             try:
-                version = await st.run(version_only)
+                version = await current_version(st, who)
                 etag = etag_for(st.epoch, who.tenant, who.principal, version)
                 if not _etag_matches(inm, etag):
                     return None, held

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import floor as floor_bench
 from bench import report
 from bench import server as server_bench
 
@@ -25,11 +26,21 @@ def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
             "--big-deletes", "1",
             "--big-events", "200",
             "--big-artifacts", "3",
+            "--floor-samples", "5",
+            "--floor-rounds", "1",
+            "--floor-seconds", "0.2",
         ]
     )  # fmt: skip
     assert status == 0
     saved = json.loads((tmp_path / "server.json").read_text())
     figures = saved["figures"]
+    floor = figures["floor"]
+    assert set(floor["latency_ms"]) == {"real page", "floor page", "real 304", "floor 304"}
+    assert {(r["server"], r["clients"]) for r in floor["throughput"]} == {
+        (s, c) for s in ("real", "floor") for c in (1, 32)
+    }
+    assert all(r["requests_per_s"] > 0 for r in floor["throughput"])
+    assert set(floor["targets"]) == set(floor_bench.TARGETS)
     assert [p["depth"] for p in figures["list"]] == [0, 30, 150, 297, 0]
     assert figures["walk"]["sessions"] == 300
     assert figures["delete"]["typical"]["n"] == 3

@@ -1,0 +1,382 @@
+"""The server beside its floor: the real `converge-server` and a floor app, same uvicorn, same
+bytes, measured interleaved in one run (`python -m bench server`, the "floor" tables).
+
+The floor app is the least a server can do for `GET /v1/sessions?limit=50`: a minimal
+Starlette app under the same uvicorn settings as `converge-server` (`server_stub.cli`: the
+bounded h11 protocol, its head limit and timeouts) that answers the bytes the real server
+answered for the first page, with its ETag, and 304 when `If-None-Match` names that ETag.
+Both run as child processes, so a server's CPU time is its own (read from
+`/proc/PID/stat`), and both are spoken to over raw keep-alive sockets: one request's bytes,
+written once, and a response read by `Content-Length`, so that no client library's cost
+lands in the figures. Ratios of the two, measured round by round in the same run, are what
+compares across a busy machine; absolute figures move with the load of the moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bench import report
+
+PATH = "/v1/sessions?limit=50"
+#: Ceiling of one response the client will read (a first page of 50 is ~10 KiB).
+MAX_RESPONSE = 1 << 20
+CLIENT_COUNTS = (1, 32)
+
+TARGETS = {
+    "first_page_floor_ratio": 2.5,
+    "not_modified_floor_ratio": 1.5,
+    "throughput_32_over_1": 1.0,
+}
+
+
+def floor_main(argv: list[str]) -> int:
+    """Child process: serve the floor app for BODY_FILE with ETAG; print "listening on URL"."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from server_stub.config import ServerSettings
+    from server_stub.protocol import HEAD_LIMIT, bounded_protocol
+
+    body_file, etag = argv
+    body = Path(body_file).read_bytes()
+
+    async def sessions(request: Request) -> Response:
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers={"ETag": etag})
+        return Response(body, media_type="application/json", headers={"ETag": etag})
+
+    defaults = ServerSettings()
+    config = uvicorn.Config(
+        Starlette(routes=[Route("/v1/sessions", sessions)]),
+        host="127.0.0.1",
+        port=0,
+        log_config=None,
+        log_level="warning",
+        timeout_graceful_shutdown=3,
+        lifespan="on",
+        http=bounded_protocol(defaults.head_timeout),
+        timeout_keep_alive=defaults.timeout_keep_alive,
+        h11_max_incomplete_event_size=HEAD_LIMIT,
+        proxy_headers=False,
+    )
+    server = uvicorn.Server(config)
+
+    async def serve() -> None:
+        task = asyncio.create_task(server.serve())
+        while not server.started:
+            if task.done():
+                await task
+                return
+            await asyncio.sleep(0.01)
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        sys.stdout.write(f"listening on http://{host}:{port}\n")
+        sys.stdout.flush()
+        await task
+
+    asyncio.run(serve())
+    return 0
+
+
+@contextmanager
+def floor_server(body: bytes, etag: str, workdir: Path) -> Iterator[tuple[int, str]]:
+    """(pid, base URL) of a floor app child process answering `body` and `etag`."""
+    body_file = workdir / "floor-body.json"
+    body_file.write_bytes(body)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys, bench.floor as f; sys.exit(f.floor_main(sys.argv[1:]))",
+         str(body_file), etag],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        line = proc.stdout.readline().decode()
+        if not line.startswith("listening on "):
+            raise RuntimeError(f"floor app did not start: {line!r}")
+        yield proc.pid, line.removeprefix("listening on ").strip()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def request_bytes(url: str, token: str, etag: str | None = None) -> bytes:
+    """One keep-alive GET of the first page, as bytes on the wire."""
+    host = urlsplit(url).netloc
+    lines = [f"GET {PATH} HTTP/1.1", f"Host: {host}", f"Authorization: Bearer {token}"]
+    if etag is not None:
+        lines.append(f"If-None-Match: {etag}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _split_head(head: bytes) -> tuple[int, dict[str, str]]:
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(status_line.split(" ", 2)[1]), headers
+
+
+class RawConnection:
+    """A blocking keep-alive connection that writes one request's bytes and reads one
+    response by its `Content-Length` (bounded: `MAX_RESPONSE`)."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buffer = b""
+
+    def fetch(self, request: bytes) -> tuple[int, dict[str, str], bytes]:
+        self.sock.sendall(request)
+        while b"\r\n\r\n" not in self._buffer:
+            self._read()
+        head, _, rest = self._buffer.partition(b"\r\n\r\n")
+        status, headers = _split_head(head)
+        length = int(headers.get("content-length", "0"))
+        if length > MAX_RESPONSE:
+            raise RuntimeError(f"response of {length} bytes")
+        while len(rest) < length:
+            rest += self._recv()
+        self._buffer = rest[length:]
+        return status, headers, rest[:length]
+
+    def _read(self) -> None:
+        self._buffer += self._recv()
+        if len(self._buffer) > MAX_RESPONSE:
+            raise RuntimeError("response head too large")
+
+    def _recv(self) -> bytes:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise RuntimeError("server closed the connection")
+        return chunk
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux `/proc/PID/stat`)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def latency(
+    targets: dict[str, tuple[str, bytes, int]], samples: int, warmup: int
+) -> dict[str, list[float]]:
+    """Seconds per request for each named (url, request, expected status), one of each per
+    round (interleaved), each on its own keep-alive connection."""
+    conns = {name: RawConnection(url) for name, (url, _req, _status) in targets.items()}
+    out: dict[str, list[float]] = {name: [] for name in targets}
+    try:
+        for round_no in range(warmup + samples):
+            for name, (_url, request, expected) in targets.items():
+                started = time.perf_counter()
+                status, _headers, _body = conns[name].fetch(request)
+                elapsed = time.perf_counter() - started
+                if status != expected:
+                    raise RuntimeError(f"{name} answered {status}, not {expected}")
+                if round_no >= warmup:
+                    out[name].append(elapsed)
+    finally:
+        for conn in conns.values():
+            conn.close()
+    return out
+
+
+async def _client(
+    url: str, request: bytes, stop_at: float, counts: list[int], expected: int
+) -> None:
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    loop = asyncio.get_running_loop()
+    try:
+        while loop.time() < stop_at:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            status, headers = _split_head(head[:-4])
+            if status != expected:
+                raise RuntimeError(f"answered {status}, not {expected}")
+            length = int(headers.get("content-length", "0"))
+            if length > MAX_RESPONSE:
+                raise RuntimeError(f"response of {length} bytes")
+            await reader.readexactly(length)
+            counts[0] += 1
+    finally:
+        writer.close()
+
+
+def throughput(url: str, pid: int, request: bytes, clients: int, seconds: float) -> dict[str, Any]:
+    """Requests per second with `clients` concurrent keep-alive connections for `seconds`,
+    and the server's CPU time per request (all its threads)."""
+
+    async def run() -> int:
+        counts = [0]
+        stop_at = asyncio.get_running_loop().time() + seconds
+        await asyncio.gather(*(_client(url, request, stop_at, counts, 200) for _ in range(clients)))
+        return counts[0]
+
+    cpu_before, started = cpu_seconds(pid), time.perf_counter()
+    done = asyncio.run(run())
+    elapsed, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu_before
+    return {
+        "clients": clients,
+        "requests": done,
+        "requests_per_s": round(done / elapsed, 1),
+        "cpu_ms_per_request": round(cpu / max(done, 1) * 1000, 3),
+    }
+
+
+def _median_ms(samples: list[float]) -> float:
+    return round(statistics.median(samples) * 1000, 3)
+
+
+def measure(
+    real: tuple[int, str],
+    token: str,
+    workdir: Path,
+    *,
+    samples: int,
+    rounds: int,
+    seconds: float,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """The floor figures: the real server (pid, url) against a floor app serving its bytes."""
+    real_pid, real_url = real
+    probe = RawConnection(real_url)
+    try:
+        status, headers, body = probe.fetch(request_bytes(real_url, token))
+    finally:
+        probe.close()
+    if status != 200 or "etag" not in headers:
+        raise RuntimeError(f"the first page answered {status} without an ETag")
+    etag = headers["etag"]
+    with floor_server(body, etag, workdir) as (floor_pid, floor_url):
+        log("measuring the floor (latency) ...")
+        lat = latency(
+            {
+                "real page": (real_url, request_bytes(real_url, token), 200),
+                "floor page": (floor_url, request_bytes(floor_url, token), 200),
+                "real 304": (real_url, request_bytes(real_url, token, etag), 304),
+                "floor 304": (floor_url, request_bytes(floor_url, token, etag), 304),
+            },
+            samples,
+            max(5, samples // 10),
+        )
+        log("measuring the floor (throughput) ...")
+        runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for _ in range(rounds):
+            for clients in CLIENT_COUNTS:
+                for name, pid, url in (
+                    ("real", real_pid, real_url),
+                    ("floor", floor_pid, floor_url),
+                ):
+                    got = throughput(url, pid, request_bytes(url, token), clients, seconds)
+                    runs.setdefault((name, clients), []).append(got)
+    figures: dict[str, Any] = {"body_bytes": len(body), "latency_ms": {}, "throughput": []}
+    for name, values in lat.items():
+        figures["latency_ms"][name] = {
+            **report.summarize_ms(values),
+            "min_ms": round(min(values) * 1000, 3),
+        }
+    for (name, clients), measured in runs.items():
+        figures["throughput"].append(
+            {
+                "server": name,
+                "clients": clients,
+                "requests_per_s": round(
+                    statistics.median(g["requests_per_s"] for g in measured), 1
+                ),
+                "cpu_ms_per_request": round(
+                    statistics.median(g["cpu_ms_per_request"] for g in measured), 3
+                ),
+                "rounds": len(measured),
+            }
+        )
+    figures["targets"] = verdicts(figures)
+    return figures
+
+
+def _rate(figures: dict[str, Any], server: str, clients: int) -> dict[str, Any]:
+    for row in figures["throughput"]:
+        if row["server"] == server and row["clients"] == clients:
+            return dict(row)
+    raise KeyError((server, clients))
+
+
+def verdicts(figures: dict[str, Any]) -> dict[str, Any]:
+    """Each target's value and whether it is met."""
+    lat = figures["latency_ms"]
+    page = lat["real page"]["median_ms"] / lat["floor page"]["median_ms"]
+    nm = lat["real 304"]["median_ms"] / lat["floor 304"]["median_ms"]
+    scaling = (
+        _rate(figures, "real", CLIENT_COUNTS[-1])["requests_per_s"]
+        / _rate(figures, "real", CLIENT_COUNTS[0])["requests_per_s"]
+    )
+    values = {
+        "first_page_floor_ratio": (round(page, 2), page <= TARGETS["first_page_floor_ratio"]),
+        "not_modified_floor_ratio": (round(nm, 2), nm <= TARGETS["not_modified_floor_ratio"]),
+        "throughput_32_over_1": (round(scaling, 2), scaling >= TARGETS["throughput_32_over_1"]),
+    }
+    return {k: {"value": v, "target": TARGETS[k], "met": ok} for k, (v, ok) in values.items()}
+
+
+def print_figures(figures: dict[str, Any], backend: str) -> None:
+    """The floor tables: latency with ratios, throughput with CPU per request, targets."""
+    lat = figures["latency_ms"]
+    rows = []
+    for what in ("page", "304"):
+        real, floor = lat[f"real {what}"], lat[f"floor {what}"]
+        rows.append(
+            [
+                "first page of 50" if what == "page" else "first page, If-None-Match (304)",
+                real["median_ms"],
+                real["min_ms"],
+                floor["median_ms"],
+                floor["min_ms"],
+                round(real["median_ms"] / floor["median_ms"], 2),
+            ]
+        )
+    report.print_table(
+        f"The floor ({backend}): real server against a minimal Starlette app answering the "
+        "same bytes, same uvicorn, raw keep-alive sockets, interleaved (ms)",
+        ["request", "real median", "real min", "floor median", "floor min", "ratio"],
+        rows,
+    )
+    report.print_table(
+        f"Throughput ({backend}): keep-alive clients for a fixed time, median of rounds; CPU "
+        "is the server process's own",
+        ["server", "clients", "requests/s", "CPU ms/request", "rounds"],
+        [
+            [r["server"], r["clients"], r["requests_per_s"], r["cpu_ms_per_request"], r["rounds"]]
+            for r in figures["throughput"]
+        ],
+    )
+    report.print_table(
+        f"Floor targets ({backend})",
+        ["measure", "value", "target", "met"],
+        [
+            [k, v["value"], v["target"], "yes" if v["met"] else "NO"]
+            for k, v in figures["targets"].items()
+        ],
+    )

@@ -1,0 +1,90 @@
+"""PostgreSQL: the session index's small reads on the event loop, over psycopg's own async
+connections, so that they need no worker thread.
+
+Measured on this machine (`python -m bench server --postgres`): one `SELECT` through the
+pooled SQLAlchemy engine on a worker thread (hop, pre-ping, BEGIN, COMMIT) took ~0.41 ms; the
+same `SELECT` on an autocommit `psycopg.AsyncConnection` on the loop ~0.07 ms. The index's
+reads are single statements under READ COMMITTED, where a transaction adds no consistency
+(each statement takes its own snapshot anyway), so autocommit loses nothing; the route reads
+the version before the page, so an ETag is never newer than the page it goes with.
+
+Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
+thread); `connect_timeout` and a `statement_timeout` on every connection, so a database
+that stops answering cannot hold a request for ever. Failures: a connection that broke (the
+server restarted) is dropped and the statement is tried once more on a fresh one, as the
+engine's pre-ping would have done; any other error, or a second failure, is raised as
+SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as an engine error (503
+`unavailable` for an outage, `server_stub.db.outage`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import make_url
+
+#: Connections a process keeps for loop reads (a fleet of three stays well below
+#: PostgreSQL's default 100 connections beside the engine's pool).
+LOOP_CONNECTIONS = 4
+CONNECT_TIMEOUT_S = 10
+STATEMENT_TIMEOUT_MS = 10_000
+
+
+class PgLoopReader:
+    """A few autocommit async connections and `fetch(sql, params)` on them (loop only)."""
+
+    def __init__(self, url: str, size: int = LOOP_CONNECTIONS) -> None:
+        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(False)
+        self._size = size
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._slots: asyncio.Semaphore | None = None  # made on the loop, at first use
+
+    async def fetch(self, sql: str, params: Mapping[str, Any]) -> Sequence[tuple[Any, ...]]:
+        """Every row of one statement (pyformat `%(name)s` parameters)."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._size)
+        async with self._slots:
+            for attempt in (1, 2):
+                conn = await self._connection()
+                try:
+                    cursor = await conn.execute(sql, params)
+                    rows = await cursor.fetchall()
+                except psycopg.Error as error:
+                    broken = conn.broken or conn.closed
+                    await conn.close()
+                    if broken and attempt == 1:
+                        continue  # a connection the server dropped: once more, on a new one
+                    raise _as_dbapi_error(sql, params, error) from error
+                self._idle.append(conn)
+                return rows
+        raise AssertionError("unreachable")
+
+    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        if self._idle:
+            return self._idle.pop()
+        try:
+            return await psycopg.AsyncConnection.connect(
+                self._conninfo,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            )
+        except psycopg.Error as error:
+            raise _as_dbapi_error("connect", {}, error) from error
+
+    async def close(self) -> None:
+        """Close every idle connection (at shutdown, once no request is in flight)."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.close()
+
+
+def _as_dbapi_error(sql: str, params: Mapping[str, Any], error: psycopg.Error) -> sa_exc.DBAPIError:
+    """`error` as SQLAlchemy would have raised it (OperationalError, ProgrammingError, …)."""
+    wrapped = sa_exc.DBAPIError.instance(sql, dict(params), error, psycopg.Error)
+    assert isinstance(wrapped, sa_exc.DBAPIError)
+    return wrapped
