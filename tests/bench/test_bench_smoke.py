@@ -35,7 +35,14 @@ def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
     saved = json.loads((tmp_path / "server.json").read_text())
     figures = saved["figures"]
     floor = figures["floor"]
-    assert set(floor["latency_ms"]) == {"real page", "floor page", "real 304", "floor 304"}
+    assert set(floor["latency_ms"]) == {
+        "real page",
+        "floor page",
+        "real 304",
+        "floor 304",
+        "real page after a change",
+        "floor page beside it",
+    }
     assert {(r["server"], r["clients"]) for r in floor["throughput"]} == {
         (s, c) for s in ("real", "floor") for c in (1, 32)
     }
