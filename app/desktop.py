@@ -79,9 +79,10 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
     parser = argparse.ArgumentParser(
         prog="converge",
         description="Converge: your conversation history, the same on every device.",
-        epilog="Subcommands for scripts: converge "
-        + " | ".join(sorted(HEADLESS_COMMANDS))
-        + " (see --help of each).",
+        # Raw: the list of commands stays on one line, whatever the terminal's width.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Subcommands for scripts (see --help of each):\n  converge "
+        + " | ".join(sorted(HEADLESS_COMMANDS)),
     )
     parser.add_argument(
         "--profile",
