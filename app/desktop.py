@@ -26,6 +26,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +42,7 @@ from app.loop import ConvergeEventLoop
 from app.main import HEADLESS_COMMANDS
 from sync import (
     ENV_PROFILE,
+    MirrorDamaged,
     Profile,
     SyncError,
     default_profile_dir,
@@ -53,10 +55,12 @@ from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 from ui.settings_dialog import ConnectionSettings
+from ui.status_presenter import DAMAGED_STATUS
 from ui.where import account_label, server_label
 
 if TYPE_CHECKING:
     from sync import SyncEngine
+    from sync.repair import RepairResult
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +177,10 @@ class Desktop:
             lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
         )
         self.engine: SyncEngine | None = None
+        self._engine_profile: Profile | None = None  # what the engine opens (and a rebuild)
+        self.window.damage_banner.rebuild_requested.connect(
+            lambda: self.controller.spawn(self.rebuild(), "rebuild the saved conversations")
+        )
         self.bundled: BundledServer | None = None
         self._paint_rows: MirrorRows | None = None
         self._closed: asyncio.Future[None] | None = None
@@ -210,7 +218,10 @@ class Desktop:
         await asyncio.to_thread(paint.ensure_dirs)
         # Until an engine is attached, the sidebar (and the filter) read the mirror file; the
         # engine then opens its own connection to it and this source is closed.
-        self._paint_rows = await paint_mirror(self.window, self.controller, paint.mirror_path)
+        try:
+            self._paint_rows = await paint_mirror(self.window, self.controller, paint.mirror_path)
+        except MirrorDamaged as exc:  # said now; connecting meets it again and offers Rebuild
+            self._show_damage(exc)
         await self.connect(profile)
         if self.engine is not None:
             await self._close_paint_rows()
@@ -280,11 +291,54 @@ class Desktop:
             server_identity=None if profile.server else BUNDLED_SERVER_IDENTITY,
             ca_bundle=profile.ca_bundle,
         )
+        self._engine_profile = engine_profile
         engine_class = await asyncio.to_thread(load_engine_class)
-        self.engine = await engine_class.open(
-            engine_profile, timer_interval=self.options.sync_interval
-        )
+        try:
+            self.engine = await engine_class.open(
+                engine_profile, timer_interval=self.options.sync_interval
+            )
+        except MirrorDamaged as exc:
+            self._show_damage(exc)
+            return
         self.controller.attach(self.engine)
+        self.ready.set()
+
+    def _show_damage(self, error: MirrorDamaged) -> None:
+        """The mirror is damaged: the banner with Rebuild, never "Loading…" for ever."""
+        self.window.damage_banner.show_damage(error.message)
+        self.window.set_status(DAMAGED_STATUS, error=True, details=error.message)
+        self.window.set_placeholder(DAMAGED_STATUS)
+
+    async def rebuild(self) -> None:
+        """The banner's Rebuild: close the engine (it holds the file), rebuild the mirror
+        from the server off the UI thread (`sync.repair`), then open and attach a new
+        engine. A failed rebuild changed nothing: the banner says so and offers it again."""
+        profile = self._engine_profile
+        banner = self.window.damage_banner
+        if profile is None or not banner.rebuild.isEnabled():
+            return
+        banner.set_rebuilding()
+        self.ready.clear()
+        self.controller.detach()
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            await engine.close()
+        await self._close_paint_rows()
+        repair = await asyncio.to_thread(load_repair)
+        try:
+            result = await repair(profile, force=True)
+        except SyncError as exc:
+            banner.set_failed(exc.message)
+            self.window.set_status(banner.text.text(), error=True, details=exc.message)
+            return
+        banner.hide()
+        self.window.set_status(result.message)
+        engine_class = await asyncio.to_thread(load_engine_class)
+        self.engine = await engine_class.open(profile, timer_interval=self.options.sync_interval)
+        self.controller.attach(self.engine)
+        # The new mirror already holds the server's rows: its first pass answers 304 and
+        # announces nothing, so the list reads them now.
+        await self.controller.refresh_now()
         self.ready.set()
 
     async def disconnect(self) -> None:
@@ -334,6 +388,13 @@ def load_engine_class() -> type[SyncEngine]:
     from sync import SyncEngine
 
     return SyncEngine
+
+
+def load_repair() -> Callable[..., Awaitable[RepairResult]]:
+    """`sync.repair.repair_mirror`, loaded on a worker thread like the engine."""
+    from sync.repair import repair_mirror
+
+    return repair_mirror
 
 
 def account_profile(profile: Profile, demo_token: str | None = None) -> Profile | None:

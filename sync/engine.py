@@ -45,6 +45,7 @@ from sync.engine_events import (
 )
 from sync.engine_triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
 from sync.errors import (
+    MirrorDamaged,
     MirrorError,
     NetworkError,
     NotFound,
@@ -426,6 +427,8 @@ def _state_of(problem: SyncError) -> EngineState:
     error."""
     if isinstance(problem, Unavailable):
         return EngineState.TROUBLE
+    if isinstance(problem, MirrorDamaged):
+        return EngineState.DAMAGED
     if isinstance(problem, NetworkError) and not isinstance(problem, TlsError):
         return EngineState.OFFLINE
     return EngineState.ERROR
