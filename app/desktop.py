@@ -26,7 +26,6 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app import heap, translations, window_state
+from app import heap, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
@@ -55,12 +54,10 @@ from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 from ui.settings_dialog import ConnectionSettings
-from ui.status_presenter import DAMAGED_STATUS
 from ui.where import account_label, server_label
 
 if TYPE_CHECKING:
     from sync import SyncEngine
-    from sync.repair import RepairResult
 
 log = logging.getLogger(__name__)
 
@@ -218,10 +215,7 @@ class Desktop:
         await asyncio.to_thread(paint.ensure_dirs)
         # Until an engine is attached, the sidebar (and the filter) read the mirror file; the
         # engine then opens its own connection to it and this source is closed.
-        try:
-            self._paint_rows = await paint_mirror(self.window, self.controller, paint.mirror_path)
-        except MirrorDamaged as exc:  # said now; connecting meets it again and offers Rebuild
-            self._show_damage(exc)
+        self._paint_rows = await paint_mirror(self.window, self.controller, paint.mirror_path)
         await self.connect(profile)
         if self.engine is not None:
             await self._close_paint_rows()
@@ -291,62 +285,43 @@ class Desktop:
             server_identity=None if profile.server else BUNDLED_SERVER_IDENTITY,
             ca_bundle=profile.ca_bundle,
         )
-        self._engine_profile = engine_profile
+        await self._open_engine(engine_profile)
+
+    async def _open_engine(self, profile: Profile) -> None:
+        """Open and attach the engine; a damaged mirror gets the banner with Rebuild."""
+        self._engine_profile = profile
         engine_class = await asyncio.to_thread(load_engine_class)
         try:
             self.engine = await engine_class.open(
-                engine_profile, timer_interval=self.options.sync_interval
+                profile, timer_interval=self.options.sync_interval
             )
         except MirrorDamaged as exc:
-            self._show_damage(exc)
+            mirror_rebuild.show_damage(self.window, exc)
             return
         self.controller.attach(self.engine)
         self.ready.set()
-
-    def _show_damage(self, error: MirrorDamaged) -> None:
-        """The mirror is damaged: the banner with Rebuild, never "Loading…" for ever."""
-        self.window.damage_banner.show_damage(error.message)
-        self.window.set_status(DAMAGED_STATUS, error=True, details=error.message)
-        self.window.set_placeholder(DAMAGED_STATUS)
 
     async def rebuild(self) -> None:
-        """The banner's Rebuild: close the engine (it holds the file), rebuild the mirror
-        from the server off the UI thread (`sync.repair`), then open and attach a new
-        engine. A failed rebuild changed nothing: the banner says so and offers it again."""
+        """The banner's Rebuild (`app.mirror_rebuild`): the engine holds the file, so it goes."""
         profile = self._engine_profile
-        banner = self.window.damage_banner
-        if profile is None or not banner.rebuild.isEnabled():
+        if profile is None or not self.window.damage_banner.rebuild.isEnabled():
             return
-        banner.set_rebuilding()
+        await self._drop_engine()
+        await self._close_paint_rows()
+        if not await mirror_rebuild.rebuild(self.window, profile):
+            return
+        await self._open_engine(profile)
+        await self.controller.refresh_now()  # its first pass is a 304: it announces nothing
+
+    async def _drop_engine(self) -> None:
         self.ready.clear()
         self.controller.detach()
         engine, self.engine = self.engine, None
         if engine is not None:
             await engine.close()
-        await self._close_paint_rows()
-        repair = await asyncio.to_thread(load_repair)
-        try:
-            result = await repair(profile, force=True)
-        except SyncError as exc:
-            banner.set_failed(exc.message)
-            self.window.set_status(banner.text.text(), error=True, details=exc.message)
-            return
-        banner.hide()
-        self.window.set_status(result.message)
-        engine_class = await asyncio.to_thread(load_engine_class)
-        self.engine = await engine_class.open(profile, timer_interval=self.options.sync_interval)
-        self.controller.attach(self.engine)
-        # The new mirror already holds the server's rows: its first pass answers 304 and
-        # announces nothing, so the list reads them now.
-        await self.controller.refresh_now()
-        self.ready.set()
 
     async def disconnect(self) -> None:
-        self.ready.clear()
-        self.controller.detach()
-        engine, self.engine = self.engine, None
-        if engine is not None:
-            await engine.close()
+        await self._drop_engine()
         bundled, self.bundled = self.bundled, None
         if bundled is not None:
             await bundled.stop()
@@ -388,13 +363,6 @@ def load_engine_class() -> type[SyncEngine]:
     from sync import SyncEngine
 
     return SyncEngine
-
-
-def load_repair() -> Callable[..., Awaitable[RepairResult]]:
-    """`sync.repair.repair_mirror`, loaded on a worker thread like the engine."""
-    from sync.repair import repair_mirror
-
-    return repair_mirror
 
 
 def account_profile(profile: Profile, demo_token: str | None = None) -> Profile | None:
