@@ -4,6 +4,7 @@ command line as a user runs it (a subprocess per command)."""
 
 from __future__ import annotations
 
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from sync.errors import MirrorDamaged
 from sync.mirror import Mirror
 from sync.mirror_check import find_damage
 from sync.mirror_reader import read_mirror_rows
+from sync.repair import MAX_ID_LENGTH, MAX_MARKS, salvage_marks
 from tests.sync.helpers import Server, run
 from tests.sync.mirror_damage import DAMAGE, btree_page, dropped_table
 from tests.sync.test_cli_live import conn, converge, ls_json
@@ -113,8 +115,6 @@ def test_repair_says_when_the_delete_marks_could_not_be_read(
     profile, ids = synced_profile(live_server, tmp_path, ["one", "two"])
     path = mirror_file(profile)
     dropped_table(path)
-    import sqlite3
-
     db = sqlite3.connect(path)
     db.execute("DROP TABLE unconfirmed_deletes")
     db.commit()
@@ -206,3 +206,50 @@ def test_damage_met_after_open_is_named_not_a_raw_database_error(tmp_path: Path)
             )
     finally:
         mirror.close()
+
+
+def test_salvaged_delete_marks_are_bounded_and_only_text_ids(tmp_path: Path) -> None:
+    """A damaged file is hostile input: its marks are read as ids, bounded in count and
+    length, and anything that is not text is dropped."""
+    path = tmp_path / "mirror.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE unconfirmed_deletes (session_id, since)")
+    rows: list[tuple[object, float]] = [(f"ses_{i:06d}", 0.0) for i in range(MAX_MARKS + 500)]
+    rows += [(7, 0.0), (b"\x00blob", 0.0), ("x" * 10_000, 0.0), ("", 0.0), (None, 0.0)]
+    db.executemany("INSERT INTO unconfirmed_deletes VALUES (?, ?)", rows[::-1])
+    db.commit()
+    db.close()
+    ids, readable = salvage_marks(path)
+    assert readable
+    assert 0 < len(ids) <= MAX_MARKS
+    assert all(isinstance(i, str) and 0 < len(i) <= MAX_ID_LENGTH for i in ids)
+    assert salvage_marks(tmp_path / "absent.sqlite3") == ([], True)
+    (tmp_path / "junk").write_bytes(b"not sqlite" * 100)
+    assert salvage_marks(tmp_path / "junk") == ([], False)
+
+
+def test_a_pass_that_meets_damage_reports_it_and_the_engine_says_damaged(
+    live_server: Any, tmp_path: Path
+) -> None:
+    from sync.engine import EngineState, SyncEngine
+    from sync.profile import Profile
+
+    async def scenario() -> None:
+        async with Server(live_server.url) as server:
+            await server.create("one")
+        profile = Profile(tmp_path / "p", server=live_server.url, token="dev-alice")
+        engine = await SyncEngine.open(profile)
+        try:
+            assert (await engine.reconcile()).error is None
+            db = sqlite3.connect(profile.mirror_path)  # behind the open engine's back
+            db.execute("DROP TABLE sync_state")
+            db.commit()
+            db.close()
+            report = await engine.reconcile()  # an unchanged index: the 304 path
+            assert isinstance(report.error, MirrorDamaged)
+            assert engine.status.state is EngineState.DAMAGED
+            assert "converge repair" in engine.status.message
+        finally:
+            await engine.close()
+
+    run(scenario())
