@@ -253,3 +253,37 @@ def test_a_pass_that_meets_damage_reports_it_and_the_engine_says_damaged(
             await engine.close()
 
     run(scenario())
+
+
+def test_a_salvaged_delete_the_server_refuses_stays_marked_after_repair(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """The retried delete is refused (a run is active: 409): the conversation stays marked
+    "delete not confirmed" in the new mirror, as it was in the damaged one."""
+
+    async def setup() -> tuple[str, str]:
+        async with Server(live_server.url) as server:
+            view = await server.create()
+            return view.id, await server.start(view.id, "/wait 20")
+
+    sid, run_id = run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    path = mirror_file(profile)
+    mirror = Mirror.open(path)
+    try:
+        mirror.mark_unconfirmed(sid)
+    finally:
+        mirror.close()
+    btree_page(path)
+    result = converge("repair", *conn(live_server.url, profile))
+    assert result.returncode == 0, result.stderr
+    assert "1 earlier delete(s) are still not confirmed" in result.stdout
+    listed = converge("ls", "--profile", str(profile))
+    assert f"{sid}" in listed.stdout and "[delete not confirmed]" in listed.stdout
+
+    async def stop() -> None:
+        async with Server(live_server.url) as server:
+            await server.api.cancel_run(run_id)
+
+    run(stop())
