@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app import heap, translations, window_state
+from app import heap, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
 from app.main import HEADLESS_COMMANDS
 from sync import (
     ENV_PROFILE,
+    MirrorDamaged,
     Profile,
     SyncError,
     default_profile_dir,
@@ -79,9 +80,10 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
     parser = argparse.ArgumentParser(
         prog="converge",
         description="Converge: your conversation history, the same on every device.",
-        epilog="Subcommands for scripts: converge "
-        + " | ".join(sorted(HEADLESS_COMMANDS))
-        + " (see --help of each).",
+        # Raw: the list of commands stays on one line, whatever the terminal's width.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Subcommands for scripts (see --help of each):\n  converge "
+        + " | ".join(sorted(HEADLESS_COMMANDS)),
     )
     parser.add_argument(
         "--profile",
@@ -172,6 +174,10 @@ class Desktop:
             lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
         )
         self.engine: SyncEngine | None = None
+        self._engine_profile: Profile | None = None  # what the engine opens (and a rebuild)
+        self.window.damage_banner.rebuild_requested.connect(
+            lambda: self.controller.spawn(self.rebuild(), "rebuild the saved conversations")
+        )
         self.bundled: BundledServer | None = None
         self._paint_rows: MirrorRows | None = None
         self._closed: asyncio.Future[None] | None = None
@@ -279,19 +285,43 @@ class Desktop:
             server_identity=None if profile.server else BUNDLED_SERVER_IDENTITY,
             ca_bundle=profile.ca_bundle,
         )
+        await self._open_engine(engine_profile)
+
+    async def _open_engine(self, profile: Profile) -> None:
+        """Open and attach the engine; a damaged mirror gets the banner with Rebuild."""
+        self._engine_profile = profile
         engine_class = await asyncio.to_thread(load_engine_class)
-        self.engine = await engine_class.open(
-            engine_profile, timer_interval=self.options.sync_interval
-        )
+        try:
+            self.engine = await engine_class.open(
+                profile, timer_interval=self.options.sync_interval
+            )
+        except MirrorDamaged as exc:
+            mirror_rebuild.show_damage(self.window, exc)
+            return
         self.controller.attach(self.engine)
         self.ready.set()
 
-    async def disconnect(self) -> None:
+    async def rebuild(self) -> None:
+        """The banner's Rebuild (`app.mirror_rebuild`): the engine holds the file, so it goes."""
+        profile = self._engine_profile
+        if profile is None or not self.window.damage_banner.rebuild.isEnabled():
+            return
+        await self._drop_engine()
+        await self._close_paint_rows()
+        if not await mirror_rebuild.rebuild(self.window, profile):
+            return
+        await self._open_engine(profile)
+        await self.controller.refresh_now()  # its first pass is a 304: it announces nothing
+
+    async def _drop_engine(self) -> None:
         self.ready.clear()
         self.controller.detach()
         engine, self.engine = self.engine, None
         if engine is not None:
             await engine.close()
+
+    async def disconnect(self) -> None:
+        await self._drop_engine()
         bundled, self.bundled = self.bundled, None
         if bundled is not None:
             await bundled.stop()

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
 
-from sync import SessionRow, read_mirror_rows
+from sync import MirrorDamaged, SessionRow, read_mirror_rows
 
 if TYPE_CHECKING:
     from sync import Mirror
@@ -61,7 +61,10 @@ class MirrorRows:
             rows = await asyncio.to_thread(read_mirror_rows, self.path, filter_text)
             if rows is not None:
                 return rows
-            self._mirror = await asyncio.to_thread(open_mirror, self.path)
+            try:
+                self._mirror = await asyncio.to_thread(open_mirror, self.path)
+            except MirrorDamaged:  # the engine meets it next, and the window offers Rebuild
+                return []
         return await asyncio.to_thread(self._mirror.rows, filter_text)
 
     async def close(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "watch", "export", "qa"})
+HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "watch", "export", "repair", "qa"})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from sync.errors import (
         ConversationGone,
+        MirrorDamaged,
         NetworkError,
         NotFound,
         RunInProgress,
@@ -96,6 +97,7 @@ __all__ = [
     "MemoryFormed",
     "Message",
     "Mirror",
+    "MirrorDamaged",
     "NetworkError",
     "NotFound",
     "Profile",
@@ -137,6 +139,7 @@ _HOMES = {
     "sync.engine": ("SyncEngine",),
     "sync.errors": (
         "ConversationGone",
+        "MirrorDamaged",
         "NetworkError",
         "NotFound",
         "RunInProgress",

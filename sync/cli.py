@@ -1,5 +1,5 @@
-"""The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`, and
-`converge export` (§11).
+"""The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`,
+`converge export` (§11), and `converge repair` (a damaged mirror rebuilt, `sync.repair`).
 
 Each takes `--server URL --profile DIR` and a token anywhere among its own arguments: the
 token from `--token-file PATH`, `--token-stdin` or `$CONVERGE_TOKEN` keeps it out of the
@@ -27,12 +27,13 @@ from sync import cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
-from sync.errors import MirrorError, SyncError, Unauthenticated, Unavailable
+from sync.errors import MirrorDamaged, MirrorError, SyncError, Unauthenticated, Unavailable
 from sync.export import export_conversation
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
 from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
+from sync.repair import repair_mirror
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
 from sync.tls import plain_http_warning
 
@@ -44,6 +45,7 @@ EXIT_USAGE = 2  # argparse's own code for bad arguments
 EXIT_CONFLICT = 3  # delete refused: a run is active (409)
 EXIT_ABORTED = 4  # delete not confirmed by the user
 EXIT_UNCONFIRMED = 5  # delete sent, answer lost: the row stays, marked (CONTRACT §9.2)
+EXIT_DAMAGED = 6  # the mirror file is damaged: `converge repair` rebuilds it (sync.repair)
 
 #: The pass ends itself (`Bounds.pass_seconds`, 50 s; an unreachable or silent server ends
 #: it sooner: CONTRACT §8's 30 s, see docs/sync.md "Bounds"). This outer guard only covers
@@ -99,6 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument(
         "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
     )
+    p_repair = sub.add_parser(
+        "repair",
+        help="rebuild a damaged mirror from the server",
+        description="Rebuild the mirror from the server when it is damaged: nothing the "
+        "server does not confirm is kept; deletes not yet confirmed are tried again. Exit "
+        "0: rebuilt (or not damaged); 1: the server could not be walked, nothing changed.",
+    )
+    _common(p_repair)
+    p_repair.add_argument(
+        "--force", action="store_true", help="rebuild even when the mirror passes its check"
+    )
     return parser
 
 
@@ -151,6 +164,9 @@ async def _sync(args: argparse.Namespace) -> int:
             shutil.rmtree(profile.account_dir, ignore_errors=True)
     if report is None:
         return EXIT_FAILED
+    if isinstance(report.error, MirrorDamaged):  # met during the pass (a read failed)
+        _err(report.error.message)
+        return EXIT_DAMAGED
     if report.error is not None:
         words = report.error.message
         if isinstance(report.error, Unavailable):  # the engine's status says the same
@@ -332,6 +348,29 @@ async def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- repair ---------------------------------------------------------------------------------
+
+
+async def _repair(args: argparse.Namespace) -> int:
+    profile = _profile(args)
+    try:
+        async with asyncio.timeout(SYNC_DEADLINE + DELETE_DEADLINE):
+            result = await repair_mirror(profile, force=args.force)
+    except TimeoutError:
+        _err(f"the server at {profile.server} did not answer in time; nothing was changed.")
+        return EXIT_FAILED
+    except MirrorDamaged as exc:  # not expected: the new file is checked as it opens
+        _err(f"repair failed: {exc.message}")
+        return EXIT_FAILED
+    except SyncError as exc:
+        _err(f"repair failed: {exc.message} The saved copy was left as it was.")
+        return EXIT_FAILED
+    print(result.message)
+    if result.marks_lost:
+        _err("warning: the deletes not yet confirmed could not be read from the damaged file.")
+    return EXIT_OK
+
+
 # -- entry ----------------------------------------------------------------------------------
 
 
@@ -374,8 +413,13 @@ def _main(argv: Sequence[str] | None) -> int:
             return asyncio.run(_delete(args))
         if args.command == "export":
             return asyncio.run(_export(args))
+        if args.command == "repair":
+            return asyncio.run(_repair(args))
         if args.command == "watch":
             return asyncio.run(cli_watch.watch(args, _profile(args), sys.stdout))
+    except MirrorDamaged as exc:
+        _err(exc.message)
+        return EXIT_DAMAGED
     except MirrorError as exc:
         _err(exc.message)
         return EXIT_FAILED

@@ -44,6 +44,8 @@ from sync.engine_events import (
 )
 from sync.engine_triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
 from sync.errors import (
+    MirrorDamaged,
+    MirrorError,
     NetworkError,
     NotFound,
     SyncError,
@@ -143,16 +145,18 @@ class SyncEngine:
         retry_attempts: int = 3,
         page_hook: PageHook | None = None,
         bounds: Bounds = DEFAULT_BOUNDS,
+        mirror_path: Path | None = None,
     ) -> SyncEngine:
         """Open the profile's mirror (migrating it) and the API client.
 
-        Raises ProfileError (no server or token), MirrorTooNew, MirrorError. Makes no
-        request: call `trigger(TriggerReason.CONNECT)` once the window is up.
+        Raises ProfileError (no server or token), MirrorTooNew, MirrorDamaged, MirrorError.
+        Makes no request: call `trigger(TriggerReason.CONNECT)` once the window is up.
+        `mirror_path` (default the profile's) is where `sync.repair` builds a new mirror.
         """
         server, token = profile.require_connection()
         tls = client_context(profile.ca_bundle)  # a bad CA bundle is named before anything
         await asyncio.to_thread(profile.ensure_dirs)
-        mirror = await asyncio.to_thread(Mirror.open, profile.mirror_path)
+        mirror = await asyncio.to_thread(Mirror.open, mirror_path or profile.mirror_path)
         await asyncio.to_thread(mirror.bind_identity, profile.connection_identity)
         api = ApiClient(
             server,
@@ -240,7 +244,10 @@ class SyncEngine:
     async def _run_pass_inner(self, reason: TriggerReason) -> ReconcileReport:
         last_success = self._status.last_success
         self._set_status(EngineStatus(EngineState.SYNCING, "Synchronizing…", last_success))
-        report = await self.reconciler.run_pass(reason)  # its IndexChanged is already out
+        try:
+            report = await self.reconciler.run_pass(reason)  # its IndexChanged is already out
+        except MirrorError as exc:  # a read of the mirror failed (damaged): nothing written
+            report = ReconcileReport(reason=reason, error=exc)
         problem = report.problem
         if problem is None:
             self._set_status(EngineStatus(EngineState.IDLE, "", time.time()))
@@ -424,6 +431,8 @@ def _state_of(problem: SyncError) -> EngineState:
     error."""
     if isinstance(problem, Unavailable):
         return EngineState.TROUBLE
+    if isinstance(problem, MirrorDamaged):
+        return EngineState.DAMAGED
     if isinstance(problem, NetworkError) and not isinstance(problem, TlsError):
         return EngineState.OFFLINE
     return EngineState.ERROR

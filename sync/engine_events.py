@@ -48,6 +48,7 @@ class EngineState(Enum):
     TROUBLE = "trouble"  # the server answered 503 (its database, say) past the retries:
     # it is having trouble for a while, neither offline nor refusing; passes go on
     ERROR = "error"  # the server refused us (401/403) or answered nonsense, likewise
+    DAMAGED = "damaged"  # the mirror file is damaged (MirrorDamaged): rebuild it (sync.repair)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │   └── UnsafePath              a name would land outside its folder: refused, nothing written
     └── MirrorError                 the local mirror cannot be used
         ├── MirrorTooNew            the mirror was written by a newer schema: never touched
+        ├── MirrorDamaged           the file fails its check: `converge repair` rebuilds it
         └── CacheError              artifact bytes could not be kept (disk full, permissions)
 
 Callers branch on the class, never on message text. Every class carries a human `message`
@@ -242,6 +243,18 @@ class MirrorTooNew(MirrorError):
         super().__init__(message)
         self.found = found
         self.supported = supported
+
+
+class MirrorDamaged(MirrorError):
+    """The mirror file fails SQLite's check or lacks a table or column of its schema
+    (`sync.mirror_check`): nothing more is read from it. The one way forward is a rebuild
+    from the server (`sync.repair`), which the message names. `reason` is SQLite's own
+    short account of the damage, for logs and Details."""
+
+    def __init__(self, message: str, *, path: str, reason: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
 
 
 class CacheError(MirrorError):

@@ -42,6 +42,7 @@ from sync.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile, read_cached_file, record_cached_file
 from sync.mirror_apply import ApplyResult, write_changes
+from sync.mirror_check import check_mirror, damaged_error, find_damage
 from sync.mirror_rows import SessionRow, read_rows, read_snapshot, row_of
 from sync.mirror_schema import (
     SCHEMA_VERSION,
@@ -100,8 +101,10 @@ class Mirror:
     def open(cls, path: Path, *, create: bool = True) -> Mirror:
         """Open (creating and migrating when needed) the mirror at `path`.
 
-        Raises MirrorTooNew, leaving the file untouched, when it comes from a newer schema.
+        Raises MirrorTooNew, leaving the file untouched, when it comes from a newer schema,
+        and MirrorDamaged, reading nothing more, when the file fails `sync.mirror_check`.
         """
+        check_mirror(path)
         found = read_schema_version(path)
         if found > SCHEMA_VERSION:
             raise MirrorTooNew(
@@ -131,13 +134,8 @@ class Mirror:
                 mirror._migrate()  # while another process holds the write lock)
         except SQLAlchemyError as exc:
             mirror.close()
-            if is_locked(exc):
-                raise locked_error(path) from exc
-            if (full := disk_full_error(path)) is not None:
-                raise full from exc
-            raise MirrorError(
-                f"Cannot open or upgrade the mirror {path}: {getattr(exc, 'orig', None) or exc}. "
-                "It was left at its previous version."
+            raise failure(
+                path, exc, "open or upgrade", " It was left at its previous version."
             ) from exc
         except BaseException:
             mirror.close()
@@ -202,12 +200,17 @@ class Mirror:
             with self._write_lock, self._write.begin() as conn:
                 yield conn
         except SQLAlchemyError as exc:
-            if is_locked(exc):
-                raise locked_error(self.path) from exc
-            if (full := disk_full_error(self.path)) is not None:
-                raise full from exc
-            reason = getattr(exc, "orig", None) or exc
-            raise MirrorError(f"Cannot write the mirror {self.path}: {reason}.") from exc
+            raise failure(self.path, exc, "write") from exc
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """One read transaction; a database failure is a MirrorError with words (a damaged
+        file: MirrorDamaged), never a raw SQLAlchemy error."""
+        try:
+            with self._read.connect() as conn, conn.begin():
+                yield conn
+        except SQLAlchemyError as exc:
+            raise failure(self.path, exc, "read") from exc
 
     # -- schema -----------------------------------------------------------------------------
 
@@ -216,37 +219,37 @@ class Mirror:
             migrate(conn, self.path)
 
     def schema_version(self) -> int:
-        with self._read.connect() as conn:
+        with self._reading() as conn:
             return int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
 
     # -- reads ------------------------------------------------------------------------------
 
     def rows(self, filter_text: str = "") -> list[SessionRow]:
         """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
-        with self._read.connect() as conn, conn.begin():
+        with self._reading() as conn:
             return read_rows(conn, filter_text)
 
     def get(self, session_id: str) -> SessionRow | None:
-        with Session(self._read) as session, session.begin():
+        with self._reading() as conn, Session(bind=conn) as session:
             rec = session.get(SessionRecord, session_id)
             return row_of(rec) if rec is not None else None
 
     def snapshot(self) -> dict[str, SessionRow]:
         """Every row by id: the planner's view of the mirror."""
-        with self._read.connect() as conn, conn.begin():
+        with self._reading() as conn:
             return read_snapshot(conn)
 
     def count(self) -> int:
-        with self._read.connect() as conn:
+        with self._reading() as conn:
             return int(conn.execute(select(func.count()).select_from(SessionRecord)).scalar_one())
 
     def get_state(self, key: str) -> str | None:
-        with Session(self._read) as session, session.begin():
+        with self._reading() as conn, Session(bind=conn) as session:
             return get_state(session, key)
 
     def unconfirmed_deletes(self) -> set[str]:
         """Ids of rows whose delete was sent but never answered."""
-        with self._read.connect() as conn, conn.begin():
+        with self._reading() as conn:
             return unconfirmed_ids(conn)
 
     def mark_unconfirmed(self, session_id: str) -> None:
@@ -256,7 +259,7 @@ class Mirror:
             mark_unconfirmed(conn, session_id, now)
 
     def cached_file(self, artifact_id: str) -> CachedFile | None:
-        with Session(self._read) as session, session.begin():
+        with self._reading() as conn, Session(bind=conn) as session:
             return read_cached_file(session, artifact_id)
 
     # -- writes -----------------------------------------------------------------------------
@@ -326,3 +329,19 @@ class Mirror:
         now = time.time()
         with self._writing() as conn:
             return record_cached_file(conn, entry, now)
+
+
+def failure(path: Path, exc: SQLAlchemyError, doing: str, after: str = "") -> MirrorError:
+    """The words for a database error met while `doing` something with the mirror: locked,
+    a full disk, a damaged file (checked now: the error may be the first sign of it), or
+    SQLite's own reason."""
+    if is_locked(exc):
+        return locked_error(path)
+    if (full := disk_full_error(path)) is not None:
+        return full
+    if (reason := find_damage(path)) is not None:
+        log.warning("mirror damaged: %s", reason)
+        return damaged_error(path, reason)
+    return MirrorError(
+        f"Cannot {doing} the mirror {path}: {getattr(exc, 'orig', None) or exc}.{after}"
+    )

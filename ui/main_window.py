@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.conversation_pane import ConversationPane
+from ui.damage_banner import DamageBanner
 from ui.plain import plain_tooltip
 from ui.scroll_anchor import ScrollAnchor
 from ui.session_delegate import SessionDelegate
@@ -165,6 +166,7 @@ class MainWindow(QMainWindow):
         self.insecure_banner.setWordWrap(True)
         self.insecure_banner.setAccessibleName(self.tr("Connection not encrypted"))
         self.insecure_banner.hide()
+        self.damage_banner = DamageBanner()  # a damaged mirror: its one way forward, Rebuild
 
         sidebar = QWidget()
         sidebar.setObjectName("sidebar")
@@ -191,6 +193,7 @@ class MainWindow(QMainWindow):
         central_layout.setSpacing(0)
         central_layout.addWidget(self.insecure_banner)
         central_layout.addWidget(self.offline_banner)
+        central_layout.addWidget(self.damage_banner)
         central_layout.addWidget(splitter, 1)
         self.setCentralWidget(central)
 

@@ -26,6 +26,9 @@ OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history
 TROUBLE = str(
     QT_TRANSLATE_NOOP("MainWindow", "The server is having trouble; Converge will try again.")
 )
+DAMAGED_STATUS = str(
+    QT_TRANSLATE_NOOP("MainWindow", "The saved conversations are damaged: press Rebuild.")
+)
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
 
 
@@ -124,6 +127,9 @@ class StatusPresenter(QObject):
                 self.window.set_offline(False)
                 self._unreached = True
             self._schedule_offline_retry()
+        elif status.state is EngineState.DAMAGED:  # the one way forward is the banner's
+            self.window.set_status(DAMAGED_STATUS, error=True, details=status.message)
+            self.window.damage_banner.show_damage(status.message)
         elif status.state is EngineState.ERROR:
             self.window.set_status(status.message or "The server refused the request.", error=True)
         else:

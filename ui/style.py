@@ -137,7 +137,7 @@ def stylesheet(dark: bool | None = None) -> str:
     border-radius: 6px;
     padding: 8px 10px;
 }}
-#offlineBanner, #insecureBanner {{
+#offlineBanner, #insecureBanner, #damageBanner {{
     background: {c["offline_bg"]};
     color: {c["offline_fg"]};
     font-weight: 600;

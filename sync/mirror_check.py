@@ -1,0 +1,106 @@
+"""Is the mirror file sound? The check run when a mirror is opened and after a database error.
+
+A mirror can be damaged behind the program's back: a disk or file-system fault, a crash of
+the machine under `synchronous=NORMAL`, a copy taken mid-write, a file edited by hand. SQLite
+then answers some statements and fails others, and a pass that meets only the pages that
+survived (a 304 reads just the ETag) would report success over a broken file. So the file is
+checked as a whole: `PRAGMA quick_check` (every b-tree page reachable and well formed; it
+skips the index-content comparison of `integrity_check`, which is what makes it quick), then
+the tables and columns of the schema this program writes (`sync.mirror_schema`'s models),
+which a dropped table or a file from elsewhere lacks.
+
+The check opens its own read-only connection (`mode=ro`: it never creates, migrates or writes
+the file) and answers with SQLite's own short account of the damage, or None. A file that is
+merely locked or on a full disk is not damaged: those answer None, and the caller's own error
+handling names them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+from sync.errors import MirrorDamaged
+from sync.mirror_schema import SCHEMA_VERSION, Base, busy_timeout_ms
+
+log = logging.getLogger(__name__)
+
+#: At most this many problems are asked of `quick_check` (the first few say enough).
+MAX_PROBLEMS = 3
+#: The reason shown is cut to this many characters (SQLite can name many pages).
+MAX_REASON = 300
+
+
+def find_damage(path: Path) -> str | None:
+    """What is wrong with the mirror file at `path`, in SQLite's words, or None when it is
+    sound (or missing, locked, or on a full disk: not damage). Synchronous: call it off the
+    event loop."""
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout_ms() / 1000
+        )
+    except sqlite3.Error as exc:
+        log.info("mirror check could not open %s: %s", path, exc)
+        return None
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        problems = [
+            str(row[0]) for row in conn.execute(f"PRAGMA quick_check({MAX_PROBLEMS})").fetchall()
+        ]
+        if problems != ["ok"]:
+            return _cut("; ".join(problems))
+        if int(version) == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
+            return missing_schema(conn)
+        return None
+    except sqlite3.OperationalError as exc:
+        if _is_transient(exc):
+            log.info("mirror check of %s skipped: %s", path, exc)
+            return None
+        return _cut(str(exc))
+    except sqlite3.DatabaseError as exc:  # "file is not a database", "disk image is malformed"
+        return _cut(str(exc))
+    finally:
+        conn.close()
+
+
+def missing_schema(conn: sqlite3.Connection) -> str | None:
+    """The first table or columns of the models that the file lacks, or None."""
+    for table in Base.metadata.sorted_tables:
+        found = {str(row[1]) for row in conn.execute(f'PRAGMA table_info("{table.name}")')}
+        if not found:
+            return f"the table {table.name} is missing"
+        lacking = sorted(column.name for column in table.columns if column.name not in found)
+        if lacking:
+            return f"the table {table.name} lacks the column(s) {', '.join(lacking)}"
+    return None
+
+
+def damaged_error(path: Path, reason: str) -> MirrorDamaged:
+    """The one sentence a damaged mirror gets, in the command line and in the window."""
+    return MirrorDamaged(
+        f"The saved copy of your conversations ({path}) is damaged ({reason}). Nothing on "
+        "the server is affected. Run `converge repair` (or press Rebuild in the window) to "
+        "rebuild it from the server.",
+        path=str(path),
+        reason=reason,
+    )
+
+
+def check_mirror(path: Path) -> None:
+    """Raise `MirrorDamaged` when `find_damage` finds something."""
+    reason = find_damage(path)
+    if reason is not None:
+        raise damaged_error(path, reason)
+
+
+def _is_transient(exc: sqlite3.OperationalError) -> bool:
+    words = str(exc).lower()
+    return any(w in words for w in ("locked", "busy", "disk is full", "disk i/o", "unable to open"))
+
+
+def _cut(reason: str) -> str:
+    reason = " ".join(reason.split())  # one line, whatever SQLite listed
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"

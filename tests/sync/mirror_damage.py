@@ -1,0 +1,88 @@
+"""Realistic damage to a real mirror file (the fault campaign's kinds), for the repair tests.
+
+Each function takes a closed mirror file and damages it the way a disk fault, a crash, a bad
+copy or a hand edit would. The WAL is checkpointed into the main file first, so the damage
+lands on the pages that hold the data.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+PAGE = 4096
+
+
+def _checkpoint(path: Path) -> int:
+    """Fold the WAL into the file; returns the page size."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _root_page(path: Path, name: str) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(
+            conn.execute("SELECT rootpage FROM sqlite_master WHERE name=?", (name,)).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def _overwrite(path: Path, offset: int, length: int) -> None:
+    noise = random.Random(17).randbytes(length)
+    with path.open("r+b") as fh:
+        fh.seek(offset)
+        fh.write(noise)
+
+
+def btree_page(path: Path) -> None:
+    """Random bytes over the `sessions` table's b-tree root page."""
+    size = _checkpoint(path)
+    _overwrite(path, (_root_page(path, "sessions") - 1) * size, size)
+
+
+def middle_bytes(path: Path) -> None:
+    """Random bytes over the whole page in the middle of the file (whatever it holds)."""
+    size = _checkpoint(path)
+    pages = path.stat().st_size // size
+    _overwrite(path, (pages // 2) * size, size)
+
+
+def dropped_table(path: Path) -> None:
+    """A table dropped (a hand edit, a tool "cleaning up")."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("DROP TABLE sessions")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def truncated(path: Path) -> None:
+    """The file cut short (a copy interrupted, a full disk during a checkpoint)."""
+    size = _checkpoint(path)
+    pages = path.stat().st_size // size
+    with path.open("r+b") as fh:
+        fh.truncate(size * max(2, pages // 2))
+
+
+def not_sqlite(path: Path) -> None:
+    """Something else entirely under the mirror's name."""
+    _checkpoint(path)
+    path.write_bytes(b"this is a text file, not a database\n" * 200)
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "btree_page": btree_page,
+    "middle_bytes": middle_bytes,
+    "dropped_table": dropped_table,
+    "truncated": truncated,
+    "not_sqlite": not_sqlite,
+}

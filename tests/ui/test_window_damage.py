@@ -1,0 +1,87 @@
+"""A damaged mirror in the window (issue 17 item 4): the banner names it and offers Rebuild,
+never "Loading conversations…" for ever; pressed, the mirror is rebuilt from the server and
+the list fills. The real application object against a real stub server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from app.desktop import Desktop, DesktopOptions
+from app.loop import ConvergeEventLoop
+from sync import EngineState, EngineStatus
+from tests.sync.helpers import Server
+from tests.sync.helpers import run as run_sync
+from tests.sync.mirror_damage import btree_page
+from tests.sync.test_cli_live import conn, converge
+from tests.ui.conftest import run, until
+from ui.main_window import LOADING
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture(autouse=True)
+def _no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CONVERGE_SERVER", "CONVERGE_TOKEN", "CONVERGE_SYNC_INTERVAL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_damaged_mirror_shows_the_banner_and_rebuild_fills_the_list(
+    loop: ConvergeEventLoop, live_server: Any, tmp_path: Path
+) -> None:
+    async def setup() -> set[str]:
+        async with Server(live_server.url) as server:
+            for i in range(3):
+                await server.create(f"chat {i}")
+            return set(await server.index())
+
+    on_server = run_sync(setup())
+    profile = tmp_path / "profile"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    (mirror,) = (profile / "accounts").glob("*/mirror.sqlite3")
+    btree_page(mirror)
+    desktop = Desktop(DesktopOptions(profile, live_server.url, "dev-alice", 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        banner = window.damage_banner
+        await until(banner.isVisible, what="the damage banner")
+        assert banner.rebuild.isEnabled() and banner.rebuild.text() == "Rebuild"
+        assert "damaged" in banner.text.text()
+        assert window.sidebar_empty.text() != LOADING
+        assert str(mirror) in banner.toolTip()
+        if os.environ.get("CONVERGE_SHOTS"):
+            window.resize(900, 420)
+            await asyncio.sleep(0)
+            window.grab().save(str(SHOTS / "damaged-mirror-banner.png"))
+        QTest.mouseClick(banner.rebuild, Qt.MouseButton.LeftButton)
+        await until(
+            lambda: {s.id for s in window.model.sessions()} == on_server,
+            timeout=30,
+            what="the server's rows",
+        )
+        assert not banner.isVisible()
+        window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
+
+
+def test_damage_met_by_a_pass_shows_the_banner(loop: ConvergeEventLoop, tmp_path: Path) -> None:
+    from ui.controller import WindowController
+    from ui.main_window import MainWindow
+
+    window = MainWindow()
+    controller = WindowController(window)
+    message = "The saved copy of your conversations (/x/mirror.sqlite3) is damaged (…)."
+    controller.presenter.show(EngineStatus(EngineState.DAMAGED, message))
+    assert not window.damage_banner.isHidden()
+    assert "press Rebuild" in window.status.text()
+    window.close()
