@@ -34,7 +34,6 @@ from sync.bounds import DEFAULT_BOUNDS, Bounds, operation_deadline, pass_too_slo
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
-    BadCursor,
     Forbidden,
     MirrorError,
     NetworkError,
@@ -45,18 +44,17 @@ from sync.errors import (
     Unavailable,
     loggable,
 )
-from sync.gc_pause import collect_young, drop_in_slices, full_collections_deferred
+from sync.gc_pause import drop_in_slices, full_collections_deferred
+from sync.index_walk import PageHook as PageHook  # its home was here
+from sync.index_walk import WalkResult, walk_index
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
-from sync.models import SessionPage, SessionView
-from sync.plan import PointRead, PointReadOutcome, WalkPlan, WalkPlanner, plan_prunes
+from sync.models import SessionView
+from sync.plan import PointRead, PointReadOutcome, WalkPlan, plan_prunes
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
 
-#: Pages walked between two young collections (`sync.gc_pause.collect_young`): about 600
-#: objects of cyclic request garbage each time.
-YOUNG_COLLECTION_PAGES = 8
 #: Rows let go of per event-loop turn after a big pass (about half a millisecond each).
 RELEASE_SLICE = 5_000
 
@@ -101,23 +99,6 @@ class ReconcileReport:
     @property
     def changed(self) -> bool:
         return bool(self.inserted or self.updated or self.pruned)
-
-
-@dataclass(frozen=True)
-class WalkResult:
-    planner: WalkPlanner | None  # None when the first page answered 304
-    etag: str | None
-    not_modified: bool
-    pages: int
-    restarted: bool
-
-    @property
-    def walked(self) -> int:
-        return self.planner.walked if self.planner is not None else 0
-
-
-#: Called after each page is fetched (tests and the QA harness interleave mutations here).
-PageHook = Callable[[int, SessionPage], Awaitable[None]]
 
 
 class Reconciler:
@@ -289,46 +270,9 @@ class Reconciler:
         return report
 
     async def _walk(self, etag: str | None) -> WalkResult:
-        """Walk the index, planning each page as it comes (`WalkPlanner`).
-
-        The mirror snapshot is taken once the first page says the index changed (a 304
-        costs no read), and again if a bad cursor restarts the walk (the planner empties
-        its snapshot as it goes)."""
-        restarted = False
-        while True:
-            planner: WalkPlanner | None = None
-            cursor: str | None = None
-            first_etag: str | None = None
-            pages = 0
-            guard = self.bounds.index_walk()
-            try:
-                while True:
-                    page = await self.api.list_sessions(
-                        limit=self.page_limit,
-                        cursor=cursor,
-                        etag=etag if (cursor is None and not restarted) else None,
-                    )
-                    pages += 1
-                    if page is None:
-                        return WalkResult(None, etag, True, pages, restarted)
-                    guard.page(len(page.items), page.nbytes)
-                    if planner is None:
-                        first_etag = page.etag
-                        planner = WalkPlanner(await asyncio.to_thread(self.mirror.snapshot))
-                    planner.add(page.items)
-                    if pages % YOUNG_COLLECTION_PAGES == 0:
-                        collect_young()
-                    if self.page_hook is not None:
-                        await self.page_hook(pages, page)
-                    if page.next_cursor is None:
-                        return WalkResult(planner, first_etag, False, pages, restarted)
-                    guard.cursor(page.next_cursor)
-                    cursor = page.next_cursor
-            except BadCursor:
-                if restarted:
-                    raise
-                log.info("reconcile: cursor refused (key rotated?), restarting the walk once")
-                restarted = True
+        return await walk_index(
+            self.api, self.mirror, self.bounds, etag, self.page_limit, self.page_hook
+        )
 
     async def _point_read_all(self, session_ids: Sequence[str]) -> list[PointRead]:
         """Point-read every id, `point_read_concurrency` at a time, results in id order.
