@@ -27,7 +27,7 @@ from sync import cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
-from sync.errors import MirrorError, SyncError, Unauthenticated, Unavailable
+from sync.errors import MirrorError, SyncError, Unauthenticated, Unavailable, WalkUnfinished
 from sync.export import export_conversation
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
@@ -145,7 +145,10 @@ async def _sync(args: argparse.Namespace) -> int:
         )
     finally:
         await engine.close()
-        if new_account and (report is None or report.error is not None):
+        if new_account and (
+            report is None
+            or (report.error is not None and not isinstance(report.error, WalkUnfinished))
+        ):
             # A first sync of an account that failed leaves no empty mirror behind: the
             # profile is exactly as it was ("changes nothing", CONTRACT §8).
             shutil.rmtree(profile.account_dir, ignore_errors=True)
@@ -155,6 +158,9 @@ async def _sync(args: argparse.Namespace) -> int:
         words = report.error.message
         if isinstance(report.error, Unavailable):  # the engine's status says the same
             words = wording.will_try_again(words)
+        if isinstance(report.error, WalkUnfinished):  # pages kept; the next sync goes on
+            _err(f"sync not finished: {words}")
+            return EXIT_FAILED
         _err(f"sync failed: {words} Nothing was changed.")
         return EXIT_FAILED
     if args.json:

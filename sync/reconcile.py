@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
-from sync.bounds import DEFAULT_BOUNDS, Bounds, operation_deadline, pass_too_slow
+from sync.bounds import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    operation_deadline,
+    pass_too_slow,
+    walk_unfinished,
+)
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
@@ -45,8 +51,8 @@ from sync.errors import (
     loggable,
 )
 from sync.gc_pause import drop_in_slices, full_collections_deferred
+from sync.index_walk import IndexWalk, WalkResult, clear_walk
 from sync.index_walk import PageHook as PageHook  # its home was here
-from sync.index_walk import WalkResult, walk_index
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionView
@@ -158,22 +164,45 @@ class Reconciler:
     async def _bounded_pass(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
         started = time.monotonic()
         etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
+        walker = IndexWalk(
+            self.api,
+            self.mirror,
+            self.writer,
+            self.bounds,
+            page_limit=self.page_limit,
+            page_hook=self.page_hook,
+            skip=self._skip,
+            announce=lambda applied: self._announce_page(reason, applied, started),
+        )
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    walk = await self._walk(etag)
+                    walk = await walker.run(etag)
             except TimeoutError:
+                part = walker.result
+                if part.generation:  # a walk is under way: its pages are kept
+                    raise walk_unfinished(part.seen, part.estimate) from None
                 raise pass_too_slow(self.bounds.pass_seconds) from None
         except SyncError as exc:
             log.warning(
-                "reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, loggable(exc)
+                "reconcile (%s): walk not finished, nothing pruned: %s", reason.value, loggable(exc)
             )
-            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
+            part = walker.result
+            return ReconcileReport(
+                reason=reason,
+                error=exc,
+                inserted=tuple(part.inserted),
+                updated=tuple(part.updated),
+                pages=part.pages,
+                requests=part.pages,
+                walked=part.walked,
+                duration=time.monotonic() - started,
+            )
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
         marked = await asyncio.to_thread(self.mirror.unconfirmed_deletes)
-        if walk.not_modified or walk.planner is None:
+        if walk.not_modified:
             if not marked:
                 return ReconcileReport(
                     reason=reason,
@@ -185,9 +214,26 @@ class Reconciler:
                 )
             plan = WalkPlan(point_reads=sorted(marked))
             return await self._conclude(reason, walk, started, deadline, plan)
-        plan = walk.planner.finish(complete=True)
-        settled = [sid for sid in sorted(marked) if walk.planner.saw(sid)]
-        return await self._conclude(reason, walk, started, deadline, plan, settled)
+        unseen = await asyncio.to_thread(self.mirror.unseen_since, walk.generation)
+        settled = sorted(marked.difference(unseen))
+        return await self._conclude(
+            reason, walk, started, deadline, WalkPlan(point_reads=unseen), settled
+        )
+
+    def _announce_page(self, reason: TriggerReason, applied: ApplyResult, started: float) -> None:
+        """A walked page's write, told to the listeners as it commits (rows first)."""
+        if self.on_report is not None:
+            self.on_report(
+                ReconcileReport(
+                    reason=reason,
+                    inserted=tuple(applied.inserted),
+                    updated=tuple(applied.updated),
+                    duration=time.monotonic() - started,
+                    seq=applied.seq,
+                    rows=applied.rows,
+                    after=applied.after,
+                )
+            )
 
     async def _conclude(
         self,
@@ -214,7 +260,10 @@ class Reconciler:
         # stored ETag is still the right one.
         state = None
         if not walk.not_modified:
-            state = {ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None}
+            state = {
+                **clear_walk(),
+                ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None,
+            }
         reports: list[ReconcileReport] = []
 
         def announce(applied: ApplyResult) -> None:
@@ -255,7 +304,13 @@ class Reconciler:
             log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
             return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
-        report = reports[0]
+        # The pages' own writes were announced as they committed; the pass's report counts
+        # them all.
+        report = dataclasses.replace(
+            reports[0],
+            inserted=(*walk.inserted, *reports[0].inserted),
+            updated=(*walk.updated, *reports[0].updated),
+        )
         log.info(
             "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",
             reason.value,
@@ -268,11 +323,6 @@ class Reconciler:
             report.duration,
         )
         return report
-
-    async def _walk(self, etag: str | None) -> WalkResult:
-        return await walk_index(
-            self.api, self.mirror, self.bounds, etag, self.page_limit, self.page_hook
-        )
 
     async def _point_read_all(self, session_ids: Sequence[str]) -> list[PointRead]:
         """Point-read every id, `point_read_concurrency` at a time, results in id order.
