@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sync.errors import PassTooSlow, UnexpectedResponse, WalkOutOfBounds
+from sync.errors import PassTooSlow, UnexpectedResponse, WalkOutOfBounds, WalkUnfinished
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -69,6 +69,9 @@ class Bounds:
     walk_pages: int = 10_000
     walk_items: int = WALK_MEMORY // WALK_ITEM_BYTES
     walk_bytes: int = WALK_MEMORY
+    #: A walk resumed over several passes (`sync.index_walk`) writes as it goes, so this
+    #: caps what an endless index can add to the mirror: items over all its passes.
+    walk_total_items: int = 2_000_000
     #: A transcript (`GET /v1/sessions/{id}/events` pages): events and bytes in all.
     transcript_pages: int = 1_000
     transcript_events: int = 200_000
@@ -127,6 +130,19 @@ def pass_too_slow(seconds: float) -> PassTooSlow:
     return PassTooSlow(
         f"The server did not finish answering within {seconds:.0f} s; "
         "the sync stopped there and nothing was removed."
+    )
+
+
+def walk_unfinished(seen: int, estimate: int) -> WalkUnfinished:
+    """The error of a pass cut mid-walk whose pages are kept (`sync.index_walk`).
+
+    The index has no total: "about N" is the mirror's row count when the walk began, shown
+    only while it is above what the walk has seen (a first sync has none to show)."""
+    so_far = f"{seen:,} of about {estimate:,}" if estimate > seen else f"{seen:,}"
+    return WalkUnfinished(
+        f"The server answered slowly: {so_far} conversations so far; Converge will go on.",
+        seen=seen,
+        estimate=estimate,
     )
 
 

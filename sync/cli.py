@@ -23,14 +23,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from sync import cli_watch, token_input, wording
+from sync import cli_ls, cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
-from sync.errors import MirrorDamaged, MirrorError, SyncError, Unauthenticated, Unavailable
+from sync.errors import (
+    MirrorDamaged,
+    MirrorError,
+    SyncError,
+    Unauthenticated,
+    Unavailable,
+    WalkUnfinished,
+)
 from sync.export import export_conversation
-from sync.mirror import Mirror
-from sync.mirror_rows import SessionRow
 from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
 from sync.repair import repair_mirror
@@ -158,7 +163,10 @@ async def _sync(args: argparse.Namespace) -> int:
         )
     finally:
         await engine.close()
-        if new_account and (report is None or report.error is not None):
+        if new_account and (
+            report is None
+            or (report.error is not None and not isinstance(report.error, WalkUnfinished))
+        ):
             # A first sync of an account that failed leaves no empty mirror behind: the
             # profile is exactly as it was ("changes nothing", CONTRACT §8).
             shutil.rmtree(profile.account_dir, ignore_errors=True)
@@ -171,6 +179,9 @@ async def _sync(args: argparse.Namespace) -> int:
         words = report.error.message
         if isinstance(report.error, Unavailable):  # the engine's status says the same
             words = wording.will_try_again(words)
+        if isinstance(report.error, WalkUnfinished):  # pages kept; the next sync goes on
+            _err(f"sync not finished: {words}")
+            return EXIT_FAILED
         _err(f"sync failed: {words} Nothing was changed.")
         return EXIT_FAILED
     if args.json:
@@ -221,54 +232,8 @@ def _kept_verdict(report: ReconcileReport) -> int:
 # -- ls -------------------------------------------------------------------------------------
 
 
-def _read_rows(profile: Profile) -> tuple[list[SessionRow], set[str]]:
-    """The mirror's rows and the ids whose delete is unconfirmed, in one open; an account
-    that never synced has none (and gets no file)."""
-    path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
-    if path is None or not path.exists():
-        return [], set()
-    mirror = Mirror.open(path, create=False)
-    try:
-        return mirror.rows(), mirror.unconfirmed_deletes()
-    finally:
-        mirror.close()
-
-
-_NULLABLE = frozenset({"title", "active_run_id", "last_run_id"})
-
-
-def _check_row(row: SessionRow) -> None:
-    """A row whose fields are not text (a mirror edited by hand, a disk error) is named, not
-    met with a TypeError halfway through the output."""
-    for name in ("id", "title", "created_at", "updated_at", "active_run_id", "last_run_id"):
-        value = getattr(row, name)
-        if isinstance(value, str) or (value is None and name in _NULLABLE):
-            continue
-        raise MirrorError(
-            f"The mirror holds a malformed row {str(row.id)[:80]!r}: its {name} is "
-            f"{type(value).__name__}, not text. Run `converge sync` to refresh the mirror, "
-            "or use another profile."
-        )
-
-
 def _ls(args: argparse.Namespace, out: TextIO) -> int:
-    profile = _profile(args, network=False)
-    rows, unconfirmed = _read_rows(profile)
-    for row in rows:
-        _check_row(row)
-    if args.json:
-        out.write(json_for_terminal([row.to_json() for row in rows]))
-        out.write("\n")
-        return EXIT_OK
-    if not rows:
-        out.write("(no conversations in the mirror; run `converge sync`)\n")
-        return EXIT_OK
-    for row in rows:
-        mark = f"  [running {for_terminal(row.active_run_id)}]" if row.active_run_id else ""
-        if row.id in unconfirmed:
-            mark += "  [delete not confirmed]"
-        title = for_terminal(row.title) if row.title is not None else "(untitled)"
-        out.write(f"{for_terminal(row.id)}  {for_terminal(row.updated_at)}  {title}{mark}\n")
+    cli_ls.ls(_profile(args, network=False), json=args.json, out=out)
     return EXIT_OK
 
 

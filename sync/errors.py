@@ -27,6 +27,7 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │   └── DeadlineExceeded        the answer was too slow: cut by a total deadline
     │       ├── ResponseTooSlow     one request's answer did not arrive within its deadline
     │       └── PassTooSlow         the reconcile pass did not finish within its deadline
+    │           └── WalkUnfinished  ... mid-walk: what it walked is kept, the next pass goes on
     ├── BadId                       an id that cannot be sent as one path segment ("", ".", "..")
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
     ├── ConversationGone            the conversation left the mirror while its data was fetched
@@ -202,6 +203,16 @@ class ResponseTooSlow(DeadlineExceeded):
 
 class PassTooSlow(DeadlineExceeded):
     """The reconcile pass (walk and point reads) overran its total deadline."""
+
+
+class WalkUnfinished(PassTooSlow):
+    """The pass ran out of time mid-walk, but the pages walked so far are in the mirror
+    and the next pass goes on from there (`sync.index_walk`): progress, not a failure."""
+
+    def __init__(self, message: str, *, seen: int, estimate: int) -> None:
+        super().__init__(message)
+        self.seen = seen
+        self.estimate = estimate
 
 
 class BadId(SyncError):

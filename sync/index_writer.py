@@ -50,6 +50,7 @@ class IndexWriter:
         skip: Callable[[str], bool] | None = None,
         announce: Announce | None = None,
         settle: Sequence[str] = (),
+        seen_at: float | None = None,
     ) -> ApplyResult:
         """`Mirror.apply` in a worker thread, then `announce(result)`, as one step.
 
@@ -57,7 +58,13 @@ class IndexWriter:
         """
         async with self._lock:
             applied = await asyncio.to_thread(
-                self.mirror.apply, upserts, removals, state=state, skip=skip, settle=settle
+                self.mirror.apply,
+                upserts,
+                removals,
+                state=state,
+                skip=skip,
+                settle=settle,
+                seen_at=seen_at,
             )
             self.last_seq = applied.seq
             if announce is not None:

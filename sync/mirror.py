@@ -243,6 +243,13 @@ class Mirror:
         with self._reading() as conn:
             return int(conn.execute(select(func.count()).select_from(SessionRecord)).scalar_one())
 
+    def unseen_since(self, generation: float) -> list[str]:
+        """Ids of rows no write or walk has touched since `generation` (`synced_at` below
+        it): after a complete walk, the ones it did not list (`sync.index_walk`)."""
+        with self._read.connect() as conn:
+            stmt = select(SessionRecord.id).where(SessionRecord.synced_at < generation)
+            return sorted(conn.execute(stmt.order_by(SessionRecord.id)).scalars())
+
     def get_state(self, key: str) -> str | None:
         with self._reading() as conn, Session(bind=conn) as session:
             return get_state(session, key)
@@ -272,6 +279,7 @@ class Mirror:
         state: dict[str, str | None] | None = None,
         skip: Callable[[str], bool] | None = None,
         settle: Sequence[str] = (),
+        seen_at: float | None = None,
     ) -> ApplyResult:
         """Upsert views and remove rows (with their artifact index) in ONE transaction.
 
@@ -280,13 +288,21 @@ class Mirror:
         rewritten. `skip(id)` drops an upsert at write time (a session
         this device deleted since the walk saw it must not come back). `settle` names rows
         the server has just shown to exist: their unconfirmed-delete marks are cleared.
+        `seen_at`: an index walk's generation, marking its rows seen (`sync.index_walk`).
         """
         now = time.time()
         with self._writing() as conn:
             self._commit_seq += 1  # under the write lock: commit order
             seq = self._commit_seq
             done = write_changes(
-                conn, upserts, removals, now=now, state=state, skip=skip, settle=settle
+                conn,
+                upserts,
+                removals,
+                now=now,
+                state=state,
+                skip=skip,
+                settle=settle,
+                seen_at=seen_at,
             )
             after = self._change_seq
         if done.rows or done.removed:

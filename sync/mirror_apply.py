@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from sync.delete_marks import clear_marks
@@ -56,8 +56,10 @@ def write_changes(
     state: dict[str, str | None] | None = None,
     skip: Callable[[str], bool] | None = None,
     settle: Sequence[str] = (),
+    seen_at: float | None = None,
 ) -> ApplyResult:
-    """Inside the caller's write transaction; see `Mirror.apply` for the arguments. The
+    """Inside the caller's write transaction; see `Mirror.apply` for the arguments
+    (`seen_at`: raise the `synced_at` of every upserted row to at least it). The
     result's `seq` and `after` are left at 0: the mirror numbers its commits."""
     wanted = [v for v in upserts if skip is None or not skip(v.id)]
     current = rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
@@ -101,6 +103,14 @@ def write_changes(
         # thread gives the GIL back, so the UI thread is not starved by one long call.
         for start in range(0, len(params), UPSERT_CHUNK):
             conn.execute(stmt, params[start : start + UPSERT_CHUNK])
+    if seen_at is not None and wanted:
+        # The index walk's seen mark (`sync.index_walk`): every walked row, changed or not.
+        for chunk in chunks([v.id for v in wanted], 500):
+            conn.execute(
+                update(SessionRecord)
+                .where(SessionRecord.id.in_(chunk), SessionRecord.synced_at < seen_at)
+                .values(synced_at=seen_at)
+            )
     removed: list[str] = []
     files: list[str] = []
     if removals:

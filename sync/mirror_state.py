@@ -1,9 +1,11 @@
 """The mirror's small key/value sync state, and which server and token it follows.
 
-Two keys matter: the first index page's ETag (a pass sends it as `If-None-Match`) and the
+The index walk's position (`sync.index_walk`, the `WALK_*` keys) lives here too. Two keys
+matter most: the first index page's ETag (a pass sends it as `If-None-Match`) and the
 connection identity (a hash of server URL and token). An ETag only means something to the
 server and principal that issued it, so binding another identity forgets it. The functions
-take the caller's connection or session and never commit.
+take the caller's connection or session and never commit. Binding another identity
+forgets a walk in progress as well.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ from sync.mirror_schema import SyncState
 
 ETAG_KEY = "sessions_first_page_etag"
 IDENTITY_KEY = "connection_identity"
+#: The walk's position in `sync_state`. `WALK_CURSOR` absent: no walk in progress; empty:
+#: the walk reached its last page and waits for its point reads.
+WALK_CURSOR = "walk_cursor"
+WALK_ETAG = "walk_etag"  # the first page's ETag the walk follows
+WALK_MARK = "walk_top_updated_at"  # the newest updated_at when the walk (re)read the top
+WALK_GENERATION = "walk_generation"  # the walk's start (time.time()): seen rows' synced_at
+WALK_SEEN = "walk_seen"  # items walked so far, all passes
+WALK_ESTIMATE = "walk_estimate"  # mirror rows when the walk began: the "about N"
+WALK_KEYS = (WALK_CURSOR, WALK_ETAG, WALK_MARK, WALK_GENERATION, WALK_SEEN, WALK_ESTIMATE)
 
 
 def get_state(session: Session, key: str) -> str | None:
@@ -41,4 +52,6 @@ def rebind_identity(conn: Any, identity: str) -> bool:
         return False
     set_state(conn, IDENTITY_KEY, identity)
     set_state(conn, ETAG_KEY, None)
+    for key in WALK_KEYS:  # a walk of another server's index proves nothing here
+        set_state(conn, key, None)
     return True

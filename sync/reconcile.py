@@ -30,11 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sync.api import PAGE_LIMIT
-from sync.bounds import DEFAULT_BOUNDS, Bounds, operation_deadline, pass_too_slow
+from sync.bounds import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    operation_deadline,
+    pass_too_slow,
+    walk_unfinished,
+)
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import (
-    BadCursor,
     Forbidden,
     MirrorError,
     NetworkError,
@@ -45,18 +50,17 @@ from sync.errors import (
     Unavailable,
     loggable,
 )
-from sync.gc_pause import collect_young, drop_in_slices, full_collections_deferred
+from sync.gc_pause import drop_in_slices, full_collections_deferred
+from sync.index_walk import IndexWalk, WalkResult, clear_walk
+from sync.index_walk import PageHook as PageHook  # its home was here
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
-from sync.models import SessionPage, SessionView
-from sync.plan import PointRead, PointReadOutcome, WalkPlan, WalkPlanner, plan_prunes
+from sync.models import SessionView
+from sync.plan import PointRead, PointReadOutcome, WalkPlan, plan_prunes
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
 
-#: Pages walked between two young collections (`sync.gc_pause.collect_young`): about 600
-#: objects of cyclic request garbage each time.
-YOUNG_COLLECTION_PAGES = 8
 #: Rows let go of per event-loop turn after a big pass (about half a millisecond each).
 RELEASE_SLICE = 5_000
 
@@ -101,23 +105,6 @@ class ReconcileReport:
     @property
     def changed(self) -> bool:
         return bool(self.inserted or self.updated or self.pruned)
-
-
-@dataclass(frozen=True)
-class WalkResult:
-    planner: WalkPlanner | None  # None when the first page answered 304
-    etag: str | None
-    not_modified: bool
-    pages: int
-    restarted: bool
-
-    @property
-    def walked(self) -> int:
-        return self.planner.walked if self.planner is not None else 0
-
-
-#: Called after each page is fetched (tests and the QA harness interleave mutations here).
-PageHook = Callable[[int, SessionPage], Awaitable[None]]
 
 
 class Reconciler:
@@ -177,22 +164,45 @@ class Reconciler:
     async def _bounded_pass(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
         started = time.monotonic()
         etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
+        walker = IndexWalk(
+            self.api,
+            self.mirror,
+            self.writer,
+            self.bounds,
+            page_limit=self.page_limit,
+            page_hook=self.page_hook,
+            skip=self._skip,
+            announce=lambda applied: self._announce_page(reason, applied, started),
+        )
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    walk = await self._walk(etag)
+                    walk = await walker.run(etag)
             except TimeoutError:
+                part = walker.result
+                if part.generation:  # a walk is under way: its pages are kept
+                    raise walk_unfinished(part.seen, part.estimate) from None
                 raise pass_too_slow(self.bounds.pass_seconds) from None
         except SyncError as exc:
             log.warning(
-                "reconcile (%s): walk interrupted, nothing pruned: %s", reason.value, loggable(exc)
+                "reconcile (%s): walk not finished, nothing pruned: %s", reason.value, loggable(exc)
             )
-            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
+            part = walker.result
+            return ReconcileReport(
+                reason=reason,
+                error=exc,
+                inserted=tuple(part.inserted),
+                updated=tuple(part.updated),
+                pages=part.pages,
+                requests=part.pages,
+                walked=part.walked,
+                duration=time.monotonic() - started,
+            )
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
         marked = await asyncio.to_thread(self.mirror.unconfirmed_deletes)
-        if walk.not_modified or walk.planner is None:
+        if walk.not_modified:
             if not marked:
                 return ReconcileReport(
                     reason=reason,
@@ -204,9 +214,26 @@ class Reconciler:
                 )
             plan = WalkPlan(point_reads=sorted(marked))
             return await self._conclude(reason, walk, started, deadline, plan)
-        plan = walk.planner.finish(complete=True)
-        settled = [sid for sid in sorted(marked) if walk.planner.saw(sid)]
-        return await self._conclude(reason, walk, started, deadline, plan, settled)
+        unseen = await asyncio.to_thread(self.mirror.unseen_since, walk.generation)
+        settled = sorted(marked.difference(unseen))
+        return await self._conclude(
+            reason, walk, started, deadline, WalkPlan(point_reads=unseen), settled
+        )
+
+    def _announce_page(self, reason: TriggerReason, applied: ApplyResult, started: float) -> None:
+        """A walked page's write, told to the listeners as it commits (rows first)."""
+        if self.on_report is not None:
+            self.on_report(
+                ReconcileReport(
+                    reason=reason,
+                    inserted=tuple(applied.inserted),
+                    updated=tuple(applied.updated),
+                    duration=time.monotonic() - started,
+                    seq=applied.seq,
+                    rows=applied.rows,
+                    after=applied.after,
+                )
+            )
 
     async def _conclude(
         self,
@@ -233,7 +260,10 @@ class Reconciler:
         # stored ETag is still the right one.
         state = None
         if not walk.not_modified:
-            state = {ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None}
+            state = {
+                **clear_walk(),
+                ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None,
+            }
         reports: list[ReconcileReport] = []
 
         def announce(applied: ApplyResult) -> None:
@@ -274,7 +304,13 @@ class Reconciler:
             log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
             return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
-        report = reports[0]
+        # The pages' own writes were announced as they committed; the pass's report counts
+        # them all.
+        report = dataclasses.replace(
+            reports[0],
+            inserted=(*walk.inserted, *reports[0].inserted),
+            updated=(*walk.updated, *reports[0].updated),
+        )
         log.info(
             "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",
             reason.value,
@@ -287,48 +323,6 @@ class Reconciler:
             report.duration,
         )
         return report
-
-    async def _walk(self, etag: str | None) -> WalkResult:
-        """Walk the index, planning each page as it comes (`WalkPlanner`).
-
-        The mirror snapshot is taken once the first page says the index changed (a 304
-        costs no read), and again if a bad cursor restarts the walk (the planner empties
-        its snapshot as it goes)."""
-        restarted = False
-        while True:
-            planner: WalkPlanner | None = None
-            cursor: str | None = None
-            first_etag: str | None = None
-            pages = 0
-            guard = self.bounds.index_walk()
-            try:
-                while True:
-                    page = await self.api.list_sessions(
-                        limit=self.page_limit,
-                        cursor=cursor,
-                        etag=etag if (cursor is None and not restarted) else None,
-                    )
-                    pages += 1
-                    if page is None:
-                        return WalkResult(None, etag, True, pages, restarted)
-                    guard.page(len(page.items), page.nbytes)
-                    if planner is None:
-                        first_etag = page.etag
-                        planner = WalkPlanner(await asyncio.to_thread(self.mirror.snapshot))
-                    planner.add(page.items)
-                    if pages % YOUNG_COLLECTION_PAGES == 0:
-                        collect_young()
-                    if self.page_hook is not None:
-                        await self.page_hook(pages, page)
-                    if page.next_cursor is None:
-                        return WalkResult(planner, first_etag, False, pages, restarted)
-                    guard.cursor(page.next_cursor)
-                    cursor = page.next_cursor
-            except BadCursor:
-                if restarted:
-                    raise
-                log.info("reconcile: cursor refused (key rotated?), restarting the walk once")
-                restarted = True
 
     async def _point_read_all(self, session_ids: Sequence[str]) -> list[PointRead]:
         """Point-read every id, `point_read_concurrency` at a time, results in id order.

@@ -130,7 +130,7 @@ def _endless_pages_within(budget: int) -> int:
 
 
 @pytest.mark.parametrize("hostile", ["endless_index"], indirect=True)
-def test_an_endless_index_ends_the_pass_at_the_memory_budget_and_prunes_nothing(
+def test_an_endless_index_ends_the_pass_at_its_budget_and_the_walk_at_its_total(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
     budget = 2 * MIB
@@ -138,7 +138,8 @@ def test_an_endless_index_ends_the_pass_at_the_memory_budget_and_prunes_nothing(
 
     async def scenario() -> None:
         profile = Profile.load(tmp_path, server=hostile.url, token="dev-alice", environ={})
-        engine = await SyncEngine.open(profile, retry_attempts=2, bounds=Bounds(walk_memory=budget))
+        bounds = Bounds(walk_memory=budget, walk_total_items=LIMIT)
+        engine = await SyncEngine.open(profile, retry_attempts=2, bounds=bounds)
         try:
             await asyncio.to_thread(engine.mirror.apply, [KEPT])
             report = await engine.reconcile()
@@ -148,12 +149,21 @@ def test_an_endless_index_ends_the_pass_at_the_memory_budget_and_prunes_nothing(
                 f"gives one walk, after {pages * LIMIT:,} items; the sync stopped there and "
                 "nothing was removed."
             )
-            assert report.pruned == () and report.inserted == ()
+            # The pages before the refused one are kept (the walk resumes from them,
+            # sync.index_walk); nothing is pruned.
+            assert report.pruned == () and len(report.inserted) == (pages - 1) * LIMIT
             assert await engine.row(KEPT.id) is not None
-            assert await engine.row(str(_item(LIMIT)["id"])) is None  # nothing written
+            assert await engine.row(str(_item(pages * LIMIT)["id"])) is None  # refused page
+            # The next pass finds the walk past its total over passes: it is abandoned, so
+            # an endless index cannot fill the disk a pass at a time.
+            again = await engine.reconcile()
+            assert isinstance(again.error, WalkOutOfBounds), repr(again.error)
+            assert "over several passes" in again.error.message
+            assert again.pruned == () and await engine.row(KEPT.id) is not None
+            assert await asyncio.to_thread(engine.mirror.get_state, "walk_cursor") is None
         finally:
             await engine.close()
 
     run(scenario(), timeout=30)
     index_pages = [path for _, path in hostile.requests if path == "/v1/sessions"]
-    assert len(index_pages) == pages
+    assert len(index_pages) == pages  # the abandoned walk asked for nothing more

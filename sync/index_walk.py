@@ -1,0 +1,238 @@
+"""The walk of the session index (CONTRACT §7), written page by page and resumable.
+
+A walk of a big index on a slow link takes longer than one pass may (`Bounds.pass_seconds`),
+so the walk is not one pass's: each page is upserted into the mirror as it arrives, in the
+same transaction as the walk's position (`sync_state`: the next cursor, the ETag and the top
+`updated_at` the walk is following, its generation and how many it has seen). The next pass
+resumes from that position, and a process restart changes nothing: the mirror is the walk.
+
+Which rows a walk has seen is in the mirror too: each walked row's `synced_at` is raised to
+the walk's generation (its start, wall clock), so no pass holds the walk's ids in memory.
+Only when the walk reached the last page are the rows it did not see (`synced_at` below the
+generation) point-read, and only a 404 prunes (§9.3, `sync.reconcile`). A row that the server
+showed to exist since the walk began (any write sets `synced_at` to now) counts as seen: it
+is kept, and a later walk settles it. That errs towards keeping, never towards pruning.
+
+Resuming: the first page is asked with the walk's ETag. 304: nothing changed, go on from the
+cursor. 200: keyset cursors stay valid, but sessions created or updated since sit at the top,
+above the cursor; they are read from the top until a row not newer than the walk's top mark
+(`updated_at` never goes back, CONTRACT §2), then the walk goes on from its cursor. A cursor
+the server refuses (its key rotated) restarts the walk from the top, once per pass, under a
+new generation. A walk past `Bounds.walk_total_items` across passes is abandoned (an endless
+index must not fill the disk): what it wrote stays, nothing is pruned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sync.bounds import Bounds, WalkGuard
+from sync.errors import BadCursor, WalkOutOfBounds
+from sync.gc_pause import collect_young
+from sync.index_writer import Announce, IndexWriter
+from sync.mirror import ETAG_KEY, Mirror
+from sync.mirror_state import (
+    WALK_CURSOR,
+    WALK_ESTIMATE,
+    WALK_ETAG,
+    WALK_GENERATION,
+    WALK_KEYS,
+    WALK_MARK,
+    WALK_SEEN,
+)
+from sync.models import SessionPage, SessionView
+from sync.plan import dedupe_walk
+from sync.ports import SessionIndexApi
+
+log = logging.getLogger("sync.reconcile")
+
+#: Pages walked between two young collections (`sync.gc_pause.collect_young`): about 600
+#: objects of cyclic request garbage each time.
+YOUNG_COLLECTION_PAGES = 8
+
+
+#: Called after each page is fetched and written (tests interleave mutations here).
+PageHook = Callable[[int, SessionPage], Awaitable[None]]
+
+
+@dataclass
+class WalkResult:
+    """What a pass's share of the walk did; `complete`: the walk has reached its end."""
+
+    etag: str | None
+    not_modified: bool = False
+    pages: int = 0
+    restarted: bool = False
+    walked: int = 0
+    complete: bool = False
+    generation: float = 0.0
+    seen: int = 0  # all passes of this walk
+    estimate: int = 0
+    inserted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+
+
+def newer_than(updated_at: str, mark: str) -> bool:
+    """True unless `updated_at` is provably not after `mark` (unparsable: newer, so the
+    top-read goes on rather than stop early)."""
+    try:
+        return datetime.fromisoformat(updated_at) > datetime.fromisoformat(mark)
+    except (ValueError, TypeError):
+        return True
+
+
+class IndexWalk:
+    """One pass's share of the walk: resume or start, write each page, stop at the end."""
+
+    def __init__(
+        self,
+        api: SessionIndexApi,
+        mirror: Mirror,
+        writer: IndexWriter,
+        bounds: Bounds,
+        *,
+        page_limit: int,
+        page_hook: PageHook | None,
+        skip: Callable[[str], bool] | None,
+        announce: Announce,
+    ) -> None:
+        self.api, self.mirror, self.writer, self.bounds = api, mirror, writer, bounds
+        self.page_limit, self.page_hook, self.skip = page_limit, page_hook, skip
+        self._announce = announce
+        self.result = WalkResult(etag=None)
+        self._guard: WalkGuard = bounds.index_walk()
+
+    async def run(self, etag: str | None) -> WalkResult:
+        """Raises what the API raises (and `WalkOutOfBounds`); what was written stays."""
+        state = await asyncio.to_thread(self._read_state)
+        result = self.result
+        try:
+            if state.get(WALK_CURSOR) is None:
+                await self._start(etag)
+            else:
+                await self._resume(state)
+        except BadCursor:
+            if result.restarted:
+                raise
+            log.info("reconcile: cursor refused (key rotated?), restarting the walk once")
+            result.restarted = True
+            self._guard = self.bounds.index_walk()  # a new walk: its cursors are new
+            await self._start(None)
+        return result
+
+    def _read_state(self) -> dict[str, str | None]:
+        return {key: self.mirror.get_state(key) for key in WALK_KEYS}
+
+    async def _start(self, etag: str | None) -> None:
+        result = self.result
+        page = await self._fetch(None, etag)
+        if page is None:
+            result.not_modified, result.complete, result.etag = True, True, etag
+            return
+        result.generation = time.time()
+        result.estimate = await asyncio.to_thread(self.mirror.count)
+        result.etag = page.etag
+        result.seen = 0
+        mark = page.items[0].updated_at if page.items else ""
+        fresh: dict[str, str | None] = {
+            WALK_ETAG: page.etag,
+            WALK_MARK: mark,
+            WALK_GENERATION: repr(result.generation),
+            WALK_ESTIMATE: str(result.estimate),
+        }
+        await self._write(page, cursor=page.next_cursor, extra=fresh)
+        await self._forward(page.next_cursor)
+
+    async def _resume(self, state: dict[str, str | None]) -> None:
+        result = self.result
+        result.generation = float(state.get(WALK_GENERATION) or 0.0)
+        result.seen = int(state.get(WALK_SEEN) or 0)
+        result.estimate = int(state.get(WALK_ESTIMATE) or 0)
+        result.etag = state.get(WALK_ETAG)
+        if result.seen > self.bounds.walk_total_items:
+            await asyncio.to_thread(self.mirror.apply, state=dict.fromkeys(WALK_KEYS))
+            raise WalkOutOfBounds(
+                f"The server's session index went on past {self.bounds.walk_total_items:,} "
+                "items over several passes; the sync stopped there and nothing was removed.",
+                status=200,
+            )
+        saved = state.get(WALK_CURSOR) or None
+        top = await self._fetch(None, result.etag)
+        if top is not None:  # the index changed since: read what moved to the top
+            await self._reread_top(top, state.get(WALK_MARK) or "", saved)
+        await self._forward(saved)
+
+    async def _reread_top(self, page: SessionPage, mark: str, saved: str | None) -> None:
+        """Top pages until a row not newer than `mark`; the new ETag and mark are saved
+        with the last of them, so a top-read cut short is done again."""
+        etag, new_mark = page.etag, (page.items[0].updated_at if page.items else mark)
+        while True:
+            done = page.next_cursor is None or any(
+                not newer_than(view.updated_at, mark) for view in page.items
+            )
+            extra: dict[str, str | None] = {WALK_ETAG: etag, WALK_MARK: new_mark} if done else {}
+            await self._write(page, cursor=saved if saved else "", extra=extra)
+            if done:
+                self.result.etag = etag
+                if page.next_cursor is None:  # the whole index fit above the mark
+                    self.result.complete = True
+                return
+            self._guard.cursor(page.next_cursor or "")
+            page = await self._fetch_required(page.next_cursor)
+
+    async def _forward(self, cursor: str | None) -> None:
+        """From `cursor` to the last page, each page written with the position after it."""
+        if self.result.complete:
+            return
+        while cursor:
+            self._guard.cursor(cursor)
+            page = await self._fetch_required(cursor)
+            await self._write(page, cursor=page.next_cursor)
+            cursor = page.next_cursor
+        self.result.complete = True
+
+    async def _fetch_required(self, cursor: str | None) -> SessionPage:
+        page = await self._fetch(cursor, None)
+        assert page is not None  # only a first page with an ETag can answer 304
+        return page
+
+    async def _fetch(self, cursor: str | None, etag: str | None) -> SessionPage | None:
+        page = await self.api.list_sessions(limit=self.page_limit, cursor=cursor, etag=etag)
+        self.result.pages += 1
+        if page is not None:
+            self._guard.page(len(page.items), page.nbytes)
+        return page
+
+    async def _write(
+        self, page: SessionPage, *, cursor: str | None, extra: dict[str, str | None] | None = None
+    ) -> None:
+        """The page's rows, their seen mark and the walk's position, in one transaction."""
+        result = self.result
+        views: list[SessionView] = list(dedupe_walk(page.items).values())
+        result.walked += len(page.items)
+        result.seen += len(page.items)
+        state: dict[str, str | None] = {WALK_CURSOR: cursor or "", WALK_SEEN: str(result.seen)}
+        state.update(extra or {})
+
+        applied = await self.writer.apply(
+            views, state=state, skip=self.skip, announce=self._announce, seen_at=result.generation
+        )
+        result.inserted.extend(applied.inserted)
+        result.updated.extend(applied.updated)
+        if result.pages % YOUNG_COLLECTION_PAGES == 0:
+            collect_young()
+        if self.page_hook is not None:
+            await self.page_hook(result.pages, page)
+
+
+def clear_walk() -> dict[str, str | None]:
+    """The state that ends a concluded walk: its keys cleared."""
+    return dict.fromkeys(WALK_KEYS)
+
+
+__all__ = ["ETAG_KEY", "IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than"]
