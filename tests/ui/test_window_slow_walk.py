@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app.loop import ConvergeEventLoop
-from sync import EngineEvent, EngineState, StatusChanged, IndexChanged
+from sync import EngineEvent, EngineState, IndexChanged, StatusChanged
 from tests.sync.faults import FaultTransport
 from tests.sync.helpers import Server
 from tests.sync.test_slow_walk import LIMIT, _open, _stalled
@@ -82,8 +82,7 @@ def test_an_unfinished_walk_shows_its_progress_sentence_not_an_error_nor_offline
                 unsubscribe()
                 await engine.close()
         sentence = (
-            f"The server answered slowly: {2 * LIMIT:,} conversations so far; "
-            "Converge will go on."
+            f"The server answered slowly: {2 * LIMIT:,} conversations so far; Converge will go on."
         )
         assert status.state not in (EngineState.ERROR, EngineState.OFFLINE), status
         assert window.status.text() == sentence
