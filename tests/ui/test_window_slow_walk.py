@@ -93,7 +93,7 @@ def test_an_unfinished_walk_shows_its_progress_sentence_not_an_error_nor_offline
         assert listed == 2 * LIMIT  # the list shows the rows that arrived
         window.resize(900, 600)
         window.show()
-        window.status.grab().save("/tmp/walkdone/status_line.png")
+        assert window.status.grab().save(str(tmp_path / "status_line.png"))  # to look at
 
     try:
         run(loop, scenario())
