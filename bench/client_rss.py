@@ -13,7 +13,7 @@ Issue 16: the client never exceeds 300 MB RSS per pass. Three figures:
   (default 100,000; `bench/sync.py`'s seeding), then again with the mirror full (a warm
   pass that walks every page: the stub's ETag changes with nothing, so it is not a 304
   here only if the stored one is dropped; the bench deletes it).
-- per item: the bytes a `WalkPlanner` holds for each walked-but-unwritten session
+- per item: the bytes a parsed, deduplicated session view holds (what a pass is charged for)
   (`tracemalloc`, items parsed from real page JSON as `ApiClient` parses them), for the
   hostile item (the endless index's) and for a real one; `sync.bounds.WALK_ITEM_BYTES` is
   the figure the walk's memory budget charges.
@@ -36,7 +36,7 @@ from typing import Any
 from bench.report import print_table, save
 from bench.sync import TOKEN, populate_server_db
 from sync.models import SessionView
-from sync.plan import WalkPlanner
+from sync.plan import dedupe_walk
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -180,16 +180,16 @@ def _real_item(n: int) -> dict[str, Any]:
 
 
 def bytes_per_item(make: Any, items: int = 100_000) -> float:
-    """Bytes a WalkPlanner (empty mirror: every item an insert) holds per walked item."""
+    """Bytes a parsed, deduplicated walked view holds, were a pass to keep them all."""
     bodies = [_page([make(p * 200 + i) for i in range(200)]) for p in range(items // 200)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    planner = WalkPlanner({})
+    kept: dict[str, SessionView] = {}
     for body in bodies:
-        planner.add([SessionView.from_json(raw) for raw in json.loads(body)["items"]])
+        kept.update(dedupe_walk(SessionView.from_json(raw) for raw in json.loads(body)["items"]))
     held = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
-    assert planner.walked == items
+    assert len(kept) == items
     return held / items
 
 

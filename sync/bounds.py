@@ -59,10 +59,11 @@ class Bounds:
     request_seconds: float = 20.0
     #: Total time for one reconcile pass (walk and point reads), window and CLI alike.
     pass_seconds: float = 50.0
-    #: A walk of the index holds every session it saw until its plan is written, so its
-    #: budget is memory: each page is charged `WALK_ITEM_BYTES` a session plus its body's
-    #: bytes (`WalkGuard`), and the walk stops past `walk_memory` (`docs/sync.md` "Bounds":
-    #: about 240,000 real sessions, a pass's peak under 300 MB RSS against any server).
+    #: A pass's walk is charged `WALK_ITEM_BYTES` a session plus each page's body bytes
+    #: (`WalkGuard`), and the pass stops past `walk_memory`. The walk writes each page as it
+    #: arrives and holds one page at a time, so the charge is a conservative budget per
+    #: pass, not a ceiling on the account: a pass at its budget keeps its pages and the next
+    #: pass resumes (`sync.index_walk`; `walk_total_items` caps all passes together).
     #: The page, item and byte caps stay for a walk of empty pages and for tests; the item
     #: and byte defaults are what the budget could hold at most, so they never bind first.
     walk_memory: int = WALK_MEMORY

@@ -131,6 +131,12 @@ def _profile(args: argparse.Namespace, *, network: bool = True) -> Profile:
     return profile
 
 
+def _walk_kept(report: ReconcileReport) -> bool:
+    """The pass's walk stopped, but the pages it wrote stay in the mirror and the next
+    pass resumes (`sync.index_walk`): the sync changed something, even on a first sync."""
+    return isinstance(report.error, WalkUnfinished) or bool(report.inserted or report.updated)
+
+
 def _err(message: str) -> None:
     """One line on stderr; its words may hold a server's or a file's text (CONTRACT §10.1:
     replaced visibly, newlines included, so no line of output can be forged)."""
@@ -164,8 +170,7 @@ async def _sync(args: argparse.Namespace) -> int:
     finally:
         await engine.close()
         if new_account and (
-            report is None
-            or (report.error is not None and not isinstance(report.error, WalkUnfinished))
+            report is None or (report.error is not None and not _walk_kept(report))
         ):
             # A first sync of an account that failed leaves no empty mirror behind: the
             # profile is exactly as it was ("changes nothing", CONTRACT §8).
@@ -181,6 +186,9 @@ async def _sync(args: argparse.Namespace) -> int:
             words = wording.will_try_again(words)
         if isinstance(report.error, WalkUnfinished):  # pages kept; the next sync goes on
             _err(f"sync not finished: {words}")
+            return EXIT_FAILED
+        if _walk_kept(report):  # the walk wrote pages before it stopped: they stay
+            _err(f"sync stopped: {words} What it walked so far is kept; the next sync goes on.")
             return EXIT_FAILED
         _err(f"sync failed: {words} Nothing was changed.")
         return EXIT_FAILED

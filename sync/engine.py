@@ -52,6 +52,7 @@ from sync.errors import (
     TlsError,
     Unauthenticated,
     Unavailable,
+    WalkUnfinished,
     loggable,
 )
 from sync.index_writer import IndexWriter
@@ -428,9 +429,11 @@ def _state_of(problem: SyncError) -> EngineState:
     """The state a pass that ended with `problem` leaves: a 503 is the server having
     trouble for a while (CONTRACT §10.2), no answer is offline, and anything else, a
     refused certificate included (a setting to fix, not a network that comes back), is an
-    error."""
+    error. A walk cut by the pass deadline with its pages kept is progress (`WALKING`)."""
     if isinstance(problem, Unavailable):
         return EngineState.TROUBLE
+    if isinstance(problem, WalkUnfinished):  # before NetworkError: the server answers, slowly
+        return EngineState.WALKING
     if isinstance(problem, MirrorDamaged):
         return EngineState.DAMAGED
     if isinstance(problem, NetworkError) and not isinstance(problem, TlsError):

@@ -1,30 +1,23 @@
 """The pure reconcile planner (CONTRACT §7, ADR-0050 §8), testable without a network.
 
-Two steps, both pure functions:
+The walk itself is `sync.index_walk` (each page written as it arrives, "seen" kept in the
+mirror); what stays here is pure:
 
-1. `plan_walk(walk, mirror, complete)`: what the walk saw is upserted (only rows that are new
-   or differ); a mirror row absent from a COMPLETE walk becomes a point-read candidate. An
-   interrupted walk yields no point reads, hence no prunes.
+1. `dedupe_walk(page)`: one view per id, the latest `updated_at` winning (a misbehaving
+   server that repeats an id).
 2. `plan_prunes(results)`: after `GET /v1/sessions/{id}` for each candidate, prune exactly the
    ones that answered 404; refresh the ones that answered 200; keep every other (401, 403,
    5xx, network error). The point read is what saves a session that moved between keyset
    pages during the walk from being mistaken for a deletion.
-
-`WalkPlanner` is the same planner fed page by page while the walk runs: each page costs the
-event loop about a millisecond, and the mirror snapshot it is given shrinks as the walk
-matches its rows, so a pass over 100,000 sessions never holds the walked views and the
-snapshot's rows at once, and never frees them all in one go at its end (freeing 100,000
-views and 100,000 rows took 20–26 ms of the UI thread, measured with `python -m bench ui`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
 from sync.errors import SyncError
-from sync.mirror import SessionRow
 from sync.models import SessionView
 
 
@@ -48,92 +41,6 @@ def dedupe_walk(walk: Iterable[SessionView]) -> dict[str, SessionView]:
         if prior is None or view.updated_at >= prior.updated_at:
             seen[view.id] = view
     return seen
-
-
-def differs(row: SessionRow, view: SessionView) -> bool:
-    """`row != view`, field by field, the one that usually differs first (the planner
-    compares every walked session)."""
-    return (
-        row.updated_at != view.updated_at
-        or row.title != view.title
-        or row.id != view.id
-        or row.created_at != view.created_at
-        or row.active_run_id != view.active_run_id
-        or row.last_run_id != view.last_run_id
-    )
-
-
-class WalkPlanner:
-    """`plan_walk`, fed one page at a time.
-
-    It owns `mirror` (a private snapshot, `Mirror.snapshot()`) and empties it as the walk
-    goes: a walked row that matches is dropped at once (only its id and `updated_at` stay,
-    for a repeat), so what remains at `finish` is exactly the rows the walk did not list.
-
-    A walk that repeats an id (a session that moved pages during the walk) keeps the
-    latest `updated_at`, like `dedupe_walk`. One difference from comparing everything at
-    the end: a repeat, not older, of a session whose first sighting matched the mirror is
-    planned as an update, because the row it would be compared with is already dropped.
-    Writing a row with the values it has is harmless; dropping a needed write would not be.
-    """
-
-    def __init__(self, mirror: dict[str, SessionRow]) -> None:
-        self._rest = mirror
-        self._matched: dict[str, str] = {}  # walked, equal to the mirror: id -> updated_at
-        self._inserts: dict[str, SessionView] = {}
-        self._updates: dict[str, SessionView] = {}
-        self.walked = 0
-
-    def add(self, views: Iterable[SessionView]) -> None:
-        rest, matched, inserts, updates = self._rest, self._matched, self._inserts, self._updates
-        for view in views:
-            self.walked += 1
-            sid = view.id
-            row = rest.pop(sid, None)
-            if row is not None:  # first sighting of a mirror row
-                if differs(row, view):
-                    updates[sid] = view
-                else:
-                    matched[sid] = row.updated_at
-                continue
-            prior = inserts.get(sid) or updates.get(sid)
-            if prior is not None:
-                if view.updated_at >= prior.updated_at:
-                    (inserts if sid in inserts else updates)[sid] = view
-            elif sid in matched:
-                if view.updated_at >= matched[sid]:
-                    del matched[sid]
-                    updates[sid] = view
-            else:
-                inserts[sid] = view
-
-    def saw(self, session_id: str) -> bool:
-        """True if the walk listed this session."""
-        return (
-            session_id in self._matched
-            or session_id in self._inserts
-            or session_id in self._updates
-        )
-
-    def finish(self, *, complete: bool) -> WalkPlan:
-        """The plan; point reads (the mirror rows the walk did not list) only when the walk
-        covered the whole index."""
-        point_reads = sorted(self._rest) if complete else []
-        return WalkPlan(
-            inserts=list(self._inserts.values()),
-            updates=list(self._updates.values()),
-            point_reads=point_reads,
-            unchanged=len(self._matched),
-        )
-
-
-def plan_walk(
-    walk: Iterable[SessionView], mirror: Mapping[str, SessionRow], *, complete: bool
-) -> WalkPlan:
-    """Upserts from what the walk saw; point reads only when the walk covered everything."""
-    planner = WalkPlanner(dict(mirror))
-    planner.add(walk)
-    return planner.finish(complete=complete)
 
 
 class PointReadOutcome(Enum):

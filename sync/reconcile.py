@@ -1,18 +1,21 @@
 """One reconcile pass (CONTRACT §7), and the coalescing of triggers into passes.
 
-A pass: walk the complete index (limit 200), upsert every walked item, point-read every
-mirror row the walk did not see, prune only on 404. An interrupted walk (network error, 5xx,
-401/403, or a second 400 on a cursor) writes nothing and prunes nothing (`report.error`); a
-first 400 on a cursor (the server's key rotated) restarts the walk once from the top. A point
-read that answers anything but 200 or 404 keeps its row; the pass still writes what it
-learned, but it did not conclude: `report.point_read_error` says why, and the engine shows
-it. The first page's ETag is stored in the mirror after a conclusive pass, so an unchanged
-index costs one request.
+A pass: walk the index (limit 200), point-read every mirror row a complete walk did not see,
+prune only on 404. The walk is `sync.index_walk`'s: each page is upserted as it arrives, with
+the walk's position in `sync_state`, so a walk that a pass cannot finish (the pass deadline,
+a network error, a 5xx) keeps what it wrote and the next pass resumes it (`WalkUnfinished`
+when the deadline cut it); nothing is pruned until a walk reached its last page. A first 400
+on a cursor (the server's key rotated) restarts the walk once from the top; 401/403 or a
+second 400 ends the pass (`report.error`). A point read that answers anything but 200 or
+404 keeps its row; the pass still writes what it learned, but it did not conclude:
+`report.point_read_error` says why, and the engine shows it. The first page's ETag is stored
+in the mirror after a conclusive pass, so an unchanged index costs one request.
 
 A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline over the walk and the
-point reads, and a `WalkGuard` that refuses a repeating cursor and a walk past its page,
-item or byte cap or its memory budget (the walk holds every session until it writes). A
-bound reached is an interrupted walk: nothing written, nothing pruned.
+point reads, and a `WalkGuard` that refuses a repeating cursor and a pass's walk past its
+page, item or byte cap or its memory budget (a budget per pass: the walk holds one page at
+a time, the guard charges every page walked). A pass at its budget keeps its pages; a walk
+past `Bounds.walk_total_items` over all its passes is abandoned, nothing pruned.
 
 The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
 commit and before any other announced write: listeners hear about writes in commit order.

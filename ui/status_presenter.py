@@ -112,6 +112,8 @@ class StatusPresenter(QObject):
             self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
         elif status.state is EngineState.SYNCING and previous.state is EngineState.TROUBLE:
             self.window.set_status(previous.message or TROUBLE)  # still the last word
+        elif status.state is EngineState.SYNCING and previous.state is EngineState.WALKING:
+            self.window.set_status(previous.message)  # the walk goes on: its count stays
         elif status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
@@ -124,6 +126,15 @@ class StatusPresenter(QObject):
             # probed again on the offline schedule.
             self.window.set_status(status.message or TROUBLE)
             if self.window.offline:  # the server answers again: not "offline" any more
+                self.window.set_offline(False)
+                self._unreached = True
+            self._schedule_offline_retry()
+        elif status.state is EngineState.WALKING:
+            # Issue 17 item 5: a slow server's first walk, cut by the pass deadline, kept
+            # its pages; say how far it came (the engine's sentence), and go on soon on the
+            # offline schedule. The server answers: not offline, and not an error.
+            self.window.set_status(status.message)
+            if self.window.offline:
                 self.window.set_offline(False)
                 self._unreached = True
             self._schedule_offline_retry()
@@ -142,6 +153,7 @@ class StatusPresenter(QObject):
         if status.state is EngineState.IDLE and previous.state in (
             EngineState.OFFLINE,
             EngineState.TROUBLE,
+            EngineState.WALKING,
             EngineState.ERROR,
         ):
             self._offline_retry = 0

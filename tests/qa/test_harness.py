@@ -175,20 +175,19 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     """Sabotage the devices' engines (in this process): each pass sees only every other item
     of the walk, and every point read "answers 404". The harness must report live sessions
     pruned and mirrors that never converge, and exit 1."""
-    import sync.plan
+    import sync.index_walk
     import sync.reconcile
-    from sync.plan import PointRead, PointReadOutcome
+    from sync.plan import PointRead, PointReadOutcome, dedupe_walk
 
-    real_add = sync.plan.WalkPlanner.add
     calls = itertools.count()
 
-    def half_walk(self, views):
-        return real_add(self, list(views)[next(calls) % 2 :: 2])
+    def half_walk(views):
+        return dict(list(dedupe_walk(views).items())[next(calls) % 2 :: 2])
 
     async def always_absent(self, session_id):
         return PointRead(session_id, PointReadOutcome.ABSENT)
 
-    monkeypatch.setattr(sync.plan.WalkPlanner, "add", half_walk)
+    monkeypatch.setattr(sync.index_walk, "dedupe_walk", half_walk)
     monkeypatch.setattr(sync.reconcile.Reconciler, "_point_read", always_absent)
     code, report = run_qa(
         capsys,

@@ -365,7 +365,7 @@ def test_a_token_revoked_between_passes_prunes_nothing_and_is_reported(
     asyncio.run(go())
 
 
-def test_a_token_revoked_between_two_pages_of_a_walk_writes_nothing(
+def test_a_token_revoked_between_two_pages_of_a_walk_prunes_nothing_and_keeps_its_page(
     revocable: tuple[ServerProcess, Path, Path], tmp_path: Path
 ) -> None:
     server, _with_alice, without_alice = revocable
@@ -397,14 +397,16 @@ def test_a_token_revoked_between_two_pages_of_a_walk_writes_nothing(
             ) as client:
                 for sid in ids[:2]:
                     assert client.delete(f"/v1/sessions/{sid}").status_code == 204
-                client.post("/v1/sessions", json={})  # something the walk could insert
+                created = client.post("/v1/sessions", json={}).json()["id"]  # at the top
             armed = True
             report = await engine.reconcile()
             assert revoked
             assert isinstance(report.error, Unauthenticated), report
-            assert report.pruned == () and report.inserted == () and report.updated == ()
+            # The walk writes as it goes (decision 0095): the first page, with the new
+            # session, stays; nothing is pruned, the deleted two included (no complete walk).
+            assert report.pruned == () and report.inserted == (created,), report
             assert engine.status.state is EngineState.ERROR
-            assert await engine.rows() == before
+            assert {row.id for row in await engine.rows()} == {row.id for row in before} | {created}
         finally:
             await engine.close()
 

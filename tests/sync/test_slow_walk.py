@@ -146,3 +146,49 @@ def test_a_walk_cut_by_a_process_restart_resumes_where_it_stopped(
                 await engine.close()
 
     run(go(), timeout=60)
+
+
+def test_a_session_updated_mid_walk_is_kept_with_its_new_updated_at_and_never_pruned(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """A run in an old session moves it to the top, above the walk's cursor, while a first
+    walk is half done: the rest of the walk (below the cursor) never meets it, so only the
+    resumed walk's look at the top can bring it in. It must end in the mirror with the
+    `updated_at` the run gave it, and no pass may prune it."""
+
+    async def go() -> None:
+        async with Server(live_server.url) as server:
+            ids = [(await server.create()).id for _ in range(SESSIONS)]  # oldest first
+            transport = FaultTransport()
+            engine = await _open(tmp_path / "a", live_server.url, transport)
+            try:
+                stall = _stalled(transport)
+                stall.left = 1
+                first = await engine.reconcile()  # a first sync: the eight newest only
+                assert isinstance(first.error, WalkUnfinished), repr(first.error)
+                assert ids[0] not in await _ids(engine)
+                old = ids[0]  # at the bottom: not walked yet
+                await server.wait_run(await server.start(old, "wake up"))
+                moved = (await server.api.get_session(old)).updated_at
+                reports = [first]
+                for _ in range(8):
+                    stall.left = 1
+                    report = await engine.reconcile()
+                    reports.append(report)
+                    assert old not in report.pruned
+                    if report.error is None:
+                        break
+                    assert isinstance(report.error, WalkUnfinished), repr(report.error)
+                last = reports[-1]
+                assert last.ok and last.complete, repr(last)
+                assert await _ids(engine) == set(ids)
+                row = {r.id: r for r in await engine.rows()}[old]
+                assert row.updated_at == moved, (row.updated_at, moved)
+                # A later pass (top unchanged) keeps it as it is.
+                again = await engine.reconcile()
+                assert again.ok and old not in again.pruned
+                assert {r.id: r for r in await engine.rows()}[old].updated_at == moved
+            finally:
+                await engine.close()
+
+    run(go(), timeout=60)
