@@ -81,6 +81,8 @@ def test_returning_to_the_foreground_triggers_a_reconcile(harness: Harness) -> N
         gui.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
         gui.applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
         await until(lambda: harness.window.model.rowCount() == 1, what="the new row")
+        # Rows arrive as each page commits (sync.index_walk); the pass ends after them.
+        await until(lambda: harness.window.status.text() == "Synced just now", what="its end")
 
     run(harness.loop, scenario())
     assert harness.engine.passes_started == before + 1
@@ -385,10 +387,11 @@ def test_f5_reconciles_now(harness: Harness) -> None:
     async def scenario() -> None:
         QTimer.singleShot(0, lambda: QTest.keyClick(harness.window, Qt.Key.Key_F5))
         await until(lambda: harness.window.model.rowCount() == 1, what="the refreshed list")
+        # Rows arrive as each page commits (sync.index_walk); the pass ends after them.
+        await until(lambda: harness.window.status.text() == "Synced just now", what="its end")
 
     run(harness.loop, scenario())
     assert harness.engine.passes_started == before + 1
-    assert harness.window.status.text() == "Synced just now"
 
 
 def test_turns_taken_on_another_device_appear_in_the_open_conversation(harness: Harness) -> None:
