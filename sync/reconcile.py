@@ -11,14 +11,10 @@ second 400 ends the pass (`report.error`). A point read that answers anything bu
 `report.point_read_error` says why, and the engine shows it. The first page's ETag is stored
 in the mirror after a conclusive pass, so an unchanged index costs one request.
 
-A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline over the walk and the
-point reads, and a `WalkGuard` that refuses a repeating cursor and a pass's walk past its
-page, item or byte cap or its memory budget (a budget per pass: the walk holds one page at
-a time, the guard charges every page walked). A pass at its budget keeps its pages; a walk
-past `Bounds.walk_total_items` over all its passes is abandoned, nothing pruned.
-
-The pass's mirror write goes through `IndexWriter`, which runs `on_report` right after the
-commit and before any other announced write: listeners hear about writes in commit order.
+A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline, and a `WalkGuard`
+(repeating cursors; page, item, byte caps; a memory budget per pass, whose pages are kept);
+a walk past `Bounds.walk_total_items` over all its passes is abandoned, nothing pruned.
+Writes go through `IndexWriter` (its `on_report` runs after each commit, in commit order).
 """
 
 from __future__ import annotations
@@ -386,6 +382,7 @@ class Coalescer:
         self._next: asyncio.Future[ReconcileReport] | None = None
         self._current: asyncio.Future[ReconcileReport] | None = None
         self._next_reason = TriggerReason.MANUAL
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.passes_started = 0
 
     @property
@@ -400,7 +397,13 @@ class Coalescer:
         return self.request(reason)
 
     def request(self, reason: TriggerReason) -> asyncio.Future[ReconcileReport]:
-        loop = asyncio.get_running_loop()
+        try:  # a Qt signal may call between the loop's runs: the last request's loop is ours
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if self._loop is None:
+                raise
+            loop = self._loop
+        self._loop = loop
         if not self._running:
             future: asyncio.Future[ReconcileReport] = loop.create_future()
             self._running = True
