@@ -296,7 +296,7 @@ class Desktop:
                 profile, timer_interval=self.options.sync_interval
             )
         except MirrorDamaged as exc:
-            mirror_rebuild.show_damage(self.window, exc)
+            self.window.show_damage(exc.message)
             return
         self.controller.attach(self.engine)
         self.ready.set()

@@ -13,20 +13,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from sync import MirrorDamaged, Profile, SyncError
-from ui.status_presenter import DAMAGED_STATUS
+from sync import Profile, SyncError
 
 if TYPE_CHECKING:
     from sync.repair import RepairResult
     from ui.main_window import MainWindow
-
-
-def show_damage(window: MainWindow, error: MirrorDamaged) -> None:
-    """The banner with Rebuild and the status line's words, never "Loading…" for ever;
-    the path and SQLite's reason sit behind Details and the banner's tooltip."""
-    window.damage_banner.show_damage(error.message)
-    window.set_status(DAMAGED_STATUS, error=True, details=error.message)
-    window.set_placeholder(DAMAGED_STATUS)
 
 
 async def rebuild(window: MainWindow, profile: Profile) -> bool:

@@ -38,7 +38,7 @@ class DamageBanner(QFrame):
         self.setAccessibleName(self.tr("Saved conversations damaged"))
         self.text = QLabel(self.tr(DAMAGED))
         self.text.setObjectName("damageText")
-        self.text.setTextFormat(Qt.TextFormat.PlainText)  # the reason is a file's words
+        self.text.setTextFormat(Qt.TextFormat.PlainText)  # our sentences; reasons: tooltip
         self.text.setWordWrap(True)
         self.rebuild = QPushButton(self.tr("Rebuild"))
         self.rebuild.setObjectName("rebuildButton")

@@ -57,6 +57,9 @@ LOADING = str(QT_TRANSLATE_NOOP("MainWindow", "Loading conversations…"))
 EMPTY = str(
     QT_TRANSLATE_NOOP("MainWindow", "No conversations yet.\nStart one with “New Conversation”.")
 )
+DAMAGED_STATUS = str(
+    QT_TRANSLATE_NOOP("MainWindow", "The saved conversations are damaged: press Rebuild.")
+)
 DELETE_TIP = str(
     QT_TRANSLATE_NOOP("MainWindow", "Delete the selected conversations everywhere (Delete)")
 )
@@ -361,6 +364,19 @@ class MainWindow(QMainWindow):
     def set_where(self, account: str, server: str, profile: str = "") -> None:
         """Name the account, the server and the profile (title bar and status bar)."""
         self.status_line.set_where(account, server, profile)
+
+    def show_damage(self, details: str) -> None:
+        """A damaged mirror: the banner with Rebuild, the status line and the sidebar say so
+        (never "Loading…" for ever); `details` (the path and SQLite's reason) sit behind
+        Details and the banner's tooltip."""
+        self.damage_banner.show_damage(details)
+        self.set_status(DAMAGED_STATUS, error=True, details=details)
+        self.set_placeholder(DAMAGED_STATUS)
+
+    @property
+    def damaged(self) -> bool:
+        """The damage banner is up (until Rebuild succeeds)."""
+        return not self.damage_banner.isHidden()
 
     def set_placeholder(self, text: str) -> None:
         """What the sidebar says when it has no row."""

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer
 
 from sync import EngineState, EngineStatus, NetworkError, ServerError, SyncError, TriggerReason
-from ui.main_window import EMPTY, LOADING, MainWindow
+from ui.main_window import DAMAGED_STATUS, EMPTY, LOADING, MainWindow
 
 # Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
 SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
@@ -26,10 +26,9 @@ OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history
 TROUBLE = str(
     QT_TRANSLATE_NOOP("MainWindow", "The server is having trouble; Converge will try again.")
 )
-DAMAGED_STATUS = str(
-    QT_TRANSLATE_NOOP("MainWindow", "The saved conversations are damaged: press Rebuild.")
-)
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
+#: States whose sentence stays on the status line while the next pass runs.
+_LAST_WORD_STAYS = (EngineState.TROUBLE, EngineState.WALKING)
 
 
 def load_failure_words(error: SyncError) -> str:
@@ -110,37 +109,30 @@ class StatusPresenter(QObject):
             self.update_placeholder()
         if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
             self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
-        elif status.state is EngineState.SYNCING and previous.state is EngineState.TROUBLE:
-            self.window.set_status(previous.message or TROUBLE)  # still the last word
-        elif status.state is EngineState.SYNCING and previous.state is EngineState.WALKING:
-            self.window.set_status(previous.message)  # the walk goes on: its count stays
+        elif status.state is EngineState.SYNCING and previous.state in _LAST_WORD_STAYS:
+            # Still the last word: the trouble, or the walk's count while it goes on.
+            self.window.set_status(previous.message or TROUBLE)
+        elif status.state is EngineState.SYNCING and self.window.damaged:
+            pass  # the banner's words stay until Rebuild
         elif status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
             self.window.set_status(OFFLINE, details=status.message)
             self.window.set_offline(True, status.message)
             self._schedule_offline_retry()
-        elif status.state is EngineState.TROUBLE:
-            # CONTRACT §10.2: a 503 is the server having trouble for a while, said in plain
-            # words (not an error, not offline: the saved history is not "offline"), and
-            # probed again on the offline schedule.
+        elif status.state in _LAST_WORD_STAYS:
+            # TROUBLE (CONTRACT §10.2: a 503) is the server having trouble for a while;
+            # WALKING, a slow server's first walk cut by the pass deadline with its pages
+            # kept (the engine's sentence says how far it came). Both in plain words, not an
+            # error and not offline (the server answers), probed again on the offline
+            # schedule.
             self.window.set_status(status.message or TROUBLE)
             if self.window.offline:  # the server answers again: not "offline" any more
                 self.window.set_offline(False)
                 self._unreached = True
             self._schedule_offline_retry()
-        elif status.state is EngineState.WALKING:
-            # Issue 17 item 5: a slow server's first walk, cut by the pass deadline, kept
-            # its pages; say how far it came (the engine's sentence), and go on soon on the
-            # offline schedule. The server answers: not offline, and not an error.
-            self.window.set_status(status.message)
-            if self.window.offline:
-                self.window.set_offline(False)
-                self._unreached = True
-            self._schedule_offline_retry()
         elif status.state is EngineState.DAMAGED:  # the one way forward is the banner's
-            self.window.set_status(DAMAGED_STATUS, error=True, details=status.message)
-            self.window.damage_banner.show_damage(status.message)
+            self.window.show_damage(status.message)
         elif status.state is EngineState.ERROR:
             self.window.set_status(status.message or "The server refused the request.", error=True)
         else:
@@ -179,7 +171,9 @@ class StatusPresenter(QObject):
     def update_placeholder(self) -> None:
         """What an empty sidebar means: no match, really empty, or not loaded yet."""
         text = self._filter_text()
-        if text:
+        if self.window.damaged:
+            self.window.set_placeholder(DAMAGED_STATUS)
+        elif text:
             self.window.set_placeholder(f"No conversations match “{text}”.")
         elif self._concluded:
             self.window.set_placeholder(EMPTY)

@@ -74,14 +74,24 @@ def test_a_damaged_mirror_shows_the_banner_and_rebuild_fills_the_list(
     assert run(loop, scenario()) == 0
 
 
-def test_damage_met_by_a_pass_shows_the_banner(loop: ConvergeEventLoop, tmp_path: Path) -> None:
+def test_damage_met_by_a_pass_shows_the_banner(loop: ConvergeEventLoop) -> None:
     from ui.controller import WindowController
-    from ui.main_window import MainWindow
+    from ui.main_window import DAMAGED_STATUS, MainWindow
 
     window = MainWindow()
     controller = WindowController(window)
     message = "The saved copy of your conversations (/x/mirror.sqlite3) is damaged (…)."
-    controller.presenter.show(EngineStatus(EngineState.DAMAGED, message))
-    assert not window.damage_banner.isHidden()
-    assert "press Rebuild" in window.status.text()
-    window.close()
+    try:
+        controller.presenter.show(EngineStatus(EngineState.DAMAGED, message))
+        assert not window.damage_banner.isHidden()
+        assert "press Rebuild" in window.status.text()
+        assert window.sidebar_empty.text() == DAMAGED_STATUS
+        # The engine's next timer pass neither flips the line to "Syncing…" nor the
+        # sidebar back to "No conversations yet".
+        controller.presenter.show(EngineStatus(EngineState.SYNCING))
+        assert window.status.text() == DAMAGED_STATUS
+        controller.presenter.show(EngineStatus(EngineState.DAMAGED, message))
+        assert window.sidebar_empty.text() == DAMAGED_STATUS
+    finally:
+        run(loop, controller.shutdown())
+        window.close()
