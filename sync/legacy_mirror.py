@@ -50,7 +50,9 @@ def recorded_identity(path: Path) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def belongs_to(path: Path, identity: str) -> bool:
-    """Whether the pre-account mirror at `path` may be adopted by the account `identity`."""
+def belongs_to(path: Path, identity: str | None) -> bool:
+    """Whether the pre-account mirror at `path` may be adopted by the account `identity`
+    (None: an account whose connection is not known yet, which adopts only a mirror that
+    recorded none)."""
     recorded = recorded_identity(path)
     return recorded is None or recorded == identity
