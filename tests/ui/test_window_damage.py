@@ -95,3 +95,35 @@ def test_damage_met_by_a_pass_shows_the_banner(loop: ConvergeEventLoop) -> None:
     finally:
         run(loop, controller.shutdown())
         window.close()
+
+
+def test_a_rebuild_that_fails_with_an_os_error_offers_rebuild_again(
+    loop: ConvergeEventLoop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Replacing the file can fail outside `SyncError` (a full disk, a folder made
+    read-only): the banner leaves "Rebuilding…", Rebuild is offered again, the status says
+    so in words and the log keeps the traceback."""
+    from app import mirror_rebuild
+    from sync import Profile
+    from ui.damage_banner import FAILED
+    from ui.main_window import MainWindow
+
+    async def replace_fails(profile: Profile, *, force: bool) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(mirror_rebuild, "load_repair", lambda: replace_fails)
+    window = MainWindow()
+    window.show_damage("/x/mirror.sqlite3: database disk image is malformed")
+    profile = Profile(tmp_path, server="http://127.0.0.1:9", token="dev-alice")
+    try:
+        assert run(loop, mirror_rebuild.rebuild(window, profile)) is False
+        banner = window.damage_banner
+        assert banner.text.text() == FAILED and banner.rebuild.isEnabled()
+        assert not banner.isHidden()
+        assert window.status.text() == FAILED and "Traceback" not in window.status.text()
+        assert any(r.exc_info and isinstance(r.exc_info[1], OSError) for r in caplog.records)
+    finally:
+        window.close()
