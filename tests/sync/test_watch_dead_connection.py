@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,14 +20,7 @@ from sync.reconcile import TriggerReason
 from sync.watch import IndexWatch, WatchState
 from tests.sync.helpers import Server, device, run
 from tests.sync.stall_proxy import stall_proxy
-from tests.sync.test_watch_live import _held, _inserted
-
-
-async def _until(condition: Callable[[], bool], what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
+from tests.sync.test_watch_live import _held, _inserted, _until
 
 
 def test_a_watch_behind_a_proxy_that_goes_silent_notices_and_sees_changes_after_the_heal(
@@ -117,7 +109,9 @@ def test_a_pass_re_arms_a_watch_held_longer_than_it_should_be(live_server: Any) 
             watch.start()
             await _until(lambda: _held(live_server) == 1, "the watch to be held", 10)
             watch.kick()  # a pass while the hold is young and the index unmoved: no re-arm
-            await asyncio.sleep(0)
+            # Judged when the hold clears the kick again (after `_deaf` said no).
+            await _until(lambda: not watch._kick.is_set(), "the kick to be judged", 10)
+            assert watch.rearms == 0 and _held(live_server) == 1
             now[0] += 30 + WATCH_READ_MARGIN + 1
             watch.kick()
             await _until(lambda: watch.rearms == 1, "the re-arm", 10)
