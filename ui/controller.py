@@ -230,6 +230,7 @@ class WindowController(QObject):
             self.sidebar.set_source(None)  # the engine's mirror is about to close
         self.presenter.stop_retrying()
         self.conversation.stop_following()
+        set_server_offset(0.0)  # the next server's clock is unknown until it answers
         self.engine = None
 
     async def shutdown(self) -> None:
