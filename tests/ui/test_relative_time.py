@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -9,8 +10,9 @@ from typing import Any, cast
 import pytest
 
 from app.loop import ConvergeEventLoop
+from sync import SessionRow
 from sync.engine_events import EngineState, EngineStatus, StatusChanged
-from tests.ui.conftest import run
+from tests.ui.conftest import row, run
 from ui.relative_time import parse_timestamp, relative_time, server_now, set_server_offset
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -53,11 +55,17 @@ class _EngineOnAServerTwoDaysAhead:
     status = EngineStatus(EngineState.IDLE)
     last_change_seq = 0
 
-    def __init__(self) -> None:
+    def __init__(self, rows: list[SessionRow] | None = None) -> None:
         self.listeners: list[Callable[[object], None]] = []
+        self._rows = rows or []
 
-    async def rows(self, filter_text: str = "") -> list[object]:
-        return []
+    async def rows(self, filter_text: str = "") -> list[SessionRow]:
+        return self._rows
+
+    def status_changed(self) -> None:
+        """What a pass announces; the controller then reads `server_clock_offset`."""
+        for listener in self.listeners:
+            listener(StatusChanged(EngineStatus(EngineState.IDLE, last_success=time.time())))
 
     def subscribe(self, listener: Callable[[object], None]) -> Callable[[], None]:
         self.listeners.append(listener)
@@ -97,12 +105,41 @@ def test_dates_follow_the_attached_engines_server_clock_and_not_after_it_is_deta
     try:
         controller.attach(cast(Any, engine), connect=False)
         assert relative_time(day_old) == "Just now"
-        for listener in engine.listeners:
-            listener(StatusChanged(EngineStatus(EngineState.IDLE, last_success=real.timestamp())))
+        engine.status_changed()
         assert relative_time(day_old) == "Yesterday"
         controller.detach()
         assert relative_time(day_old) == "Just now"
         assert abs(server_now() - datetime.now(UTC)) < timedelta(seconds=1)
+    finally:
+        run(loop, controller.shutdown())
+        window.close()
+
+
+@pytest.mark.usefixtures("_offset_reset")
+def test_a_row_a_day_old_on_the_servers_clock_is_under_yesterday(loop: ConvergeEventLoop) -> None:
+    """Day sections count days on the clock the row dates are worded against: with the
+    server two days ahead, its day-old row reads "Yesterday" under "Yesterday", never under
+    "Today" (this machine's day)."""
+    from ui.controller import WindowController
+    from ui.grouping import is_header
+    from ui.main_window import MainWindow
+
+    server = datetime.now(UTC) + timedelta(days=2)
+    day_old = stamp(server - timedelta(hours=26 if server.hour >= 2 else 24))
+    window = MainWindow()
+    controller = WindowController(window, sync_interval=0, watch=False)
+    engine = _EngineOnAServerTwoDaysAhead([row("ses_day_old", "A day old", updated_at=day_old)])
+
+    async def shown() -> list[str | None]:
+        controller.attach(cast(Any, engine), connect=False)
+        engine.status_changed()
+        await controller.refresh_now()
+        return [
+            r.title if is_header(r) else relative_time(r.updated_at) for r in window.model.rows()
+        ]
+
+    try:
+        assert run(loop, shown()) == ["Yesterday", "Yesterday"]
     finally:
         run(loop, controller.shutdown())
         window.close()
