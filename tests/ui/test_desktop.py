@@ -13,8 +13,8 @@ import pytest
 
 from app.desktop import Desktop, DesktopOptions, account_profile, parse_args
 from app.loop import ConvergeEventLoop
-from sync.mirror import Mirror
 from sync.legacy_mirror import connection_identity
+from sync.mirror import Mirror
 from sync.models import SessionView, text_message
 from sync.profile import Profile
 from tests.ui.conftest import run, until
@@ -106,6 +106,27 @@ def test_the_demo_account_of_an_upgraded_profile_opens_without_a_server_url(
     assert paint is not None and paint.find_mirror() is None
     paint.ensure_dirs()
     assert legacy.exists() and not paint.mirror_path.exists()
+
+
+def test_the_window_paints_an_upgraded_profiles_rows_and_starts_the_demo_server(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    """No server configured and an unrecorded pre-account mirror: the window paints its row
+    before the bundled server runs, then connects (the upgrade most users make)."""
+    legacy = _legacy_mirror(tmp_path / "profile", None)
+    desktop = Desktop(DesktopOptions(legacy.parent, None, None, 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        painted = lambda: "ses_old" in [r.id for r in window.model.sessions()]  # noqa: E731
+        await until(painted, what="the painted row from before accounts")
+        await until(desktop.ready.is_set, timeout=60, what="the engine attached")
+        window.close()
+        return await main
+
+    assert run(loop, scenario(), timeout=90) == 0
+    assert not legacy.exists()
 
 
 def test_the_sync_interval_comes_from_the_flag_or_the_environment() -> None:
