@@ -26,7 +26,7 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -175,6 +175,7 @@ class Desktop:
         )
         self.engine: SyncEngine | None = None
         self._engine_profile: Profile | None = None  # what the engine opens (and a rebuild)
+        self._switching = asyncio.Lock()  # rebuild, reconnect: each reopens the engine
         self.window.damage_banner.rebuild_requested.connect(
             lambda: self.controller.spawn(self.rebuild(), "rebuild the saved conversations")
         )
@@ -270,14 +271,13 @@ class Desktop:
                 flush=True,
             )
         bundled = self.bundled is not None
-        where = server_label(url, bundled=bundled)
         who = DEMO_PRINCIPAL if bundled else account_label(token)
         self.controller.in_use = (
             f"{url} as {who}"
             + (" (the built-in demo server)" if bundled else "")
             + f"\nprofile {self.options.profile}"
         )
-        self.window.set_where(who, where, str(self.options.profile))
+        self.window.set_where(who, server_label(url, bundled=bundled), str(self.options.profile))
         engine_profile = Profile(
             profile.root,
             server=url,
@@ -298,20 +298,22 @@ class Desktop:
         except MirrorDamaged as exc:
             self.window.show_damage(exc.message)
             return
+        self.window.damage_banner.hide()  # an earlier account's damage is not this one's
         self.controller.attach(self.engine)
         self.ready.set()
 
     async def rebuild(self) -> None:
         """The banner's Rebuild (`app.mirror_rebuild`): the engine holds the file, so it goes."""
-        profile = self._engine_profile
-        if profile is None or not self.window.damage_banner.rebuild.isEnabled():
-            return
-        await self._drop_engine()
-        await self._close_paint_rows()
-        if not await mirror_rebuild.rebuild(self.window, profile):
-            return
-        await self._open_engine(profile)
-        await self.controller.refresh_now()  # its first pass is a 304: it announces nothing
+        async with self._switching:
+            banner, profile = self.window.damage_banner, self._engine_profile
+            if profile is None or banner.isHidden() or not banner.rebuild.isEnabled():
+                return
+            await self._drop_engine()
+            await self._close_paint_rows()
+            if not await mirror_rebuild.rebuild(self.window, profile):
+                return
+            await self._open_engine(profile)
+            await self.controller.refresh_now()  # its first pass is a 304: it says nothing
 
     async def _drop_engine(self) -> None:
         self.ready.clear()
@@ -334,14 +336,13 @@ class Desktop:
             token=settings.token or None,
             ca_bundle=settings.ca_bundle or None,
         )
-        await asyncio.to_thread(saved.save)
-        # Explicit command-line values would override what was just saved: drop them.
-        self.options = DesktopOptions(
-            self.options.profile, None, None, self.options.sync_interval, self.options.demo_port
-        )
-        await self.disconnect()
-        self.window.set_status("Connecting…")
-        await self.connect(await asyncio.to_thread(self._profile))
+        async with self._switching:
+            await asyncio.to_thread(saved.save)
+            # Explicit command-line values would override what was just saved: drop them.
+            self.options = replace(self.options, server=None, token=None, ca_bundle=None)
+            await self.disconnect()
+            self.window.set_status("Connecting…")
+            await self.connect(await asyncio.to_thread(self._profile))
 
     async def stop(self) -> None:
         await self.controller.shutdown()
@@ -358,17 +359,15 @@ BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
 
 
 def load_engine_class() -> type[SyncEngine]:
-    """`SyncEngine`, on a worker thread: its first use loads the engine, SQLAlchemy and httpx
-    (0.3–0.5 s of imports) there rather than on the UI thread."""
+    """`SyncEngine`, on a worker thread: its import loads SQLAlchemy and httpx (0.3–0.5 s)."""
     from sync import SyncEngine
 
     return SyncEngine
 
 
 def account_profile(profile: Profile, demo_token: str | None = None) -> Profile | None:
-    """The profile naming the account the window will show, before any server is started:
-    the configured server and token, or the bundled server with the profile's demo token.
-    None when a server is configured without a token, or no demo token is given."""
+    """The account the window shows before any server starts: the configured server and token,
+    or the bundled server with the profile's demo token; None without a token."""
     if profile.server:
         return profile if profile.token else None
     if not demo_token:

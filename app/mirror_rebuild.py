@@ -10,6 +10,7 @@ so the UI thread never touches the file. `app.desktop.Desktop` closes its engine
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,11 @@ from sync import Profile, SyncError
 if TYPE_CHECKING:
     from sync.repair import RepairResult
     from ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+#: The reason shown for a failure that is not a `SyncError` (its traceback is in the log).
+UNEXPECTED = "Something unexpected stopped it; the details are in the log."
 
 
 async def rebuild(window: MainWindow, profile: Profile) -> bool:
@@ -29,9 +35,14 @@ async def rebuild(window: MainWindow, profile: Profile) -> bool:
     repair = await asyncio.to_thread(load_repair)
     try:
         result = await repair(profile, force=True)
-    except SyncError as exc:
-        banner.set_failed(exc.message)
-        window.set_status(banner.text.text(), error=True, details=exc.message)
+    except Exception as exc:  # any failure (an OSError replacing the file too) resets it
+        if isinstance(exc, SyncError):
+            reason = exc.message
+        else:
+            log.exception("the rebuild of %s failed", profile.root)
+            reason = UNEXPECTED
+        banner.set_failed(reason)
+        window.set_status(banner.text.text(), error=True, details=reason)
         return False
     banner.hide()
     window.set_status(result.message)

@@ -43,6 +43,7 @@ from sync.models import (
     SessionPage,
     SessionView,
 )
+from sync.proxies import environment_mounts
 from sync.sse import frames
 from sync.tls import client_context
 
@@ -100,18 +101,21 @@ class ApiClient:
         # Certificates are checked against the OS trust store (and the profile's CA bundle
         # when the caller built `tls` with `sync.tls.client_context`), never certifi's.
         # Sockets carry TCP keepalive (`sync.keepalive`): a vanished peer ends in seconds.
-        verify = tls if tls is not None else client_context()
+        # The proxies the environment names keep both (`sync.proxies`): httpx would drop
+        # them once a transport is given.
+        mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
         if transport is None:
-            transport = httpx.AsyncHTTPTransport(
-                verify=verify, socket_options=keepalive_socket_options()
-            )
+            verify = tls if tls is not None else client_context()
+            options = keepalive_socket_options()
+            transport = httpx.AsyncHTTPTransport(verify=verify, socket_options=options)
+            mounts = environment_mounts(verify, options)
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
             timeout=timeout,
             transport=transport,
+            mounts=mounts,
             follow_redirects=False,
-            verify=verify,
         )
         self._requester = Requester(
             self._client,

@@ -18,7 +18,6 @@ import math
 import ssl
 import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -36,6 +35,7 @@ from sync.errors import (
     UnexpectedResponse,
     error_class_for,
 )
+from sync.server_clock import parse_http_date
 from sync.tls import certificate_failure_message
 
 log = logging.getLogger("sync.api")  # the client's log, where these lines always went
@@ -95,11 +95,8 @@ def retry_after(value: str | None) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return max(0.0, when - time.time()) if math.isfinite(when) else None
+    when = parse_http_date(value)
+    return None if when is None else max(0.0, when - time.time())
 
 
 def error_from_response(answer: Answer, base_url: str, *, has_cursor: bool = False) -> ApiError:

@@ -21,6 +21,11 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+#: The `sync_state` key of the connection a mirror follows. Defined here, where it is read
+#: with the standard library's `sqlite3`, so that `sync.profile` (a light name of `sync`,
+#: loaded before the window's first paint) never loads SQLAlchemy through `sync.mirror_state`.
+IDENTITY_KEY = "connection_identity"
+
 
 def connection_identity(server: str, token: str) -> str:
     """What a mirror records of the server and token it follows (the token is not in it)."""
@@ -31,10 +36,6 @@ def recorded_identity(path: Path) -> str | None:
     """The connection a mirror file recorded, read without migrating or writing it; None
     when it recorded none or cannot be read (a damaged file is adopted, and then the
     mirror's own checks speak)."""
-    # Here, not at the top: `sync.profile` imports this module, and the light names of
-    # `sync` (what the window loads before its first paint) must not load SQLAlchemy.
-    from sync.mirror_state import IDENTITY_KEY
-
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
@@ -50,7 +51,9 @@ def recorded_identity(path: Path) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def belongs_to(path: Path, identity: str) -> bool:
-    """Whether the pre-account mirror at `path` may be adopted by the account `identity`."""
+def belongs_to(path: Path, identity: str | None) -> bool:
+    """Whether the pre-account mirror at `path` may be adopted by the account `identity`
+    (None: an account whose connection is not known yet, which adopts only a mirror that
+    recorded none)."""
     recorded = recorded_identity(path)
     return recorded is None or recorded == identity

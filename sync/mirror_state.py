@@ -16,10 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+# Defined beside its SQLAlchemy-free reader; named here too for `sync.mirror`.
+from sync.legacy_mirror import IDENTITY_KEY as IDENTITY_KEY
 from sync.mirror_schema import SyncState
 
 ETAG_KEY = "sessions_first_page_etag"
-IDENTITY_KEY = "connection_identity"
 #: The walk's position in `sync_state`. `WALK_CURSOR` absent: no walk in progress; empty:
 #: the walk reached its last page and waits for its point reads.
 WALK_CURSOR = "walk_cursor"

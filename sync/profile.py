@@ -247,9 +247,20 @@ class Profile:
         return connection_identity(*self.require_connection())
 
     def _legacy_is_ours(self) -> bool:
-        """A pre-account mirror is in the profile, and it belongs to this account."""
+        """A pre-account mirror is in the profile, and it belongs to this account.
+
+        Without a server URL (the bundled demo server's account, named before the server
+        has a port) no recorded connection can be this account's: only an unrecorded
+        mirror is adopted, and the reader never needs the URL (decision 0103)."""
         legacy = self.root / MIRROR_FILE
-        return legacy.exists() and belongs_to(legacy, self.connection_identity)
+        if not legacy.exists():
+            return False
+        identity = (
+            connection_identity(self.server, str(self.token))
+            if self.server and self.token
+            else None
+        )
+        return belongs_to(legacy, identity)
 
     def _adopt_legacy_mirror(self, account: Path) -> None:
         if (account / MIRROR_FILE).exists() or not self._legacy_is_ours():

@@ -32,7 +32,6 @@ class ServerClock:
     def __init__(self, local: Callable[[], float] = time.time) -> None:
         self.local = local
         self.offset = 0.0
-        self.known = False
 
     def observe(self, date: str | None) -> None:
         """Take the offset from one answer's `Date` header (received now)."""
@@ -45,11 +44,6 @@ class ServerClock:
         if abs(offset) < NOISE:
             offset = 0.0
         self.offset = max(-MAX_OFFSET, min(MAX_OFFSET, offset))
-        self.known = True
-
-    def now(self) -> float:
-        """The server's current time (POSIX seconds), as well as it is known."""
-        return self.local() + self.offset
 
 
 def parse_http_date(value: str | None) -> float | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,7 @@ from ui.dialogs import Prompts, run_dialog
 from ui.foreground import ForegroundWatcher
 from ui.main_window import OFFLINE_DELETE_TIP, MainWindow
 from ui.open_conversation import OpenConversation
-from ui.relative_time import set_server_offset
+from ui.relative_time import server_now, set_server_offset
 from ui.session_model import SessionListModel, display_title
 from ui.settings_dialog import ConnectionSettings
 from ui.sidebar_refresher import RowSource, SidebarRefresher
@@ -127,7 +126,7 @@ class WindowController(QObject):
         self._clock_timer.setInterval(60_000)
         self._clock_timer.timeout.connect(window.list.viewport().update)
         self._clock_timer.timeout.connect(self._regroup_on_new_day)
-        self._day = datetime.now().astimezone().date()
+        self._day = server_now().astimezone().date()
         self._clock_timer.start()
 
         window.refresh_requested.connect(lambda: self._trigger(TriggerReason.MANUAL))
@@ -230,6 +229,7 @@ class WindowController(QObject):
             self.sidebar.set_source(None)  # the engine's mirror is about to close
         self.presenter.stop_retrying()
         self.conversation.stop_following()
+        set_server_offset(0.0)  # the next server's clock is unknown until it answers
         self.engine = None
 
     async def shutdown(self) -> None:
@@ -282,7 +282,7 @@ class WindowController(QObject):
 
     def _regroup_on_new_day(self) -> None:
         """After midnight "Today" becomes "Yesterday": the sections are recomputed."""
-        today = datetime.now().astimezone().date()
+        today = server_now().astimezone().date()
         if today != self._day:
             self._day = today
             self.request_refresh()

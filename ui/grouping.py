@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from ui.relative_time import server_now
 from ui.session_model import HEADER_PREFIX, SidebarRow
 
 __all__ = [
@@ -109,7 +110,7 @@ def _first_before(rows: Sequence[SidebarRow], start: str, lo: int) -> int:
 def group_rows(rows: Sequence[SidebarRow], now: datetime | None = None) -> list[SidebarRow]:
     """`rows` with a header before each non-empty section; days are counted in `now`'s
     time zone (the local one by default)."""
-    now = now or datetime.now().astimezone()
+    now = now or server_now().astimezone()
     if not rows:
         return []
     out: list[SidebarRow] = []

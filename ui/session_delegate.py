@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.elided_label import is_rtl
-from ui.relative_time import relative_time, server_now
+from ui.relative_time import relative_time
 from ui.session_model import SessionListModel, SidebarRow, display_title
 
 RUNNING_COLOR = QColor("#2e9d5b")
@@ -145,7 +145,7 @@ class SessionDelegate(QStyledItemDelegate):
                 painter.setPen(quiet)
                 painter.drawText(line, Qt.AlignmentFlag.AlignLeft, self.tr("Deleting…"))
                 return
-            when = relative_time(row.updated_at, self._now or server_now())
+            when = relative_time(row.updated_at, self._now)
             painter.setPen(quiet)
             painter.drawText(line, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, when)
             if row.active_run_id:

@@ -24,6 +24,7 @@ from typing import Any
 
 from sync import IndexChanged, SessionRow, full_collections_deferred
 from ui.grouping import group_rows
+from ui.relative_time import server_now
 from ui.session_model import SessionListModel, SidebarRow
 from ui.sidebar_delta import NeedsResync, apply_delta
 
@@ -149,7 +150,7 @@ class SidebarRefresher:
         if self._full or epoch != self._epoch:  # the filter or the source changed: again
             self._full = True
             return
-        self._grouped_at = datetime.now().astimezone() if self.group_by_date else None
+        self._grouped_at = server_now().astimezone() if self.group_by_date else None
         shown: Sequence[SidebarRow] = rows
         if self._grouped_at is not None:
             shown = group_rows(rows, self._grouped_at)

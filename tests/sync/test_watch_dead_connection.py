@@ -6,26 +6,21 @@ conclusive pass re-arms a watch it proves deaf, so the next change arrives by th
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from sync.api import WATCH_READ_MARGIN, ApiClient
 from sync.reconcile import TriggerReason
 from sync.watch import IndexWatch, WatchState
 from tests.sync.helpers import Server, device, run
 from tests.sync.stall_proxy import stall_proxy
-from tests.sync.test_watch_live import _held, _inserted
-
-
-async def _until(condition: Callable[[], bool], what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
+from tests.sync.test_watch_live import _held, _inserted, _until
 
 
 def test_a_watch_behind_a_proxy_that_goes_silent_notices_and_sees_changes_after_the_heal(
@@ -114,7 +109,9 @@ def test_a_pass_re_arms_a_watch_held_longer_than_it_should_be(live_server: Any) 
             watch.start()
             await _until(lambda: _held(live_server) == 1, "the watch to be held", 10)
             watch.kick()  # a pass while the hold is young and the index unmoved: no re-arm
-            await asyncio.sleep(0)
+            # Judged when the hold clears the kick again (after `_deaf` said no).
+            await _until(lambda: not watch._kick.is_set(), "the kick to be judged", 10)
+            assert watch.rearms == 0 and _held(live_server) == 1
             now[0] += 30 + WATCH_READ_MARGIN + 1
             watch.kick()
             await _until(lambda: watch.rearms == 1, "the re-arm", 10)
@@ -149,5 +146,69 @@ def test_the_client_sockets_carry_tcp_keepalive(live_server: Any) -> None:
                     assert count == keepalive.COUNT
         finally:
             await api.aclose()
+
+    run(go())
+
+
+@contextlib.asynccontextmanager
+async def _forward_proxy() -> AsyncIterator[tuple[str, list[bytes]]]:
+    """A loopback HTTP forward proxy, one request per connection: its URL, and the request
+    lines it was sent (the absolute form a client uses with a proxy)."""
+    seen: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line, _, rest = (await reader.readuntil(b"\r\n\r\n")).partition(b"\r\n")
+            seen.append(line)
+            method, target, version = line.split(b" ")
+            url = urlsplit(target.decode())
+            up_reader, up_writer = await asyncio.open_connection(url.hostname, url.port)
+            path = url.path + (f"?{url.query}" if url.query else "")
+            headers = [h for h in rest.split(b"\r\n") if h and b"connection:" not in h.lower()]
+            up_writer.write(b" ".join((method, path.encode(), version)) + b"\r\n")
+            up_writer.write(b"\r\n".join([*headers, b"Connection: close"]) + b"\r\n\r\n")
+            while data := await up_reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+            up_writer.close()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", seen
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_requests_go_through_the_proxy_the_environment_names(
+    live_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind a corporate proxy (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` as httpx reads
+    them) the server is reached through it; a host `NO_PROXY` names is reached directly."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+    async def go() -> None:
+        async with _forward_proxy() as (proxy_url, seen):
+            monkeypatch.setenv("HTTP_PROXY", proxy_url)
+            api = ApiClient(live_server.url, "dev-alice")
+            try:
+                assert await api.list_sessions(limit=1) is not None
+                # The absolute form: the request was sent to the proxy, for the server.
+                assert [line.split(b" ")[1].split(b"?")[0] for line in seen] == [
+                    f"{live_server.url}/v1/sessions".encode()
+                ]
+            finally:
+                await api.aclose()
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+            api = ApiClient(live_server.url, "dev-alice")
+            try:
+                assert await api.list_sessions(limit=1) is not None
+                assert len(seen) == 1
+            finally:
+                await api.aclose()
 
     run(go())

@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from app.desktop import Desktop, DesktopOptions, parse_args
+from app.desktop import Desktop, DesktopOptions, account_profile, parse_args
 from app.loop import ConvergeEventLoop
+from sync.legacy_mirror import connection_identity
 from sync.mirror import Mirror
 from sync.models import SessionView, text_message
+from sync.profile import Profile
 from tests.ui.conftest import run, until
 from ui.settings_dialog import ConnectionSettings
 
@@ -68,6 +70,63 @@ def test_without_a_server_the_bundled_demo_server_runs_until_the_window_closes(
 
     assert run(loop, scenario(), timeout=90) == 0
     assert (tmp_path / "profile" / "bundled-server" / "converge-server.sqlite3").exists()
+
+
+def _legacy_mirror(folder: Path, identity: str | None) -> Path:
+    """A pre-account `mirror.sqlite3` at the top of `folder`, recording `identity`."""
+    folder.mkdir()
+    mirror = Mirror.open(folder / "mirror.sqlite3")
+    stamp = "2026-11-29T10:00:00.000000Z"
+    mirror.apply([SessionView("ses_old", "From before accounts", stamp, stamp, None, None)])
+    if identity is not None:
+        mirror.bind_identity(identity)
+    mirror.close()
+    return folder / "mirror.sqlite3"
+
+
+def test_the_demo_account_of_an_upgraded_profile_opens_without_a_server_url(
+    tmp_path: Path,
+) -> None:
+    """The default upgrade: no server configured, a pre-account mirror at the top. What the
+    window paints (the demo account, named before the bundled server has a URL) adopts an
+    unrecorded mirror and leaves a recorded one: the bundled server's URL changes with its
+    port, so a recorded demo mirror never names this account (decision 0103)."""
+    legacy = _legacy_mirror(tmp_path / "unrecorded", None)
+    paint = account_profile(Profile(legacy.parent), "demo-token")
+    assert paint is not None and paint.find_mirror() == paint.mirror_path
+    assert not legacy.exists()
+    legacy = _legacy_mirror(tmp_path / "unrecorded-start", None)
+    paint = account_profile(Profile(legacy.parent), "demo-token")
+    assert paint is not None
+    paint.ensure_dirs()  # what `Desktop.start` does before its first paint
+    assert paint.mirror_path.exists() and not legacy.exists()
+    old_url = connection_identity("http://127.0.0.1:41234", "demo-token")
+    legacy = _legacy_mirror(tmp_path / "recorded", old_url)
+    paint = account_profile(Profile(legacy.parent), "demo-token")
+    assert paint is not None and paint.find_mirror() is None
+    paint.ensure_dirs()
+    assert legacy.exists() and not paint.mirror_path.exists()
+
+
+def test_the_window_paints_an_upgraded_profiles_rows_and_starts_the_demo_server(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    """No server configured and an unrecorded pre-account mirror: the window paints its row
+    before the bundled server runs, then connects (the upgrade most users make)."""
+    legacy = _legacy_mirror(tmp_path / "profile", None)
+    desktop = Desktop(DesktopOptions(legacy.parent, None, None, 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        painted = lambda: "ses_old" in [r.id for r in window.model.sessions()]  # noqa: E731
+        await until(painted, what="the painted row from before accounts")
+        await until(desktop.ready.is_set, timeout=60, what="the engine attached")
+        window.close()
+        return await main
+
+    assert run(loop, scenario(), timeout=90) == 0
+    assert not legacy.exists()
 
 
 def test_the_sync_interval_comes_from_the_flag_or_the_environment() -> None:
