@@ -220,8 +220,8 @@ class SyncEngine:
     async def reconcile(self, reason: TriggerReason = TriggerReason.MANUAL) -> ReconcileReport:
         """Run (or join) a pass that starts no earlier than this call, and return its report.
 
-        Never raises for network or server conditions: see `report.error` (nothing written)
-        and `report.point_read_error` (written, some rows unconfirmed and kept).
+        Never raises for network or server conditions: see `report.error` (nothing pruned;
+        the walk's pages stay) and `report.point_read_error` (written, some rows kept).
         """
         return await asyncio.shield(self._coalescer.request(reason))
 
