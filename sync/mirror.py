@@ -246,7 +246,7 @@ class Mirror:
     def unseen_since(self, generation: float) -> list[str]:
         """Ids of rows no write or walk has touched since `generation` (`synced_at` below
         it): after a complete walk, the ones it did not list (`sync.index_walk`)."""
-        with self._read.connect() as conn:
+        with self._reading() as conn:
             stmt = select(SessionRecord.id).where(SessionRecord.synced_at < generation)
             return sorted(conn.execute(stmt.order_by(SessionRecord.id)).scalars())
 
