@@ -133,6 +133,7 @@ class SyncEngine:
         self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
         self._background: set[asyncio.Task[object]] = set()
         self._closed = False
+        self._loop = asyncio.get_running_loop()  # `open`'s, where deferred triggers run
 
     @classmethod
     async def open(
@@ -211,8 +212,16 @@ class SyncEngine:
     # -- reconcile --------------------------------------------------------------------------
 
     def trigger(self, reason: TriggerReason) -> None:
-        """Ask for a pass; during a pass, all triggers fold into exactly one more pass."""
+        """Ask for a pass; during a pass, all triggers fold into exactly one more pass. A Qt
+        signal may call with no loop running (a timer in `processEvents()` between two runs):
+        the trigger is then deferred to `open`'s loop, not dropped (`app.loop._WhileRunning`)."""
         if self._closed:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if not self._loop.is_closed():
+                self._loop.call_soon(self.trigger, reason)
             return
         future = self._coalescer.request(reason)
         future.add_done_callback(_consume_future)

@@ -363,7 +363,6 @@ class Coalescer:
         self._next: asyncio.Future[ReconcileReport] | None = None
         self._current: asyncio.Future[ReconcileReport] | None = None
         self._next_reason = TriggerReason.MANUAL
-        self._loop: asyncio.AbstractEventLoop | None = None
         self.passes_started = 0
 
     @property
@@ -378,13 +377,7 @@ class Coalescer:
         return self.request(reason)
 
     def request(self, reason: TriggerReason) -> asyncio.Future[ReconcileReport]:
-        try:  # a Qt signal may call between the loop's runs: the last request's loop is ours
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            if self._loop is None:
-                raise
-            loop = self._loop
-        self._loop = loop
+        loop = asyncio.get_running_loop()
         if not self._running:
             future: asyncio.Future[ReconcileReport] = loop.create_future()
             self._running = True
