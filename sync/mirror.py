@@ -43,7 +43,7 @@ from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile, read_cached_file, record_cached_file
 from sync.mirror_apply import ApplyResult, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
-from sync.mirror_rows import SessionRow, read_rows, read_snapshot, row_of
+from sync.mirror_rows import SessionRow, read_rows, row_of
 from sync.mirror_schema import (
     SCHEMA_VERSION,
     SessionRecord,
@@ -233,11 +233,6 @@ class Mirror:
         with self._reading() as conn, Session(bind=conn) as session:
             rec = session.get(SessionRecord, session_id)
             return row_of(rec) if rec is not None else None
-
-    def snapshot(self) -> dict[str, SessionRow]:
-        """Every row by id: the planner's view of the mirror."""
-        with self._reading() as conn:
-            return read_snapshot(conn)
 
     def count(self) -> int:
         with self._reading() as conn:

@@ -31,14 +31,9 @@ from sync.models import SessionView
 
 @dataclass(frozen=True)
 class WalkPlan:
-    inserts: list[SessionView] = field(default_factory=list)
-    updates: list[SessionView] = field(default_factory=list)
-    point_reads: list[str] = field(default_factory=list)
-    unchanged: int = 0
+    """What a pass does once its walk is written: point-read the rows it did not see."""
 
-    @property
-    def upserts(self) -> list[SessionView]:
-        return [*self.inserts, *self.updates]
+    point_reads: list[str] = field(default_factory=list)
 
 
 def dedupe_walk(walk: Iterable[SessionView]) -> dict[str, SessionView]:

@@ -274,7 +274,7 @@ class Reconciler:
 
         try:
             applied = await self.writer.apply(
-                [*plan.upserts, *prunes.refreshes],
+                prunes.refreshes,
                 prunes.prunes,
                 state=state,
                 skip=self._skip,
