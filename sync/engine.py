@@ -55,12 +55,13 @@ from sync.errors import (
     WalkUnfinished,
     loggable,
 )
+from sync.index_walk import PageHook
 from sync.index_writer import IndexWriter
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
-from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
+from sync.reconcile import Coalescer, Reconciler, ReconcileReport, TriggerReason
 from sync.tls import client_context
 from sync.watch import DEFAULT_WAIT, IndexWatch, WatchState
 
@@ -212,9 +213,8 @@ class SyncEngine:
     # -- reconcile --------------------------------------------------------------------------
 
     def trigger(self, reason: TriggerReason) -> None:
-        """Ask for a pass; during a pass, all triggers fold into exactly one more pass. A Qt
-        signal may call with no loop running (a timer in `processEvents()` between two runs):
-        the trigger is then deferred to `open`'s loop, not dropped (`app.loop._WhileRunning`)."""
+        """Ask for a pass (during a pass, all fold into exactly one more). With no loop running
+        (a Qt timer in `processEvents()` between two runs) it is deferred to `open`'s loop."""
         if self._closed:
             return
         try:

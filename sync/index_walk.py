@@ -35,7 +35,7 @@ from sync.bounds import Bounds, WalkGuard
 from sync.errors import BadCursor, WalkOutOfBounds
 from sync.gc_pause import collect_young
 from sync.index_writer import Announce, IndexWriter
-from sync.mirror import ETAG_KEY, Mirror
+from sync.mirror import Mirror
 from sync.mirror_state import (
     WALK_CURSOR,
     WALK_ESTIMATE,
@@ -155,7 +155,7 @@ class IndexWalk:
         result.estimate = int(state.get(WALK_ESTIMATE) or 0)
         result.etag = state.get(WALK_ETAG)
         if result.seen > self.bounds.walk_total_items:
-            await asyncio.to_thread(self.mirror.apply, state=dict.fromkeys(WALK_KEYS))
+            await self.writer.apply(state=clear_walk())  # abandoned: its pages stay
             raise WalkOutOfBounds(
                 f"The server's session index went on past {self.bounds.walk_total_items:,} "
                 "items over several passes; the sync stopped there and nothing was removed.",
@@ -235,4 +235,4 @@ def clear_walk() -> dict[str, str | None]:
     return dict.fromkeys(WALK_KEYS)
 
 
-__all__ = ["ETAG_KEY", "IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than"]
+__all__ = ["IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than"]

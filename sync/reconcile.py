@@ -40,8 +40,7 @@ from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import MirrorError, NotFound, SyncError, loggable
 from sync.gc_pause import drop_in_slices, full_collections_deferred
-from sync.index_walk import IndexWalk, WalkResult, clear_walk
-from sync.index_walk import PageHook as PageHook  # its home was here
+from sync.index_walk import IndexWalk, PageHook, WalkResult, clear_walk
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionView
