@@ -438,7 +438,7 @@ def _state_of(problem: SyncError) -> EngineState:
     """The state a pass that ended with `problem` leaves: a 503 is the server having
     trouble for a while (CONTRACT §10.2), no answer is offline, and anything else, a
     refused certificate included (a setting to fix, not a network that comes back), is an
-    error. A walk cut by the pass deadline with its pages kept is progress (`WALKING`)."""
+    error. A walk cut by its deadline or budget, its pages kept, is progress (`WALKING`)."""
     if isinstance(problem, Unavailable):
         return EngineState.TROUBLE
     if isinstance(problem, WalkUnfinished):  # before NetworkError: the server answers, slowly

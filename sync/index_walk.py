@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sync.bounds import Bounds, WalkGuard
+from sync.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
 from sync.gc_pause import collect_young
 from sync.index_writer import Announce, IndexWriter
@@ -205,7 +205,12 @@ class IndexWalk:
         page = await self.api.list_sessions(limit=self.page_limit, cursor=cursor, etag=etag)
         self.result.pages += 1
         if page is not None:
-            self._guard.page(len(page.items), page.nbytes)
+            try:
+                self._guard.page(len(page.items), page.nbytes)
+            except PassBudgetSpent:  # this pass's share is walked; the page is the next's
+                raise walk_unfinished(
+                    self.result.seen, self.result.estimate, "The index is long"
+                ) from None
         return page
 
     async def _write(

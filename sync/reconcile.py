@@ -12,8 +12,9 @@ second 400 ends the pass (`report.error`). A point read that answers anything bu
 in the mirror after a conclusive pass, so an unchanged index costs one request.
 
 A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline, and a `WalkGuard`
-(repeating cursors; page, item, byte caps; a memory budget per pass, whose pages are kept);
-a walk past `Bounds.walk_total_items` over all its passes is abandoned, nothing pruned.
+(repeating cursors, a page cap refused; items, bytes and memory a budget per pass, which
+ends it as `WalkUnfinished`); a walk past `Bounds.walk_total_items` over all its passes is
+abandoned, nothing pruned.
 Writes go through `IndexWriter` (its `on_report` runs after each commit, in commit order).
 """
 
