@@ -53,7 +53,6 @@ from sync.mirror_schema import (
     locked_error,
     make_engine,
     migrate,
-    read_schema_version,
 )
 from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
 from sync.models import SessionView
@@ -104,8 +103,7 @@ class Mirror:
         Raises MirrorTooNew, leaving the file untouched, when it comes from a newer schema,
         and MirrorDamaged, reading nothing more, when the file fails `sync.mirror_check`.
         """
-        check_mirror(path)
-        found = read_schema_version(path)
+        found = check_mirror(path)  # the version, read by the check's connection
         if found > SCHEMA_VERSION:
             raise MirrorTooNew(
                 f"The mirror {path} was written by a newer version of Converge "
