@@ -204,11 +204,11 @@ class WalkGuard:
         self.nbytes += nbytes
         if self.pages > self.max_pages:
             raise self._refuse(f"went on past {self.max_pages:,} pages")
-        if self.items > self.max_items:
-            raise self._refuse(f"went on past {self.max_items:,} items")
         self.charged += items * self.item_bytes + nbytes
         if self.resumable and self.pages > 1 and self._spent():  # one page is always taken
             raise PassBudgetSpent
+        if self.items > self.max_items:
+            raise self._refuse(f"went on past {self.max_items:,} items")
         if self.max_memory and self.charged > self.max_memory:
             raise self._refuse(
                 f"went on past the {self.max_memory // MIB:,} MiB of memory this client "

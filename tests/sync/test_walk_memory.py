@@ -84,6 +84,26 @@ def test_the_default_budget_ends_a_pass_of_huge_titles_at_its_bytes() -> None:
     assert accepted * 19_000 <= DEFAULT_BOUNDS.walk_memory, accepted
 
 
+@pytest.mark.parametrize(
+    "bounds",
+    [Bounds(walk_items=3 * LIMIT), Bounds(walk_bytes=3 * 30_000), Bounds(walk_memory=3 * 100_000)],
+    ids=["items", "bytes", "memory"],
+)
+def test_each_budget_of_the_index_walk_ends_the_pass_and_a_page_past_it_is_not_taken(
+    bounds: Bounds,
+) -> None:
+    guard = bounds.index_walk()
+    for _ in range(3):
+        guard.page(LIMIT, 30_000)
+    with pytest.raises(PassBudgetSpent):
+        guard.page(LIMIT, 30_000)
+
+
+def test_a_budget_below_one_page_refuses_rather_than_end_every_pass_with_nothing() -> None:
+    with pytest.raises(WalkOutOfBounds):
+        Bounds(walk_memory=MIB).index_walk().page(LIMIT, 2 * MIB)
+
+
 def test_a_walk_that_cannot_resume_is_still_refused_at_its_budget() -> None:
     """A guard that is not the index walk's (a transcript is read whole) refuses."""
     guard = WalkGuard("conversation log", 1_000, 10**9, 10**9, max_memory=MIB)
