@@ -9,8 +9,9 @@ same way; the engine (and with it SQLAlchemy and httpx) is loaded only after tha
 worker thread (`app.desktop`).
 
 When the read-only reader cannot answer (a mirror of an older schema that must be migrated,
-a locked or damaged file), the `Mirror` is opened the normal way, which migrates, waits for
-the lock or says what is wrong: start-up then behaves as it did before this module.
+a locked or damaged file), the `Mirror` is opened the normal way, which migrates or waits for
+the lock. A damaged file gives no rows here (`[]`): the engine meets the damage next, and
+the window says what is wrong and offers Rebuild.
 """
 
 from __future__ import annotations

@@ -5,9 +5,11 @@ hang or grow without bound. Every limit lives here, in one `Bounds` value (the d
 the documented ones, `docs/sync.md` "Bounds"; tests pass smaller ones), and so does the
 `WalkGuard` that a paginated walk (the index, a transcript) feeds page by page: it refuses
 a cursor seen before, a page that does not advance, more items than asked, and a walk past
-its page, item or byte budget, or (the index walk, which holds what it saw) its memory
-budget. Each refusal is a typed `SyncError` with a sentence for the
-user; the caller ends its pass and prunes nothing.
+its page, item, byte or memory budget. Each refusal is a typed `SyncError` with a sentence
+for the user; the caller ends its pass and prunes nothing. The index walk is resumable
+(`sync.index_walk`): its item, byte and memory budgets are a pass's share of the walk, and
+reaching one ends the pass as progress (`PassBudgetSpent`, then `WalkUnfinished`), not as
+a refusal; its page cap (a walk of empty pages) stays one.
 
 The deadline of a pass (or of any operation with its own, like `converge delete`'s) reaches
 the API client through a context variable (`operation_deadline`), not a parameter: a
@@ -97,6 +99,7 @@ class Bounds:
             self.walk_items,
             self.walk_bytes,
             max_memory=self.walk_memory,
+            resumable=True,
         )
 
 
@@ -134,17 +137,26 @@ def pass_too_slow(seconds: float) -> PassTooSlow:
     )
 
 
-def walk_unfinished(seen: int, estimate: int) -> WalkUnfinished:
-    """The error of a pass cut mid-walk whose pages are kept (`sync.index_walk`).
+def walk_unfinished(
+    seen: int, estimate: int, why: str = "The server answered slowly"
+) -> WalkUnfinished:
+    """The error of a pass cut mid-walk whose pages are kept (`sync.index_walk`): by its
+    deadline, or (`why` "The index is long") by its share of the walk's budget.
 
     The index has no total: "about N" is the mirror's row count when the walk began, shown
     only while it is above what the walk has seen (a first sync has none to show)."""
     so_far = f"{seen:,} of about {estimate:,}" if estimate > seen else f"{seen:,}"
     return WalkUnfinished(
-        f"The server answered slowly: {so_far} conversations so far; Converge will go on.",
+        f"{why}: {so_far} conversations so far; Converge will go on.",
         seen=seen,
         estimate=estimate,
     )
+
+
+class PassBudgetSpent(Exception):
+    """A resumable walk's page would take the pass past its item, byte or memory budget:
+    the pass ends its share of the walk there (the page unwritten, fetched again by the
+    next pass). Not a `SyncError`: the walk turns it into `WalkUnfinished`."""
 
 
 @dataclass
@@ -156,10 +168,11 @@ class WalkGuard:
     Positions are opaque cursors (the index) or sequence numbers (events, which must
     strictly increase); either way one seen before means the walk would never end.
 
-    `max_memory` (the index walk's: its sessions are held until the plan is written) is
-    checked on a charge, `item_bytes` a session plus the page's bytes, rather than on
-    measured memory: measuring costs more than the page, and the charge is the measured
-    upper estimate (ADR-0070).
+    `max_memory` is checked on a charge, `item_bytes` a session plus the page's bytes,
+    rather than on measured memory: measuring costs more than the page, and the charge is
+    the measured upper estimate (ADR-0070). A `resumable` walk (the index's, which writes
+    each page and holds one at a time) reaching its item, byte or memory budget raises
+    `PassBudgetSpent` instead of a refusal: the next pass goes on from there.
     """
 
     what: str
@@ -170,6 +183,7 @@ class WalkGuard:
     max_memory: int = 0
     item_bytes: int = WALK_ITEM_BYTES
     consequence: str = "the sync stopped there and nothing was removed"
+    resumable: bool = False
     pages: int = 0
     items: int = 0
     nbytes: int = 0
@@ -190,9 +204,11 @@ class WalkGuard:
         self.nbytes += nbytes
         if self.pages > self.max_pages:
             raise self._refuse(f"went on past {self.max_pages:,} pages")
+        self.charged += items * self.item_bytes + nbytes
+        if self.resumable and self.pages > 1 and self._spent():  # one page is always taken
+            raise PassBudgetSpent
         if self.items > self.max_items:
             raise self._refuse(f"went on past {self.max_items:,} items")
-        self.charged += items * self.item_bytes + nbytes
         if self.max_memory and self.charged > self.max_memory:
             raise self._refuse(
                 f"went on past the {self.max_memory // MIB:,} MiB of memory this client "
@@ -200,6 +216,10 @@ class WalkGuard:
             )
         if self.nbytes > self.max_bytes:
             raise self._refuse(f"went on past {self.max_bytes // MIB:,} MiB")
+
+    def _spent(self) -> bool:
+        over_memory = bool(self.max_memory) and self.charged > self.max_memory
+        return over_memory or self.items > self.max_items or self.nbytes > self.max_bytes
 
     def cursor(self, cursor: str) -> None:
         """The next page's cursor: one this walk already followed would loop for ever."""

@@ -55,12 +55,13 @@ from sync.errors import (
     WalkUnfinished,
     loggable,
 )
+from sync.index_walk import PageHook
 from sync.index_writer import IndexWriter
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
-from sync.reconcile import Coalescer, PageHook, Reconciler, ReconcileReport, TriggerReason
+from sync.reconcile import Coalescer, Reconciler, ReconcileReport, TriggerReason
 from sync.tls import client_context
 from sync.watch import DEFAULT_WAIT, IndexWatch, WatchState
 
@@ -133,6 +134,7 @@ class SyncEngine:
         self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
         self._background: set[asyncio.Task[object]] = set()
         self._closed = False
+        self._loop = asyncio.get_running_loop()  # `open`'s, where deferred triggers run
 
     @classmethod
     async def open(
@@ -211,8 +213,15 @@ class SyncEngine:
     # -- reconcile --------------------------------------------------------------------------
 
     def trigger(self, reason: TriggerReason) -> None:
-        """Ask for a pass; during a pass, all triggers fold into exactly one more pass."""
+        """Ask for a pass (during a pass, all fold into exactly one more). With no loop running
+        (a Qt timer in `processEvents()` between two runs) it is deferred to `open`'s loop."""
         if self._closed:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if not self._loop.is_closed():
+                self._loop.call_soon(self.trigger, reason)
             return
         future = self._coalescer.request(reason)
         future.add_done_callback(_consume_future)
@@ -220,8 +229,8 @@ class SyncEngine:
     async def reconcile(self, reason: TriggerReason = TriggerReason.MANUAL) -> ReconcileReport:
         """Run (or join) a pass that starts no earlier than this call, and return its report.
 
-        Never raises for network or server conditions: see `report.error` (nothing written)
-        and `report.point_read_error` (written, some rows unconfirmed and kept).
+        Never raises for network or server conditions: see `report.error` (nothing pruned;
+        the walk's pages stay) and `report.point_read_error` (written, some rows kept).
         """
         return await asyncio.shield(self._coalescer.request(reason))
 
@@ -429,7 +438,7 @@ def _state_of(problem: SyncError) -> EngineState:
     """The state a pass that ended with `problem` leaves: a 503 is the server having
     trouble for a while (CONTRACT §10.2), no answer is offline, and anything else, a
     refused certificate included (a setting to fix, not a network that comes back), is an
-    error. A walk cut by the pass deadline with its pages kept is progress (`WALKING`)."""
+    error. A walk cut by its deadline or budget, its pages kept, is progress (`WALKING`)."""
     if isinstance(problem, Unavailable):
         return EngineState.TROUBLE
     if isinstance(problem, WalkUnfinished):  # before NetworkError: the server answers, slowly

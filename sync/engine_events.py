@@ -47,7 +47,7 @@ class EngineState(Enum):
     # point read (then the rows it could not check were kept)
     TROUBLE = "trouble"  # the server answered 503 (its database, say) past the retries:
     # it is having trouble for a while, neither offline nor refusing; passes go on
-    WALKING = "walking"  # the pass ran out of time mid-walk (WalkUnfinished): its pages are
+    WALKING = "walking"  # the pass ran out of time or budget mid-walk (WalkUnfinished): pages
     # kept and the next pass goes on from there; progress, neither offline nor an error
     ERROR = "error"  # the server refused us (401/403) or answered nonsense, likewise
     DAMAGED = "damaged"  # the mirror file is damaged (MirrorDamaged): rebuild it (sync.repair)

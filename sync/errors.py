@@ -206,8 +206,9 @@ class PassTooSlow(DeadlineExceeded):
 
 
 class WalkUnfinished(PassTooSlow):
-    """The pass ran out of time mid-walk, but the pages walked so far are in the mirror
-    and the next pass goes on from there (`sync.index_walk`): progress, not a failure."""
+    """The pass ran out of time or of its walk budget mid-walk, but the pages walked so far
+    are in the mirror and the next pass goes on from there (`sync.index_walk`): progress,
+    not a failure."""
 
     def __init__(self, message: str, *, seen: int, estimate: int) -> None:
         super().__init__(message)

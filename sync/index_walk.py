@@ -31,11 +31,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sync.bounds import Bounds, WalkGuard
+from sync.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
 from sync.gc_pause import collect_young
 from sync.index_writer import Announce, IndexWriter
-from sync.mirror import ETAG_KEY, Mirror
+from sync.mirror import Mirror
 from sync.mirror_state import (
     WALK_CURSOR,
     WALK_ESTIMATE,
@@ -155,7 +155,7 @@ class IndexWalk:
         result.estimate = int(state.get(WALK_ESTIMATE) or 0)
         result.etag = state.get(WALK_ETAG)
         if result.seen > self.bounds.walk_total_items:
-            await asyncio.to_thread(self.mirror.apply, state=dict.fromkeys(WALK_KEYS))
+            await self.writer.apply(state=clear_walk())  # abandoned: its pages stay
             raise WalkOutOfBounds(
                 f"The server's session index went on past {self.bounds.walk_total_items:,} "
                 "items over several passes; the sync stopped there and nothing was removed.",
@@ -205,7 +205,12 @@ class IndexWalk:
         page = await self.api.list_sessions(limit=self.page_limit, cursor=cursor, etag=etag)
         self.result.pages += 1
         if page is not None:
-            self._guard.page(len(page.items), page.nbytes)
+            try:
+                self._guard.page(len(page.items), page.nbytes)
+            except PassBudgetSpent:  # this pass's share is walked; the page is the next's
+                raise walk_unfinished(
+                    self.result.seen, self.result.estimate, "The index is long"
+                ) from None
         return page
 
     async def _write(
@@ -235,4 +240,4 @@ def clear_walk() -> dict[str, str | None]:
     return dict.fromkeys(WALK_KEYS)
 
 
-__all__ = ["ETAG_KEY", "IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than"]
+__all__ = ["IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than"]

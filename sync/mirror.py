@@ -43,7 +43,7 @@ from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile, read_cached_file, record_cached_file
 from sync.mirror_apply import ApplyResult, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
-from sync.mirror_rows import SessionRow, read_rows, read_snapshot, row_of
+from sync.mirror_rows import SessionRow, read_rows, row_of
 from sync.mirror_schema import (
     SCHEMA_VERSION,
     SessionRecord,
@@ -53,7 +53,6 @@ from sync.mirror_schema import (
     locked_error,
     make_engine,
     migrate,
-    read_schema_version,
 )
 from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
 from sync.models import SessionView
@@ -104,8 +103,7 @@ class Mirror:
         Raises MirrorTooNew, leaving the file untouched, when it comes from a newer schema,
         and MirrorDamaged, reading nothing more, when the file fails `sync.mirror_check`.
         """
-        check_mirror(path)
-        found = read_schema_version(path)
+        found = check_mirror(path)  # the version, read by the check's connection
         if found > SCHEMA_VERSION:
             raise MirrorTooNew(
                 f"The mirror {path} was written by a newer version of Converge "
@@ -234,11 +232,6 @@ class Mirror:
             rec = session.get(SessionRecord, session_id)
             return row_of(rec) if rec is not None else None
 
-    def snapshot(self) -> dict[str, SessionRow]:
-        """Every row by id: the planner's view of the mirror."""
-        with self._reading() as conn:
-            return read_snapshot(conn)
-
     def count(self) -> int:
         with self._reading() as conn:
             return int(conn.execute(select(func.count()).select_from(SessionRecord)).scalar_one())
@@ -246,7 +239,7 @@ class Mirror:
     def unseen_since(self, generation: float) -> list[str]:
         """Ids of rows no write or walk has touched since `generation` (`synced_at` below
         it): after a complete walk, the ones it did not list (`sync.index_walk`)."""
-        with self._read.connect() as conn:
+        with self._reading() as conn:
             stmt = select(SessionRecord.id).where(SessionRecord.synced_at < generation)
             return sorted(conn.execute(stmt.order_by(SessionRecord.id)).scalars())
 

@@ -22,7 +22,8 @@ import sqlite3
 from pathlib import Path
 
 from sync.errors import MirrorDamaged
-from sync.mirror_schema import SCHEMA_VERSION, Base, busy_timeout_ms
+from sync.mirror_reader import open_read_only
+from sync.mirror_schema import SCHEMA_VERSION, Base, busy_timeout_ms, read_schema_version
 
 log = logging.getLogger(__name__)
 
@@ -36,32 +37,36 @@ def find_damage(path: Path) -> str | None:
     """What is wrong with the mirror file at `path`, in SQLite's words, or None when it is
     sound (or missing, locked, or on a full disk: not damage). Synchronous: call it off the
     event loop."""
+    return _inspect(path)[0]
+
+
+def _inspect(path: Path) -> tuple[str | None, int | None]:
+    """`find_damage`'s answer, and the schema version the same connection read (None when
+    it read none: a missing, locked or unreadable file)."""
     if not path.is_file():
-        return None
+        return None, None
     try:
-        conn = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout_ms() / 1000
-        )
+        conn = open_read_only(path, timeout=busy_timeout_ms() / 1000)
     except sqlite3.Error as exc:
         log.info("mirror check could not open %s: %s", path, exc)
-        return None
+        return None, None
     try:
-        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         problems = [
             str(row[0]) for row in conn.execute(f"PRAGMA quick_check({MAX_PROBLEMS})").fetchall()
         ]
         if problems != ["ok"]:
-            return _cut("; ".join(problems))
-        if int(version) == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
-            return missing_schema(conn)
-        return None
+            return _cut("; ".join(problems)), version
+        if version == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
+            return missing_schema(conn), version
+        return None, version
     except sqlite3.OperationalError as exc:
         if _is_transient(exc):
             log.info("mirror check of %s skipped: %s", path, exc)
-            return None
-        return _cut(str(exc))
+            return None, None
+        return _cut(str(exc)), None
     except sqlite3.DatabaseError as exc:  # "file is not a database", "disk image is malformed"
-        return _cut(str(exc))
+        return _cut(str(exc)), None
     finally:
         conn.close()
 
@@ -89,11 +94,14 @@ def damaged_error(path: Path, reason: str) -> MirrorDamaged:
     )
 
 
-def check_mirror(path: Path) -> None:
-    """Raise `MirrorDamaged` when `find_damage` finds something."""
-    reason = find_damage(path)
+def check_mirror(path: Path) -> int:
+    """Raise `MirrorDamaged` when `find_damage` finds something; else the file's schema
+    version (0: no file), read by the check's own connection. A file the check could not
+    read (locked, a full disk) is asked again by `read_schema_version`, which names why."""
+    reason, version = _inspect(path)
     if reason is not None:
         raise damaged_error(path, reason)
+    return version if version is not None else read_schema_version(path)
 
 
 def _is_transient(exc: sqlite3.OperationalError) -> bool:

@@ -41,6 +41,13 @@ def _sql_fold(value: str | bytes | int | float | None) -> str | bytes | int | fl
     return str(fold(value)) if isinstance(value, str) else value
 
 
+def open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection that can only read the file at `path` (`mode=ro`: it never creates,
+    migrates or writes it), waiting up to `timeout` seconds for a lock. Plain `sqlite3`, so
+    the first paint can use it before SQLAlchemy is imported. Raises `sqlite3.Error`."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
+
+
 def read_mirror_rows(
     path: Path, filter_text: str = "", limit: int | None = None
 ) -> list[SessionView] | None:
@@ -53,7 +60,7 @@ def read_mirror_rows(
         return None
     try:
         # timeout=0: a locked file is skipped at once; the normal path waits for it.
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0)
+        conn = open_read_only(path, timeout=0)
     except sqlite3.Error as exc:
         log.info("mirror %s not read read-only: %s", path, exc)
         return None

@@ -21,7 +21,7 @@ from sync.title_filter import fold, like_pattern
 #: session type on the client; the name says where a row comes from).
 SessionRow = SessionView
 
-#: Rows fetched from SQLite at a time by `Mirror.rows` and `Mirror.snapshot`.
+#: Rows fetched from SQLite at a time by `Mirror.rows`.
 READ_CHUNK = 2000
 
 ROW_COLUMNS = (
@@ -49,16 +49,6 @@ def read_rows(conn: Connection, filter_text: str = "") -> list[SessionRow]:
     result = conn.execute(stmt)
     while part := result.fetchmany(READ_CHUNK):
         out.extend(SessionRow(*r) for r in part)
-    return out
-
-
-def read_snapshot(conn: Connection) -> dict[str, SessionRow]:
-    """Every row by id: the planner's view of the mirror."""
-    out: dict[str, SessionRow] = {}
-    result = conn.execute(select(*ROW_COLUMNS))
-    while part := result.fetchmany(READ_CHUNK):
-        for r in part:
-            out[r[0]] = SessionRow(*r)
     return out
 
 

@@ -23,6 +23,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sync.errors import MirrorError, MirrorTooNew
 from sync.mirror_migrations import MIGRATIONS as MIGRATIONS
 from sync.mirror_migrations import SCHEMA_VERSION as SCHEMA_VERSION
+from sync.mirror_reader import open_read_only
 from sync.title_filter import fold
 
 BUSY_TIMEOUT_MS = 5000
@@ -101,7 +102,7 @@ def read_schema_version(path: Path) -> int:
     if not path.exists():
         return 0
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        conn = open_read_only(path, timeout=5)
         try:
             row = conn.execute("PRAGMA user_version").fetchone()
         finally:

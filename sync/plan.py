@@ -8,7 +8,8 @@ mirror); what stays here is pure:
 2. `plan_prunes(results)`: after `GET /v1/sessions/{id}` for each candidate, prune exactly the
    ones that answered 404; refresh the ones that answered 200; keep every other (401, 403,
    5xx, network error). The point read is what saves a session that moved between keyset
-   pages during the walk from being mistaken for a deletion.
+   pages during the walk from being mistaken for a deletion. `most_telling` picks which of
+   the kept rows' errors the pass shows.
 """
 
 from __future__ import annotations
@@ -17,20 +18,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from sync.errors import SyncError
+from sync.errors import (
+    Forbidden,
+    NetworkError,
+    SyncError,
+    TlsError,
+    Unauthenticated,
+    Unavailable,
+)
 from sync.models import SessionView
 
 
 @dataclass(frozen=True)
 class WalkPlan:
-    inserts: list[SessionView] = field(default_factory=list)
-    updates: list[SessionView] = field(default_factory=list)
-    point_reads: list[str] = field(default_factory=list)
-    unchanged: int = 0
+    """What a pass does once its walk is written: point-read the rows it did not see."""
 
-    @property
-    def upserts(self) -> list[SessionView]:
-        return [*self.inserts, *self.updates]
+    point_reads: list[str] = field(default_factory=list)
 
 
 def dedupe_walk(walk: Iterable[SessionView]) -> dict[str, SessionView]:
@@ -78,3 +81,21 @@ def plan_prunes(results: Iterable[PointRead]) -> PrunePlan:
         else:
             kept.append(result.session_id)
     return PrunePlan(prunes=prunes, refreshes=refreshes, kept=kept)
+
+
+def _rank(error: SyncError) -> int:
+    """Lower is more telling: what the user must act on comes before what will pass."""
+    if isinstance(error, Unauthenticated):
+        return 0
+    if isinstance(error, Forbidden):
+        return 1
+    if isinstance(error, TlsError):
+        return 1  # a certificate to trust: it will not pass by itself
+    if isinstance(error, (NetworkError, Unavailable)):
+        return 3  # the engine shows these as offline: they usually pass
+    return 2  # 500, or an answer the contract does not allow
+
+
+def most_telling(errors: Iterable[SyncError]) -> SyncError | None:
+    """The error to show for a set of inconclusive point reads (first of the best rank)."""
+    return min(errors, key=_rank, default=None)

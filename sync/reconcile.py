@@ -12,8 +12,9 @@ second 400 ends the pass (`report.error`). A point read that answers anything bu
 in the mirror after a conclusive pass, so an unchanged index costs one request.
 
 A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline, and a `WalkGuard`
-(repeating cursors; page, item, byte caps; a memory budget per pass, whose pages are kept);
-a walk past `Bounds.walk_total_items` over all its passes is abandoned, nothing pruned.
+(repeating cursors, a page cap refused; items, bytes and memory a budget per pass, which
+ends it as `WalkUnfinished`); a walk past `Bounds.walk_total_items` over all its passes is
+abandoned, nothing pruned.
 Writes go through `IndexWriter` (its `on_report` runs after each commit, in commit order).
 """
 
@@ -24,7 +25,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,24 +39,13 @@ from sync.bounds import (
 )
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
-from sync.errors import (
-    Forbidden,
-    MirrorError,
-    NetworkError,
-    NotFound,
-    SyncError,
-    TlsError,
-    Unauthenticated,
-    Unavailable,
-    loggable,
-)
+from sync.errors import MirrorError, NotFound, SyncError, loggable
 from sync.gc_pause import drop_in_slices, full_collections_deferred
-from sync.index_walk import IndexWalk, WalkResult, clear_walk
-from sync.index_walk import PageHook as PageHook  # its home was here
+from sync.index_walk import IndexWalk, PageHook, WalkResult, clear_walk
 from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
 from sync.models import SessionView
-from sync.plan import PointRead, PointReadOutcome, WalkPlan, plan_prunes
+from sync.plan import PointRead, PointReadOutcome, WalkPlan, most_telling, plan_prunes
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
@@ -68,9 +58,11 @@ RELEASE_SLICE = 5_000
 class ReconcileReport:
     """What one pass did.
 
-    `error`: the pass was interrupted (walk cut short, mirror not writable): nothing was
-    written. `point_read_error`: the walk was written and 404s pruned, but some point reads
-    were inconclusive (401, 403, 5xx, network): those rows are `kept`, and this is the most
+    `error`: the pass was interrupted (walk cut short, point reads past the deadline, mirror
+    not writable): nothing was pruned, but the pages the walk wrote before it stopped stay
+    (their ids are in `inserted`/`updated`; the next pass resumes the walk).
+    `point_read_error`: the walk was written and 404s pruned, but some point reads were
+    inconclusive (401, 403, 5xx, network): those rows are `kept`, and this is the most
     telling of their errors. `ok` only when neither is set.
     """
 
@@ -186,17 +178,7 @@ class Reconciler:
             log.warning(
                 "reconcile (%s): walk not finished, nothing pruned: %s", reason.value, loggable(exc)
             )
-            part = walker.result
-            return ReconcileReport(
-                reason=reason,
-                error=exc,
-                inserted=tuple(part.inserted),
-                updated=tuple(part.updated),
-                pages=part.pages,
-                requests=part.pages,
-                walked=part.walked,
-                duration=time.monotonic() - started,
-            )
+            return _cut_short(reason, exc, walker.result, started)
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
@@ -250,8 +232,8 @@ class Reconciler:
                 results = await self._point_read_all(plan.point_reads)
         except TimeoutError:
             error = pass_too_slow(self.bounds.pass_seconds)
-            log.warning("reconcile (%s): %s, nothing written", reason.value, loggable(error))
-            return ReconcileReport(reason=reason, error=error, duration=time.monotonic() - started)
+            log.warning("reconcile (%s): %s, nothing pruned", reason.value, loggable(error))
+            return _cut_short(reason, error, walk, started)
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)
         # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
@@ -292,16 +274,16 @@ class Reconciler:
 
         try:
             applied = await self.writer.apply(
-                [*plan.upserts, *prunes.refreshes],
+                prunes.refreshes,
                 prunes.prunes,
                 state=state,
                 skip=self._skip,
                 announce=announce,
                 settle=[*settled, *(view.id for view in prunes.refreshes)],
             )
-        except MirrorError as exc:  # locked by another process, disk full: nothing written
+        except MirrorError as exc:  # locked by another process, disk full: the plan not written
             log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
-            return ReconcileReport(reason=reason, error=exc, duration=time.monotonic() - started)
+            return _cut_short(reason, exc, walk, started)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         # The pages' own writes were announced as they committed; the pass's report counts
         # them all.
@@ -350,22 +332,21 @@ class Reconciler:
         return PointRead(session_id, PointReadOutcome.FOUND, view=view)
 
 
-def _rank(error: SyncError) -> int:
-    """Lower is more telling: what the user must act on comes before what will pass."""
-    if isinstance(error, Unauthenticated):
-        return 0
-    if isinstance(error, Forbidden):
-        return 1
-    if isinstance(error, TlsError):
-        return 1  # a certificate to trust: it will not pass by itself
-    if isinstance(error, (NetworkError, Unavailable)):
-        return 3  # the engine shows these as offline: they usually pass
-    return 2  # 500, or an answer the contract does not allow
-
-
-def most_telling(errors: Iterable[SyncError]) -> SyncError | None:
-    """The error to show for a set of inconclusive point reads (first of the best rank)."""
-    return min(errors, key=_rank, default=None)
+def _cut_short(
+    reason: TriggerReason, error: SyncError, walk: WalkResult, started: float
+) -> ReconcileReport:
+    """A pass that ended before it concluded: its walk's pages were committed and announced
+    as they arrived, so the report counts them (`sync.cli` must not say nothing changed)."""
+    return ReconcileReport(
+        reason=reason,
+        error=error,
+        inserted=tuple(walk.inserted),
+        updated=tuple(walk.updated),
+        pages=walk.pages,
+        requests=walk.pages,
+        walked=walk.walked,
+        duration=time.monotonic() - started,
+    )
 
 
 class Coalescer:
@@ -382,7 +363,6 @@ class Coalescer:
         self._next: asyncio.Future[ReconcileReport] | None = None
         self._current: asyncio.Future[ReconcileReport] | None = None
         self._next_reason = TriggerReason.MANUAL
-        self._loop: asyncio.AbstractEventLoop | None = None
         self.passes_started = 0
 
     @property
@@ -397,13 +377,7 @@ class Coalescer:
         return self.request(reason)
 
     def request(self, reason: TriggerReason) -> asyncio.Future[ReconcileReport]:
-        try:  # a Qt signal may call between the loop's runs: the last request's loop is ours
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            if self._loop is None:
-                raise
-            loop = self._loop
-        self._loop = loop
+        loop = asyncio.get_running_loop()
         if not self._running:
             future: asyncio.Future[ReconcileReport] = loop.create_future()
             self._running = True

@@ -34,6 +34,7 @@ from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError
 from sync.mirror_check import find_damage
+from sync.mirror_reader import open_read_only
 from sync.private_files import PRIVATE_FILE_MODE, tighten
 from sync.profile import Profile
 from sync.reconcile import TriggerReason
@@ -71,7 +72,7 @@ def salvage_marks(path: Path) -> tuple[list[str], bool]:
     if not path.is_file():
         return [], True
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        conn = open_read_only(path, timeout=1)
         try:
             cursor = conn.execute(
                 "SELECT session_id FROM unconfirmed_deletes LIMIT ?", (MAX_MARKS,)

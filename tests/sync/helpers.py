@@ -13,9 +13,9 @@ import httpx
 from sync.api import ApiClient
 from sync.engine import SyncEngine
 from sync.errors import SyncError
+from sync.index_walk import PageHook
 from sync.models import SessionView, text_message
 from sync.profile import Profile
-from sync.reconcile import PageHook
 from tests.sync.faults import FaultTransport
 
 TEST_DEADLINE = 60.0

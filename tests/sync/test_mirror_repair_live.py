@@ -196,6 +196,8 @@ def test_damage_met_after_open_is_named_not_a_raw_database_error(tmp_path: Path)
         dropped_table(path)  # behind the open mirror's back
         with pytest.raises(MirrorDamaged):
             mirror.rows()
+        with pytest.raises(MirrorDamaged):  # a complete walk's look for rows it did not see
+            mirror.unseen_since(0.0)
         with pytest.raises(MirrorDamaged):
             mirror.apply(
                 [

@@ -192,3 +192,34 @@ def test_a_session_updated_mid_walk_is_kept_with_its_new_updated_at_and_never_pr
                 await engine.close()
 
     run(go(), timeout=60)
+
+
+def test_a_complete_walk_whose_point_reads_stall_keeps_its_written_pages_in_the_report(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """The walk reached its end and wrote its pages (a new session among them); then the
+    point read of a row it did not see stalls past the pass deadline. The pass concluded
+    nothing, but what the walk wrote is in the mirror and was announced: the report says
+    so, or `converge sync` would print "Nothing was changed." (`sync.cli._walk_kept`)."""
+
+    async def go() -> None:
+        async with Server(live_server.url) as server:
+            ids = [(await server.create()).id for _ in range(LIMIT)]
+            transport = FaultTransport()
+            engine = await _open(tmp_path / "a", live_server.url, transport)
+            try:
+                assert (await engine.reconcile()).ok
+                stall = Stall()
+                transport.add("GET", rf"/v1/sessions/{ids[0]}", "hook", hook=stall, times=None)
+                await server.delete(ids[0])  # the walk will not list it: point-read
+                created = (await server.create()).id
+                report = await engine.reconcile()
+                assert report.error is not None and not report.complete, repr(report)
+                assert report.inserted == (created,), repr(report)
+                assert report.walked == LIMIT and report.pages >= 1, repr(report)
+                assert created in await _ids(engine)  # the page the report counts is kept
+                assert ids[0] in await _ids(engine)  # nothing pruned without its 404
+            finally:
+                await engine.close()
+
+    run(go(), timeout=60)

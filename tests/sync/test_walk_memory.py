@@ -1,14 +1,16 @@
-"""The walk's memory budget (issue 16: the client stays under 300 MB RSS against any server).
+"""The walk's memory budget per pass (issue 16: the client stays under 300 MB RSS against
+any server).
 
-A walk holds every session it saw until its plan is written, so its budget is memory:
-`WalkGuard` charges each page `WALK_ITEM_BYTES` a session plus its body's bytes, and the
-walk stops past `Bounds.walk_memory`. Before the budget, the default caps let an endless
-index grow a pass to 1,100,000 held sessions, 480 MB of RSS (`python -m bench client_rss`).
+`WalkGuard` charges each page `WALK_ITEM_BYTES` a session plus its body's bytes, and a pass
+stops its share of the walk past `Bounds.walk_memory`. The walk writes each page as it
+arrives and resumes in the next pass (`sync.index_walk`), so a pass at its budget is
+progress (`WalkUnfinished`, its pages kept), not a refusal; what ends a walk for good is
+`Bounds.walk_total_items` over all its passes (or a repeating cursor, a page over its caps).
 
 The figures themselves (RSS, seconds) are the bench's; these tests prove counts: where the
-default budget stops an endless index and that it lets a real large account through, that
-the charge is at least what a walked session really holds, and that the engine ends at the
-budget with a sentence and a mirror left as it was.
+default budget ends a pass of an endless index and that it lets a real large account through
+in one, that the charge is at least what a walked session really holds, and that the engine
+ends a pass at the budget as progress and abandons the walk at its total, pruning nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from sync.bounds import DEFAULT_BOUNDS, MIB, WALK_ITEM_BYTES, Bounds, WalkGuard
-from sync.engine import SyncEngine
-from sync.errors import WalkOutOfBounds
+from sync.bounds import DEFAULT_BOUNDS, MIB, WALK_ITEM_BYTES, Bounds, PassBudgetSpent, WalkGuard
+from sync.engine import EngineState, SyncEngine
+from sync.errors import WalkOutOfBounds, WalkUnfinished
 from sync.models import SessionView
 from sync.plan import dedupe_walk
 from sync.profile import Profile
@@ -57,29 +59,68 @@ def _default_guard() -> WalkGuard:
     return DEFAULT_BOUNDS.index_walk()
 
 
-def _items_before_refusal(guard: WalkGuard, page_items: int, page_bytes: int) -> int:
-    """Feed equal pages until the guard refuses; the items it had accepted by then."""
+def _items_within_budget(guard: WalkGuard, page_items: int, page_bytes: int) -> int:
+    """Feed equal pages until the guard ends the pass at its budget; the items it had
+    accepted by then."""
     accepted = 0
-    with pytest.raises(WalkOutOfBounds) as refused:
+    with pytest.raises(PassBudgetSpent):
         while True:
             guard.page(page_items, page_bytes)
             accepted = guard.items
-    assert "MiB of memory" in refused.value.message
     return accepted
 
 
-def test_the_default_budget_stops_an_endless_index_at_a_quarter_of_a_million_sessions() -> None:
+def test_the_default_budget_ends_a_pass_of_an_endless_index_at_a_quarter_of_a_million() -> None:
     # The endless index's pages: 200 sessions, ~38 KB. The old caps took 1,100,000 of them.
     page = _page_bytes([_item(i) for i in range(LIMIT)])
-    accepted = _items_before_refusal(_default_guard(), LIMIT, page)
+    accepted = _items_within_budget(_default_guard(), LIMIT, page)
     assert 200_000 <= accepted <= 300_000, accepted
 
 
-def test_the_default_budget_stops_a_walk_of_huge_titles_at_its_bytes() -> None:
+def test_the_default_budget_ends_a_pass_of_huge_titles_at_its_bytes() -> None:
     # 200 sessions with ~19 KB titles fill a 4 MiB page: the characters are what is held.
     page = 4 * MIB - 1
-    accepted = _items_before_refusal(_default_guard(), LIMIT, page)
+    accepted = _items_within_budget(_default_guard(), LIMIT, page)
     assert accepted * 19_000 <= DEFAULT_BOUNDS.walk_memory, accepted
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [Bounds(walk_items=3 * LIMIT), Bounds(walk_bytes=3 * 30_000), Bounds(walk_memory=3 * 100_000)],
+    ids=["items", "bytes", "memory"],
+)
+def test_each_budget_of_the_index_walk_ends_the_pass_and_a_page_past_it_is_not_taken(
+    bounds: Bounds,
+) -> None:
+    guard = bounds.index_walk()
+    for _ in range(3):
+        guard.page(LIMIT, 30_000)
+    with pytest.raises(PassBudgetSpent):
+        guard.page(LIMIT, 30_000)
+
+
+def test_a_budget_below_one_page_refuses_rather_than_end_every_pass_with_nothing() -> None:
+    with pytest.raises(WalkOutOfBounds):
+        Bounds(walk_memory=MIB).index_walk().page(LIMIT, 2 * MIB)
+
+
+def test_a_walk_that_cannot_resume_is_still_refused_at_its_budget() -> None:
+    """A guard that is not the index walk's (a transcript is read whole) refuses."""
+    guard = WalkGuard("conversation log", 1_000, 10**9, 10**9, max_memory=MIB)
+    with pytest.raises(WalkOutOfBounds) as refused:
+        while True:
+            guard.page(LIMIT, 100_000)
+    assert "MiB of memory" in refused.value.message
+
+
+def test_the_index_walk_still_refuses_a_repeating_cursor_and_a_walk_of_empty_pages() -> None:
+    guard = Bounds(walk_pages=3).index_walk()
+    guard.cursor("c1")
+    with pytest.raises(WalkOutOfBounds):
+        guard.cursor("c1")
+    with pytest.raises(WalkOutOfBounds):
+        for _ in range(4):
+            guard.page(0, 30)
 
 
 def test_the_default_budget_lets_a_real_200k_session_account_walk_whole() -> None:
@@ -133,7 +174,7 @@ def _endless_pages_within(budget: int) -> int:
 
 
 @pytest.mark.parametrize("hostile", ["endless_index"], indirect=True)
-def test_an_endless_index_ends_the_pass_at_its_budget_and_the_walk_at_its_total(
+def test_an_endless_index_ends_a_pass_at_its_budget_as_progress_and_the_walk_at_its_total(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
     budget = 2 * MIB
@@ -146,14 +187,15 @@ def test_an_endless_index_ends_the_pass_at_its_budget_and_the_walk_at_its_total(
         try:
             await asyncio.to_thread(engine.mirror.apply, [KEPT])
             report = await engine.reconcile()
-            assert isinstance(report.error, WalkOutOfBounds), repr(report.error)
+            # Progress, not an error: the pass ends at its budget, the walk goes on.
+            assert isinstance(report.error, WalkUnfinished), repr(report.error)
             assert report.error.message == (
-                "The server's session index went on past the 2 MiB of memory this client "
-                f"gives one walk, after {pages * LIMIT:,} items; the sync stopped there and "
-                "nothing was removed."
+                f"The index is long: {(pages - 1) * LIMIT:,} conversations so far; "
+                "Converge will go on."
             )
-            # The pages before the refused one are kept (the walk resumes from them,
-            # sync.index_walk); nothing is pruned.
+            assert engine.status.state is EngineState.WALKING, engine.status
+            # The pages before the one past the budget are kept (the walk resumes from
+            # there, sync.index_walk); nothing is pruned.
             assert report.pruned == () and len(report.inserted) == (pages - 1) * LIMIT
             assert await engine.row(KEPT.id) is not None
             assert await engine.row(str(_item(pages * LIMIT)["id"])) is None  # refused page
