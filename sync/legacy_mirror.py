@@ -21,6 +21,8 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+from sync.mirror_reader import open_read_only
+
 #: The `sync_state` key of the connection a mirror follows. Defined here, where it is read
 #: with the standard library's `sqlite3`, so that `sync.profile` (a light name of `sync`,
 #: loaded before the window's first paint) never loads SQLAlchemy through `sync.mirror_state`.
@@ -37,7 +39,7 @@ def recorded_identity(path: Path) -> str | None:
     when it recorded none or cannot be read (a damaged file is adopted, and then the
     mirror's own checks speak)."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        conn = open_read_only(path, timeout=1.0)
     except sqlite3.Error:
         return None
     with contextlib.closing(conn):

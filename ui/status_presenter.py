@@ -122,8 +122,8 @@ class StatusPresenter(QObject):
             self._schedule_offline_retry()
         elif status.state in _LAST_WORD_STAYS:
             # TROUBLE (CONTRACT §10.2: a 503) is the server having trouble for a while;
-            # WALKING, a slow server's first walk cut by the pass deadline with its pages
-            # kept (the engine's sentence says how far it came). Both in plain words, not an
+            # WALKING, a walk cut by the pass deadline or its budget with its pages kept
+            # (the engine's sentence says how far it came). Both in plain words, not an
             # error and not offline (the server answers), probed again on the offline
             # schedule.
             self.window.set_status(status.message or TROUBLE)
