@@ -11,10 +11,11 @@ the version before the page, so an ETag is never newer than the page it goes wit
 Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
 thread); `connect_timeout` and a `statement_timeout` on every connection, so a database
 that stops answering cannot hold a request for ever. Failures: a connection that broke (the
-server restarted) is dropped and the statement is tried once more on a fresh one, as the
-engine's pre-ping would have done; any other error, or a second failure, is raised as
-SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as an engine error (503
-`unavailable` for an outage, `server_stub.db.outage`).
+server restarted) is dropped with every idle one (a restart ends them all at once, so the
+next idle one would be dead too) and the statement is tried once more on a fresh
+connection, as the engine's pre-ping would have done; any other error, or a second failure,
+is raised as SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as an
+engine error (503 `unavailable` for an outage, `server_stub.db.outage`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ class PgLoopReader:
                     broken = conn.broken or conn.closed
                     await conn.close()
                     if broken and attempt == 1:
-                        continue  # a connection the server dropped: once more, on a new one
+                        # The server dropped it, so it dropped its idle siblings too: once
+                        # more, on a connection made now.
+                        await self.close()
+                        continue
                     raise _as_dbapi_error(sql, params, error) from error
                 self._idle.append(conn)
                 return rows
@@ -77,7 +81,8 @@ class PgLoopReader:
             raise _as_dbapi_error("connect", {}, error) from error
 
     async def close(self) -> None:
-        """Close every idle connection (at shutdown, once no request is in flight)."""
+        """Close every idle connection: at shutdown, and when one broke (a server restart
+        ends them all, so none is worth a try)."""
         idle, self._idle = self._idle, []
         for conn in idle:
             await conn.close()

@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy import Engine, event, select
 
 from server_stub.db.engine import Database, LockedNow
+from server_stub.db.pgloop import PgLoopReader
 from server_stub.indexversions import IndexVersions
 from server_stub.state import AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
@@ -292,3 +293,26 @@ def test_a_postgresql_restart_is_invisible_to_the_index_and_an_outage_is_503(
     assert _first_page(alice, etag).status_code == 304
     new_session(alice)
     assert _first_page(alice, etag).status_code == 200
+
+
+@pytest.mark.postgres
+def test_after_a_postgresql_restart_no_dead_loop_connection_reaches_a_request(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    """A restart kills every idle loop connection at once, not one: the first read after it
+    drops them all and connects afresh, so it succeeds however many were open."""
+    reader = PgLoopReader(postgres_cluster.new_database())
+
+    async def scenario() -> None:
+        try:
+            # Four reads at once each open their own connection (none is idle yet).
+            opened = await asyncio.gather(*(reader.fetch("SELECT 1", {}) for _ in range(4)))
+            assert opened == [[(1,)]] * 4
+            postgres_cluster.halt()
+            postgres_cluster.resume()
+            for _ in range(4):
+                assert await reader.fetch("SELECT 1", {}) == [(1,)]
+        finally:
+            await reader.close()
+
+    asyncio.run(scenario())
