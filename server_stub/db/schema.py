@@ -96,14 +96,30 @@ def head_revision() -> str:
 
 def upgrade_schema(engine: Engine) -> str:
     """Bring the database to the head revision (see the module docstring); what was done,
-    in words for the log ("created at …", "upgraded from … to …", "at …")."""
-    with engine.connect() as conn, conn.begin():
-        if conn.dialect.name == "postgresql":
-            conn.execute(
-                text("SELECT pg_advisory_xact_lock(:space, :key)"),
-                {"space": LOCK_SPACE, "key": LOCK_KEY},
-            )
-        return _bring_to_head(conn)
+    in words for the log ("created at …", "upgraded from … to …", "at …").
+
+    SQLite: a batch revision rebuilds a table (copy, drop, rename), and dropping a table
+    that rows refer to fails while foreign keys are enforced; the pragma cannot change
+    inside a transaction, so enforcement is off on the raw connection around it, the
+    references are checked once before the commit, and it is back on for the pool."""
+    with engine.connect() as conn:
+        raw = conn.connection.dbapi_connection if conn.dialect.name == "sqlite" else None
+        if raw is not None:
+            raw.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:space, :key)"),
+                        {"space": LOCK_SPACE, "key": LOCK_KEY},
+                    )
+                done = _bring_to_head(conn)
+                if raw is not None:
+                    _check_references(conn)
+            return done
+        finally:
+            if raw is not None:
+                raw.execute("PRAGMA foreign_keys=ON")
 
 
 def schema_refusal(engine: Engine) -> str | None:
@@ -135,6 +151,18 @@ def _bring_to_head(conn: Connection) -> str:
         context.stamp(scripts(), FIRST_REVISION)  # made before Alembic (module docstring)
     command.upgrade(alembic_config(conn), head)
     return f"upgraded from {current or 'before revisions'} to {head}"
+
+
+def _check_references(conn: Connection) -> None:
+    """SQLite, foreign keys unenforced: raise `SchemaError` (the transaction rolls back) if
+    the upgrade left a row referring to one that does not exist."""
+    dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if dangling:
+        tables = ", ".join(sorted({str(row[0]) for row in dangling}))
+        raise SchemaError(
+            f"the schema upgrade left {len(dangling)} rows whose foreign key refers to no row "
+            f"(in {tables}), so it was not applied: report this to the server's developers"
+        )
 
 
 def _check_servable(conn: Connection, current: str | None) -> bool:
