@@ -10,6 +10,7 @@ one process or across a fleet on PostgreSQL (where nothing is remembered).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -209,6 +210,41 @@ def test_the_loops_connection_never_waits_for_a_lock(tmp_path: Path) -> None:
             assert s.connection().exec_driver_sql("PRAGMA busy_timeout").scalar() == 0
         with db.read() as s:
             assert s.connection().exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+    finally:
+        db.dispose()
+
+
+def test_the_loops_first_connection_to_a_locked_sqlite_file_says_locked_now(
+    tmp_path: Path,
+) -> None:
+    """The loop's connection is opened at its first read, and opening it sets WAL mode,
+    which needs the file: held exclusively by another connection, that read raises
+    `LockedNow` at once (the caller reads on a thread), never a plain database error."""
+    path = tmp_path / "held.sqlite3"
+    made = Database(f"sqlite:///{path}")
+    made.create_schema()
+    made.dispose()
+    holder = sqlite3.connect(path, isolation_level=None)
+    db = Database(f"sqlite:///{path}")
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(LockedNow), db.read_now() as s:
+            s.execute(select(1))
+        holder.execute("ROLLBACK")
+        holder.close()
+        with db.read_now() as s:
+            assert s.execute(select(1)).scalar() == 1
+    finally:
+        holder.close()
+        db.dispose()
+
+
+def test_read_now_on_postgresql_is_a_programming_error_not_a_lock() -> None:
+    db = Database("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    try:
+        with pytest.raises(RuntimeError, match="SQLite only"), db.read_now():
+            pass
     finally:
         db.dispose()
 
