@@ -30,6 +30,7 @@ from server_stub.db.schema import (
     head_revision,
 )
 from tests.conftest import PG_BIN, PostgresCluster, ServerFactory
+from tests.server.conftest import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -234,15 +235,18 @@ def test_two_processes_upgrading_one_postgres_database_at_once_both_succeed(
         ]
         try:
             with psycopg.connect(conninfo, autocommit=True) as watcher:
-                waiting = 0
-                while waiting < 2:
+
+                def both_wait() -> bool:
                     ended = [p.communicate() for p in procs if p.poll() is not None]
                     assert not ended, f"a process did not wait: {ended}"
-                    waiting = watcher.execute(
+                    row = watcher.execute(
                         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                         " AND classid = %s AND objid = %s AND NOT granted",
                         (LOCK_SPACE, LOCK_KEY),
-                    ).fetchone()[0]  # type: ignore[index]
+                    ).fetchone()
+                    return row is not None and row[0] >= 2
+
+                wait_until(both_wait, timeout=60)
             holder.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, LOCK_KEY))
             outputs = [p.communicate(timeout=120) for p in procs]
         finally:
