@@ -40,10 +40,14 @@ CHANGED_INDEXES = "converge_changed_indexes"
 IndexListener = Callable[[str, str], None]
 
 
-#: Connections the pool keeps open: the request threads (`server_stub.state.REQUEST_THREADS`)
-#: plus the agents', leases' and maintenance's threads. A connection checked out above it is
-#: closed when given back (churn); the overflow only absorbs rare bursts. Three processes of a
-#: fleet stay below PostgreSQL's default 100 connections.
+#: Connections the pool keeps open: the request threads (`server_stub.state.REQUEST_THREADS`,
+#: shared by requests and run feeds) plus the agents', leases' and maintenance's threads. A
+#: connection checked out above it is closed when given back (churn); the overflow only
+#: absorbs rare bursts of those others, and is kept because without it a burst waits for the
+#: pool's timeout and fails. A PostgreSQL process holds at most 24 + 16 + 4 loop
+#: connections (`pgloop`) + 1 bus listener = 45, 29 outside a burst: a fleet of three needs
+#: `max_connections` of 135 plus the superuser reserve at worst (the default 100 holds it
+#: only while no process overflows, 3 x 29 = 87).
 POOL_SIZE = 24
 POOL_OVERFLOW = 16
 

@@ -28,8 +28,8 @@ import psycopg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import make_url
 
-#: Connections a process keeps for loop reads (a fleet of three stays well below
-#: PostgreSQL's default 100 connections beside the engine's pool).
+#: Connections a process keeps for loop reads, beside the engine's pool (the fleet's total
+#: against PostgreSQL's `max_connections`: `server_stub.db.engine.POOL_SIZE`).
 LOOP_CONNECTIONS = 4
 CONNECT_TIMEOUT_S = 10
 STATEMENT_TIMEOUT_MS = 10_000

@@ -24,7 +24,7 @@ from sqlalchemy import Engine, event, select
 from server_stub.db.engine import Database, LockedNow
 from server_stub.db.pgloop import PgLoopReader
 from server_stub.indexversions import IndexVersions
-from server_stub.state import AppState
+from server_stub.state import REQUEST_THREADS, AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.server.conftest import new_session, run_to_end, wait_until
 
@@ -247,6 +247,37 @@ def test_read_now_on_postgresql_is_a_programming_error_not_a_lock() -> None:
             pass
     finally:
         db.dispose()
+
+
+def test_run_feeds_and_requests_share_the_request_threads(live_server: LiveServer) -> None:
+    """A run feed's poll takes a worker thread and a pooled connection like a request does:
+    requests and feeds together never run more than `REQUEST_THREADS` of them at once, so
+    they never check out more than the pool keeps."""
+    st = _state(live_server)
+    entered, gate, lock = [0], threading.Event(), threading.Lock()
+    peak = [0]
+
+    def hold() -> tuple[list[dict[str, Any]], bool]:  # shaped as a feed's poll
+        with st.db.read() as s:
+            s.execute(select(1))
+            with lock:
+                entered[0] += 1
+                peak[0] = max(peak[0], entered[0])
+            gate.wait(30)
+        with lock:
+            entered[0] -= 1
+        return [], True
+
+    offload = st.feeds._offload  # what a feed's poll runs on
+    futures = [asyncio.run_coroutine_threadsafe(st.run(hold), st.loop) for _ in range(20)]
+    futures += [asyncio.run_coroutine_threadsafe(offload(hold), st.loop) for _ in range(20)]
+    try:
+        wait_until(lambda: entered[0] >= REQUEST_THREADS)
+    finally:
+        gate.set()
+        for future in futures:
+            future.result(timeout=30)
+    assert peak[0] == REQUEST_THREADS
 
 
 def test_concurrent_requests_never_churn_pooled_connections(live_server: LiveServer) -> None:
