@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from collections.abc import Sequence
 from typing import Annotated, Any, cast
 
@@ -143,17 +142,12 @@ async def list_sessions(request: Request) -> Response:
         headers["ETag"] = etag
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
-    body = _render({"items": views, "next_cursor": next_cursor})
-    if cursor is None:
-        st.versions.remember_page(who.tenant, who.principal, version, limit, body, generation)
-    return Response(body, media_type="application/json", headers=headers)
-
-
-def _render(content: dict[str, Any]) -> bytes:
-    """JSON bytes exactly as `JSONResponse` renders them (compact, UTF-8, no NaN)."""
-    return json.dumps(
-        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    response = JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+    if cursor is None:  # the rendered bytes, sent again while the version stays
+        st.versions.remember_page(
+            who.tenant, who.principal, version, limit, bytes(response.body), generation
+        )
+    return response
 
 
 async def current_version(st: AppState, who: Principal) -> int:
