@@ -23,7 +23,9 @@ from sqlalchemy import Engine, event, select
 
 from server_stub.db.engine import Database, LockedNow
 from server_stub.db.pgloop import PgLoopReader
+from server_stub.history import VERSION_OF
 from server_stub.indexversions import IndexVersions
+from server_stub.routes.sessions import _pg_sql
 from server_stub.state import REQUEST_THREADS, AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.server.conftest import new_session, run_to_end, wait_until
@@ -330,6 +332,38 @@ def test_a_304_in_one_process_is_right_after_a_change_in_another(
         assert fresh.status_code == 200, n
         assert fresh.headers["etag"] == _first_page(on_a).headers["etag"]
         etag = fresh.headers["etag"]
+
+
+@pytest.mark.postgres
+def test_a_stale_etag_on_postgresql_reads_the_version_once(
+    postgres_cluster: PostgresCluster,
+    server_factory: ServerFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The conditional check's version read (before the page) is the page's version too."""
+    server = server_factory(
+        backend="postgres",
+        database_url=postgres_cluster.new_database(),
+        artifacts_dir=tmp_path / "objects",
+    )
+    alice = server.client()
+    etag = _first_page(alice).headers["etag"]
+    new_session(alice)
+    reader = _state(server).pg_reader
+    assert reader is not None
+    statements: list[str] = []
+    fetch = reader.fetch
+
+    async def recording(sql: str, params: Any) -> Any:
+        statements.append(sql)
+        return await fetch(sql, params)
+
+    monkeypatch.setattr(reader, "fetch", recording)
+    fresh = _first_page(alice, etag)
+    assert fresh.status_code == 200 and len(fresh.json()["items"]) == 1
+    assert fresh.headers["etag"] != etag
+    assert statements.count(_pg_sql(VERSION_OF)) == 1, statements
 
 
 @pytest.mark.postgres
