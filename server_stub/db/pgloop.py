@@ -40,14 +40,12 @@ class PgLoopReader:
 
     def __init__(self, url: str, size: int = LOOP_CONNECTIONS) -> None:
         self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(False)
-        self._size = size
         self._idle: list[psycopg.AsyncConnection[Any]] = []
-        self._slots: asyncio.Semaphore | None = None  # made on the loop, at first use
+        # Bound to the loop at its first use, not here (made on a thread, `_open_state`).
+        self._slots = asyncio.Semaphore(size)
 
     async def fetch(self, sql: str, params: Mapping[str, Any]) -> Sequence[tuple[Any, ...]]:
         """Every row of one statement (pyformat `%(name)s` parameters)."""
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._size)
         async with self._slots:
             for attempt in (1, 2):
                 conn = await self._connection()
