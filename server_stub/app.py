@@ -17,6 +17,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from starlette.applications import Starlette
 
 from server_stub import control, schemas
 from server_stub.agent import AgentManager
@@ -195,7 +196,7 @@ async def _start_up(state: AppState) -> None:
         log.info("removed %d byte objects left without metadata by a crash", orphans)
 
 
-def release_held_watches(app: FastAPI) -> None:
+def release_held_watches(app: Starlette) -> None:
     """Answer every held index watch now (304) and hold no new one. uvicorn waits for
     in-flight requests *before* the lifespan's shutdown, so its servers call this when they
     begin to shut down (`runner.py`, `cli.py`); otherwise a watch would hold the graceful
