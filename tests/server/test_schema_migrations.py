@@ -388,6 +388,7 @@ def _with_throwaway_revision(
         f"def upgrade() -> None:\n    {upgrade_body}\n"
     )
     monkeypatch.setattr(schema, "MIGRATIONS_DIR", copy)
+    monkeypatch.setattr(schema, "HEAD_REVISION", revision)
     # A cache of its own, so the process's cache of the shipped scripts is left as it was.
     monkeypatch.setattr(schema, "scripts", functools.cache(schema.scripts.__wrapped__))
     return revision
@@ -441,3 +442,36 @@ def test_a_sqlite_revision_leaving_a_dangling_reference_is_refused_and_rolled_ba
         db.dispose()
     assert _revision(url) == at
     assert _all_rows(url)["sessions"][1]
+
+
+def test_the_head_constant_is_the_scripts_head() -> None:
+    """`HEAD_REVISION` spares a start at head the import of Alembic; a new revision must
+    move it (docs/server.md, "Adding a revision")."""
+    from server_stub.db.schema import HEAD_REVISION, scripts
+
+    assert scripts().get_current_head() == HEAD_REVISION
+
+
+def test_a_start_on_a_database_at_head_never_imports_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'head.sqlite3'}"
+    db = Database(url)
+    try:
+        db.create_schema()
+    finally:
+        db.dispose()
+    script = (
+        "import sys\nfrom server_stub.db.engine import Database\n"
+        "from server_stub.db.schema import schema_refusal\n"
+        "db = Database(sys.argv[1])\nassert schema_refusal(db.engine) is None\n"
+        "print(db.create_schema())\ndb.dispose()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, url],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [f"at revision {head_revision()}", "[]"]
