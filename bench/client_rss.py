@@ -198,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=100_000, help="the real index's size")
     parser.add_argument("--skip-endless", action="store_true", help="only the real index")
     parser.add_argument("--save", action="store_true", help="write bench/results/client-rss.json")
-    parser.add_argument("--label", default="", help="save as client-rss-LABEL.json instead")
+    parser.add_argument(
+        "--label", default="", help="save (implies --save) as client-rss-LABEL.json instead"
+    )
     args = parser.parse_args(argv)
     figures: dict[str, Any] = {
         "bytes_per_item": {
@@ -242,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     per = figures["bytes_per_item"]
     print(f"held per walked item: hostile {per['hostile']} B, real {per['real']} B")
-    if args.save:
+    if args.save or args.label:
         save(f"client-rss-{args.label}" if args.label else "client-rss", figures)
     return 0
 

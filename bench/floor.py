@@ -46,14 +46,13 @@ TARGETS = {
 
 def floor_main(argv: list[str]) -> int:
     """Child process: serve the floor app for BODY_FILE with ETAG; print "listening on URL"."""
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from server_stub.cli import serve, server_config
     from server_stub.config import ServerSettings
-    from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 
     body_file, etag = argv
     body = Path(body_file).read_bytes()
@@ -63,36 +62,9 @@ def floor_main(argv: list[str]) -> int:
             return Response(status_code=304, headers={"ETag": etag})
         return Response(body, media_type="application/json", headers={"ETag": etag})
 
-    defaults = ServerSettings()
-    config = uvicorn.Config(
-        Starlette(routes=[Route("/v1/sessions", sessions)]),
-        host="127.0.0.1",
-        port=0,
-        log_config=None,
-        log_level="warning",
-        timeout_graceful_shutdown=3,
-        lifespan="on",
-        http=bounded_protocol(defaults.head_timeout),
-        timeout_keep_alive=defaults.timeout_keep_alive,
-        h11_max_incomplete_event_size=HEAD_LIMIT,
-        proxy_headers=False,
-    )
-    server = uvicorn.Server(config)
-
-    async def serve() -> None:
-        task = asyncio.create_task(server.serve())
-        while not server.started:
-            if task.done():
-                await task
-                return
-            await asyncio.sleep(0.01)
-        host, port = server.servers[0].sockets[0].getsockname()[:2]
-        sys.stdout.write(f"listening on http://{host}:{port}\n")
-        sys.stdout.flush()
-        await task
-
-    asyncio.run(serve())
-    return 0
+    app = Starlette(routes=[Route("/v1/sessions", sessions)])
+    settings = ServerSettings(host="127.0.0.1", port=0)
+    return serve(app, server_config(app, settings, "warning"))  # the CLI's own (PITFALLS §14)
 
 
 @contextmanager

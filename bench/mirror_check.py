@@ -4,7 +4,9 @@
 tables and columns, on a read-only connection) before anything else, so every `converge`
 command and the window's engine pay it once per open. This builds a mirror of `--rows`
 conversations (default 100,000, the size `bench sync` walks), then times the check alone and
-a whole `Mirror.open` + `close`, warm (the file in the page cache, as on a second open).
+a whole `Mirror.open` + `close`, warm (the file in the page cache, as on a second open):
+one untimed round of both first, then rounds alternating which of the two goes first, so
+that neither is always the one that finds the cache just warmed by the other.
 Figures go to `bench/results/mirror-check.json` for `docs/sync.md`.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.report import print_table, save, summarize_ms
@@ -51,15 +54,24 @@ def main(argv: list[str]) -> int:
         path = Path(folder) / "mirror.sqlite3"
         _build(path, args.rows)
         assert find_damage(path) is None
-        check: list[float] = []
-        whole: list[float] = []
-        for _ in range(args.repeat):
-            started = time.perf_counter()
+
+        def check_only() -> None:
             find_damage(path)
-            check.append(time.perf_counter() - started)
-            started = time.perf_counter()
+
+        def open_close() -> None:
             Mirror.open(path).close()
-            whole.append(time.perf_counter() - started)
+
+        steps: dict[str, Callable[[], None]] = {"check": check_only, "whole": open_close}
+        for step in steps.values():  # warm-up, untimed
+            step()
+        times: dict[str, list[float]] = {name: [] for name in steps}
+        for round_ in range(args.repeat):
+            order = list(steps) if round_ % 2 == 0 else list(reversed(steps))
+            for name in order:
+                started = time.perf_counter()
+                steps[name]()
+                times[name].append(time.perf_counter() - started)
+        check, whole = times["check"], times["whole"]
         size = path.stat().st_size
     figures = {
         "rows": args.rows,

@@ -17,7 +17,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from starlette.concurrency import run_in_threadpool
+from starlette.applications import Starlette
 
 from server_stub import control, schemas
 from server_stub.agent import AgentManager
@@ -48,7 +48,7 @@ from server_stub.routes.runs import read_after
 from server_stub.routes.sessions import list_sessions
 from server_stub.scrub import Scrubber
 from server_stub.singleprocess import SqliteProcessLock, sqlite_path
-from server_stub.state import AppState
+from server_stub.state import AppState, RequestThreads
 from server_stub.watches import IndexWatches
 
 log = logging.getLogger(__name__)
@@ -196,7 +196,7 @@ async def _start_up(state: AppState) -> None:
         log.info("removed %d byte objects left without metadata by a crash", orphans)
 
 
-def release_held_watches(app: FastAPI) -> None:
+def release_held_watches(app: Starlette) -> None:
     """Answer every held index watch now (304) and hold no new one. uvicorn waits for
     in-flight requests *before* the lifespan's shutdown, so its servers call this when they
     begin to shut down (`runner.py`, `cli.py`); otherwise a watch would hold the graceful
@@ -218,10 +218,11 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
     notifier = RunNotifier(loop)
     agents = AgentManager(db, store, notifier, loop, settings.agent_delay)
     caps = connection_caps(open_files_limit())  # the limit raised at start (limits.py)
+    threads = RequestThreads()  # requests' and feeds' polls: one bound below the pool's size
     feeds = RunFeeds(
         notifier,
         partial(read_after, db),
-        run_in_threadpool,
+        threads.run,
         max_streams_per_principal=settings.max_streams_per_principal,
         max_streams_per_process=settings.max_streams_per_process or caps.streams,
         poll_seconds=settings.feed_poll_seconds,
@@ -261,4 +262,5 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         repeat_log=RepeatLog(logging.getLogger("server_stub.load"), settings.repeat_log_interval),
         versions=versions,
         pg_reader=None if db.is_sqlite else PgLoopReader(settings.database_url),
+        threads=threads,
     )

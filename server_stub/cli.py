@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 
 from server_stub.app import create_app
 from server_stub.auth import load_principals
@@ -172,6 +173,31 @@ def _announce(server: uvicorn.Server) -> None:
     sys.stdout.flush()
 
 
+def server_config(app: Starlette, settings: ServerSettings, log_level: str) -> uvicorn.Config:
+    """uvicorn's configuration of a server process: the CLI's, and the bench's floor app
+    (`bench/floor.py`), whose figures are a floor only under this same one (PITFALLS §14:
+    protocol, head and keep-alive bounds, lifespan)."""
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        log_level=log_level,
+        timeout_graceful_shutdown=3,
+        lifespan="on",
+        http=bounded_protocol(settings.head_timeout),
+        timeout_keep_alive=settings.timeout_keep_alive,
+        h11_max_incomplete_event_size=HEAD_LIMIT,
+        proxy_headers=False,  # the peer address is the socket's (the control plane's check)
+    )
+
+
+def serve(app: Starlette, config: uvicorn.Config) -> int:
+    """Serve `app` until SIGINT or SIGTERM, saying `listening on URL` on stdout once bound
+    (what launchers and the bench read); 0, or 1 when it could not start."""
+    return asyncio.run(_serve(_Server(config, app)))
+
+
 async def _serve(server: _Server) -> int:
     loop = asyncio.get_running_loop()
 
@@ -255,20 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "".join(f" or {name}" for name in settings.allowed_hosts),
         )
     app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        log_level=args.log_level,
-        timeout_graceful_shutdown=3,
-        lifespan="on",
-        http=bounded_protocol(settings.head_timeout),
-        timeout_keep_alive=settings.timeout_keep_alive,
-        h11_max_incomplete_event_size=HEAD_LIMIT,
-        proxy_headers=False,  # the peer address is the socket's (the control plane's check)
-    )
-    code = asyncio.run(_serve(_Server(config, app)))
+    code = serve(app, server_config(app, settings, args.log_level))
     if code:
         print("converge-server: could not start (see the log above)", file=sys.stderr)
     return code

@@ -1,7 +1,7 @@
 """`GET /v1/sessions` answered without FastAPI's router: the request most clients send most.
 
 Measured on the first page and its 304 (`python -m bench server`, the floor tables), FastAPI's
-routing (nested included routers, matched route by route), its dependency solver and its
+routing (the app's routes matched one by one), its dependency solver and its
 per-request exit stack cost more than the route's own work once the 304 needs no database
 read. This pure-ASGI middleware sits innermost, inside the Host check, the rate limit and the
 body limit (so those still run first, in the contract's order), and hands exactly

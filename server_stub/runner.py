@@ -16,7 +16,7 @@ import time
 from types import TracebackType
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from server_stub.app import create_app, release_held_watches
 from server_stub.config import ServerSettings
@@ -32,7 +32,7 @@ class ConvergeServer(uvicorn.Server):
     """uvicorn that answers held index watches as soon as it starts shutting down (uvicorn
     waits for in-flight requests before the lifespan ends, so the lifespan is too late)."""
 
-    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+    def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
         super().__init__(config)
         self.converge_app = app
 

@@ -39,6 +39,22 @@ T = TypeVar("T")
 REQUEST_THREADS = 16
 
 
+class RequestThreads:
+    """The worker threads of blocking database work done for clients: requests
+    (`AppState.run`) and run feeds' polls share them, so that together they never check
+    out more connections than the pool keeps."""
+
+    def __init__(self, size: int = REQUEST_THREADS) -> None:
+        self._size = size
+        self._limiter: CapacityLimiter | None = None
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on a worker thread, at most `size` at once (on the loop only)."""
+        if self._limiter is None:  # made on the loop, where anyio knows its backend
+            self._limiter = CapacityLimiter(self._size)
+        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+
+
 @dataclass
 class AppState:
     """Everything a route needs."""
@@ -62,14 +78,13 @@ class AppState:
     versions: IndexVersions
     #: PostgreSQL: the index's reads on the loop (`server_stub.db.pgloop`); None on SQLite.
     pg_reader: PgLoopReader | None
+    #: The request threads, shared with `feeds` (which was given `threads.run`).
+    threads: RequestThreads = field(default_factory=RequestThreads)
     extra: dict[str, object] = field(default_factory=dict)
-    _limiter: CapacityLimiter | None = None
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """Run blocking database work off the event loop, at most `REQUEST_THREADS` at once."""
-        if self._limiter is None:  # made on the loop, where anyio knows its backend
-            self._limiter = CapacityLimiter(REQUEST_THREADS)
-        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+        """Run blocking database work off the event loop, on the request threads."""
+        return await self.threads.run(fn)
 
     async def read(self, fn: Callable[[Session], T]) -> T:
         """`fn` in a read transaction: on SQLite on the loop itself (`Database.read_now`: a

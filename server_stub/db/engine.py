@@ -40,10 +40,14 @@ CHANGED_INDEXES = "converge_changed_indexes"
 IndexListener = Callable[[str, str], None]
 
 
-#: Connections the pool keeps open: the request threads (`server_stub.state.REQUEST_THREADS`)
-#: plus the agents', leases' and maintenance's threads. A connection checked out above it is
-#: closed when given back (churn); the overflow only absorbs rare bursts. Three processes of a
-#: fleet stay below PostgreSQL's default 100 connections.
+#: Connections the pool keeps open: the request threads (`server_stub.state.REQUEST_THREADS`,
+#: shared by requests and run feeds) plus the agents', leases' and maintenance's threads. A
+#: connection checked out above it is closed when given back (churn); the overflow only
+#: absorbs rare bursts of those others, and is kept because without it a burst waits for the
+#: pool's timeout and fails. A PostgreSQL process holds at most 24 + 16 + 4 loop
+#: connections (`pgloop`) + 1 bus listener = 45, 29 outside a burst: a fleet of three needs
+#: `max_connections` of 135 plus the superuser reserve at worst (the default 100 holds it
+#: only while no process overflows, 3 x 29 = 87).
 POOL_SIZE = 24
 POOL_OVERFLOW = 16
 
@@ -156,33 +160,35 @@ class Database:
 
     @contextmanager
     def read_now(self) -> Iterator[Session]:
-        """SQLite only: a read transaction on the calling thread, on one dedicated connection
-        whose busy timeout is 0, so that it never waits: a lock raises `LockedNow` at once.
+        """SQLite only: reads on the calling thread, on one dedicated connection whose busy
+        timeout is 0, so that they never wait: a lock raises `LockedNow` at once, opening
+        that connection included (it sets WAL mode, which needs the file).
 
         For the event loop: a WAL reader takes no lock a writer holds, so the index's small
         reads (~0.1 ms) cost less here than the hop to a worker thread; the rare moment a
         reader must wait (WAL recovery, a reset of the WAL index) goes back to a thread. One
         thread only (the loop's): the connection is not shared safely between threads.
 
-        No BEGIN either (it and its COMMIT were a third of the page's cost): each statement
-        reads its own snapshot, as under PostgreSQL's READ COMMITTED. The index route reads
-        the version before the page, so an ETag is never newer than its page.
+        No transaction (a BEGIN and its COMMIT were a third of the page's cost): each
+        statement reads its own snapshot, as under PostgreSQL's READ COMMITTED. The index
+        route reads the version before the page, so an ETag is never newer than its page.
+        A caller on PostgreSQL is a mistake (`RuntimeError`), never a lock to fall back on.
         """
         if self._quick is None:
-            raise LockedNow("read_now is for SQLite")
-        with self._quick.connect() as conn:
-            conn.execution_options(**{_WRITE: False, _STATEMENTS: True})
-            try:
+            raise RuntimeError("read_now is for SQLite only; use read() on a worker thread")
+        try:
+            with self._quick.connect() as conn:
+                conn.execution_options(**{_WRITE: False, _STATEMENTS: True})
                 with conn.begin():
                     session = Session(bind=conn, expire_on_commit=False, autoflush=False)
                     try:
                         yield session
                     finally:
                         session.close()
-            except sa_exc.OperationalError as exc:
-                if "database is locked" in str(exc.orig).lower():
-                    raise LockedNow(str(exc.orig)) from exc
-                raise
+        except sa_exc.OperationalError as exc:
+            if "database is locked" in str(exc.orig).lower():
+                raise LockedNow(str(exc.orig)) from exc
+            raise
 
     @contextmanager
     def write(self) -> Iterator[Session]:
@@ -279,17 +285,8 @@ def _make_engine(url: str) -> Engine:
 
 def _make_quick_engine(url: str) -> Engine:
     """The engine of `Database.read_now`: one connection (StaticPool), busy timeout 0."""
-    engine = create_engine(
-        url, connect_args={"check_same_thread": False, "timeout": 0}, poolclass=StaticPool
-    )
-    _install_sqlite_listeners(engine)
-
-    @event.listens_for(engine, "connect")
-    def _never_wait(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA busy_timeout=0")
-        cur.close()
-
+    engine = create_engine(url, connect_args={"check_same_thread": False}, poolclass=StaticPool)
+    _install_sqlite_listeners(engine, busy_timeout_ms=0)
     return engine
 
 
@@ -310,14 +307,19 @@ def _install_postgres_listeners(engine: Engine) -> None:
         dbapi_conn.adapters.register_dumper(str, NulSafeStrDumper)
 
 
-def _install_sqlite_listeners(engine: Engine) -> None:
+def _install_sqlite_listeners(
+    engine: Engine, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS
+) -> None:
+    """Every connection's pragmas (the module docstring) and our own BEGIN. The busy timeout
+    comes first: setting WAL mode needs the file, and must wait (or not) as the rest does."""
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
         cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cur.execute("PRAGMA foreign_keys=ON")
         # Deleted content is overwritten with zeros in the page, not merely unlinked from
         # the b-tree (the default differs between builds: set it on every connection).

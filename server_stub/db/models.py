@@ -386,9 +386,9 @@ class ObjectIntentRow(Base):
 
 def content_columns() -> list[tuple[str, str]]:
     """(table, column) of every column marked `info={"content": True}`: what a user wrote
-    or a run produced. PostgreSQL keeps no planner statistics of them (`Database.
-    create_schema`), so `ANALYZE` never copies content into `pg_statistic`, out of the
-    purge's reach (CONTRACT §9.2)."""
+    or a run produced. PostgreSQL keeps no planner statistics of them
+    (`server_stub.db.schema.zero_content_statistics`, revision 0007), so `ANALYZE` never
+    copies content into `pg_statistic`, out of the purge's reach (CONTRACT §9.2)."""
     return [
         (table.name, column.name)
         for table in Base.metadata.sorted_tables

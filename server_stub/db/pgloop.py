@@ -11,10 +11,11 @@ the version before the page, so an ETag is never newer than the page it goes wit
 Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
 thread); `connect_timeout` and a `statement_timeout` on every connection, so a database
 that stops answering cannot hold a request for ever. Failures: a connection that broke (the
-server restarted) is dropped and the statement is tried once more on a fresh one, as the
-engine's pre-ping would have done; any other error, or a second failure, is raised as
-SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as an engine error (503
-`unavailable` for an outage, `server_stub.db.outage`).
+server restarted) is dropped with every idle one (a restart ends them all at once, so the
+next idle one would be dead too) and the statement is tried once more on a fresh
+connection, as the engine's pre-ping would have done; any other error, or a second failure,
+is raised as SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as an
+engine error (503 `unavailable` for an outage, `server_stub.db.outage`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import psycopg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import make_url
 
-#: Connections a process keeps for loop reads (a fleet of three stays well below
-#: PostgreSQL's default 100 connections beside the engine's pool).
+#: Connections a process keeps for loop reads, beside the engine's pool (the fleet's total
+#: against PostgreSQL's `max_connections`: `server_stub.db.engine.POOL_SIZE`).
 LOOP_CONNECTIONS = 4
 CONNECT_TIMEOUT_S = 10
 STATEMENT_TIMEOUT_MS = 10_000
@@ -39,14 +40,12 @@ class PgLoopReader:
 
     def __init__(self, url: str, size: int = LOOP_CONNECTIONS) -> None:
         self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(False)
-        self._size = size
         self._idle: list[psycopg.AsyncConnection[Any]] = []
-        self._slots: asyncio.Semaphore | None = None  # made on the loop, at first use
+        # Bound to the loop at its first use, not here (made on a thread, `_open_state`).
+        self._slots = asyncio.Semaphore(size)
 
     async def fetch(self, sql: str, params: Mapping[str, Any]) -> Sequence[tuple[Any, ...]]:
         """Every row of one statement (pyformat `%(name)s` parameters)."""
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._size)
         async with self._slots:
             for attempt in (1, 2):
                 conn = await self._connection()
@@ -57,7 +56,10 @@ class PgLoopReader:
                     broken = conn.broken or conn.closed
                     await conn.close()
                     if broken and attempt == 1:
-                        continue  # a connection the server dropped: once more, on a new one
+                        # The server dropped it, so it dropped its idle siblings too: once
+                        # more, on a connection made now.
+                        await self.close()
+                        continue
                     raise _as_dbapi_error(sql, params, error) from error
                 self._idle.append(conn)
                 return rows
@@ -77,7 +79,8 @@ class PgLoopReader:
             raise _as_dbapi_error("connect", {}, error) from error
 
     async def close(self) -> None:
-        """Close every idle connection (at shutdown, once no request is in flight)."""
+        """Close every idle connection: at shutdown, and when one broke (a server restart
+        ends them all, so none is worth a try)."""
         idle, self._idle = self._idle, []
         for conn in idle:
             await conn.close()

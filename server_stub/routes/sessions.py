@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from collections.abc import Sequence
 from typing import Annotated, Any, cast
 
@@ -96,17 +95,22 @@ async def list_sessions(request: Request) -> Response:
         wait = parse_wait(request.headers.getlist("prefer"))
 
     headers: dict[str, str] = {}
+    # Taken before any version read, so a version read below may be remembered with it.
+    generation = st.versions.generation()
+    seen: int | None = None
     if cursor is None and inm is not None:
-        etag, held = await _hold_while_unchanged(st, who, inm, wait, request)
+        etag, held, seen = await _hold_while_unchanged(st, who, inm, wait, request)
         if held:  # a stale If-None-Match answers at once, as without the preference
             headers["Preference-Applied"] = f"wait={wait}"
         if etag is not None:
             headers["ETag"] = etag
             return Response(status_code=304, headers=headers)
-    generation = st.versions.generation()
-    # A remembered version is never newer than the page read after it, so the ETag never
-    # claims more than the page holds (at worst less: the next request gets a 200 again).
+    # A remembered version, or the one the conditional check just read, is never newer
+    # than the page read after it, so the ETag never claims more than the page holds (at
+    # worst less: the next request gets a 200 again).
     known = st.versions.get(who.tenant, who.principal) if after is None else 0
+    if known is None:
+        known = seen  # PostgreSQL remembers nothing: not read a second time
     if after is None and known is not None:
         body = st.versions.page(who.tenant, who.principal, known, limit)
         if body is not None:  # unchanged since it was read (`server_stub.indexversions`)
@@ -143,17 +147,12 @@ async def list_sessions(request: Request) -> Response:
         headers["ETag"] = etag
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
-    body = _render({"items": views, "next_cursor": next_cursor})
-    if cursor is None:
-        st.versions.remember_page(who.tenant, who.principal, version, limit, body, generation)
-    return Response(body, media_type="application/json", headers=headers)
-
-
-def _render(content: dict[str, Any]) -> bytes:
-    """JSON bytes exactly as `JSONResponse` renders them (compact, UTF-8, no NaN)."""
-    return json.dumps(
-        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    response = JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+    if cursor is None:  # the rendered bytes, sent again while the version stays
+        st.versions.remember_page(
+            who.tenant, who.principal, version, limit, bytes(response.body), generation
+        )
+    return response
 
 
 async def current_version(st: AppState, who: Principal) -> int:
@@ -270,10 +269,11 @@ def _index_views(s: Session | None, rows: Sequence[_IndexRow]) -> list[dict[str,
 
 async def _hold_while_unchanged(
     st: AppState, who: Principal, inm: str, wait: int | None, request: Request
-) -> tuple[str | None, bool]:
-    """(etag, held): the current ETag while it matches `inm` (answer 304), after holding
-    the request up to `wait` seconds for a change; None once the index differs (answer 200).
-    `held` says whether the request matched and so the wait was applied.
+) -> tuple[str | None, bool, int]:
+    """(etag, held, version): the current ETag while it matches `inm` (answer 304), after
+    holding the request up to `wait` seconds for a change; None once the index differs
+    (answer 200, at `version`, the last one read, for the page to go with). `held` says
+    whether the request matched and so the wait was applied.
 
     The wake-up is taken before the version is read, so a commit in between still wakes
     it; a woken request reads the version again. Nothing is held across the wait but an
@@ -291,21 +291,21 @@ async def _hold_while_unchanged(
                 version = await current_version(st, who)
                 etag = etag_for(st.epoch, who.tenant, who.principal, version)
                 if not _etag_matches(inm, etag):
-                    return None, held
+                    return None, held, version
                 held = wake is not None
                 remaining = deadline - st.loop.time()
                 if wake is None or remaining <= 0:
-                    return etag, held
+                    return etag, held, version
                 if not admitted:
                     refused_by = st.watches.admit(who.tenant, who.principal)
                     if refused_by is not None:  # past a cap: as if no wait was asked (§10.2)
                         _log_watch_refusal(st, refused_by)
-                        return etag, False
+                        return etag, False, version
                     admitted = True
                 if gone is None:
                     gone = asyncio.ensure_future(client_gone(request.receive))
                 if not await st.watches.hold(wake, remaining, gone):
-                    return etag, held
+                    return etag, held, version
             finally:
                 if wake is not None:
                     st.watches.unsubscribe(who.tenant, who.principal, wake)

@@ -10,6 +10,7 @@ one process or across a fleet on PostgreSQL (where nothing is remembered).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +22,11 @@ import pytest
 from sqlalchemy import Engine, event, select
 
 from server_stub.db.engine import Database, LockedNow
+from server_stub.db.pgloop import PgLoopReader
+from server_stub.history import VERSION_OF
 from server_stub.indexversions import IndexVersions
-from server_stub.state import AppState
+from server_stub.routes.sessions import _pg_sql
+from server_stub.state import REQUEST_THREADS, AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.server.conftest import new_session, run_to_end, wait_until
 
@@ -212,6 +216,72 @@ def test_the_loops_connection_never_waits_for_a_lock(tmp_path: Path) -> None:
         db.dispose()
 
 
+def test_the_loops_first_connection_to_a_locked_sqlite_file_says_locked_now(
+    tmp_path: Path,
+) -> None:
+    """The loop's connection is opened at its first read, and opening it sets WAL mode,
+    which needs the file: held exclusively by another connection, that read raises
+    `LockedNow` at once (the caller reads on a thread), never a plain database error."""
+    path = tmp_path / "held.sqlite3"
+    made = Database(f"sqlite:///{path}")
+    made.create_schema()
+    made.dispose()
+    holder = sqlite3.connect(path, isolation_level=None)
+    db = Database(f"sqlite:///{path}")
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(LockedNow), db.read_now() as s:
+            s.execute(select(1))
+        holder.execute("ROLLBACK")
+        holder.close()
+        with db.read_now() as s:
+            assert s.execute(select(1)).scalar() == 1
+    finally:
+        holder.close()
+        db.dispose()
+
+
+def test_read_now_on_postgresql_is_a_programming_error_not_a_lock() -> None:
+    db = Database("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    try:
+        with pytest.raises(RuntimeError, match="SQLite only"), db.read_now():
+            pass
+    finally:
+        db.dispose()
+
+
+def test_run_feeds_and_requests_share_the_request_threads(live_server: LiveServer) -> None:
+    """A run feed's poll takes a worker thread and a pooled connection like a request does:
+    requests and feeds together never run more than `REQUEST_THREADS` of them at once, so
+    they never check out more than the pool keeps."""
+    st = _state(live_server)
+    entered, gate, lock = [0], threading.Event(), threading.Lock()
+    peak = [0]
+
+    def hold() -> tuple[list[dict[str, Any]], bool]:  # shaped as a feed's poll
+        with st.db.read() as s:
+            s.execute(select(1))
+            with lock:
+                entered[0] += 1
+                peak[0] = max(peak[0], entered[0])
+            gate.wait(30)
+        with lock:
+            entered[0] -= 1
+        return [], True
+
+    offload = st.feeds._offload  # what a feed's poll runs on
+    futures = [asyncio.run_coroutine_threadsafe(st.run(hold), st.loop) for _ in range(20)]
+    futures += [asyncio.run_coroutine_threadsafe(offload(hold), st.loop) for _ in range(20)]
+    try:
+        wait_until(lambda: entered[0] >= REQUEST_THREADS)
+    finally:
+        gate.set()
+        for future in futures:
+            future.result(timeout=30)
+    assert peak[0] == REQUEST_THREADS
+
+
 def test_concurrent_requests_never_churn_pooled_connections(live_server: LiveServer) -> None:
     """Request work that holds a connection, 32 at once: at most the pool's size is ever
     checked out, so no connection is opened and closed per request."""
@@ -265,6 +335,38 @@ def test_a_304_in_one_process_is_right_after_a_change_in_another(
 
 
 @pytest.mark.postgres
+def test_a_stale_etag_on_postgresql_reads_the_version_once(
+    postgres_cluster: PostgresCluster,
+    server_factory: ServerFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The conditional check's version read (before the page) is the page's version too."""
+    server = server_factory(
+        backend="postgres",
+        database_url=postgres_cluster.new_database(),
+        artifacts_dir=tmp_path / "objects",
+    )
+    alice = server.client()
+    etag = _first_page(alice).headers["etag"]
+    new_session(alice)
+    reader = _state(server).pg_reader
+    assert reader is not None
+    statements: list[str] = []
+    fetch = reader.fetch
+
+    async def recording(sql: str, params: Any) -> Any:
+        statements.append(sql)
+        return await fetch(sql, params)
+
+    monkeypatch.setattr(reader, "fetch", recording)
+    fresh = _first_page(alice, etag)
+    assert fresh.status_code == 200 and len(fresh.json()["items"]) == 1
+    assert fresh.headers["etag"] != etag
+    assert statements.count(_pg_sql(VERSION_OF)) == 1, statements
+
+
+@pytest.mark.postgres
 def test_a_postgresql_restart_is_invisible_to_the_index_and_an_outage_is_503(
     postgres_cluster: PostgresCluster, server_factory: ServerFactory, tmp_path: Path
 ) -> None:
@@ -292,3 +394,26 @@ def test_a_postgresql_restart_is_invisible_to_the_index_and_an_outage_is_503(
     assert _first_page(alice, etag).status_code == 304
     new_session(alice)
     assert _first_page(alice, etag).status_code == 200
+
+
+@pytest.mark.postgres
+def test_after_a_postgresql_restart_no_dead_loop_connection_reaches_a_request(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    """A restart kills every idle loop connection at once, not one: the first read after it
+    drops them all and connects afresh, so it succeeds however many were open."""
+    reader = PgLoopReader(postgres_cluster.new_database())
+
+    async def scenario() -> None:
+        try:
+            # Four reads at once each open their own connection (none is idle yet).
+            opened = await asyncio.gather(*(reader.fetch("SELECT 1", {}) for _ in range(4)))
+            assert opened == [[(1,)]] * 4
+            postgres_cluster.halt()
+            postgres_cluster.resume()
+            for _ in range(4):
+                assert await reader.fetch("SELECT 1", {}) == [(1,)]
+        finally:
+            await reader.close()
+
+    asyncio.run(scenario())

@@ -7,6 +7,7 @@ own code (commit f22d25c, `fixtures/make_old_databases.py`), before there were r
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from server_stub.db.schema import (
     head_revision,
 )
 from tests.conftest import PG_BIN, PostgresCluster, ServerFactory
+from tests.server.conftest import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -233,15 +235,18 @@ def test_two_processes_upgrading_one_postgres_database_at_once_both_succeed(
         ]
         try:
             with psycopg.connect(conninfo, autocommit=True) as watcher:
-                waiting = 0
-                while waiting < 2:
+
+                def both_wait() -> bool:
                     ended = [p.communicate() for p in procs if p.poll() is not None]
                     assert not ended, f"a process did not wait: {ended}"
-                    waiting = watcher.execute(
+                    row = watcher.execute(
                         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                         " AND classid = %s AND objid = %s AND NOT granted",
                         (LOCK_SPACE, LOCK_KEY),
-                    ).fetchone()[0]  # type: ignore[index]
+                    ).fetchone()
+                    return row is not None and row[0] >= 2
+
+                wait_until(both_wait, timeout=60)
             holder.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, LOCK_KEY))
             outputs = [p.communicate(timeout=120) for p in procs]
         finally:
@@ -363,3 +368,110 @@ def test_a_new_revision_id_is_numbered_next_and_fits_alembics_version_table() ->
     assert long.startswith("0042_") and len(long) <= MAX_REVISION_ID
     assert not long.endswith("_")
     assert revision_id("…", 0) == "0001_change"
+
+
+def _with_throwaway_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upgrade_body: str
+) -> str:
+    """The packaged migrations plus one revision after head (`upgrade_body` indented in its
+    `upgrade()`), in a copy under `tmp_path` that `server_stub.db.schema` uses for the test;
+    the new revision's id. Nothing is added to the shipped `versions/`."""
+    from server_stub.db import schema
+
+    copy = tmp_path / "migrations"
+    shutil.copytree(schema.MIGRATIONS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    revision = "9000_throwaway_batch"
+    (copy / "versions" / f"{revision}.py").write_text(
+        f'"""A revision for one test."""\n\nfrom alembic import op\n\n'
+        f'revision = "{revision}"\ndown_revision = "{head_revision()}"\n'
+        "branch_labels = None\ndepends_on = None\n\n\n"
+        f"def upgrade() -> None:\n    {upgrade_body}\n"
+    )
+    monkeypatch.setattr(schema, "MIGRATIONS_DIR", copy)
+    monkeypatch.setattr(schema, "HEAD_REVISION", revision)
+    # A cache of its own, so the process's cache of the shipped scripts is left as it was.
+    monkeypatch.setattr(schema, "scripts", functools.cache(schema.scripts.__wrapped__))
+    return revision
+
+
+def _sqlite_at_head_with_rows(tmp_path: Path) -> str:
+    url = _load_old("sqlite", tmp_path, None)
+    db = Database(url)
+    try:
+        db.create_schema()
+    finally:
+        db.dispose()
+    return url
+
+
+def test_a_batch_revision_rebuilding_a_referenced_sqlite_table_is_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's batch operations rebuild a table (copy, drop, rename): with foreign keys
+    enforced inside the upgrade's transaction, dropping `sessions` while events refer to it
+    fails, and every server would refuse to start. The upgrade turns enforcement off around
+    its transaction and checks the references once before it commits."""
+    url = _sqlite_at_head_with_rows(tmp_path)
+    before, at = _all_rows(url), head_revision()
+    revision = _with_throwaway_revision(
+        tmp_path,
+        monkeypatch,
+        'with op.batch_alter_table("sessions", recreate="always"):\n        pass',
+    )
+    db = Database(url)
+    try:
+        assert db.create_schema() == f"upgraded from {at} to {revision}"
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    finally:
+        db.dispose()
+    assert _all_rows(url, like=before) == before
+
+
+def test_a_sqlite_revision_leaving_a_dangling_reference_is_refused_and_rolled_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = _sqlite_at_head_with_rows(tmp_path)
+    at = head_revision()
+    _with_throwaway_revision(tmp_path, monkeypatch, 'op.execute("DELETE FROM sessions")')
+    db = Database(url)
+    try:
+        with pytest.raises(SchemaError, match="foreign key"):
+            db.create_schema()
+    finally:
+        db.dispose()
+    assert _revision(url) == at
+    assert _all_rows(url)["sessions"][1]
+
+
+def test_the_head_constant_is_the_scripts_head() -> None:
+    """`HEAD_REVISION` spares a start at head the import of Alembic; a new revision must
+    move it (docs/server.md, "Adding a revision")."""
+    from server_stub.db.schema import HEAD_REVISION, scripts
+
+    assert scripts().get_current_head() == HEAD_REVISION
+
+
+def test_a_start_on_a_database_at_head_never_imports_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'head.sqlite3'}"
+    db = Database(url)
+    try:
+        db.create_schema()
+    finally:
+        db.dispose()
+    script = (
+        "import sys\nfrom server_stub.db.engine import Database\n"
+        "from server_stub.db.schema import schema_refusal\n"
+        "db = Database(sys.argv[1])\nassert schema_refusal(db.engine) is None\n"
+        "print(db.create_schema())\ndb.dispose()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, url],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [f"at revision {head_revision()}", "[]"]

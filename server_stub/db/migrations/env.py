@@ -19,7 +19,6 @@ context.configure(
     connection=connection,
     target_metadata=Base.metadata,
     render_as_batch=True,
-    compare_type=True,
 )
 with context.begin_transaction():
     context.run_migrations()
