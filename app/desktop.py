@@ -184,7 +184,7 @@ class Desktop:
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
-        install_heap_policy(self.controller)
+        self._heap = heap.HeapPolicy(self.controller.rows_applied)  # see app.heap
 
     def _on_closed(self) -> None:
         window_state.write_state(self.options.profile, window_state.capture(self.window))
@@ -351,6 +351,8 @@ class Desktop:
             await self._close_paint_rows()
         except Exception:
             log.exception("error while shutting down")
+        finally:
+            self._heap.uninstall()
 
 
 #: The account key's name for the bundled demo server: it lives in the profile, so its
@@ -378,21 +380,6 @@ def account_profile(profile: Profile, demo_token: str | None = None) -> Profile 
         token=demo_token,
         server_identity=BUNDLED_SERVER_IDENTITY,
     )
-
-
-def install_heap_policy(controller: WindowController) -> None:
-    """Freeze the heap now and after each sidebar refresh; collect fully when the app is
-    inactive (see `app.heap`)."""
-    heap.freeze()
-    controller.rows_applied.connect(heap.freeze)
-    app = QApplication.instance()
-    if isinstance(app, QApplication):
-
-        def on_state(state: Qt.ApplicationState) -> None:
-            if state != Qt.ApplicationState.ApplicationActive:
-                heap.collect_while_idle()
-
-        app.applicationStateChanged.connect(on_state)
 
 
 def _install_exception_hooks(desktop: Desktop, loop: asyncio.AbstractEventLoop) -> None:

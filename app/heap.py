@@ -11,13 +11,21 @@ has no incremental collector, so the policy is:
   are still freed by reference counting when they die (rows are acyclic);
 - when the application leaves the foreground, everything is unfrozen and collected once
   (cyclic garbage that was frozen is reclaimed there), then frozen again.
+
+The policy is installed by each `Desktop` and removed when it stops (`HeapPolicy`): the
+application object outlives windows, and a handler left on its state signal would run one
+more full collection per departure for every window ever opened in the process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import time
+
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtWidgets import QApplication
 
 log = logging.getLogger(__name__)
 
@@ -38,3 +46,38 @@ def collect_while_idle() -> None:
         found,
         1000 * (time.perf_counter() - started),
     )
+
+
+class HeapPolicy:
+    """Freeze now and after each `refreshed`; collect fully when the application leaves the
+    foreground. `uninstall` undoes all of it (idempotent)."""
+
+    def __init__(self, refreshed: SignalInstance) -> None:
+        self._refreshed = refreshed
+        self._app = QApplication.instance()
+        self._installed = True
+        freeze()
+        refreshed.connect(self._freeze)
+        if isinstance(self._app, QApplication):
+            self._app.applicationStateChanged.connect(self._on_state)
+
+    # Looked up at call time, so a test can count the collections.
+    def _freeze(self) -> None:
+        freeze()
+
+    def _on_state(self, state: Qt.ApplicationState) -> None:
+        if state != Qt.ApplicationState.ApplicationActive:
+            collect_while_idle()
+
+    def uninstall(self) -> None:
+        """Disconnect both handlers and release the frozen heap to the collector."""
+        if not self._installed:
+            return
+        self._installed = False
+        # RuntimeError, TypeError: the signal's owner is already gone.
+        with contextlib.suppress(RuntimeError, TypeError):
+            self._refreshed.disconnect(self._freeze)
+        if isinstance(self._app, QApplication):
+            with contextlib.suppress(RuntimeError, TypeError):
+                self._app.applicationStateChanged.disconnect(self._on_state)
+        gc.unfreeze()

@@ -188,6 +188,7 @@ def test_an_uncaught_error_is_logged_and_shown_as_one_sentence(
         for r in caplog.records
     )
     desktop.window.close()
+    run(loop, desktop.stop())  # the heap policy goes with the window (app.heap)
 
 
 def test_a_second_bundled_server_on_one_profile_is_refused_in_words(tmp_path: Path) -> None:

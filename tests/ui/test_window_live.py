@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
@@ -302,12 +301,6 @@ def test_sending_a_message_streams_the_reply_into_a_new_conversation(harness: Ha
     assert pane.composer.toPlainText() == ""
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect, open: after the whole suite (never alone, never in tests/ui) the "
-    "approval card does not arrive within 30 s; the run's SSE stream answers 200. Seen since "
-    "issue 17's merges; see docs/ui.md 'Known gaps'.",
-)
 def test_approval_buttons_decide(harness: Harness) -> None:
     pane = harness.window.pane
 
