@@ -241,7 +241,7 @@ class StallMeter:
 
 
 async def _reconcile_stalls(url: str, folder: Path, db: Path, ids: list[str]) -> dict[str, Any]:
-    from app.desktop import install_heap_policy
+    from app import heap
     from sync.engine import SyncEngine
     from sync.profile import Profile
     from ui.controller import WindowController
@@ -250,7 +250,7 @@ async def _reconcile_stalls(url: str, folder: Path, db: Path, ids: list[str]) ->
     window = MainWindow()
     window.show()
     controller = WindowController(window, sync_interval=0)
-    install_heap_policy(controller)  # as the application does
+    heap.HeapPolicy(controller.rows_applied)  # as the application does
     engine = await SyncEngine.open(Profile(folder / "profile", server=url, token=TOKEN))
     meter = StallMeter()
     out: dict[str, Any] = {}

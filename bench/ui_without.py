@@ -21,8 +21,18 @@ from typing import Any
 VARIANTS = ("none", "no_defer", "no_freeze", "no_gil_yield", "no_young", "all")
 
 
+class _NoHeapPolicy:
+    """`app.heap.HeapPolicy` taken out: no freezing, no idle collection."""
+
+    def __init__(self, refreshed: object) -> None:
+        pass
+
+    def uninstall(self) -> None:
+        pass
+
+
 def _take_out(variant: str) -> None:
-    import app.desktop
+    import app.heap
     import sync.mirror_rows
     import sync.reconcile
     import ui.sidebar_refresher
@@ -32,7 +42,7 @@ def _take_out(variant: str) -> None:
         setattr(sync.reconcile, "full_collections_deferred", contextlib.nullcontext)  # noqa: B010
         setattr(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)  # noqa: B010
     if every or variant == "no_freeze":
-        setattr(app.desktop, "install_heap_policy", lambda controller: None)  # noqa: B010
+        setattr(app.heap, "HeapPolicy", _NoHeapPolicy)  # noqa: B010
     if every or variant == "no_gil_yield":
         no_sleep = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
         no_sleep.sleep = lambda _seconds: None
