@@ -32,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="converge qa",
         description=(
             "Multi-device convergence harness: N simulated devices, a seeded workload "
-            "(creates, turns, deletes, refused deletes, object-store outages, server "
-            "restarts), a quiet phase, then the ADR-0050 §8 invariants."
+            "(creates, turns, deletes, refused deletes; object-store outages with a control "
+            "plane, restarts of its own server), a quiet phase, then the ADR-0050 §8 "
+            "invariants, through the public routes."
         ),
     )
     p.add_argument("--devices", type=int, default=5, metavar="N", help="devices (default 5)")
@@ -55,7 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="devices keep no index watch open (timer and triggers only)",
     )
     p.add_argument(
-        "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
+        "--server",
+        metavar="URL",
+        help="use this server: any implementation of the contract (its control plane, when "
+        "it serves /_stub, adds extras)",
+    )
+    p.add_argument(
+        "--public-only",
+        action="store_true",
+        help="use the sixteen public routes alone, even when the server has a control plane "
+        "(the harness's own server then starts without --control)",
     )
     p.add_argument(
         "--database",
@@ -121,6 +131,7 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         page_limit=args.page_limit,
         keep=args.keep,
         servers=args.servers,
+        public_only=args.public_only,
     )
 
 

@@ -32,6 +32,7 @@ class QaOptions:
     keep: bool = False
     workdir: Path | None = None
     servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
+    public_only: bool = False  # never use the control plane, even when the server has one
 
 
 @dataclass
@@ -64,6 +65,14 @@ class QaReport:
     latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
     violations: list[Violation] = field(default_factory=list)
     workdir: str | None = None
+    #: What the run added to the public routes (`Harness._extras`): control plane, restarts.
+    extras: dict[str, bool] = field(default_factory=dict)
+    #: The public purge audit: sessions, runs and artifacts checked, leftovers found.
+    public_audit: dict[str, int] = field(default_factory=dict)
+
+    def extras_text(self) -> str:
+        used = [name.replace("_", " ") for name, on in self.extras.items() if on]
+        return ", ".join(used) if used else "none (the sixteen public routes only)"
 
     @property
     def ok(self) -> bool:
@@ -92,6 +101,8 @@ class QaReport:
                 "processes": self.options.servers,
                 "restarts": self.restarts,
             },
+            "extras": dict(self.extras),
+            "public_audit": dict(self.public_audit),
             "plan_digest": self.plan_digest,
             "operations": {
                 "total": self.operations,
@@ -194,6 +205,14 @@ class QaReport:
                 f"convergence latency over {len(self.latencies.seconds)} changes: "
                 f"p50 {ms['p50']:.0f} ms, p95 {ms['p95']:.0f} ms, max {ms['max']:.0f} ms"
                 + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
+            )
+        lines.append(f"extras: {self.extras_text()}")
+        audit = self.public_audit
+        if audit:
+            lines.append(
+                f"public purge audit: {audit.get('sessions', 0)} deleted sessions, "
+                f"{audit.get('runs', 0)} runs, {audit.get('artifacts', 0)} artifacts: "
+                f"{audit.get('leftovers', 0)} still served"
             )
         lines.append(
             f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
