@@ -42,7 +42,9 @@ from qa.checker import (
     check,
 )
 from qa.device import Device, Recorder, plain_transport
+from qa.faults import FaultSchedule, FaultSpec
 from qa.latency import Change, convergence_latencies
+from qa.proxy import DeviceNetwork
 from qa.public import Presence, PublicAudit, Truth, seed_public
 from qa.report import QaOptions, QaReport
 from qa.server import ControlPlane, QaSetupError, ServerProcess
@@ -98,6 +100,7 @@ class Harness:
         self.controls: list[ControlPlane] = []
         self.truth: Truth | None = None
         self.audit: PublicAudit | None = None
+        self.network: DeviceNetwork | None = None  # the fault proxies (`--faults`)
         self.url = ""
         self.live: list[str] = []  # sessions the workload believes live, in creation order
         self.deleted: list[str] = []  # confirmed deleted, in deletion order
@@ -185,17 +188,30 @@ class Harness:
             self.live.extend(await seed_public(self.truth, texts))
             # The seeding runs end before the devices start, so the first turns are not 409s.
             await self.truth.wait_idle(time.monotonic() + self.o.deadline)
+        urls = [
+            self.servers[i % len(self.servers)].url if self.servers else self.url
+            for i in range(self.o.devices)
+        ]
+        ports: list[int | None] = [None] * self.o.devices
+        if self.o.faults is not None:
+            horizon = self.o.operations or DEFAULT_OPERATIONS
+            schedule = FaultSchedule(
+                FaultSpec.parse(self.o.faults), self.o.seed, self.o.devices, horizon
+            )
+            self.network = DeviceNetwork(schedule)
+            ports = list(await self.network.start(urls))
         for index in range(self.o.devices):
             device = Device(
                 index,
                 self.workdir / "devices" / f"d{index:03d}",
-                url=self.servers[index % len(self.servers)].url if self.servers else self.url,
+                url=urls[index],
                 token=self.o.token,
                 interval=self.o.interval,
                 stats=self.report.stats,
                 recorder=self.recorder,
                 page_limit=self.o.page_limit,
                 watch=self.o.watch,
+                proxy_port=ports[index],
             )
             await device.open()
             self.devices.append(device)
@@ -241,6 +257,9 @@ class Harness:
             "kept_inconclusive": r.kept,
             "events_out_of_commit_order": r.misordered,
         }
+        if self.network is not None:
+            await self.network.close()
+            self.report.faults = self.network.to_json()
         for control in self.controls:
             await control.aclose()
         errors: int | None = None
@@ -277,6 +296,8 @@ class Harness:
             if self.o.duration is not None and time.monotonic() - started >= self.o.duration:
                 break
             op_started = time.monotonic()
+            if self.network is not None:
+                self.network.at_operation(op.index)
             try:
                 async with asyncio.timeout(OP_DEADLINE):
                     await self._execute(op)
@@ -486,6 +507,8 @@ class Harness:
         end), then the convergence clock starts: poll until every mirror equals the truth
         and stays so, or the deadline (counted from the end of the workload) passes."""
         assert self.truth is not None
+        if self.network is not None:
+            self.network.heal()  # as the object store comes back: the network too
         if self.outage:
             await self._object_store(True)
             self.outage = False

@@ -33,6 +33,7 @@ class QaOptions:
     workdir: Path | None = None
     servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
     public_only: bool = False  # never use the control plane, even when the server has one
+    faults: str | None = None  # the fault proxy's spec (`qa.faults`); None: no proxy
 
 
 @dataclass
@@ -69,6 +70,8 @@ class QaReport:
     extras: dict[str, bool] = field(default_factory=dict)
     #: The public purge audit: sessions, runs and artifacts checked, leftovers found.
     public_audit: dict[str, int] = field(default_factory=dict)
+    #: The fault proxy: spec, schedule digest, partitions, what it did (`DeviceNetwork`).
+    faults: dict[str, Any] | None = None
 
     def extras_text(self) -> str:
         used = [name.replace("_", " ") for name, on in self.extras.items() if on]
@@ -103,6 +106,7 @@ class QaReport:
             },
             "extras": dict(self.extras),
             "public_audit": dict(self.public_audit),
+            "faults": self.faults,
             "plan_digest": self.plan_digest,
             "operations": {
                 "total": self.operations,
@@ -207,6 +211,15 @@ class QaReport:
                 + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
             )
         lines.append(f"extras: {self.extras_text()}")
+        if self.faults is not None:
+            f = self.faults
+            struck = ", ".join(f"{k} {n}" for k, n in f["faults"].items()) or "none struck"
+            lines.append(
+                f"faults: {f['spec']} (schedule {f['digest']}): {f['connections']} connections, "
+                f"{struck}, {f['partitions']} partitions started "
+                f"({', '.join(f['partition_plan']) or 'none planned'}), "
+                f"at most {f['max_buffered']} bytes buffered"
+            )
         audit = self.public_audit
         if audit:
             lines.append(

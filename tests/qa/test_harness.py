@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from qa import cli as qa_cli
+from qa.faults import FaultSchedule, FaultSpec
 from qa.workload import plan, plan_digest
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 
@@ -260,3 +261,30 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     kinds = {v["kind"] for v in report["violations"]}
     assert "live_pruned" in kinds
     assert "not_converged" in kinds
+
+
+FAULTS = "latency=10,jitter=20,drop=0.15,cut=0.15,stall=0.15,stall-seconds=1,partition=1@5:3"
+
+
+def test_qa_under_network_faults_converges_and_its_fault_schedule_follows_the_seed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["--devices", "3", "--operations", "40", "--seed", str(SEED), "--deadline", "40"]
+    code, report = run_qa(capsys, *args, "--faults", f"{FAULTS},partitions=1")
+    assert report["violations"] == []
+    assert code == 0
+    faults = report["faults"]
+    schedule = FaultSchedule(FaultSpec.parse(f"{FAULTS},partitions=1"), SEED, 3, 40)
+    assert faults["digest"] == schedule.digest()
+    assert faults["partition_plan"] == [p.text() for p in schedule.partitions]
+    assert faults["partitions"] == len(schedule.partitions) == 2
+    assert sum(faults["faults"].values()) >= 1  # device 2's first connection is cut
+    assert faults["max_buffered"] <= 64 * (6 * 16 * 1024)  # connections x (queue + 2) chunks
+    assert all(t is not None for t in report["convergence"]["per_device"].values())
+
+
+def test_qa_refuses_a_fault_spec_out_of_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        qa_cli.main(["--faults", "drop=2", "--operations", "1"])
+    assert exit_info.value.code == 2
+    assert "drop must be within" in capsys.readouterr().err
