@@ -152,7 +152,10 @@ class _Connection:
                     self._pipe(group, self.upstream[0], self.client[1], Direction.RESPONSE)
             except* _Struck as struck:
                 reset = any(isinstance(e, _Struck) and e.reset for e in struck.exceptions)
-            except* (OSError, ConnectionError):
+            except* OSError:  # a reset, a refused write, a drain past the idle bound
+                reset = True
+            except* Exception as unexpected:  # never an unhandled error in the server task
+                log.info("proxied connection failed: %r", unexpected.exceptions[0])
                 reset = True
         except TimeoutError:
             reset = True

@@ -157,10 +157,11 @@ class PublicAudit:
         self._plain: dict[str, tuple[int, bytes]] = {}
 
     async def record(self, session_id: str) -> None:
-        """Read the session's events (one page) and keep its run and artifact ids; at most
-        `limit` sessions are recorded, and a failure records nothing (the audit is then
-        smaller, never wrong)."""
-        if session_id in self.contents or len(self.contents) >= self.limit:
+        """Read the session's events (one page) and keep its run and artifact ids (again at
+        each delete attempt: a refused delete is followed by more turns); at most `limit`
+        sessions are recorded, and a failure keeps what was recorded before (the audit is
+        then smaller, never wrong)."""
+        if session_id not in self.contents and len(self.contents) >= self.limit:
             return
         try:
             async with self.truth.client() as api:

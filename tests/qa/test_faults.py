@@ -31,7 +31,8 @@ def test_the_schedule_holds_the_explicit_and_the_seeded_partitions() -> None:
     schedule = FaultSchedule(FaultSpec.parse(SPEC), 11, 6, horizon=40)
     assert Partition((0, 2), 5, 3.0) in schedule.partitions
     assert len(schedule.partitions) == 4
-    assert all(1 <= p.at_op < 40 and all(0 <= d < 6 for d in p.devices) for p in schedule.partitions)
+    for p in schedule.partitions:
+        assert 1 <= p.at_op < 40 and all(0 <= d < 6 for d in p.devices)
     assert schedule.starting_at(5)[0].devices == (0, 2)
 
 

@@ -6,6 +6,7 @@ deadline; nothing asserts a duration."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -19,7 +20,10 @@ from qa.proxy import FaultProxy, ProxyLimits, proxied_transport
 from tests.conftest import LiveServer
 from tests.sync.helpers import run
 
-REQUEST = b"GET /v1/sessions?limit=5 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer dev-alice\r\n\r\n"
+REQUEST = (
+    b"GET /v1/sessions?limit=5 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Authorization: Bearer dev-alice\r\n\r\n"
+)
 
 
 def plans(
@@ -166,17 +170,13 @@ def test_connections_over_the_cap_and_idle_ones_are_closed(live_server: LiveServ
         held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
         await until(lambda: proxy.stats.connections == 2)
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        try:
+        with contextlib.suppress(ConnectionResetError):
             assert await asyncio.wait_for(reader.read(10), 10) == b""
-        except ConnectionResetError:
-            pass
         writer.close()
         assert proxy.stats.refused == 1
         for idle_reader, _w in held:  # no byte either way: closed after idle_seconds
-            try:
+            with contextlib.suppress(ConnectionResetError):
                 assert await asyncio.wait_for(idle_reader.read(10), 10) == b""
-            except ConnectionResetError:
-                pass
         assert proxy.stats.closed_idle == 2
 
     run(with_proxy(proxy, body))
