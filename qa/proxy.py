@@ -30,7 +30,6 @@ import contextlib
 import logging
 import random
 import socket
-import ssl
 import struct
 import time
 from collections import Counter
@@ -43,6 +42,7 @@ import httpcore
 import httpx
 
 from qa.faults import ConnectionPlan, Direction, Fault, FaultSchedule, FaultSpec
+from sync.tls import client_context
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +378,7 @@ def proxied_transport(url: str, proxy_port: int) -> httpx.AsyncHTTPTransport:
     # httpx keeps its connection pool in `_pool` and sends through it; the same pool with
     # one change, the network backend, is the only way to move the sockets and keep TLS.
     transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=ssl.create_default_context() if https else None,
+        ssl_context=client_context() if https else None,  # the client's trust store
         network_backend=_ToProxy(proxy_port),
     )
     return transport

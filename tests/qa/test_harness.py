@@ -283,6 +283,17 @@ def test_qa_under_network_faults_converges_and_its_fault_schedule_follows_the_se
     assert all(t is not None for t in report["convergence"]["per_device"].values())
 
 
+def test_qa_under_faults_converges_on_a_server_without_control_plane(
+    server_factory: ServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = server_factory(control=False)
+    spec = "drop=0.3,cut=0.3,stall=0.2,stall-seconds=1,partition=0@4:2"
+    code, report = run_qa(capsys, "--server", server.url, *PUBLIC_RUN, "--faults", spec)
+    assert code == 0
+    assert_public_invariants_held(report)
+    assert report["faults"]["partitions"] == 1 and report["faults"]["connections"] >= 2
+
+
 def test_qa_refuses_a_fault_spec_out_of_bounds(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         qa_cli.main(["--faults", "drop=2", "--operations", "1"])
