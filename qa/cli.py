@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from qa.faults import FaultSchedule, FaultSpec
 from qa.harness import Harness
 from qa.report import QaOptions, QaReport
 from qa.server import QaSetupError
@@ -32,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="converge qa",
         description=(
             "Multi-device convergence harness: N simulated devices, a seeded workload "
-            "(creates, turns, deletes, refused deletes, object-store outages, server "
-            "restarts), a quiet phase, then the ADR-0050 §8 invariants."
+            "(creates, turns, deletes, refused deletes; object-store outages with a control "
+            "plane, restarts of its own server), a quiet phase, then the ADR-0050 §8 "
+            "invariants, through the public routes."
         ),
     )
     p.add_argument("--devices", type=int, default=5, metavar="N", help="devices (default 5)")
@@ -55,7 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="devices keep no index watch open (timer and triggers only)",
     )
     p.add_argument(
-        "--server", metavar="URL", help="use this server (it must serve /_stub, --control)"
+        "--server",
+        metavar="URL",
+        help="use this server: any implementation of the contract (its control plane, when "
+        "it serves /_stub, adds extras)",
+    )
+    p.add_argument(
+        "--public-only",
+        action="store_true",
+        help="use the sixteen public routes alone, even when the server has a control plane "
+        "(the harness's own server then starts without --control)",
     )
     p.add_argument(
         "--database",
@@ -95,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the devices' walk page size (default 20: walks span pages, items move)",
     )
+    p.add_argument(
+        "--faults",
+        metavar="SPEC",
+        help="run a fault proxy between each device and the server, on a schedule drawn "
+        "from --seed: e.g. 'latency=20,jitter=30,drop=0.03,cut=0.03,stall=0.03,"
+        "partition=1@10:4,partitions=2', or 'standard' (docs/qa.md)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--keep", action="store_true", help="keep the temporary folders")
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
@@ -121,6 +139,8 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         page_limit=args.page_limit,
         keep=args.keep,
         servers=args.servers,
+        public_only=args.public_only,
+        faults=args.faults,
     )
 
 
@@ -164,6 +184,11 @@ def _main(argv: Sequence[str]) -> int:
         )
     if args.initial < 0 or not 1 <= args.page_limit <= 200:
         parser.error("--initial must not be negative; --page-limit is 1..200")
+    if args.faults is not None:
+        try:
+            FaultSchedule(FaultSpec.parse(args.faults), 0, args.devices)
+        except ValueError as exc:
+            parser.error(str(exc))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         stream=sys.stderr,

@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from qa.checker import Observation, RowKey, Source
+from qa.proxy import proxied_transport
 from sync.engine import EngineEvent, IndexChanged, SyncEngine
 from sync.profile import Profile
 from sync.reconcile import TriggerReason
@@ -141,8 +142,10 @@ class Device:
         retry_attempts: int = 2,
         page_limit: int = 200,
         watch: bool = False,
+        proxy_port: int | None = None,
     ) -> None:
         self.index = index
+        self.proxy_port = proxy_port  # its fault proxy (`qa.proxy`), when the run has one
         self.profile = Profile.load(folder, server=url, token=token, environ={})
         self.url = url
         self.interval = interval
@@ -168,7 +171,7 @@ class Device:
         keep an index watch open when the device watches."""
         engine = await SyncEngine.open(
             self.profile,
-            transport=CountingTransport(self.stats, plain_transport(self.url)),
+            transport=CountingTransport(self.stats, self._transport()),
             timer_interval=self.interval,
             retry_attempts=self.retry_attempts,
             page_limit=self.page_limit,
@@ -180,6 +183,11 @@ class Device:
         engine.trigger(TriggerReason.CONNECT)
         if self.watch:
             engine.start_watch()
+
+    def _transport(self) -> httpx.AsyncBaseTransport:
+        if self.proxy_port is None:
+            return plain_transport(self.url)
+        return proxied_transport(self.url, self.proxy_port)
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None

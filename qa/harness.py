@@ -1,14 +1,20 @@
 """`converge qa`: prove that N devices converge on the server's history (ADR-0050 §8).
 
 The harness starts a stub server as a child process (`converge-server --port 0 --control
---agent-delay 0 ...`, restartable for real) or targets `--server URL` (which must serve the
-control plane), opens N simulated devices (`qa.device`) with a short reconcile timer,
-and drives a seeded workload (`qa.workload`): new conversations, turns that reorder the
-index, deletes from random devices, deletes refused by active runs, repeated deletes,
-object-store outages, server restarts, reconnects and foreground triggers. Then a quiet
-phase: no more operations, the object store up; the harness polls until every mirror equals
-the server's index (read by a full walk with a fresh client) or the convergence deadline
-passes. Finally the outbox must drain and deleted sessions must leave no residue.
+--agent-delay 0 ...`, restartable for real) or targets `--server URL`, any server that
+implements the contract (CONTRACT §12). It needs only the sixteen public routes
+(`qa.public`): seeding, the workload, the truth and the purge audit all go through them.
+The stub's control plane, when the server serves it (and `--public-only` is not given),
+adds its extras: fast seeding with past activity and legacy titles, object-store outages,
+the outbox and the row-level purge audit; restarts come with the harness's own server.
+
+It opens N simulated devices (`qa.device`) and drives a seeded workload (`qa.workload`):
+new conversations, turns that reorder the index, deletes from random devices, deletes
+refused by active runs, repeated deletes, reconnects and foreground triggers, plus the
+extras above. Then a quiet phase: no more operations, the object store up; the harness
+polls until every mirror equals the server's index (read by a full walk with a fresh
+client) or the convergence deadline passes. Finally deleted sessions must leave nothing
+any route serves (and, with the control plane, no residue and an empty outbox).
 
 Everything observed goes into a `qa.checker.History`; `qa_checker.check` decides the
 violations. The report (text, or one JSON object with `--json`) gives the operations by kind
@@ -36,14 +42,15 @@ from qa.checker import (
     check,
 )
 from qa.device import Device, Recorder, plain_transport
+from qa.faults import FaultSchedule, FaultSpec
 from qa.latency import Change, convergence_latencies
+from qa.proxy import DeviceNetwork
+from qa.public import Presence, PublicAudit, Truth, seed_public
 from qa.report import QaOptions, QaReport
-from qa.server import ControlPlane, ServerProcess
+from qa.server import ControlPlane, QaSetupError, ServerProcess
 from qa.workload import Op, OpKind, choose, initial_histories, plan, plan_digest
-from sync.api import ApiClient
 from sync.deletion import DeleteOutcome, DeleteStatus
-from sync.errors import BadCursor, NotFound, RunInProgress, SyncError
-from sync.models import SessionView
+from sync.errors import NotFound, RunInProgress, SyncError, Unauthenticated
 from sync.reconcile import TriggerReason
 
 log = logging.getLogger(__name__)
@@ -68,53 +75,13 @@ WORDS = (
 )
 
 
-class Truth:
-    """The server's own answers, through a fresh client each time (never a device's)."""
-
-    def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.token = token
-
-    def _client(self) -> ApiClient:
-        return ApiClient(
-            self.url, self.token, transport=plain_transport(self.url), retry_attempts=3
-        )
-
-    async def index(self) -> list[SessionView]:
-        """A full walk of `GET /v1/sessions` with a new client (restarted on a bad cursor)."""
-        async with self._client() as api:
-            for _attempt in range(3):
-                items: list[SessionView] = []
-                cursor: str | None = None
-                try:
-                    while True:
-                        page = await api.list_sessions(limit=200, cursor=cursor)
-                        assert page is not None  # no ETag sent, so never 304
-                        items.extend(page.items)
-                        if page.next_cursor is None:
-                            return items
-                        cursor = page.next_cursor
-                except BadCursor:
-                    continue
-        raise SyncError("the server refused its own cursors three times")
-
-    async def exists(self, session_id: str) -> bool | None:
-        """200: True; 404: False; anything else: None."""
-        async with self._client() as api:
-            try:
-                await api.get_session(session_id)
-            except NotFound:
-                return False
-            except SyncError:
-                return None
-            return True
-
-
 _RESULTS = {
     DeleteStatus.DELETED: DeleteResult.DELETED,
     DeleteStatus.ALREADY_GONE: DeleteResult.ALREADY_GONE,
     DeleteStatus.ACTIVE_RUN: DeleteResult.ACTIVE_RUN,
     DeleteStatus.FAILED: DeleteResult.FAILED,
+    DeleteStatus.UNCONFIRMED: DeleteResult.UNCONFIRMED,
+    DeleteStatus.SERVER_ONLY: DeleteResult.DELETED,  # the server confirmed; the row stayed
 }
 
 
@@ -132,6 +99,8 @@ class Harness:
         self.control: ControlPlane | None = None  # the first of `controls`
         self.controls: list[ControlPlane] = []
         self.truth: Truth | None = None
+        self.audit: PublicAudit | None = None
+        self.network: DeviceNetwork | None = None  # the fault proxies (`--faults`)
         self.url = ""
         self.live: list[str] = []  # sessions the workload believes live, in creation order
         self.deleted: list[str] = []  # confirmed deleted, in deletion order
@@ -187,6 +156,7 @@ class Harness:
                     self.workdir / ("server" if i == 0 else f"server{i}"),
                     database_url=self.o.database,
                     artifacts=self.workdir / "server" / "artifacts",
+                    control=not self.o.public_only,
                 )
                 for i in range(self.o.servers)
             ]
@@ -194,31 +164,79 @@ class Harness:
             urls = [await server.start() for server in self.servers]
             self.url = urls[0]
         self.report.url = self.url
-        self.controls = [ControlPlane(s.url) for s in self.servers] or [ControlPlane(self.url)]
-        self.control = self.controls[0]
-        for control in self.controls:
-            await control.require()
-        await self._object_store(True)
-        self.truth = Truth(self.url, self.o.token)
-        for text, updated_at, legacy in initial_histories(self.o.seed, self.o.initial):
-            sid = await self.control.create_history(
-                self.o.token, text, updated_at=updated_at, legacy=legacy
+        self.truth = Truth(self.url, self.o.token, plain_transport)
+        self.audit = PublicAudit(self.truth)
+        await self._require_api()
+        if not self.o.public_only:
+            probes = [ControlPlane(s.url) for s in self.servers] or [ControlPlane(self.url)]
+            if await probes[0].probe():
+                self.controls = probes
+                self.control = probes[0]
+            else:
+                for probe in probes:
+                    await probe.aclose()
+        self.report.extras = self._extras()
+        if self.control is not None:
+            await self._object_store(True)
+            for text, updated_at, legacy in initial_histories(self.o.seed, self.o.initial):
+                sid = await self.control.create_history(
+                    self.o.token, text, updated_at=updated_at, legacy=legacy
+                )
+                self.live.append(sid)
+        else:
+            texts = [text for text, _at, _legacy in initial_histories(self.o.seed, self.o.initial)]
+            self.live.extend(await seed_public(self.truth, texts))
+            # The seeding runs end before the devices start, so the first turns are not 409s.
+            await self.truth.wait_idle(time.monotonic() + self.o.deadline)
+        urls = [
+            self.servers[i % len(self.servers)].url if self.servers else self.url
+            for i in range(self.o.devices)
+        ]
+        ports: list[int | None] = [None] * self.o.devices
+        if self.o.faults is not None:
+            horizon = self.o.operations or DEFAULT_OPERATIONS
+            schedule = FaultSchedule(
+                FaultSpec.parse(self.o.faults), self.o.seed, self.o.devices, horizon
             )
-            self.live.append(sid)
+            self.network = DeviceNetwork(schedule)
+            ports = list(await self.network.start(urls))
         for index in range(self.o.devices):
             device = Device(
                 index,
                 self.workdir / "devices" / f"d{index:03d}",
-                url=self.servers[index % len(self.servers)].url if self.servers else self.url,
+                url=urls[index],
                 token=self.o.token,
                 interval=self.o.interval,
                 stats=self.report.stats,
                 recorder=self.recorder,
                 page_limit=self.o.page_limit,
                 watch=self.o.watch,
+                proxy_port=ports[index],
             )
             await device.open()
             self.devices.append(device)
+
+    async def _require_api(self) -> None:
+        """The public API answers and takes the token (the one thing a run needs)."""
+        assert self.truth is not None
+        try:
+            async with self.truth.client() as api:
+                await api.list_sessions(limit=1)
+        except Unauthenticated as exc:
+            raise QaSetupError(f"the server refused the token: {exc.message}") from exc
+        except SyncError as exc:
+            raise QaSetupError(f"the server's index cannot be read: {exc.message}") from exc
+
+    def _extras(self) -> dict[str, bool]:
+        """What the run adds to the public routes (the report says which were used)."""
+        control = self.control is not None
+        return {
+            "control_plane": control,
+            "control_seeding": control,
+            "object_store_faults": control,
+            "stub_purge_audit": control,
+            "restarts": self.server is not None,
+        }
 
     async def _teardown(self) -> None:
         for device in self.devices:
@@ -239,6 +257,9 @@ class Harness:
             "kept_inconclusive": r.kept,
             "events_out_of_commit_order": r.misordered,
         }
+        if self.network is not None:
+            await self.network.close()
+            self.report.faults = self.network.to_json()
         for control in self.controls:
             await control.aclose()
         errors: int | None = None
@@ -259,7 +280,12 @@ class Harness:
 
     async def _workload(self) -> None:
         started = time.monotonic()
-        ops = plan(self.o.seed, self.o.devices, restarts=self.server is not None)
+        ops = plan(
+            self.o.seed,
+            self.o.devices,
+            restarts=self.server is not None,
+            outages=self.control is not None,
+        )
         done: list[Op] = []
         limit = self.o.operations
         if limit is None and self.o.duration is None:
@@ -270,6 +296,8 @@ class Harness:
             if self.o.duration is not None and time.monotonic() - started >= self.o.duration:
                 break
             op_started = time.monotonic()
+            if self.network is not None:
+                self.network.at_operation(op.index)
             try:
                 async with asyncio.timeout(OP_DEADLINE):
                     await self._execute(op)
@@ -368,6 +396,8 @@ class Harness:
         self, device: Device, session_id: str, *, stop_run: bool = False
     ) -> DeleteOutcome:
         """A server-first delete through the device's engine, recorded for the checker."""
+        if self.audit is not None and session_id not in self._deleted_set:
+            await self.audit.record(session_id)  # what the purge must make unreachable
         row_before = await device.has_row(session_id)
         sent = time.monotonic()
         if stop_run:
@@ -448,7 +478,7 @@ class Harness:
     async def _op_restart(self, op: Op) -> None:
         """SIGTERM the server, keep it down a moment (a delete may be tried meanwhile: it must
         fail and keep the row), start it again on the same database and port."""
-        assert self.server is not None and self.control is not None
+        assert self.server is not None
         # With a fleet, the processes take turns, and every other turn (the first one
         # included) is a SIGKILL, a crash: the survivors keep serving and fail its runs.
         server = self.servers[self.report.restarts % len(self.servers)]
@@ -476,7 +506,9 @@ class Harness:
         """No more operations. First the server settles (runs still active, e.g. a `/wait`,
         end), then the convergence clock starts: poll until every mirror equals the truth
         and stays so, or the deadline (counted from the end of the workload) passes."""
-        assert self.control is not None and self.truth is not None
+        assert self.truth is not None
+        if self.network is not None:
+            self.network.heal()  # as the object store comes back: the network too
         if self.outage:
             await self._object_store(True)
             self.outage = False
@@ -522,7 +554,7 @@ class Harness:
             return None
 
     async def _final_checks(self) -> None:
-        assert self.control is not None and self.truth is not None
+        assert self.truth is not None and self.audit is not None
         for device in self.devices:
             device.engine.stop_timer()
         truth = [RowKey.of(view) for view in await self.truth.index()]
@@ -534,15 +566,46 @@ class Harness:
         self.history.observations = list(self.recorder.observations)
         self.report.sessions_final = len(truth)
         self.report.deleted = len(self.deleted)
-        pending = await self.control.maintenance()
+        if self.control is not None:
+            await self._stub_audit(self.control)
+        # The same invariants through the public routes, with or without the control plane.
+        public, leftovers = await self.audit.verify(self.deleted)
+        self.history.leftovers = [(left.session_id, left.what) for left in leftovers]
+        contents = self.audit.contents
+        self.report.public_audit = {
+            "sessions": len(public),
+            "runs": sum(len(contents[s].runs) for s in public if s in contents),
+            "artifacts": sum(len(contents[s].artifacts) for s in public if s in contents),
+            "leftovers": len(leftovers),
+        }
+        # Cross-check every removal against the server's own record of deletions: route 3's
+        # tombstone, and the stub's tombstone row when there is a control plane.
+        removed = sorted({o.session_id for o in self.history.observations if o.source.is_removal})
+        async with self.truth.client() as api:
+            for sid in removed[:TOMBSTONE_LIMIT]:
+                has = public.get(sid)
+                if has is None:
+                    has = await self.truth.presence(sid, api) is Presence.TOMBSTONED
+                if self.control is not None and has:
+                    if sid in self.history.residue:
+                        has = self.history.residue[sid].tombstone
+                    else:
+                        audit = await self.control.residue(sid)
+                        has = bool(audit.get("tombstone", False))
+                self.history.tombstones[sid] = has
+        self.report.tombstones_checked = len(self.history.tombstones)
+
+    async def _stub_audit(self, control: ControlPlane) -> None:
+        """The control plane's extras: the outbox drains, and the purge left no row or object."""
+        pending = await control.maintenance()
         for _ in range(2):  # a pass racing a late byte delete may leave one queued
             if pending == 0:
                 break
-            pending = await self.control.maintenance()
+            pending = await control.maintenance()
         self.history.outbox_pending = pending
         self.report.outbox_pending = pending
         for sid in self.deleted[:RESIDUE_LIMIT]:
-            audit = await self.control.residue(sid)
+            audit = await control.residue(sid)
             self.history.residue[sid] = Residue(
                 rows=sum(int(n) for n in audit.get("rows", {}).values()),
                 objects=int(audit.get("objects", 0)),
@@ -550,15 +613,6 @@ class Harness:
                 tombstone=bool(audit.get("tombstone", False)),
             )
         self.report.residue_checked = len(self.history.residue)
-        # Cross-check every removal against the server's own record of deletions.
-        removed = sorted({o.session_id for o in self.history.observations if o.source.is_removal})
-        for sid in removed[:TOMBSTONE_LIMIT]:
-            if sid in self.history.residue:
-                self.history.tombstones[sid] = self.history.residue[sid].tombstone
-            else:
-                audit = await self.control.residue(sid)
-                self.history.tombstones[sid] = bool(audit.get("tombstone", False))
-        self.report.tombstones_checked = len(self.history.tombstones)
 
 
 # -- command line ---------------------------------------------------------------------------

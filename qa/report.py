@@ -32,6 +32,8 @@ class QaOptions:
     keep: bool = False
     workdir: Path | None = None
     servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
+    public_only: bool = False  # never use the control plane, even when the server has one
+    faults: str | None = None  # the fault proxy's spec (`qa.faults`); None: no proxy
 
 
 @dataclass
@@ -64,6 +66,16 @@ class QaReport:
     latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
     violations: list[Violation] = field(default_factory=list)
     workdir: str | None = None
+    #: What the run added to the public routes (`Harness._extras`): control plane, restarts.
+    extras: dict[str, bool] = field(default_factory=dict)
+    #: The public purge audit: sessions, runs and artifacts checked, leftovers found.
+    public_audit: dict[str, int] = field(default_factory=dict)
+    #: The fault proxy: spec, schedule digest, partitions, what it did (`DeviceNetwork`).
+    faults: dict[str, Any] | None = None
+
+    def extras_text(self) -> str:
+        used = [name.replace("_", " ") for name, on in self.extras.items() if on]
+        return ", ".join(used) if used else "none (the sixteen public routes only)"
 
     @property
     def ok(self) -> bool:
@@ -92,6 +104,9 @@ class QaReport:
                 "processes": self.options.servers,
                 "restarts": self.restarts,
             },
+            "extras": dict(self.extras),
+            "public_audit": dict(self.public_audit),
+            "faults": self.faults,
             "plan_digest": self.plan_digest,
             "operations": {
                 "total": self.operations,
@@ -194,6 +209,23 @@ class QaReport:
                 f"convergence latency over {len(self.latencies.seconds)} changes: "
                 f"p50 {ms['p50']:.0f} ms, p95 {ms['p95']:.0f} ms, max {ms['max']:.0f} ms"
                 + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
+            )
+        lines.append(f"extras: {self.extras_text()}")
+        if self.faults is not None:
+            f = self.faults
+            struck = ", ".join(f"{k} {n}" for k, n in f["faults"].items()) or "none struck"
+            lines.append(
+                f"faults: {f['spec']} (schedule {f['digest']}): {f['connections']} connections, "
+                f"{struck}, {f['partitions']} partitions started "
+                f"({', '.join(f['partition_plan']) or 'none planned'}), "
+                f"at most {f['max_buffered']} bytes buffered"
+            )
+        audit = self.public_audit
+        if audit:
+            lines.append(
+                f"public purge audit: {audit.get('sessions', 0)} deleted sessions, "
+                f"{audit.get('runs', 0)} runs, {audit.get('artifacts', 0)} artifacts: "
+                f"{audit.get('leftovers', 0)} still served"
             )
         lines.append(
             f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "

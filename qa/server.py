@@ -1,4 +1,5 @@
-"""The stub server as a child process for `converge qa`, and its `/_stub` control plane.
+"""The stub server as a child process for `converge qa`, and its `/_stub` control plane
+(optional: `probe` tells whether a server has it, CONTRACT §12).
 
 Why a subprocess and not `server_stub.runner.ServerThread`: a restart must be real (SIGTERM,
 the process exits, a new one opens the same database), and `sync` never imports the server
@@ -56,6 +57,7 @@ class ServerProcess:
         database_url: str | None = None,
         extra_args: tuple[str, ...] = (),
         artifacts: Path | None = None,
+        control: bool = True,
     ):
         self.workdir = workdir
         self.database_url = database_url or f"sqlite:///{workdir / 'server.sqlite3'}"
@@ -64,6 +66,7 @@ class ServerProcess:
         self.agent_delay = agent_delay
         self.log_level = log_level
         self.extra_args = extra_args
+        self.control = control  # serve the control plane (`--public-only` runs without it)
         self.port = 0
         self.url = ""
         self.starts = 0
@@ -91,7 +94,7 @@ class ServerProcess:
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--control",
+            *(["--control"] if self.control else []),
             "--agent-delay",
             f"{self.agent_delay:g}",
             "--database",
@@ -263,6 +266,21 @@ class ControlPlane:
                 "the server has no control plane (start it with --control): "
                 f"POST /_stub/maintenance answered {response.status_code}"
             )
+
+    async def probe(self) -> bool:
+        """Whether the server serves the control plane (an answer to `POST
+        /_stub/maintenance` with its `outbox_pending` count); QaSetupError when it cannot be
+        reached at all. Any other answer (the plain 404 of a server without it) is False."""
+        try:
+            response = await self._http.post("/_stub/maintenance")
+        except httpx.HTTPError as exc:
+            raise QaSetupError(f"cannot reach the server: {type(exc).__name__}") from exc
+        if response.status_code != 200:
+            return False
+        try:
+            return isinstance(response.json().get("outbox_pending"), int)
+        except (ValueError, AttributeError):
+            return False
 
     async def create_history(
         self, token: str, text: str, *, updated_at: str | None = None, legacy: bool = False

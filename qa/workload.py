@@ -79,8 +79,12 @@ class Op:
         )
 
 
-def plan(seed: int, devices: int, *, restarts: bool = True) -> Iterator[Op]:
-    """The endless, seed-determined sequence of operations (take as many as needed)."""
+def plan(seed: int, devices: int, *, restarts: bool = True, outages: bool = True) -> Iterator[Op]:
+    """The endless, seed-determined sequence of operations (take as many as needed).
+
+    Without `outages` (no control plane, so no object-store switch) and without `restarts`
+    (a server the harness does not own), those operations become triggers: the draws, and
+    so every other operation, stay those of the same seed."""
     if devices < 1:
         raise ValueError("at least one device")
     rng = random.Random(seed)
@@ -108,13 +112,13 @@ def plan(seed: int, devices: int, *, restarts: bool = True) -> Iterator[Op]:
             kind = OpKind.OUTAGE_END
             outage_until = None
             last_outage_end = index
-        elif index == first_outage and outage_until is None:
+        elif index == first_outage and outage_until is None and outages:
             kind = OpKind.OUTAGE_START
         elif index >= first_restart and restarts and not restarted:
             kind = OpKind.RESTART
         else:
             outage_refused = kind is OpKind.OUTAGE_START and (
-                outage_until is not None or index - last_outage_end < OUTAGE_SPACING
+                not outages or outage_until is not None or index - last_outage_end < OUTAGE_SPACING
             )
             restart_refused = kind is OpKind.RESTART and (
                 not restarts or index - last_restart < RESTART_SPACING

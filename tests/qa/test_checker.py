@@ -177,6 +177,26 @@ def test_a_failed_delete_must_keep_the_row() -> None:
     assert kinds(history) == [Kind.FAILED_DELETE_LOST_ROW]
 
 
+def test_an_unconfirmed_delete_must_keep_the_row() -> None:
+    history = converged_history(
+        deletes=[deleted("ses_c", 0, 2.0), deleted("ses_b", 0, 3.0, DeleteResult.UNCONFIRMED)]
+    )
+    assert kinds(history) == [Kind.FAILED_DELETE_LOST_ROW]
+
+
+def test_what_a_public_route_still_serves_of_a_deleted_session_is_residue() -> None:
+    history = converged_history(
+        leftovers=[
+            ("ses_c", "GET /v1/runs/run_1 answered 200, not the plain 404"),
+            ("", "GET /v1/memories: the server did not answer"),
+        ]
+    )
+    violations = check(history)
+    assert [v.kind for v in violations] == [Kind.RESIDUE, Kind.RESIDUE]
+    assert violations[0].session_id == "ses_c" and "run_1 answered 200" in violations[0].detail
+    assert violations[1].session_id is None and "could not finish" in violations[1].detail
+
+
 def test_a_confirmed_delete_still_listed_by_the_server_is_reported() -> None:
     history = converged_history(
         deletes=[deleted("ses_c", 0, 2.0), deleted("ses_b", 1, 5.0)],

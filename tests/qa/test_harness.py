@@ -4,6 +4,7 @@ workload, and the checks; plus the external-server mode and its set-up failures.
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import json
 import shutil
@@ -18,6 +19,7 @@ import psutil
 import pytest
 
 from qa import cli as qa_cli
+from qa.faults import FaultSchedule, FaultSpec
 from qa.workload import plan, plan_digest
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 
@@ -93,35 +95,84 @@ def test_qa_refuses_several_servers_on_sqlite(capsys: pytest.CaptureFixture[str]
     assert "needs --database postgresql" in capsys.readouterr().err
 
 
+PUBLIC_RUN = ["--devices", "2", "--operations", "25", "--seed", "3", "--interval", "0.1"]
+
+
+def assert_public_invariants_held(report: dict[str, Any]) -> None:
+    """What a run proves through the public routes alone, with or without a control plane."""
+    assert report["violations"] == []
+    assert report["operations"]["outcomes"]["delete_deleted"] >= 1
+    audit = report["public_audit"]
+    assert audit["sessions"] == report["sessions"]["deleted"] >= 1
+    assert audit["runs"] >= 1 and audit["leftovers"] == 0
+    assert report["tombstones_checked"] >= 1
+    assert all(t is not None for t in report["convergence"]["per_device"].values())
+
+
 def test_qa_against_an_external_server_with_a_control_plane(
     live_server: LiveServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, report = run_qa(
-        capsys,
-        "--server",
-        live_server.url,
-        "--devices",
-        "2",
-        "--operations",
-        "25",
-        "--seed",
-        "4",
-        "--interval",
-        "0.1",
-    )
-    assert report["violations"] == []
+    code, report = run_qa(capsys, "--server", live_server.url, *PUBLIC_RUN)
     assert code == 0
+    assert_public_invariants_held(report)
     assert report["server"]["mode"] == "external"
     assert "restart" not in report["operations"]["by_kind"]
+    assert report["extras"] == {
+        "control_plane": True,
+        "control_seeding": True,
+        "object_store_faults": True,
+        "stub_purge_audit": True,
+        "restarts": False,
+    }
+    assert report["outbox_pending"] == 0 and report["residue_checked"] >= 1
 
 
-def test_qa_refuses_a_server_without_control_plane(
+def test_qa_proves_convergence_through_public_routes_on_a_server_without_control_plane(
     server_factory: ServerFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = server_factory(control=False)
-    code = qa_cli.main(["--server", server.url, "--operations", "1"])
+    code, report = run_qa(capsys, "--server", server.url, *PUBLIC_RUN)
+    assert code == 0
+    assert_public_invariants_held(report)
+    assert not any(report["extras"].values())
+    by_kind = report["operations"]["by_kind"]
+    assert "outage_start" not in by_kind and "restart" not in by_kind
+    assert report["outbox_pending"] is None and report["residue_checked"] == 0
+    # The same seed drew the same operations; the outages became triggers.
+    expected = plan_digest(itertools.islice(plan(3, 2, restarts=False, outages=False), 25))
+    assert report["plan_digest"] == expected
+
+
+def test_qa_public_only_starts_its_own_server_without_control_plane_and_restarts_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = run_qa(
+        capsys, "--public-only", "--devices", "2", "--operations", "30", "--seed", str(SEED)
+    )
+    assert code == 0
+    assert_public_invariants_held(report)
+    assert report["extras"]["control_plane"] is False and report["extras"]["restarts"] is True
+    assert report["server"]["restarts"] >= 1
+
+
+def test_qa_says_which_extras_it_used_in_its_text_report(
+    server_factory: ServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = server_factory(control=False)
+    code = qa_cli.main(["--server", server.url, "--devices", "1", "--operations", "3"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "extras: none (the sixteen public routes only)" in out
+    assert "public purge audit:" in out
+
+
+def test_qa_with_a_token_the_server_refuses_is_a_setup_error(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("not-a-known-token\n"))
+    code = qa_cli.main(["--server", live_server.url, "--token-stdin", "--operations", "1"])
     assert code == 2
-    assert "control plane" in capsys.readouterr().err
+    assert "refused the token" in capsys.readouterr().err
 
 
 def test_qa_text_report_and_kept_folders(
@@ -210,3 +261,41 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     kinds = {v["kind"] for v in report["violations"]}
     assert "live_pruned" in kinds
     assert "not_converged" in kinds
+
+
+FAULTS = "latency=10,jitter=20,drop=0.15,cut=0.15,stall=0.15,stall-seconds=1,partition=1@5:3"
+
+
+def test_qa_under_network_faults_converges_and_its_fault_schedule_follows_the_seed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["--devices", "3", "--operations", "40", "--seed", str(SEED), "--deadline", "40"]
+    code, report = run_qa(capsys, *args, "--faults", f"{FAULTS},partitions=1")
+    assert report["violations"] == []
+    assert code == 0
+    faults = report["faults"]
+    schedule = FaultSchedule(FaultSpec.parse(f"{FAULTS},partitions=1"), SEED, 3, 40)
+    assert faults["digest"] == schedule.digest()
+    assert faults["partition_plan"] == [p.text() for p in schedule.partitions]
+    assert faults["partitions"] == len(schedule.partitions) == 2
+    assert sum(faults["faults"].values()) >= 1  # device 2's first connection is cut
+    assert faults["max_buffered"] <= 64 * (6 * 16 * 1024)  # connections x (queue + 2) chunks
+    assert all(t is not None for t in report["convergence"]["per_device"].values())
+
+
+def test_qa_under_faults_converges_on_a_server_without_control_plane(
+    server_factory: ServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = server_factory(control=False)
+    spec = "drop=0.3,cut=0.3,stall=0.2,stall-seconds=1,partition=0@4:2"
+    code, report = run_qa(capsys, "--server", server.url, *PUBLIC_RUN, "--faults", spec)
+    assert code == 0
+    assert_public_invariants_held(report)
+    assert report["faults"]["partitions"] == 1 and report["faults"]["connections"] >= 2
+
+
+def test_qa_refuses_a_fault_spec_out_of_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        qa_cli.main(["--faults", "drop=2", "--operations", "1"])
+    assert exit_info.value.code == 2
+    assert "drop must be within" in capsys.readouterr().err
