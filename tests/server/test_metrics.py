@@ -10,13 +10,19 @@ import logging
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import insert, text
 
+from server_stub.db.engine import Database
+from server_stub.db.models import DeletionOutboxRow
+from server_stub.metrics import COUNT_CAP, RUN_STATUSES, read_counts
 from server_stub.runner import ServerThread
+from server_stub.timestamps import now
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.server.conftest import new_session, run_to_end, start_run, wait_terminal, wait_until
 from tests.server.test_control_plane_guards import _outward_address
@@ -249,3 +255,27 @@ def test_an_old_outbox_entry_is_warned_about_without_any_scrape(
     assert warned[0].levelno == logging.WARNING
     assert "1 byte deletes pending" in warned[0].getMessage()
     assert sid not in warned[0].getMessage()  # counts and ages, no ids or content
+
+
+def test_database_counts_stop_at_the_cap_and_read_runs_through_their_index(
+    tmp_path: Path,
+) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    try:
+        db.create_schema()
+        rows = [
+            {"session_id": f"ses_{i}", "locator": f"ses_{i}/art_{i}", "enqueued_at": now()}
+            for i in range(COUNT_CAP + 50)
+        ]
+        with db.engine.begin() as conn:
+            conn.execute(insert(DeletionOutboxRow), rows)
+            plan = conn.execute(
+                text("EXPLAIN QUERY PLAN SELECT 1 FROM runs WHERE status = 'running' LIMIT 5")
+            ).all()
+        with db.read() as s:
+            counts = read_counts(s)
+        assert counts.outbox_pending == COUNT_CAP  # "10,000 or more": no further rows read
+        assert counts.runs == dict.fromkeys(RUN_STATUSES, 0)
+        assert any("COVERING INDEX ix_runs_status" in str(row) for row in plan), plan
+    finally:
+        db.dispose()
