@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -279,3 +281,21 @@ def test_database_counts_stop_at_the_cap_and_read_runs_through_their_index(
         assert any("COVERING INDEX ix_runs_status" in str(row) for row in plan), plan
     finally:
         db.dispose()
+
+
+def test_the_cli_refuses_a_malformed_metrics_network(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server_stub.cli",
+            "--metrics-from",
+            "10.0.0.0/33",
+            "--database",
+            f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert b"10.0.0.0/33" in done.stderr and b"Traceback" not in done.stderr
