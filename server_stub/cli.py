@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_observability(p: argparse.ArgumentParser) -> None:
-    """Logs and metrics (docs/server.md "Metrics" and "Logs")."""
+    """Logs and metrics (docs/server.md "Metrics and logs")."""
     p.add_argument(
         "--log-format",
         default="human",

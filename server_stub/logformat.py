@@ -1,4 +1,4 @@
-"""`--log-format json`: one JSON object per log line, for log shippers (docs/server.md "Logs").
+"""`--log-format json`: one JSON object per log line (docs/server.md "Metrics and logs").
 
 Fields: `time` (the contract's UTC form, six fractional digits), `level`, `logger`,
 `message`, `request_id` (while a request is served, `observe.REQUEST_ID`), and on access

@@ -1,4 +1,4 @@
-"""The process's Prometheus metrics (`GET /metrics`, docs/server.md "Metrics").
+"""The process's Prometheus metrics (`GET /metrics`, docs/server.md "Metrics and logs").
 
 Each app has its own `CollectorRegistry` (never prometheus-client's global one: a test
 process runs many apps, and a fleet runs many processes), and every sample carries the
@@ -105,7 +105,7 @@ def _read_counts(state: AppState) -> DatabaseCounts:
 
 class Metrics:
     """One app's registry: made by `create_app`, bound to the app's state by its lifespan
-    (`bind`); until then the request path observes nothing."""
+    (`bind`); until then a scrape reports nothing (no process label, no state to read)."""
 
     def __init__(self) -> None:
         disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` series

@@ -1,5 +1,5 @@
 """What the server says about its requests: a request id, latency by route, the access log,
-and `GET /metrics` (docs/server.md "Metrics" and "Logs").
+and `GET /metrics` (docs/server.md "Metrics and logs").
 
 `ObserveMiddleware` is the outermost pure-ASGI layer (a `BaseHTTPMiddleware` costs a task and
 a stream per request; this costs a clock read, a header scan and one histogram observation).
