@@ -7,8 +7,10 @@ machine slows all of them alike):
    (`ServerThread`, SQLite files in a temp dir), one with the write rate limit on (the
    default) and one with `write_rate_limit=False`; the difference is the buckets' work;
 2. in process: one ASGI request through `RateLimitMiddleware` (enabled, a known token) and
-   through `BodyLimitMiddleware` (with its deadline), against the bare inner app, in
-   microseconds: the price of each layer alone, with no socket or database around it.
+   through `BodyLimitMiddleware` (with its deadline), and through `ObserveMiddleware` over
+   `MetricsEndpoint` (request id, latency observation, the `/metrics` door), against the
+   bare inner app, in microseconds: the price of each layer alone, with no socket or
+   database around it. `--asgi-only --name NAME` measures this part alone.
 
 The held-connection caps (`IndexWatches.admit`, `RunFeeds.reserve`) are a dictionary update
 each and are not measured separately.
@@ -80,6 +82,8 @@ def _asgi(rounds: int) -> dict[str, Any]:
     from server_stub.auth import DEV_PRINCIPALS, TokenTable
     from server_stub.bodylimit import BodyLimitMiddleware
     from server_stub.config import ServerSettings
+    from server_stub.metrics import Metrics
+    from server_stub.observe import MetricsEndpoint, ObserveMiddleware
     from server_stub.ratelimit import RateLimitMiddleware
 
     async def inner(scope: Any, receive: Any, send: Any) -> None:
@@ -88,18 +92,24 @@ def _asgi(rounds: int) -> dict[str, Any]:
         await send({"type": "http.response.body", "body": b"{}"})
 
     settings = ServerSettings(write_burst=10**12, write_rate=10**12)
+    metrics = Metrics()
     layers: dict[str, Callable[[Any, Any, Any], Awaitable[None]]] = {
         "bare app": inner,
         "RateLimitMiddleware": RateLimitMiddleware(
             inner, settings, lookup=TokenTable(DEV_PRINCIPALS).lookup
         ),
         "BodyLimitMiddleware": BodyLimitMiddleware(inner),
+        # Request id, latency observation and the /metrics door (docs/server.md "Metrics").
+        "ObserveMiddleware+MetricsEndpoint": ObserveMiddleware(
+            MetricsEndpoint(inner, metrics, ()), metrics, {}
+        ),
     }
     scope = {
         "type": "http",
         "method": "POST",
         "path": "/v1/sessions",
         "headers": [(b"authorization", b"Bearer dev-alice"), (b"content-length", b"2")],
+        "client": ("127.0.0.1", 50000),
     }
 
     async def receive() -> dict[str, Any]:
@@ -134,10 +144,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench caps")
     parser.add_argument("--rounds", type=int, default=300, help="HTTP samples per variant")
     parser.add_argument("--asgi-rounds", type=int, default=500, help="ASGI batches per layer")
+    parser.add_argument("--asgi-only", action="store_true", help="skip the HTTP measurement")
+    parser.add_argument("--name", default="caps", help="results file (bench/results/NAME.json)")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="converge-bench-caps-") as tmp:
-        http = _http(args.rounds, Path(tmp))
+    http: dict[str, Any] = {}
+    if not args.asgi_only:
+        with tempfile.TemporaryDirectory(prefix="converge-bench-caps-") as tmp:
+            http = _http(args.rounds, Path(tmp))
     asgi = _asgi(args.asgi_rounds)
     load_after = os.getloadavg()[0]
     figures = {
@@ -147,16 +161,17 @@ def main(argv: list[str]) -> int:
         "load_avg_1m_before": load_before,
         "load_avg_1m_after": load_after,
     }
-    print_table(
-        "Over HTTP, interleaved (ms)",
-        ["request", "median", "p95", "n"],
-        [[name, v["median_ms"], v["p95_ms"], v["n"]] for name, v in http.items()],
-    )
+    if http:
+        print_table(
+            "Over HTTP, interleaved (ms)",
+            ["request", "median", "p95", "n"],
+            [[name, v["median_ms"], v["p95_ms"], v["n"]] for name, v in http.items()],
+        )
     print_table(
         "One ASGI request through one layer, in process (µs)",
         ["layer", "median", "p95", "batches of 200"],
         [[name, v["median_us"], v["p95_us"], v["n"]] for name, v in asgi.items()],
     )
     print(f"load average (1 min) before/after: {load_before:.1f} / {load_after:.1f}")
-    save("caps", figures)
+    save(args.name, figures)
     return 0

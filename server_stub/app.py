@@ -37,13 +37,15 @@ from server_stub.indexversions import IndexVersions
 from server_stub.leases import fail_orphans, keep_leases
 from server_stub.limits import connection_caps, log_accept_errors_once, open_files_limit
 from server_stub.maintenance import maintenance_loop, sweep_orphan_objects
+from server_stub.metrics import Metrics, watch_outbox
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import FilesystemObjectStore
+from server_stub.observe import MetricsEndpoint, ObserveMiddleware, parse_networks
 from server_stub.private import ensure_parent
 from server_stub.ratelimit import RateLimitMiddleware
 from server_stub.ratelog import RepeatLog, flush_every
 from server_stub.recall import backfill as backfill_recall_index
-from server_stub.routes import api_router
+from server_stub.routes import api_router, route_templates
 from server_stub.routes.runs import read_after
 from server_stub.routes.sessions import list_sessions
 from server_stub.scrub import Scrubber
@@ -62,12 +64,16 @@ API_DESCRIPTION = (
 def create_app(settings: ServerSettings) -> FastAPI:
     """Build the app for `settings` (nothing is opened until the lifespan starts)."""
 
+    metrics = Metrics()  # one registry per app (per process in a fleet): server_stub.metrics
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         lock = _sqlite_lock(settings.database_url)
         try:
-            state = await asyncio.to_thread(_open_state, settings, asyncio.get_running_loop())
+            loop = asyncio.get_running_loop()
+            state = await asyncio.to_thread(_open_state, settings, loop, metrics)
             app.state.converge = state
+            metrics.bind(state)
             try:
                 await _start_up(state)
             except BaseException:
@@ -97,6 +103,15 @@ def create_app(settings: ServerSettings) -> FastAPI:
                 name="leases",
             ),
             asyncio.create_task(flush_every(state.repeat_log), name="repeat-log"),
+            asyncio.create_task(
+                watch_outbox(
+                    metrics,
+                    settings.outbox_warn_seconds,
+                    settings.repeat_log_interval,
+                    logging.getLogger("server_stub.outbox").warning,
+                ),
+                name="outbox-watch",
+            ),
         ]
         restore_handler = log_accept_errors_once(asyncio.get_running_loop(), state.repeat_log)
         try:
@@ -137,8 +152,19 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.add_middleware(IndexPathMiddleware, endpoint=list_sessions)
     app.add_middleware(BodyLimitMiddleware, deadline=settings.body_timeout)
     app.add_middleware(RateLimitMiddleware, settings=settings)  # outside: refuses unread
-    # Added last, so outermost: a request naming another host is refused before anything.
+    # Just inside the Host check: a rebinding page never reads /metrics (`observe`).
+    app.add_middleware(
+        MetricsEndpoint, metrics=metrics, allowed=parse_networks(settings.metrics_from)
+    )
+    # A request naming another host is refused before anything but the observer.
     app.add_middleware(HostCheckMiddleware, policy=HostPolicy(settings.allowed_hosts))
+    # Added last, so outermost: every answer, refusals included, has a request id and a time.
+    app.add_middleware(
+        ObserveMiddleware,
+        metrics=metrics,
+        templates=route_templates(),
+        log_access=settings.access_log,
+    )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -206,7 +232,9 @@ def release_held_watches(app: Starlette) -> None:
         state.watches.close()
 
 
-def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> AppState:
+def _open_state(
+    settings: ServerSettings, loop: asyncio.AbstractEventLoop, metrics: Metrics
+) -> AppState:
     db = Database(settings.database_url)
     db.vacuum_full = settings.pg_vacuum_full
     log.info("database schema %s", db.create_schema())
@@ -263,4 +291,5 @@ def _open_state(settings: ServerSettings, loop: asyncio.AbstractEventLoop) -> Ap
         versions=versions,
         pg_reader=None if db.is_sqlite else PgLoopReader(settings.database_url),
         threads=threads,
+        metrics=metrics,
     )

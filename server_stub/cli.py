@@ -20,12 +20,14 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from server_stub import logformat
 from server_stub.app import create_app
 from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
 from server_stub.db.schema import schema_refusal
 from server_stub.hosts import HostPolicy, is_loopback_name
 from server_stub.limits import raise_open_files_limit
+from server_stub.observe import parse_networks
 from server_stub.private import ensure_parent, private_dir
 from server_stub.protocol import HEAD_LIMIT, bounded_protocol
 from server_stub.runner import ConvergeServer
@@ -86,8 +88,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="fleet: how often a process renews its runs' leases and looks for orphaned runs",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    _add_observability(p)
     _add_load_bounds(p)
     return p
+
+
+def _add_observability(p: argparse.ArgumentParser) -> None:
+    """Logs and metrics (docs/server.md "Metrics and logs")."""
+    p.add_argument(
+        "--log-format",
+        default="human",
+        choices=["human", "json"],
+        help="json: one object per line on stderr (the access log with route, status, "
+        "duration and request id)",
+    )
+    p.add_argument(
+        "--metrics-from",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="also serve GET /metrics to peers in this network (repeatable; loopback always)",
+    )
+    p.add_argument(
+        "--outbox-warn-age",
+        type=float,
+        default=ServerSettings().outbox_warn_seconds,
+        metavar="SECONDS",
+        help="warn (once per --repeat-log-interval) while a deletion outbox entry is older",
+    )
 
 
 def _add_load_bounds(p: argparse.ArgumentParser) -> None:
@@ -142,6 +170,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
     principals = load_principals(args.principals) if args.principals else None
     allowed = tuple(args.allowed_host)
     HostPolicy(allowed)  # ValueError for a malformed name
+    parse_networks(args.metrics_from)  # ValueError for a malformed network
     if args.control and not is_loopback_name(args.host):
         raise ValueError(
             f"--control is refused with --host {args.host}: the control plane has no "
@@ -162,6 +191,9 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         run_lease_seconds=max(0.2, args.run_lease),
         run_heartbeat_seconds=max(0.05, min(args.run_heartbeat, args.run_lease / 2)),
         run_reap_seconds=max(0.05, min(args.run_heartbeat, 2.0)),
+        metrics_from=tuple(args.metrics_from),
+        access_log=args.log_format == "json",
+        outbox_warn_seconds=max(0.0, args.outbox_warn_age),
         **_load_bounds(args),
     )
 
@@ -183,6 +215,7 @@ def server_config(app: Starlette, settings: ServerSettings, log_level: str) -> u
         port=settings.port,
         log_config=None,
         log_level=log_level,
+        access_log=not settings.access_log,  # the app writes its own (`observe`)
         timeout_graceful_shutdown=3,
         lifespan="on",
         http=bounded_protocol(settings.head_timeout),
@@ -255,11 +288,7 @@ def _schema_refusal(url: str) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `converge-server` console script."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logformat.install(args.log_level, args.log_format)
     # SQLAlchemy logs statements with their parameters (titles, messages) at INFO: never,
     # whatever the level (CONTRACT §9.2: logs hold ids, not content).
     logging.getLogger("sqlalchemy").setLevel(logging.WARNING)

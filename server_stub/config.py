@@ -86,6 +86,14 @@ class ServerSettings:
     write_bytes_rate: float = 16 * 1024 * 1024
     #: A warning that repeats (a cap refusal, an accept error) is logged once per interval.
     repeat_log_interval: float = 60.0
+    #: Networks besides loopback whose peers may read `GET /metrics` (`--metrics-from`).
+    metrics_from: tuple[str, ...] = ()
+    #: The app writes the access log itself, with fields (`--log-format json`); otherwise
+    #: uvicorn's access log is the one (`server_stub.observe`).
+    access_log: bool = False
+    #: A deletion outbox entry older than this is warned about once per
+    #: `repeat_log_interval` (`server_stub.metrics.watch_outbox`).
+    outbox_warn_seconds: float = 3600.0
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

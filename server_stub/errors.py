@@ -160,6 +160,10 @@ def install_error_handlers(app: FastAPI) -> None:
         # Registered for its class, so Starlette's ExceptionMiddleware answers it and the
         # exception ends here: the catch-all above re-raises after answering, and uvicorn
         # then closes the keep-alive connection without a `Connection: close`.
+        state = getattr(_request.app.state, "converge", None)
+        metrics = getattr(state, "metrics", None)
+        if metrics is not None:
+            metrics.database_error(exc)
         if not outage.is_outage(exc):
             return await on_unexpected(_request, exc)
         outages.report("database unavailable; answering 503", exc)

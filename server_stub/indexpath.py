@@ -20,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from server_stub.observe import ROUTE_KEY
+
 Endpoint = Callable[[Request], Awaitable[Response]]
 Handler = Callable[[Request, Exception], Awaitable[Response]]
 
@@ -37,6 +39,7 @@ class IndexPathMiddleware:
         if scope["type"] != "http" or scope["method"] != "GET" or scope["path"] != PATH:
             await self.app(scope, receive, send)
             return
+        scope[ROUTE_KEY] = PATH  # the route's template, for the latency metrics
         request = Request(scope, receive, send)
         try:
             response = await self.endpoint(request)

@@ -19,6 +19,7 @@ from server_stub.db.engine import Database, LockedNow
 from server_stub.db.pgloop import PgLoopReader
 from server_stub.feeds import RunFeeds
 from server_stub.indexversions import IndexVersions
+from server_stub.metrics import Metrics
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
 from server_stub.ratelog import RepeatLog
@@ -80,6 +81,8 @@ class AppState:
     pg_reader: PgLoopReader | None
     #: The request threads, shared with `feeds` (which was given `threads.run`).
     threads: RequestThreads = field(default_factory=RequestThreads)
+    #: The app's metrics (`server_stub.metrics`), bound to this state by the lifespan.
+    metrics: Metrics = field(default_factory=Metrics)
     extra: dict[str, object] = field(default_factory=dict)
 
     async def run(self, fn: Callable[[], T]) -> T:

@@ -84,6 +84,28 @@ def reason(error: BaseException) -> str | None:
     return None
 
 
+#: A short fixed name for each reason (the `kind` label of `converge_database_errors`).
+_KINDS = {
+    "the database refused a write: disk full": "disk_full",
+    "the database refused a write: disk I/O error": "io_error",
+    "the database was unavailable: it could not be opened": "cannot_open",
+    "the database was unavailable: it stayed locked": "locked",
+    "the database refused a write: read-only": "read_only",
+    _PG_STATES["57P01"]: "server_shutdown",
+    _PG_STATES["57P02"]: "server_crashed",
+    _PG_STATES["57P03"]: "server_starting_or_stopping",
+    "the database refused a write: it ran out of resources": "out_of_resources",
+    _PG_CONNECTION: "connection",
+}
+
+
+def kind(error: BaseException) -> str:
+    """The outage's short name (`disk_full`, `connection`, …), or `other` for an error that
+    is no outage (a constraint, a bug): one of a fixed set, never text from the error."""
+    said = reason(error)
+    return "other" if said is None else _KINDS.get(said, "outage")
+
+
 def is_outage(error: BaseException) -> bool:
     """Whether `error` is the database refusing for a while (worth a retry)."""
     return reason(error) is not None

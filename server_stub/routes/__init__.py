@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+PREFIX = "/v1"
+
+
+def _routers() -> list[APIRouter]:
+    from server_stub.routes import approvals, artifacts, knowledge, memories, runs, sessions, skills
+
+    modules = (sessions, runs, approvals, artifacts, memories, knowledge, skills)
+    return [module.router for module in modules]
+
 
 def api_router() -> APIRouter:
     """Every public route."""
-    from server_stub.routes import approvals, artifacts, knowledge, memories, runs, sessions
-
-    router = APIRouter(prefix="/v1")
-    for module in (sessions, runs, approvals, artifacts, memories, knowledge):
-        router.include_router(module.router)
-    from server_stub.routes import skills
-
-    router.include_router(skills.router)
+    router = APIRouter(prefix=PREFIX)
+    for resource in _routers():
+        router.include_router(resource)
     return router
+
+
+def route_templates() -> dict[int, str]:
+    """The whole path template of each route object (by `id`), prefix included: an included
+    route keeps its own path (`/sessions/{session_id}`), and this is what the latency
+    metrics name (`server_stub.observe.route_of`)."""
+    return {
+        id(route): PREFIX + getattr(route, "path", "")
+        for resource in _routers()
+        for route in resource.routes
+    }
