@@ -70,6 +70,24 @@ def test_every_rule_passes_against_the_stub_with_control(
         thread.stop()
 
 
+def test_every_rule_passes_against_the_stub_on_postgresql(
+    tmp_path: Path, postgres_cluster: Any
+) -> None:
+    settings = ServerSettings(
+        database_url=postgres_cluster.new_database(),
+        artifacts_dir=tmp_path / "objects",
+        control=False,
+        agent_delay=0.0,
+        maintenance_interval=3600.0,
+    )
+    thread = ServerThread(settings).start()
+    try:
+        outcome = _check(thread.url)
+        assert _failed(outcome) == set(), [v for v in outcome.verdicts if not v.passed]
+    finally:
+        thread.stop()
+
+
 def test_the_check_leaves_no_session_behind(stub: str) -> None:
     import httpx
 
@@ -154,6 +172,12 @@ def _syntax_before_auth(x: Exchange, m: Memory) -> None:
         x.set_json({"error": {"code": "invalid_request", "message": "bad limit"}})
 
 
+def _deleted_without_reason(x: Exchange, m: Memory) -> None:
+    parts = _parts(x)
+    if x.method == "GET" and len(parts) == 3 and parts[2] in m.deleted and x.status == 404:
+        x.set_json({"error": {"code": "not_found", "message": "not found"}})
+
+
 BREAKAGES = {
     "ownership.plain-404": Breakage(after=_owner_404_differs),
     "delete.active-run-409": Breakage(after=_delete_during_run_is_204),
@@ -164,6 +188,7 @@ BREAKAGES = {
     "envelope.errors": Breakage(after=_envelope_without_code),
     "runs.one-active": Breakage(after=_run_409_without_reason),
     "order.auth-first": Breakage(before=_syntax_before_auth, after=_syntax_before_auth),
+    "delete.tombstone-reads": Breakage(after=_deleted_without_reason),
 }
 
 
