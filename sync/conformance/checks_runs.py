@@ -172,6 +172,28 @@ async def decision(world: World) -> None:
     await world.until(pending.run_id, TERMINAL)
 
 
+@rule(
+    "approvals.cancelled",
+    "§3",
+    "a cancel ends a run waiting for approval; its approval is cancelled and deciding it 409",
+)
+async def cancelled_approval(world: World) -> None:
+    p = world.probe
+    session_id = (await world.session())["id"]
+    run = await world.start(session_id, "/approve conformance-cancel")
+    await world.until(run["id"], frozenset({"waiting_for_approval"}))
+    events = await world.events(session_id)
+    asked = [e["data"].get("approval_id") for e in events if e.get("type") == "approval.requested"]
+    expect(bool(asked), "the /approve run requested no approval")
+    expect_status(await p.call("POST", f"/v1/runs/{run['id']}/cancel", token=p.a), 202)
+    ended = await world.until(run["id"], TERMINAL)
+    expect(ended.get("status") == "cancelled", f"the run ended {ended.get('status')}")
+    answer = await p.call(
+        "POST", f"/v1/approvals/{asked[0]}/decision", token=p.a, body={"decision": "approve"}
+    )
+    expect_status(answer, 409, "invalid_state")
+
+
 @rule("artifacts.content", "§3", "artifact bytes match the metadata's size and sha256; ETag")
 async def artifact_content(world: World) -> None:
     p = world.probe
@@ -207,7 +229,7 @@ async def rejection(world: World) -> None:
     expect(memories.get(rich.memory_id, {}).get("rejected") is True, "the memory is not rejected")
 
 
-@rule("agent.echo", "§4", "the scripted agent answers Echo: <text>; /fail ends the run failed")
+@rule("agent.echo", "§4", "the scripted agent answers Echo: TEXT; /fail ends the run failed")
 async def echo(world: World) -> None:
     base = await fixtures.basic(world)
     events = await world.events(base.session_id)

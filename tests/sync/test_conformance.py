@@ -253,7 +253,44 @@ def test_an_unreachable_server_or_missing_token_exits_2(
     assert "does not answer" in capsys.readouterr().err
 
 
-def test_the_rule_list_in_docs_matches_the_registry() -> None:
+def _hostile_title(x: Exchange, m: Memory) -> None:
+    value = x.json()
+    if x.method == "GET" and isinstance(value, dict) and "title" in value:
+        value["title"] = "\x1b]0;owned\x07\x1b[2J\u202eevil"
+        x.set_json(value)
+
+
+def _endless_session(x: Exchange, m: Memory) -> None:
+    if x.method == "GET" and _parts(x)[:2] == ["v1", "sessions"] and len(_parts(x)) == 3:
+        x.status, x.body = 200, b'{"pad": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+
+
+def test_a_hostile_servers_words_reach_the_terminal_inert(
+    stub: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def command() -> int:
+        async with RewriteProxy(stub, Breakage(after=_hostile_title)).running() as proxy:
+            argv = ["conformance", "--server", proxy.url, "--token", A, "--other-token", B]
+            return await asyncio.to_thread(cli_main, [*argv, "--rule", "title.rule"])
+
+    assert asyncio.run(command()) == 1
+    out = capsys.readouterr().out
+    assert "title.rule" in out and "FAIL" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "]0;owned" in out  # shown, escaped
+
+
+def test_an_answer_past_the_byte_cap_fails_the_rule_without_reading_it_all(stub: str) -> None:
+    async def check() -> Outcome:
+        async with RewriteProxy(stub, Breakage(after=_endless_session)).running() as proxy:
+            return await run(proxy.url, A, B, deadline=60.0, only=frozenset({"title.rule"}))
+
+    outcome = asyncio.run(check())
+    (verdict,) = outcome.verdicts
+    assert not verdict.passed and "exceeds" in verdict.evidence
+
+
+def test_the_rule_table_in_docs_is_the_registry() -> None:
     text = (Path(__file__).parents[2] / "docs" / "qa.md").read_text()
-    for one in ordered_rules():
-        assert f"`{one.id}`" in text, one.id
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows == [f"| `{r.id}` | {r.section} | {r.summary} |" for r in ordered_rules()]
