@@ -85,30 +85,45 @@ async def run(
     world = World(probe)
     verdicts: list[Verdict] = []
     try:
-        await _preflight(probe)
-        for one in ordered_rules():
-            if only and one.id not in only:
-                continue
-            verdicts.append(await _judge(world, one, started + deadline - CLEANUP_SECONDS))
-        probe.deadline = time.monotonic() + CLEANUP_SECONDS
-        left = await world.cleanup()
+        try:
+            await _preflight(world)
+            for one in ordered_rules():
+                if only and one.id not in only:
+                    continue
+                verdicts.append(await _judge(world, one, started + deadline - CLEANUP_SECONDS))
+        finally:  # what was made is deleted, also when the check could not go on
+            probe.deadline = time.monotonic() + CLEANUP_SECONDS
+            left = await world.cleanup()
     finally:
         await probe.close()
     return Outcome(verdicts, probe.requests, time.monotonic() - started, left)
 
 
-async def _preflight(probe: Probe) -> None:
-    """Both tokens are accepted, by a server that answers at all."""
-    for name, token in (("A", probe.a), ("B", probe.b)):
-        try:
-            answer = await probe.call("GET", "/v1/sessions", token=token, params={"limit": "1"})
-        except RuleFailed as exc:
-            raise Unreachable(f"the server does not answer: {exc.evidence}") from exc
-        if answer.status != 200:
-            raise Unreachable(f"token {name} is not accepted: GET /v1/sessions -> {answer.status}")
-    probe.errors.clear()
+async def _preflight(world: World) -> None:
+    """Both tokens are accepted by a server that answers at all, both may create sessions,
+    and they are two principals (B cannot read A's new session)."""
+    probe = world.probe
     if probe.a == probe.b:
         raise Unreachable("--token and --other-token must be two different principals' tokens")
+    try:
+        for name, token in (("A", probe.a), ("B", probe.b)):
+            answer = await probe.call("GET", "/v1/sessions", token=token, params={"limit": "1"})
+            if answer.status != 200:
+                raise Unreachable(f"token {name} is not accepted: {answer.what()}")
+            made = await probe.call("POST", "/v1/sessions", token=token, body={})
+            if made.status != 201:
+                raise Unreachable(f"token {name} cannot create sessions: {made.what()}")
+            world.created.append((token, str(made.obj().get("id"))))
+        ours = world.created[0][1]
+        theirs = await probe.call("GET", f"/v1/sessions/{ours}", token=probe.b)
+    except RuleFailed as exc:
+        raise Unreachable(f"the server does not answer: {exc.evidence}") from exc
+    if theirs.status == 200:
+        raise Unreachable(
+            "token B reads token A's new session: the two tokens are one principal (or the "
+            "server ignores ownership altogether)"
+        )
+    probe.errors.clear()
 
 
 async def _judge(world: World, one: Rule, end: float) -> Verdict:

@@ -176,7 +176,8 @@ class World:
         """Delete every session made (a run still active is cancelled first); the ids that
         could not be deleted."""
         left: list[str] = []
-        for token, session_id in self.created:
+        made, self.created = self.created, []
+        for token, session_id in made:
             try:
                 if not await self._delete(token, session_id):
                     left.append(session_id)

@@ -253,6 +253,27 @@ def test_an_unreachable_server_or_missing_token_exits_2(
     assert "does not answer" in capsys.readouterr().err
 
 
+def test_tokens_of_one_principal_or_without_write_scope_exit_2(
+    stub: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx
+
+    def listed() -> list[str]:
+        with httpx.Client(base_url=stub, headers={"Authorization": f"Bearer {A}"}) as client:
+            page = client.get("/v1/sessions", params={"limit": "200"}).json()
+        return [item["id"] for item in page["items"]]
+
+    before = listed()
+    for other, words in (
+        ("dev-alice-readonly", "token B cannot create sessions"),
+        ("dev-nobody", "token B is not accepted"),
+    ):
+        argv = ["conformance", "--server", stub, "--token", A, "--other-token", other]
+        assert cli_main(argv) == 2
+        assert words in capsys.readouterr().err
+    assert listed() == before  # the session made to find this out was deleted
+
+
 def _hostile_title(x: Exchange, m: Memory) -> None:
     value = x.json()
     if x.method == "GET" and isinstance(value, dict) and "title" in value:
