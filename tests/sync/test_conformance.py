@@ -282,7 +282,8 @@ def _hostile_title(x: Exchange, m: Memory) -> None:
 
 
 def _endless_session(x: Exchange, m: Memory) -> None:
-    if x.method == "GET" and _parts(x)[:2] == ["v1", "sessions"] and len(_parts(x)) == 3:
+    session_read = _parts(x)[:2] == ["v1", "sessions"] and len(_parts(x)) == 3
+    if x.method == "GET" and session_read and x.token == A:
         x.status, x.body = 200, b'{"pad": "' + b"x" * (5 * 1024 * 1024) + b'"}'
 
 
