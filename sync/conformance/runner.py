@@ -47,7 +47,7 @@ def ordered_rules() -> list[Rule]:
 
 #: One rule's own bound (the watch rules hold requests for seconds).
 RULE_SECONDS = 60.0
-#: Kept back from the total deadline for the cleanup.
+#: Kept back from the total deadline for the cleanup (a quarter of a short deadline).
 CLEANUP_SECONDS = 20.0
 
 
@@ -84,15 +84,16 @@ async def run(
     probe = Probe.open(server, a, b, started + deadline)
     world = World(probe)
     verdicts: list[Verdict] = []
+    reserve = min(CLEANUP_SECONDS, deadline / 4)
     try:
         try:
             await _preflight(world)
             for one in ordered_rules():
                 if only and one.id not in only:
                     continue
-                verdicts.append(await _judge(world, one, started + deadline - CLEANUP_SECONDS))
+                verdicts.append(await _judge(world, one, started + deadline - reserve))
         finally:  # what was made is deleted, also when the check could not go on
-            probe.deadline = time.monotonic() + CLEANUP_SECONDS
+            probe.deadline = time.monotonic() + reserve
             left = await world.cleanup()
     finally:
         await probe.close()

@@ -64,10 +64,13 @@ Rewrite = Callable[[Exchange, Memory], None]
 
 @dataclass(frozen=True)
 class Breakage:
-    """`before` changes the request, `after` the answer; both default to no change."""
+    """`before` changes the request, `after` the answer; both default to no change;
+    `hang` picks requests that are never answered."""
 
     before: Rewrite = lambda exchange, memory: None
     after: Rewrite = lambda exchange, memory: None
+    #: Requests never answered (the connection stays open).
+    hang: Callable[[Exchange], bool] | None = None
 
 
 class RewriteProxy:
@@ -89,6 +92,8 @@ class RewriteProxy:
             scope["method"], scope["path"], query, headers, token=auth.removeprefix("Bearer ")
         )
         self.breakage.before(exchange, self.memory)
+        if self.breakage.hang is not None and self.breakage.hang(exchange):
+            await asyncio.Event().wait()  # a server that never answers this request
         if int(headers.get("content-length", "0") or 0) > ONE_MIB:
             await self._relay_oversized(exchange)
         else:
@@ -150,7 +155,9 @@ class RewriteProxy:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        config = uvicorn.Config(self, log_config=None, access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            self, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=1
+        )
         server = uvicorn.Server(config)
         task = asyncio.create_task(server.serve(sockets=[sock]))
         self.url = f"http://127.0.0.1:{port}"

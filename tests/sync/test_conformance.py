@@ -312,6 +312,20 @@ def test_an_answer_past_the_byte_cap_fails_the_rule_without_reading_it_all(stub:
     assert not verdict.passed and "exceeds" in verdict.evidence
 
 
+def test_a_server_that_never_answers_fails_the_rule_within_the_deadline(stub: str) -> None:
+    def runs_read(x: Exchange) -> bool:
+        return x.method == "GET" and x.path.startswith("/v1/runs/")
+
+    async def check() -> Outcome:
+        async with RewriteProxy(stub, Breakage(hang=runs_read)).running() as proxy:
+            only = frozenset({"runs.one-active"})
+            return await run(proxy.url, A, B, deadline=8.0, only=only)
+
+    outcome = asyncio.run(check())  # returns: every request and the whole run are bounded
+    (verdict,) = outcome.verdicts
+    assert not verdict.passed and "within" in verdict.evidence  # no answer, no verdict
+
+
 def test_the_rule_table_in_docs_is_the_registry() -> None:
     text = (Path(__file__).parents[2] / "docs" / "qa.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]
