@@ -1,4 +1,5 @@
 """The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`,
+`converge conformance` (CONTRACT §12, `sync.conformance`),
 `converge export` (§11), and `converge repair` (a damaged mirror rebuilt, `sync.repair`).
 
 Each takes `--server URL --profile DIR` and a token anywhere among its own arguments: the
@@ -25,6 +26,7 @@ from typing import TextIO
 
 from sync import cli_ls, cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
+from sync.conformance import cli as conformance_cli
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import (
@@ -116,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_repair)
     p_repair.add_argument(
         "--force", action="store_true", help="rebuild even when the mirror passes its check"
+    )
+    conformance_cli.add_arguments(
+        sub.add_parser("conformance", help="check a server against the contract's rules")
     )
     return parser
 
@@ -388,6 +393,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return asyncio.run(_export(args))
         if args.command == "repair":
             return asyncio.run(_repair(args))
+        if args.command == "conformance":
+            return conformance_cli.main(args, sys.stdout)
         if args.command == "watch":
             return asyncio.run(cli_watch.watch(args, _profile(args), sys.stdout))
     except MirrorDamaged as exc:

@@ -1,0 +1,95 @@
+"""`converge conformance`: options, exit status and the three outputs.
+
+Exit 0 when every rule passes, 1 when any fails, 2 for usage problems and a server that
+cannot be checked at all (unreachable, a token refused). Tokens as for every headless
+command (`sync.token_input`): A by `--token`, `--token-file`, `--token-stdin` or
+`$CONVERGE_TOKEN`; B by `--other-token`, `--other-token-file` or `$CONVERGE_OTHER_TOKEN`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from sync import token_input
+from sync.conformance import report
+from sync.conformance.probe import Unreachable
+from sync.conformance.rules import RULES
+from sync.conformance.runner import run
+from sync.errors import ProfileError
+from sync.terminal import for_terminal, json_for_terminal
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+DEFAULT_DEADLINE = 300.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", metavar="URL", help="server base URL (or $CONVERGE_SERVER)")
+    token_input.add_token_arguments(parser)
+    other = parser.add_mutually_exclusive_group()
+    other.add_argument("--other-token", metavar="TOKEN", help="a second principal's token")
+    other.add_argument("--other-token-file", metavar="PATH", help="read it from PATH")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("--junit-xml", metavar="FILE", help="also write JUnit XML to FILE")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help=f"the whole check's bound (default {DEFAULT_DEADLINE:.0f})",
+    )
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="ID", help="check only this rule"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+
+
+def _err(message: str) -> None:
+    print(f"converge conformance: {for_terminal(message)}", file=sys.stderr)
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the check the parsed `args` describe; its exit status."""
+    server = args.server or os.environ.get("CONVERGE_SERVER")
+    try:
+        a = token_input.token_from_arguments(args) or os.environ.get("CONVERGE_TOKEN")
+        if args.other_token_file:
+            b: str | None = token_input.read_token_file(Path(args.other_token_file))
+        else:
+            b = args.other_token or os.environ.get("CONVERGE_OTHER_TOKEN")
+            if b is not None:
+                b = token_input.clean_token(b.encode(), "--other-token")
+    except ProfileError as exc:
+        _err(exc.message)
+        return EXIT_USAGE
+    known = {r.id for r in RULES}
+    unknown = sorted(set(args.rule) - known)
+    if not server or not a or not b or unknown or args.deadline <= 0:
+        _err(
+            f"unknown rule {unknown[0]}"
+            if unknown
+            else "needs --server URL, --token A and --other-token B (two principals), "
+            "and a positive --deadline"
+        )
+        return EXIT_USAGE
+    try:
+        outcome = asyncio.run(run(server, a, b, deadline=args.deadline, only=frozenset(args.rule)))
+    except Unreachable as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    if args.junit_xml:
+        try:
+            report.write_junit(outcome, Path(args.junit_xml))
+        except OSError as exc:
+            _err(f"cannot write {args.junit_xml}: {exc.strerror or exc}")
+            return EXIT_USAGE
+    print(
+        json_for_terminal(report.as_json(outcome)) if args.json else report.table(outcome), file=out
+    )
+    return EXIT_OK if outcome.passed else EXIT_FAILED
