@@ -86,6 +86,17 @@ class ServerSettings:
     write_bytes_rate: float = 16 * 1024 * 1024
     #: A warning that repeats (a cap refusal, an accept error) is logged once per interval.
     repeat_log_interval: float = 60.0
+    # Artifact bytes in a bucket instead of the folder (`--artifacts s3://BUCKET/PREFIX`,
+    # server_stub.s3store): the endpoint (None: AWS's own), region and credentials profile
+    # (None: the standard AWS_* variables and files), the timeout of each call, and the
+    # compaction hook maintenance requests after deletes (SeaweedFS: the master's
+    # `/vol/vacuum?garbageThreshold=…`; docs/server.md).
+    s3_url: str | None = None
+    s3_endpoint: str | None = None
+    s3_region: str | None = None
+    s3_profile: str | None = None
+    s3_timeout: float = 5.0
+    s3_compact_url: str | None = None
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""
