@@ -1,0 +1,145 @@
+"""Artifact bytes in a real S3 server (SeaweedFS, `tests/seaweed.py`): the folder store's
+semantics on a bucket (CONTRACT §13), an outage that the outbox absorbs, the sweep of
+half-written uploads, and deleted bytes erased from SeaweedFS's own files (§9.2)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from server_stub.s3store import S3Location
+from tests.conftest import S3_BUCKET, LiveServer
+from tests.server.conftest import new_session, residue, run_to_end, wait_until
+
+pytestmark = pytest.mark.parametrize("object_store", ["s3"], indirect=True)
+
+
+def _artifact(client: httpx.Client, sid: str, text: str) -> str:
+    run_to_end(client, sid, f"/artifact data.txt {text}")
+    events = client.get(f"/v1/sessions/{sid}/events").json()["items"]
+    return str(next(e["data"]["artifact_id"] for e in events if e["type"] == "artifact.created"))
+
+
+def _prefix(server: LiveServer) -> str:
+    return S3Location.parse(server.settings.s3_url).prefix
+
+
+def _keys(seaweed: Any, server: LiveServer) -> list[str]:
+    """Every key under the server's prefix, listed by S3 itself (the residue audit)."""
+    pages = seaweed.client().get_paginator("list_objects_v2")
+    return sorted(
+        item["Key"]
+        for page in pages.paginate(Bucket=S3_BUCKET, Prefix=_prefix(server) + "/")
+        for item in page.get("Contents", [])
+    )
+
+
+def _uploads(seaweed: Any, server: LiveServer) -> list[str]:
+    answer = seaweed.client().list_multipart_uploads(Bucket=S3_BUCKET, Prefix=_prefix(server))
+    return [u["Key"] for u in answer.get("Uploads", [])]
+
+
+def test_artifact_bytes_live_in_the_bucket_and_leave_it_with_the_session(
+    live_server: LiveServer, seaweed: Any
+) -> None:
+    alice = live_server.client()
+    sid = new_session(alice)
+    artifact = _artifact(alice, sid, "bytes kept in a bucket")
+    assert _keys(seaweed, live_server) == [f"{_prefix(live_server)}/{sid}/{artifact}"]
+    content = alice.get(f"/v1/artifacts/{artifact}/content")
+    assert content.status_code == 200 and content.content == b"bytes kept in a bucket"
+    assert residue(live_server, sid)["objects"] == 1
+    assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+    audit = residue(live_server, sid)
+    assert audit["objects"] == 0 and audit["outbox"] == 0
+    assert _keys(seaweed, live_server) == []
+
+
+def test_an_s3_outage_during_deletes_fills_the_outbox_and_it_drains_once_s3_is_back(
+    start_server: Callable[..., LiveServer], seaweed: Any
+) -> None:
+    server = start_server()
+    alice = server.client()
+    control = server.control()
+    doomed = [new_session(alice) for _ in range(2)]
+    for sid in doomed:
+        _artifact(alice, sid, "one")
+        _artifact(alice, sid, "two")
+    kept = new_session(alice)
+    kept_artifact = _artifact(alice, kept, "still wanted")
+    seaweed.kill_gateway()
+    try:
+        for sid in doomed:
+            assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+        outbox = control.get("/_stub/outbox").json()
+        assert outbox["pending"] == 4
+        assert {item["session_id"] for item in outbox["items"]} == set(doomed)
+        assert all(item["last_error"] for item in outbox["items"])
+        # A read that needs the bytes is a 503 in the envelope, never a 500 (asked outside
+        # the recorded clients, whose 5xx the fixture counts as failures).
+        unavailable = httpx.get(
+            f"{server.url}/v1/artifacts/{kept_artifact}/content",
+            headers={"Authorization": "Bearer dev-alice"},
+        )
+        assert unavailable.status_code == 503
+        assert unavailable.json()["error"]["code"] == "unavailable"
+        assert control.post("/_stub/maintenance").json() == {"outbox_pending": 4}
+    finally:
+        seaweed.start_gateway()
+    wait_until(lambda: control.post("/_stub/maintenance").json() == {"outbox_pending": 0})
+    assert _keys(seaweed, server) == [f"{_prefix(server)}/{kept}/{kept_artifact}"]
+    for sid in doomed:
+        assert residue(server, sid)["objects"] == 0
+
+
+def test_a_half_written_upload_and_a_stray_object_are_swept_and_owned_bytes_stay(
+    live_server: LiveServer, seaweed: Any
+) -> None:
+    alice = live_server.client()
+    sid = new_session(alice)
+    artifact = _artifact(alice, sid, "owned")
+    s3 = seaweed.client()
+    prefix = _prefix(live_server)
+    half = s3.create_multipart_upload(Bucket=S3_BUCKET, Key=f"{prefix}/ses_crash/art_half")
+    s3.upload_part(
+        Bucket=S3_BUCKET,
+        Key=f"{prefix}/ses_crash/art_half",
+        UploadId=half["UploadId"],
+        PartNumber=1,
+        Body=b"half written by a crash",
+    )
+    s3.put_object(Bucket=S3_BUCKET, Key=f"{prefix}/ses_stray/art_stray", Body=b"no row")
+    foreign = f"{prefix}/not/an/artifact/key"  # not the shape of ours: never touched
+    s3.put_object(Bucket=S3_BUCKET, Key=foreign, Body=b"someone else's")
+    assert _uploads(seaweed, live_server) == [f"{prefix}/ses_crash/art_half"]
+    live_server.control().post("/_stub/maintenance")
+    assert _uploads(seaweed, live_server) == []
+    assert _keys(seaweed, live_server) == sorted([f"{prefix}/{sid}/{artifact}", foreign])
+    assert alice.get(f"/v1/artifacts/{artifact}/content").content == b"owned"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_deleted_artifacts_bytes_leave_seaweeds_volume_files_after_maintenance(
+    live_server: LiveServer, seaweed: Any
+) -> None:
+    """SeaweedFS keeps a deleted needle in its `.dat` until the volume is compacted, and
+    its filer deletes chunks from a queue, after the DeleteObject answered: maintenance
+    requests the vacuum on its passes after a delete (the compaction hook)."""
+    alice = live_server.client()
+    control = live_server.control()
+    needle = f"Zs3-{secrets.token_hex(8)}"
+    sid = new_session(alice)
+    _artifact(alice, sid, f"{needle} {secrets.token_hex(600)}")
+    wait_until(lambda: seaweed.files_holding(needle.encode()))  # the scan sees the bytes
+    assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+    assert residue(live_server, sid)["objects"] == 0
+
+    def erased() -> bool:
+        control.post("/_stub/maintenance")
+        return not seaweed.files_holding(needle.encode())
+
+    wait_until(erased, timeout=30.0, interval=0.2)
