@@ -110,31 +110,43 @@ class Seaweed:
         self.start_gateway(timeout)
 
     def start_gateway(self, timeout: float = 60.0) -> None:
-        """Start the S3 gateway and wait until it answers a bucket listing."""
-        log = (self.root / "s3.log").open("ab")
-        self._gateway = subprocess.Popen(
-            [
-                str(self.weed),
-                "s3",
-                f"-filer=127.0.0.1:{self.filer_port}",
-                "-ip.bind=127.0.0.1",
-                f"-port={self.s3_port}",
-                "-port.iceberg=0",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
+        """Start the S3 gateway and wait until it answers a bucket listing (started again
+        if it exits early, as it may while the filer is still starting)."""
         client = self.client()
         deadline = time.monotonic() + timeout
         while True:
+            if self._gateway is None or self._gateway.poll() is not None:
+                self._gateway = self._spawn_gateway()
             try:
                 client.list_buckets()
                 return
             except Exception:
-                if time.monotonic() > deadline or self._gateway.poll() is not None:
-                    raise RuntimeError(f"weed s3 did not answer; see {self.root}") from None
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"weed s3 did not answer:\n{self.log_tail()}") from None
                 time.sleep(0.05)
+
+    def _spawn_gateway(self) -> subprocess.Popen[bytes]:
+        with (self.root / "s3.log").open("ab") as log:
+            return subprocess.Popen(
+                [
+                    str(self.weed),
+                    "s3",
+                    f"-filer=127.0.0.1:{self.filer_port}",
+                    "-ip.bind=127.0.0.1",
+                    f"-port={self.s3_port}",
+                    "-port.iceberg=0",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def log_tail(self, chars: int = 1500) -> str:
+        """The end of both processes' logs, for a failure message."""
+        tails = []
+        for name in ("server.log", "s3.log"):
+            with contextlib.suppress(OSError):
+                tails.append(f"{name}: {(self.root / name).read_text(errors='replace')[-chars:]}")
+        return "\n".join(tails)
 
     def kill_gateway(self) -> None:
         """S3 goes away at once (SIGKILL: weed ignores SIGTERM for a long while)."""
@@ -143,13 +155,14 @@ class Seaweed:
             self._gateway.wait()
             self._gateway = None
 
-    def create_bucket(self, name: str, timeout: float = 30.0) -> None:
+    def create_bucket(self, name: str, timeout: float = 60.0) -> None:
         """A new bucket, once its first write succeeds (the first allocates its volumes)."""
         client = self.client()
-        client.create_bucket(Bucket=name)
         deadline = time.monotonic() + timeout
         while True:
             try:
+                if name not in [b["Name"] for b in client.list_buckets().get("Buckets", [])]:
+                    client.create_bucket(Bucket=name)
                 client.put_object(Bucket=name, Key="ready", Body=b"")
                 client.delete_object(Bucket=name, Key="ready")
                 return

@@ -10,6 +10,7 @@ import httpx
 
 from tests.conftest import LiveServer
 from tests.server.conftest import (
+    BOTH_STORES,
     message,
     new_session,
     residue,
@@ -19,6 +20,9 @@ from tests.server.conftest import (
     wait_status,
     wait_terminal,
 )
+
+# Deletion's semantics hold on either byte store (CONTRACT §13): the folder and SeaweedFS.
+pytestmark = BOTH_STORES
 
 
 def _assert_clean(server: LiveServer, session_id: str) -> dict[str, Any]:
