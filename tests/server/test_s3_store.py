@@ -1,6 +1,7 @@
 """Artifact bytes in a real S3 server (SeaweedFS, `tests/seaweed.py`): the folder store's
 semantics on a bucket (CONTRACT §13), an outage that the outbox absorbs, the sweep of
-half-written uploads, and deleted bytes erased from SeaweedFS's own files (§9.2)."""
+half-written uploads, deleted bytes erased from SeaweedFS's own files (§9.2), and a fleet on
+one bucket (§9.4)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import httpx
 import pytest
 
 from server_stub.s3store import S3Location
-from tests.conftest import S3_BUCKET, LiveServer
+from tests.conftest import S3_BUCKET, LiveServer, PostgresCluster, ServerFactory, s3_overrides
 from tests.server.conftest import new_session, residue, run_to_end, wait_until
 
 pytestmark = pytest.mark.parametrize("object_store", ["s3"], indirect=True)
@@ -143,3 +144,29 @@ def test_a_deleted_artifacts_bytes_leave_seaweeds_volume_files_after_maintenance
         return not seaweed.files_holding(needle.encode())
 
     wait_until(erased, timeout=30.0, interval=0.2)
+
+
+@pytest.mark.postgres
+def test_a_fleet_on_one_postgresql_and_one_bucket_shares_the_bytes_and_their_deletion(
+    object_store: str,
+    server_factory: ServerFactory,
+    postgres_cluster: PostgresCluster,
+    seaweed: Any,
+) -> None:
+    """CONTRACT §9.4 with a bucket: bytes written through one process are read through
+    another, the other's sweep leaves them (rows name them), and a delete through either
+    leaves the bucket empty."""
+    url = postgres_cluster.new_database()
+    bucket = s3_overrides(seaweed)
+    first, second = (
+        server_factory(backend="postgres", database_url=url, **bucket) for _ in range(2)
+    )
+    alice_first, alice_second = first.client(), second.client()
+    sid = new_session(alice_first)
+    artifact = _artifact(alice_first, sid, "written by the first process")
+    second.control().post("/_stub/maintenance")  # its sweep: the row names the object
+    content = alice_second.get(f"/v1/artifacts/{artifact}/content")
+    assert content.content == b"written by the first process"
+    assert alice_second.delete(f"/v1/sessions/{sid}").status_code == 204
+    assert _keys(seaweed, first) == []
+    assert alice_first.get(f"/v1/artifacts/{artifact}/content").status_code == 404
