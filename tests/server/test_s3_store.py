@@ -5,8 +5,11 @@ one bucket (§9.4)."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import Callable
+import socket
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -170,3 +173,52 @@ def test_a_fleet_on_one_postgresql_and_one_bucket_shares_the_bytes_and_their_del
     assert alice_second.delete(f"/v1/sessions/{sid}").status_code == 204
     assert _keys(seaweed, first) == []
     assert alice_first.get(f"/v1/artifacts/{artifact}/content").status_code == 404
+
+
+@pytest.fixture
+def silent_s3() -> Iterator[str]:
+    """An endpoint that accepts connections and never answers (a hung S3 server)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def hold() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_hung_s3_server_neither_blocks_the_start_nor_a_delete_which_queues_its_bytes(
+    start_server: Callable[..., LiveServer], seaweed: Any, silent_s3: str
+) -> None:
+    writer = start_server()
+    alice = writer.client()
+    sid = new_session(alice)
+    for text in ("one", "two", "three"):
+        _artifact(alice, sid, text)
+    writer.stop()
+    same_data = {
+        "database_url": writer.settings.database_url,
+        "s3_url": writer.settings.s3_url,
+        "s3_region": "us-east-1",
+    }
+    # Its start-up sweep times out and is skipped.
+    hung = start_server(**same_data, s3_endpoint=silent_s3, s3_timeout=0.5)
+    response = hung.client(timeout=20).delete(f"/v1/sessions/{sid}")
+    assert response.status_code == 204
+    assert hung.control().get("/_stub/outbox").json()["pending"] == 3
+    hung.stop()
+    drained = start_server(**same_data, s3_endpoint=seaweed.endpoint)
+    wait_until(lambda: drained.control().post("/_stub/maintenance").json()["outbox_pending"] == 0)
+    assert _keys(seaweed, writer) == []
