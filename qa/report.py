@@ -32,6 +32,10 @@ class QaOptions:
     keep: bool = False
     workdir: Path | None = None
     servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
+    # The own servers' object store: None (a folder in workdir), a folder, or s3://BUCKET/PREFIX
+    # with the S3 server's endpoint (credentials from the AWS_* variables).
+    artifacts: str | None = None
+    s3_endpoint: str | None = None
 
 
 @dataclass

@@ -55,7 +55,7 @@ class ServerProcess:
         log_level: str = "warning",
         database_url: str | None = None,
         extra_args: tuple[str, ...] = (),
-        artifacts: Path | None = None,
+        artifacts: Path | str | None = None,
     ):
         self.workdir = workdir
         self.database_url = database_url or f"sqlite:///{workdir / 'server.sqlite3'}"

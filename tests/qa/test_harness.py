@@ -210,3 +210,10 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     kinds = {v["kind"] for v in report["violations"]}
     assert "live_pruned" in kinds
     assert "not_converged" in kinds
+
+
+def test_qa_refuses_an_s3_endpoint_without_a_bucket(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        qa_cli.main(["--s3-endpoint", "http://127.0.0.1:1", "--operations", "1"])
+    assert exit_info.value.code == 2
+    assert "needs --artifacts s3://" in capsys.readouterr().err
