@@ -15,7 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from server_stub.s3store import S3Location
+from server_stub import s3store
+from server_stub.objectstore import ObjectStoreUnavailable
+from server_stub.s3store import S3Location, S3ObjectStore
 from tests.conftest import S3_BUCKET, LiveServer, PostgresCluster, ServerFactory, s3_overrides
 from tests.server.conftest import new_session, residue, run_to_end, wait_until
 
@@ -222,3 +224,25 @@ def test_a_hung_s3_server_neither_blocks_the_start_nor_a_delete_which_queues_its
     drained = start_server(**same_data, s3_endpoint=seaweed.endpoint)
     wait_until(lambda: drained.control().post("/_stub/maintenance").json()["outbox_pending"] == 0)
     assert _keys(seaweed, writer) == []
+
+
+def test_the_store_refuses_an_object_larger_than_any_artifact_and_names_a_missing_one(
+    object_store: str, seaweed: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bucket is outside the server: what it returns is bounded (s3store.MAX_OBJECT_BYTES,
+    lowered here so the test writes kilobytes, not 64 MiB)."""
+    store = S3ObjectStore(
+        S3Location.parse(s3_overrides(seaweed)["s3_url"]),
+        endpoint=seaweed.endpoint,
+        region="us-east-1",
+    )
+    store.put("ses_big/art_big", b"x" * 2048)
+    monkeypatch.setattr(s3store, "MAX_OBJECT_BYTES", 1024)
+    with pytest.raises(ObjectStoreUnavailable, match="larger than any artifact"):
+        store.get("ses_big/art_big")
+    with pytest.raises(FileNotFoundError):
+        store.get("ses_big/art_missing")
+    with pytest.raises(ValueError):
+        store.put("../escape", b"")
+    store.delete("ses_big/art_big")
+    assert store.count("ses_big") == 0
