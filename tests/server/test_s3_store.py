@@ -93,6 +93,8 @@ def test_an_s3_outage_during_deletes_fills_the_outbox_and_it_drains_once_s3_is_b
         )
         assert unavailable.status_code == 503
         assert unavailable.json()["error"]["code"] == "unavailable"
+        audit = httpx.get(f"{server.url}/_stub/sessions/{kept}/residue")  # needs the listing
+        assert audit.status_code == 503 and audit.json()["error"]["code"] == "unavailable"
         assert control.post("/_stub/maintenance").json() == {"outbox_pending": 4}
     finally:
         seaweed.start_gateway()
