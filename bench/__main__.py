@@ -1,7 +1,7 @@
 """`python -m bench {server,load,fleet,sync,ui,watch,micro,caps,all}`: benchmarks that print figures
 (and `python -m bench ui_without VARIANT`, see `bench/ui_without.py`; `python -m bench
 client_rss`, see `bench/client_rss.py`; `python -m bench conformance`, see
-`bench/conformance.py`).
+`bench/conformance.py`; `python -m bench s3_clients`, see `bench/s3_clients.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -14,7 +14,7 @@ import sys
 
 SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro", "caps")
 #: Run by name only (not by `all`): a variant runner, not a suite.
-EXTRA = ("ui_without", "client_rss", "watch_dead", "mirror_check", "conformance")
+EXTRA = ("ui_without", "client_rss", "watch_dead", "mirror_check", "conformance", "s3_clients")
 
 
 def main(argv: list[str] | None = None) -> int:

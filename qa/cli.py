@@ -82,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="own server processes on one database, devices spread over them, restarted "
         "and killed in turn during the workload (N > 1 needs --database postgresql+psycopg://…)",
     )
+    p.add_argument(
+        "--artifacts",
+        metavar="DIR_OR_URL",
+        help="the own servers' object store: a folder or s3://BUCKET/PREFIX (default: a "
+        "folder in the work folder; ignored with --server)",
+    )
+    p.add_argument(
+        "--s3-endpoint", metavar="URL", help="the S3 server of --artifacts s3://… (e.g. SeaweedFS)"
+    )
     # The token as every `converge` command takes it (`sync.token_input`): --token-file and
     # --token-stdin keep it out of the process list; without any, the stub's dev-alice.
     token_input.add_token_arguments(p)
@@ -141,6 +150,8 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         servers=args.servers,
         public_only=args.public_only,
         faults=args.faults,
+        artifacts=args.artifacts,
+        s3_endpoint=args.s3_endpoint,
     )
 
 
@@ -175,6 +186,8 @@ def _main(argv: Sequence[str]) -> int:
         parser.error("--interval and --deadline must be positive")
     if args.servers < 1:
         parser.error("--servers must be at least 1")
+    if args.s3_endpoint and not (args.artifacts or "").startswith("s3://"):
+        parser.error("--s3-endpoint needs --artifacts s3://BUCKET/PREFIX")
     if args.servers > 1 and args.server:
         parser.error("--servers starts the harness's own processes; it excludes --server")
     if args.servers > 1 and not (args.database or "").startswith("postgresql"):

@@ -150,13 +150,16 @@ class Harness:
             self.url = self.o.server.rstrip("/")
             self.report.mode = "external"
         else:
-            # Several processes share the database and one object store folder (§9.4).
+            # Several processes share the database and one object store (§9.4): a folder,
+            # or a bucket's prefix.
+            endpoint = ("--s3-endpoint", self.o.s3_endpoint) if self.o.s3_endpoint else ()
             self.servers = [
                 ServerProcess(
                     self.workdir / ("server" if i == 0 else f"server{i}"),
                     database_url=self.o.database,
-                    artifacts=self.workdir / "server" / "artifacts",
+                    artifacts=self.o.artifacts or self.workdir / "server" / "artifacts",
                     control=not self.o.public_only,
+                    extra_args=endpoint,
                 )
                 for i in range(self.o.servers)
             ]

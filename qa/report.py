@@ -34,6 +34,10 @@ class QaOptions:
     servers: int = 1  # own server processes on one database (a fleet needs PostgreSQL)
     public_only: bool = False  # never use the control plane, even when the server has one
     faults: str | None = None  # the fault proxy's spec (`qa.faults`); None: no proxy
+    # The own servers' object store: None (a folder in workdir), a folder, or s3://BUCKET/PREFIX
+    # with the S3 server's endpoint (credentials from the AWS_* variables).
+    artifacts: str | None = None
+    s3_endpoint: str | None = None
 
 
 @dataclass

@@ -56,7 +56,7 @@ class ServerProcess:
         log_level: str = "warning",
         database_url: str | None = None,
         extra_args: tuple[str, ...] = (),
-        artifacts: Path | None = None,
+        artifacts: Path | str | None = None,
         control: bool = True,
     ):
         self.workdir = workdir

@@ -53,7 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     p.add_argument("--database", help="SQLAlchemy URL (default: SQLite in the user data dir)")
-    p.add_argument("--artifacts", type=Path, help="object store folder (created when missing)")
+    p.add_argument(
+        "--artifacts",
+        help="object store: a folder (created when missing) or s3://BUCKET/PREFIX",
+    )
     p.add_argument("--principals", type=Path, help="TOML file of [[principal]] tokens")
     p.add_argument("--seed", choices=["demo"], help="fill an empty database with demo history")
     p.add_argument("--control", action="store_true", help="serve the /_stub control plane")
@@ -90,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     _add_observability(p)
     _add_load_bounds(p)
+    _add_s3(p)
     return p
 
 
@@ -116,6 +120,46 @@ def _add_observability(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="warn (once per --repeat-log-interval) while a deletion outbox entry is older",
     )
+
+
+def _add_s3(p: argparse.ArgumentParser) -> None:
+    """The bucket store's options (`--artifacts s3://…`; docs/server.md "Object stores")."""
+    g = p.add_argument_group("S3-compatible object store (with --artifacts s3://BUCKET/PREFIX)")
+    g.add_argument("--s3-endpoint", metavar="URL", help="default: AWS S3 itself")
+    g.add_argument("--s3-region", metavar="NAME")
+    g.add_argument(
+        "--s3-profile", metavar="NAME", help="credentials profile (default: AWS_* variables)"
+    )
+    g.add_argument("--s3-timeout", type=float, default=5.0, metavar="SECONDS")
+    g.add_argument(
+        "--s3-compact-url",
+        metavar="URL",
+        help="requested by maintenance after deletes, so that the store drops deleted bytes "
+        "from its files (SeaweedFS: http://MASTER/vol/vacuum?garbageThreshold=0.000001)",
+    )
+
+
+def _s3_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """`--artifacts` split into a folder or a bucket URL, with the bucket's options."""
+    artifacts = args.artifacts
+    if artifacts is None or not artifacts.startswith("s3://"):
+        if args.s3_endpoint or args.s3_compact_url:
+            raise ValueError("--s3-endpoint and --s3-compact-url need --artifacts s3://…")
+        return {"artifacts_dir": None if artifacts is None else Path(artifacts)}
+    from server_stub.s3store import S3Location
+
+    S3Location.parse(artifacts)  # ValueError for a malformed URL
+    for url in (args.s3_endpoint, args.s3_compact_url):
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError(f"not an http(s) URL: {url!r}")
+    return {
+        "s3_url": artifacts,
+        "s3_endpoint": args.s3_endpoint,
+        "s3_region": args.s3_region,
+        "s3_profile": args.s3_profile,
+        "s3_timeout": max(0.1, args.s3_timeout),
+        "s3_compact_url": args.s3_compact_url,
+    }
 
 
 def _add_load_bounds(p: argparse.ArgumentParser) -> None:
@@ -178,7 +222,6 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         )
     return ServerSettings(
         database_url=database,
-        artifacts_dir=args.artifacts,
         principals=principals,
         control=args.control,
         agent_delay=max(0.0, args.agent_delay),
@@ -195,6 +238,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         access_log=args.log_format == "json",
         outbox_warn_seconds=max(0.0, args.outbox_warn_age),
         **_load_bounds(args),
+        **_s3_settings(args),
     )
 
 

@@ -94,6 +94,17 @@ class ServerSettings:
     #: A deletion outbox entry older than this is warned about once per
     #: `repeat_log_interval` (`server_stub.metrics.watch_outbox`).
     outbox_warn_seconds: float = 3600.0
+    # Artifact bytes in a bucket instead of the folder (`--artifacts s3://BUCKET/PREFIX`,
+    # server_stub.s3store): the endpoint (None: AWS's own), region and credentials profile
+    # (None: the standard AWS_* variables and files), the timeout of each call, and the
+    # compaction hook maintenance requests after deletes (SeaweedFS: the master's
+    # `/vol/vacuum?garbageThreshold=…`; docs/server.md).
+    s3_url: str | None = None
+    s3_endpoint: str | None = None
+    s3_region: str | None = None
+    s3_profile: str | None = None
+    s3_timeout: float = 5.0
+    s3_compact_url: str | None = None
 
     def resolved_artifacts_dir(self) -> Path:
         """The object store folder: explicit, else beside a SQLite file, else the data dir."""

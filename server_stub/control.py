@@ -283,9 +283,13 @@ async def residue(session_id: str, st: StateDep) -> Response:
                 s.scalar(select(func.count()).where(DeletionOutboxRow.session_id == session_id))
                 or 0
             )
+            try:
+                objects = st.store.count(session_id)  # a bucket's listing may be down
+            except OSError as exc:
+                raise ApiError(503, "the object store cannot be listed") from exc
             return {
                 "rows": rows,
-                "objects": st.store.count(session_id),
+                "objects": objects,
                 "tombstone": tomb is not None,
                 "tombstone_columns": columns,
                 "outbox": outbox,

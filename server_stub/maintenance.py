@@ -9,7 +9,9 @@ A pass (every `--maintenance-interval` seconds, or `POST /_stub/maintenance`):
    it lists the store first and reads the rows after, so an object written meanwhile is
    either not listed or already named. What it finds are leftovers of older builds or of
    hands in the folder;
-4. scrubs the database files (`server_stub.scrub`): purged content leaves the WAL (SQLite)
+4. asks the object store to compact its files (`ObjectStore.compact`: SeaweedFS keeps a
+   deleted object's bytes in its volume files until then; a no-op for the folder);
+5. scrubs the database files (`server_stub.scrub`): purged content leaves the WAL (SQLite)
    or the table pages (PostgreSQL VACUUM) even if the delete's own background scrub was
    blocked by a reader.
 
@@ -68,7 +70,11 @@ def consolidate(db: Database) -> int:
 
 def sweep_orphan_objects(db: Database, store: ObjectStore) -> int:
     """Remove objects no artifact, intent or outbox row names; returns how many."""
-    found = store.locators()  # first the store, then the rows (see the module docstring)
+    try:
+        found = store.locators()  # first the store, then the rows (see the module docstring)
+    except ObjectStoreUnavailable as exc:
+        log.warning("could not list the object store for the sweep: %s", exc)
+        return 0
     if not found:
         return 0
     with db.read() as s:
@@ -96,6 +102,7 @@ def run_pass(db: Database, store: ObjectStore) -> int:
     pending = flush_outbox(db, store)
     consolidate(db)
     sweep_orphan_objects(db, store)
+    store.compact()
     scrub_now(db)
     return pending
 

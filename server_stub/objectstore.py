@@ -4,6 +4,7 @@ Each artifact has its own object (`<session_id>/<artifact_id>`), never shared an
 content-addressed, so deleting one session's bytes can never take another's. The session id
 in the locator lets the residue audit count a session's objects after its metadata is gone.
 The fault switch (`available = False`) makes every delete fail, for the outbox scenarios.
+The folder store is the default; `server_stub.s3store` keeps the same objects in a bucket.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Protocol
 from server_stub.private import DIR_MODE, private_dir, write_private
 
 
-class ObjectStoreUnavailable(Exception):
-    """The store refused an operation (the fault switch is down, or I/O failed)."""
+class ObjectStoreUnavailable(OSError):
+    """The store refused an operation (the fault switch is down, or I/O failed). An OSError,
+    as the folder store's own failures are: every caller that handles one handles both."""
 
 
 class ObjectStore(Protocol):
@@ -40,6 +42,10 @@ class ObjectStore(Protocol):
 
     def locators(self) -> list[str]:
         """Every object in the store, half-written ones included (the start-up sweep)."""
+
+    def compact(self) -> None:
+        """Make the store drop deleted bytes from its own files, where it can be asked to
+        (a maintenance pass calls it; the folder store has nothing to do)."""
 
 
 #: Suffix of an object being written (renamed into place when complete).
@@ -94,6 +100,9 @@ class FilesystemObjectStore:
         if not folder.is_dir():
             return 0
         return sum(1 for p in folder.iterdir() if p.is_file() and not p.name.endswith(TMP_SUFFIX))
+
+    def compact(self) -> None:
+        return None  # an unlinked file's blocks are the file system's (docs/server.md)
 
     def locators(self) -> list[str]:
         if not self.root.is_dir():

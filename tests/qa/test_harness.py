@@ -299,3 +299,10 @@ def test_qa_refuses_a_fault_spec_out_of_bounds(capsys: pytest.CaptureFixture[str
         qa_cli.main(["--faults", "drop=2", "--operations", "1"])
     assert exit_info.value.code == 2
     assert "drop must be within" in capsys.readouterr().err
+
+
+def test_qa_refuses_an_s3_endpoint_without_a_bucket(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        qa_cli.main(["--s3-endpoint", "http://127.0.0.1:1", "--operations", "1"])
+    assert exit_info.value.code == 2
+    assert "needs --artifacts s3://" in capsys.readouterr().err

@@ -1,7 +1,9 @@
 """The server suite runs every test on SQLite and on a real PostgreSQL.
 
 `live_server` is overridden here, parametrized over both backends; PostgreSQL cases skip
-with a printed reason where the binaries are absent.
+with a printed reason where the binaries are absent. The artifact byte store is the folder,
+unless a module parametrizes `object_store` (indirect) with "s3": then its servers keep
+their bytes in the session's SeaweedFS bucket (skipped where `weed` is absent).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import LiveServer, ServerFactory
+from tests.conftest import LiveServer, ServerFactory, s3_overrides
 
 TEXT = "hello world"
 
@@ -24,8 +26,21 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def object_store(request: pytest.FixtureRequest) -> str:
+    """ "folder" (the default) or "s3", where a module parametrizes it (indirect)."""
+    return str(getattr(request, "param", "folder"))
+
+
+#: `pytestmark = BOTH_STORES` runs a module on the folder store and on SeaweedFS.
+BOTH_STORES = pytest.mark.parametrize("object_store", ["folder", "s3"], indirect=True)
+
+
+@pytest.fixture
 def start_server(
-    backend: str, server_factory: ServerFactory, request: pytest.FixtureRequest
+    backend: str,
+    object_store: str,
+    server_factory: ServerFactory,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Callable[..., LiveServer]]:
     """`start(**settings)`: a fresh server on the parametrized backend (a new database).
 
@@ -37,6 +52,8 @@ def start_server(
         if backend == "postgres" and "database_url" not in overrides:
             cluster = request.getfixturevalue("postgres_cluster")
             overrides["database_url"] = cluster.clean_database()
+        if object_store == "s3" and "s3_url" not in overrides:
+            overrides.update(s3_overrides(request.getfixturevalue("seaweed")))
         server = server_factory(backend=backend, **overrides)
         started.append(server)
         return server

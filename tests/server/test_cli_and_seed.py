@@ -10,14 +10,17 @@ import sys
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from server_stub.cli import main as cli_main
 from server_stub.config import ServerSettings
 from server_stub.runner import ServerStartError, ServerThread
 from server_stub.timestamps import parse
-from tests.conftest import LiveServer, PostgresCluster
+from tests.conftest import S3_BUCKET, LiveServer, PostgresCluster
+from tests.server.conftest import wait_terminal
 
 CLI = [sys.executable, "-m", "server_stub.cli"]
 
@@ -251,3 +254,51 @@ def test_server_socket_is_tcp_so_replies_are_not_delayed(tmp_path: Path) -> None
             # What asyncio skips on a proto-0 listener: without it, Nagle plus the client's
             # delayed ACK hold every kept-alive reply ~40 ms (the figure: `bench server`).
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_cli_keeps_artifact_bytes_in_a_bucket_with_credentials_from_the_environment(
+    cli: Callable[..., _Process], tmp_path: Path, seaweed: Any
+) -> None:
+    prefix = f"cli-{os.getpid()}"
+    server = cli(
+        "--port", "0",
+        "--database", f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "--artifacts", f"s3://{S3_BUCKET}/{prefix}",
+        "--s3-endpoint", seaweed.endpoint,
+        "--s3-compact-url", seaweed.vacuum_url,
+        "--agent-delay", "0",
+    )  # fmt: skip
+    assert server.first_line.startswith("listening on http://127.0.0.1:")
+    headers = {"Authorization": "Bearer dev-alice"}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as alice:
+        sid = alice.post("/v1/sessions", json={}).json()["id"]
+        text = {"type": "text", "text": "/artifact a.txt in the bucket"}
+        run = alice.post(
+            f"/v1/sessions/{sid}/runs", json={"input": {"role": "user", "content": [text]}}
+        ).json()
+        assert wait_terminal(alice, run["id"])["status"] == "completed"
+        listed = seaweed.client().list_objects_v2(Bucket=S3_BUCKET, Prefix=f"{prefix}/{sid}/")
+        assert listed["KeyCount"] == 1
+        assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+        listed = seaweed.client().list_objects_v2(Bucket=S3_BUCKET, Prefix=f"{prefix}/")
+        assert listed["KeyCount"] == 0
+    code, _ = server.stop()
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--artifacts", "s3://"], "s3://BUCKET/PREFIX"),
+        (["--artifacts", "s3://bucket/a/../b"], "s3://BUCKET/PREFIX"),
+        (["--s3-endpoint", "http://127.0.0.1:1"], "need --artifacts s3://"),
+        (["--artifacts", "s3://b/p", "--s3-endpoint", "file:///etc"], "not an http(s) URL"),
+    ],
+)
+def test_cli_refuses_a_malformed_bucket_store_in_words(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process (the refusal comes before any server starts; a child costs ~4 s here)."""
+    assert cli_main(["--port", "0", *args]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and words in err and "Traceback" not in err

@@ -10,6 +10,7 @@ import httpx
 
 from tests.conftest import LiveServer
 from tests.server.conftest import (
+    BOTH_STORES,
     message,
     new_session,
     residue,
@@ -120,6 +121,7 @@ def _full_session(alice: httpx.Client) -> tuple[str, dict[str, Any]]:
     }
 
 
+@BOTH_STORES  # the bytes' part of deletion, on the folder and on SeaweedFS
 def test_delete_purges_the_whole_graph_and_leaves_zero_residue(live_server: LiveServer) -> None:
     alice = live_server.client()
     control = live_server.control()
@@ -230,6 +232,7 @@ def test_rejections_recorded_in_a_deleted_session_go_with_it(live_server: LiveSe
     assert memory["id"] == memory_id and memory["rejected"] is False
 
 
+@BOTH_STORES  # the bytes' part of deletion, on the folder and on SeaweedFS
 def test_object_store_down_then_maintenance_then_up_leaves_zero_residue(
     live_server: LiveServer,
 ) -> None:
@@ -256,6 +259,7 @@ def test_object_store_down_then_maintenance_then_up_leaves_zero_residue(
     assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
 
 
+@BOTH_STORES  # the bytes' part of deletion, on the folder and on SeaweedFS
 def test_maintenance_loop_retries_on_its_own(start_server: Callable[..., LiveServer]) -> None:
     server = start_server(maintenance_interval=0.05)
     alice = server.client()
@@ -311,6 +315,7 @@ def test_delete_and_run_start_race_is_all_or_nothing(live_server: LiveServer) ->
     assert outcomes  # which interleavings occur depends on scheduling
 
 
+@BOTH_STORES  # the bytes' part of deletion, on the folder and on SeaweedFS
 def test_concurrent_deletes_all_answer_204(live_server: LiveServer) -> None:
     alice = live_server.client()
     sid = new_session(alice)
