@@ -11,8 +11,9 @@ PostgreSQL: ordinary READ COMMITTED transactions; the routes that must exclude e
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,45 @@ class Database:
             if "database is locked" in str(exc.orig).lower():
                 raise LockedNow(str(exc.orig)) from exc
             raise
+
+    def fetch_now(
+        self, statements: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """SQLite only: every row of each (SQL, named parameters) statement, in order, read
+        as `read_now` reads (the loop's connection, busy timeout 0, no BEGIN: each statement
+        its own snapshot), but on the driver's cursor.
+
+        For the index's first page after a change: the version and the page took 0.59–0.66
+        ms through a Connection, a Session and SQLAlchemy's execute, 0.23–0.24 ms here
+        (decision 0160). The SQL is precompiled by the
+        caller; the rows come back as the driver's tuples (no type processing: only for
+        columns the driver returns as they are, text and integers). One thread only, the
+        loop's, as `read_now`. A lock raises `LockedNow` at once, any other driver error is
+        raised as SQLAlchemy's `DBAPIError`, so the app's handlers answer it as an engine
+        error (503 for an outage). Engine events (`before_cursor_execute`) do not see it.
+        """
+        if self._quick is None:
+            raise RuntimeError("fetch_now is for SQLite only; use read() on a worker thread")
+        sql: str = ""
+        params: Mapping[str, Any] = {}
+        try:
+            # The pool's checkout raises the driver's own errors (opening the connection
+            # sets WAL mode, which needs the file), as the cursor does.
+            pooled = self._quick.raw_connection()
+            try:
+                cursor = pooled.cursor()
+                out: list[list[tuple[Any, ...]]] = []
+                for sql, params in statements:
+                    out.append(cursor.execute(sql, params).fetchall())
+                cursor.close()
+                return out
+            finally:
+                pooled.close()
+        except sqlite3.Error as error:
+            if "database is locked" in str(error).lower():
+                raise LockedNow(str(error)) from error
+            wrapped = sa_exc.DBAPIError.instance(sql, dict(params), error, sqlite3.Error)
+            raise wrapped from error
 
     @contextmanager
     def write(self) -> Iterator[Session]:

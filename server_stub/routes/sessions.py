@@ -11,11 +11,13 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import ClauseElement, Row, bindparam, or_, select
 from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
+from sqlalchemy.dialects.sqlite.pysqlite import dialect as sqlite_dialect
 from sqlalchemy.orm import Session
 
 from server_stub import clock, ids, purge, schemas
 from server_stub.auth import Principal
 from server_stub.cursors import Position
+from server_stub.db.engine import LockedNow
 from server_stub.db.models import EventRow, RunRow, SessionRow
 from server_stub.errors import ApiError, invalid_state, not_found
 from server_stub.history import (
@@ -132,6 +134,8 @@ async def list_sessions(request: Request) -> Response:
     page = None
     if st.pg_reader is not None:
         page = await _pg_page(st, who, stmt, params, limit, known)
+    elif st.db.is_sqlite:
+        page = _sqlite_page(st, who, stmt, params, limit, known)
     if page is None:
         page = await st.read(work)
     rows, views, version = page
@@ -198,6 +202,48 @@ async def _pg_page(
     if any(row[2] == "legacy" for row in rows[:limit]):
         return None
     return rows, _index_views(None, rows[:limit]), version
+
+
+def _sqlite_page(
+    st: AppState,
+    who: Principal,
+    stmt: ClauseElement,
+    params: dict[str, Any],
+    limit: int,
+    known: int | None,
+) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
+    """SQLite: a page read on the loop through the driver's cursor (`Database.fetch_now`,
+    decision 0160), version first (an ETag is never newer than its page); None when the
+    database is locked at that instant or a legacy session needs its title derived (the
+    Session path does both: a worker thread, `first_user_message`)."""
+    statements = []
+    if known is None:
+        version_sql, version_defaults = _sqlite_sql(VERSION_OF)
+        statements.append((version_sql, version_defaults | params))
+    page_sql, page_defaults = _sqlite_sql(stmt)
+    statements.append((page_sql, page_defaults | params))
+    try:
+        results = st.db.fetch_now(statements)
+    except LockedNow:
+        return None
+    rows = cast(Sequence[_IndexRow], results[-1])
+    if any(row[2] == "legacy" for row in rows[:limit]):
+        return None
+    if known is None:
+        known = int(results[0][0][0] or 0) if results[0] else 0
+    return rows, _index_views(None, rows[:limit]), known
+
+
+@functools.cache
+def _sqlite_sql(stmt: ClauseElement) -> tuple[str, dict[str, Any]]:
+    """A statement's SQLite text with `:name` parameters, compiled once, and the values of
+    the parameters it adds itself (SQLite's `LIMIT … OFFSET :param_1`)."""
+    compiled = stmt.compile(dialect=_SQLITE_DIALECT)
+    defaults = {k: v for k, v in compiled.params.items() if v is not None}
+    return str(compiled), defaults
+
+
+_SQLITE_DIALECT = sqlite_dialect(paramstyle="named")
 
 
 @functools.cache

@@ -20,8 +20,10 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import Engine, event, select
+from sqlalchemy.exc import DBAPIError
 
 from server_stub.db.engine import Database, LockedNow
+from server_stub.db.outage import is_outage
 from server_stub.db.pgloop import PgLoopReader
 from server_stub.history import VERSION_OF
 from server_stub.indexversions import IndexVersions
@@ -52,32 +54,57 @@ def _statements() -> Iterator[list[tuple[str, str]]]:
         event.remove(Engine, "before_cursor_execute", record)
 
 
+@contextmanager
+def _loop_statements(db: Database) -> Iterator[list[tuple[str, str]]]:
+    """Every SQL statement the loop's connection runs in the block, SQLAlchemy's or the
+    driver's own (`Database.fetch_now`): (thread, SQL), from SQLite's trace callback."""
+    seen: list[tuple[str, str]] = []
+
+    def record(statement: str) -> None:
+        seen.append((threading.current_thread().name, statement))
+
+    assert db._quick is not None
+    pooled = db._quick.raw_connection()  # the one connection (StaticPool), given back at once
+    try:
+        driver = pooled.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+    finally:
+        pooled.close()
+    driver.set_trace_callback(record)
+    try:
+        yield seen
+    finally:
+        driver.set_trace_callback(None)
+
+
 def _first_page(client: httpx.Client, etag: str | None = None) -> httpx.Response:
     headers = {"If-None-Match": etag} if etag else {}
     return client.get("/v1/sessions", params={"limit": 50}, headers=headers)
 
 
 def test_a_304_on_sqlite_reads_nothing_from_the_database(server_factory: ServerFactory) -> None:
-    client = server_factory().client()
+    live_server = server_factory()
+    client = live_server.client()
     new_session(client)
     etag = _first_page(client).headers["etag"]
     assert _first_page(client, etag).status_code == 304  # the version is now remembered
-    with _statements() as seen:
+    with _statements() as seen, _loop_statements(_state(live_server).db) as on_loop:
         answer = _first_page(client, etag)
     assert answer.status_code == 304
     assert answer.headers["etag"] == etag
-    assert seen == []
+    assert seen == on_loop == []
 
 
 def test_an_unchanged_first_page_on_sqlite_is_sent_again_without_a_read(
     server_factory: ServerFactory,
 ) -> None:
-    client = server_factory().client()
+    live_server = server_factory()
+    client = live_server.client()
     new_session(client)
     first = _first_page(client)
-    with _statements() as seen:
+    with _statements() as seen, _loop_statements(_state(live_server).db) as on_loop:
         again = _first_page(client)
-    assert seen == []
+    assert seen == on_loop == []
     assert again.content == first.content
     assert again.headers["etag"] == first.headers["etag"]
     assert again.headers["content-type"] == first.headers["content-type"]
@@ -111,9 +138,10 @@ def test_the_first_page_on_sqlite_is_read_on_the_event_loop(server_factory: Serv
     live_server = server_factory()
     client = live_server.client()
     new_session(client)
-    with _statements() as seen:
+    db = _state(live_server).db
+    with _statements() as seen, _loop_statements(db) as on_loop:
         assert _first_page(client).status_code == 200
-    page_reads = [thread for thread, sql in seen if "FROM sessions" in sql]
+    page_reads = [thread for thread, sql in seen + on_loop if "FROM sessions" in sql]
     assert page_reads == [live_server.thread.thread.name]
 
 
@@ -183,7 +211,7 @@ def test_a_read_that_finds_sqlite_locked_goes_to_a_worker_thread(
     (`LockedNow`), the page is read on a worker thread, which may wait, and still answers.
     (A WAL reader is locked out only in rare moments, WAL recovery or a connection in
     exclusive locking mode, which a test cannot bring about beside a running server's pool:
-    the lock is stood in for at the one place it surfaces.)"""
+    the lock is stood in for where it surfaces: `fetch_now` and `read_now`.)"""
     live_server = server_factory()
     client = live_server.client()
     new_session(client)
@@ -194,6 +222,10 @@ def test_a_read_that_finds_sqlite_locked_goes_to_a_worker_thread(
         raise LockedNow("database is locked")
         yield
 
+    def locked_rows(_statements: Any) -> Any:
+        raise LockedNow("database is locked")
+
+    monkeypatch.setattr(st.db, "fetch_now", locked_rows)
     monkeypatch.setattr(st.db, "read_now", locked)
     with _statements() as seen:
         answer = _first_page(client)
@@ -240,6 +272,53 @@ def test_the_loops_first_connection_to_a_locked_sqlite_file_says_locked_now(
     finally:
         holder.close()
         db.dispose()
+
+
+def test_the_loops_driver_reads_fail_as_engine_errors_or_locked_now(tmp_path: Path) -> None:
+    """`fetch_now` skips SQLAlchemy's execute, not its errors: a failing statement is a
+    `DBAPIError` (what the app's handlers answer in the envelope), and a file held
+    exclusively when the loop's connection is opened is `LockedNow` (read on a thread)."""
+    path = tmp_path / "held.sqlite3"
+    made = Database(f"sqlite:///{path}")
+    made.create_schema()
+    with pytest.raises(DBAPIError) as raised:
+        made.fetch_now([("SELECT version FROM no_such_table WHERE tenant = :t", {"t": "x"})])
+    assert isinstance(raised.value.orig, sqlite3.OperationalError)
+    assert not is_outage(raised.value)
+    assert made.fetch_now([("SELECT 1", {}), ("SELECT :n", {"n": 2})]) == [[(1,)], [(2,)]]
+    made.dispose()
+    holder = sqlite3.connect(path, isolation_level=None)
+    db = Database(f"sqlite:///{path}")
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(LockedNow):
+            db.fetch_now([("SELECT count(*) FROM sessions", {})])
+        holder.execute("ROLLBACK")
+        holder.close()
+        assert db.fetch_now([("SELECT count(*) FROM sessions", {})]) == [[(0,)]]
+    finally:
+        holder.close()
+        db.dispose()
+
+
+def test_a_sqlite_file_the_loop_cannot_open_answers_the_index_503(
+    server_factory: ServerFactory,
+) -> None:
+    """The file replaced (by a folder) before the loop's connection is opened: the first
+    page's driver read fails to open it, and the index answers 503 `unavailable` in the
+    envelope, as the engine's path would, never a 500 or a traceback."""
+    live_server = server_factory()
+    client = live_server.client()
+    new_session(client)  # the pool's connections are open; the loop's is not yet
+    database = Path(str(live_server.settings.database_url).removeprefix("sqlite:///"))
+    database.rename(database.with_name("moved.sqlite3"))
+    database.mkdir()
+    down = _first_page(client)
+    assert down.status_code == 503
+    assert down.json()["error"]["code"] == "unavailable"
+    assert down.headers["retry-after"]
+    assert "Traceback" not in down.text
 
 
 def test_read_now_on_postgresql_is_a_programming_error_not_a_lock() -> None:
