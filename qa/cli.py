@@ -237,6 +237,10 @@ def _main(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_SETUP
+    if args.json:
+        print(json_for_terminal(report.to_json()))
+    else:
+        print(report.to_text())
     for target, write in ((args.junit_xml, write_junit), (args.html, write_html)):
         if target:
             try:
@@ -244,8 +248,4 @@ def _main(argv: Sequence[str]) -> int:
             except OSError as exc:
                 print(f"converge qa: cannot write {for_terminal(target)}: {exc}", file=sys.stderr)
                 return EXIT_SETUP
-    if args.json:
-        print(json_for_terminal(report.to_json()))
-    else:
-        print(report.to_text())
     return EXIT_OK if report.ok else EXIT_VIOLATIONS

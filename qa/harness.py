@@ -521,6 +521,7 @@ class Harness:
             await self._object_store(True)
             self.outage = False
         quiet_started = time.monotonic()
+        self.timeline.add(None, "phase", "quiet phase")
         deadline = quiet_started + self.o.deadline
         poll = max(0.02, min(0.1, self.o.interval / 2))
         while time.monotonic() < deadline:

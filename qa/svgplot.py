@@ -136,6 +136,16 @@ def timeline(
                 f'width="{max(1.0, x(e.at + e.seconds) - x(e.at)):.1f}" height="{lane}" '
                 f'fill="#f0a030" fill-opacity="0.35"><title>{label}</title></rect>'
             )
+        elif e.kind == "phase":  # the quiet phase's start, across every lane
+            flip = x(e.at) > left + plot_w * 0.85  # its label left of a line near the edge
+            parts.append(
+                f'<line class="phase" x1="{x(e.at):.1f}" y1="{upper}" x2="{x(e.at):.1f}" '
+                f'y2="{upper + (lanes + 1) * lane}" stroke="#17602f" stroke-width="1.5" '
+                f'stroke-dasharray="5 3"><title>{label}</title></line>'
+                f'<text x="{x(e.at) + (-3 if flip else 3):.1f}" y="{upper + lane - 4}" '
+                f'text-anchor="{"end" if flip else "start"}" fill="#17602f">'
+                f"{text(e.label, 40)}</text>"
+            )
         elif e.kind == "fault":
             parts.append(
                 f'<line class="fault" x1="{x(e.at):.1f}" y1="{top + 1}" x2="{x(e.at):.1f}" '

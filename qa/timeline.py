@@ -23,7 +23,7 @@ class Event:
 
     at: float  # seconds since the run started
     device: int | None
-    kind: str  # "op", "fault" or "partition"
+    kind: str  # "op", "fault", "partition" or "phase" (the quiet phase starts)
     label: str  # the operation's or the fault's name
     seconds: float = 0.0
 

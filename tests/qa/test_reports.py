@@ -85,6 +85,7 @@ def test_a_short_qa_run_writes_junit_with_one_testcase_per_invariant_and_an_html
     assert page.classes["bar"] >= 1 and page.classes["pct"] == 3  # p50, p95, p99
     assert page.classes["op"] >= 30 - 2  # restarts and outages are on the server lane
     assert page.classes["partition"] == 1 and page.classes["fault"] >= 1
+    assert page.classes["phase"] == 1  # where the quiet phase began
     assert "control plane" in document  # the extras used
 
 
@@ -151,3 +152,13 @@ def test_the_conformance_html_report_shows_the_rule_table_with_inert_evidence(
     assert page.tags["tr"] == 3  # the header and one row per rule
     assert page.classes["fail"] == 2 and page.classes["pass"] == 1  # the verdict badge too
     assert document.index("envelope.errors") < document.index("delete.idempotent")
+
+
+def test_a_report_file_that_cannot_be_written_is_a_setup_error_after_the_result_is_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--devices", "1", "--operations", "0", "--initial", "0", "--deadline", "10"]
+    code = qa_cli.main([*argv, "--html", str(tmp_path / "missing" / "qa.html")])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "violations: none" in out and "cannot write" in err
