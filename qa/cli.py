@@ -10,10 +10,12 @@ import random
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from qa.faults import FaultSchedule, FaultSpec
 from qa.harness import Harness
 from qa.report import QaOptions, QaReport
+from qa.reports import write_html, write_junit
 from qa.server import QaSetupError
 from sync import token_input
 from sync.errors import ProfileError, SyncError
@@ -123,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         "partition=1@10:4,partitions=2', or 'standard' (docs/qa.md)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--junit-xml", metavar="FILE", help="also write JUnit XML to FILE")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report to FILE")
     p.add_argument("--keep", action="store_true", help="keep the temporary folders")
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     return p
@@ -237,4 +241,11 @@ def _main(argv: Sequence[str]) -> int:
         print(json_for_terminal(report.to_json()))
     else:
         print(report.to_text())
+    for target, write in ((args.junit_xml, write_junit), (args.html, write_html)):
+        if target:
+            try:
+                write(report, Path(target))
+            except OSError as exc:
+                print(f"converge qa: cannot write {for_terminal(target)}: {exc}", file=sys.stderr)
+                return EXIT_SETUP
     return EXIT_OK if report.ok else EXIT_VIOLATIONS

@@ -59,6 +59,8 @@ DEFAULT_OPERATIONS = 60
 WAIT_SECONDS = 3  # the `/wait N` of a delete that must be refused (long enough under load)
 SAMPLE_EVERY = 10  # operations between mirror samples
 OP_DEADLINE = 60.0  # an operation still running after this is reported as stuck
+#: Operations drawn on the server's lane of the timeline, not on a device's.
+SERVER_LANE = frozenset({OpKind.RESTART, OpKind.OUTAGE_START, OpKind.OUTAGE_END})
 RESIDUE_LIMIT = 100  # deleted sessions audited at the end (the first ones deleted)
 TOMBSTONE_LIMIT = 1000  # removed sessions whose tombstone is checked
 WORDS = (
@@ -108,11 +110,13 @@ class Harness:
         self.changes: list[Change] = []  # for the convergence latency
         self.outage = False
         self.workdir = Path()
+        self.timeline = self.report.timeline  # operations, faults, partitions (`--html`)
 
     # -- set-up and tear-down ---------------------------------------------------------------
 
     async def run(self) -> QaReport:
         started = time.monotonic()
+        self.timeline.started = started
         made_tmp = self.o.workdir is None
         self.workdir = (
             Path(tempfile.mkdtemp(prefix="converge-qa-"))
@@ -201,7 +205,7 @@ class Harness:
             schedule = FaultSchedule(
                 FaultSpec.parse(self.o.faults), self.o.seed, self.o.devices, horizon
             )
-            self.network = DeviceNetwork(schedule)
+            self.network = DeviceNetwork(schedule, timeline=self.timeline)
             ports = list(await self.network.start(urls))
         for index in range(self.o.devices):
             device = Device(
@@ -311,9 +315,10 @@ class Harness:
                     f"operation {op.index} ({op.kind.value}) did not finish within {OP_DEADLINE:g}s"
                 )
                 self._outcome("stuck")
-            self.report.op_seconds.setdefault(op.kind.value, []).append(
-                time.monotonic() - op_started
-            )
+            took = time.monotonic() - op_started
+            self.report.op_seconds.setdefault(op.kind.value, []).append(took)
+            lane = None if op.kind in SERVER_LANE else op.device
+            self.timeline.add(lane, "op", op.kind.value, at=op_started, seconds=took)
             done.append(op)
             self.report.ops[op.kind.value] += 1
             if len(done) % SAMPLE_EVERY == 0:
@@ -516,6 +521,7 @@ class Harness:
             await self._object_store(True)
             self.outage = False
         quiet_started = time.monotonic()
+        self.timeline.add(None, "phase", "quiet phase")
         deadline = quiet_started + self.o.deadline
         poll = max(0.02, min(0.1, self.o.interval / 2))
         while time.monotonic() < deadline:

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import socket
 import struct
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,6 +43,7 @@ import httpcore
 import httpx
 
 from qa.faults import ConnectionPlan, Direction, Fault, FaultSchedule, FaultSpec
+from qa.timeline import Timeline
 from sync.tls import client_context
 
 log = logging.getLogger(__name__)
@@ -216,6 +218,8 @@ class _Connection:
                     await self._send(dst, head, direction)
                     sent += len(head)
                     p.stats.faults[plan.fault.value] += 1
+                    stalled = plan.stall_seconds if plan.fault is Fault.STALL else 0.0
+                    p.note("fault", f"{plan.fault.value} {direction.value}", stalled)
                     if plan.fault is not Fault.STALL:
                         raise _Struck(reset=plan.fault is Fault.DROP)
                     with contextlib.suppress(TimeoutError):
@@ -264,6 +268,13 @@ class FaultProxy:
         self._server: asyncio.Server | None = None
         self._conns: set[_Connection] = set()
         self._monitor: asyncio.Task[None] | None = None
+        #: Told of each fault struck (its kind, a stall's seconds) and partition started
+        #: (`qa.timeline`, through `DeviceNetwork`).
+        self.on_event: Callable[[str, str, float], None] | None = None
+
+    def note(self, kind: str, label: str, seconds: float = 0.0) -> None:
+        if self.on_event is not None:
+            self.on_event(kind, label, seconds)
 
     @property
     def healed(self) -> bool:
@@ -314,6 +325,7 @@ class FaultProxy:
         if self.healed:
             return
         self.stats.partitions += 1
+        self.note("partition", "partition", seconds)
         loop = asyncio.get_running_loop()
         self._partition_until = max(self._partition_until, loop.time() + seconds)
         self.flowing.clear()
@@ -387,9 +399,15 @@ def proxied_transport(url: str, proxy_port: int) -> httpx.AsyncHTTPTransport:
 class DeviceNetwork:
     """The devices' proxies and their schedule: what the harness drives (`qa.harness`)."""
 
-    def __init__(self, schedule: FaultSchedule, limits: ProxyLimits | None = None) -> None:
+    def __init__(
+        self,
+        schedule: FaultSchedule,
+        limits: ProxyLimits | None = None,
+        timeline: Timeline | None = None,
+    ) -> None:
         self.schedule = schedule
         self.limits = limits
+        self.timeline = timeline
         self.proxies: list[FaultProxy] = []
 
     async def start(self, urls: list[str]) -> list[int]:
@@ -404,9 +422,15 @@ class DeviceNetwork:
                 self.schedule.spec,
                 self.limits,
             )
+            if self.timeline is not None:
+                proxy.on_event = functools.partial(self._note, device)
             await proxy.start()
             self.proxies.append(proxy)
         return [proxy.listen_port for proxy in self.proxies]
+
+    def _note(self, device: int, kind: str, label: str, seconds: float) -> None:
+        if self.timeline is not None:
+            self.timeline.add(device, kind, label, seconds=seconds)
 
     def at_operation(self, index: int) -> None:
         """Start the partitions the schedule pins to operation `index`."""

@@ -12,6 +12,7 @@ from typing import Any
 from qa.checker import Violation
 from qa.device import RequestStats
 from qa.latency import Latencies
+from qa.timeline import Timeline
 from sync.terminal import for_terminal
 
 
@@ -76,6 +77,8 @@ class QaReport:
     public_audit: dict[str, int] = field(default_factory=dict)
     #: The fault proxy: spec, schedule digest, partitions, what it did (`DeviceNetwork`).
     faults: dict[str, Any] | None = None
+    #: Per-device operations, faults and partitions, bounded (the HTML report's timeline).
+    timeline: Timeline = field(default_factory=Timeline)
 
     def extras_text(self) -> str:
         used = [name.replace("_", " ") for name, on in self.extras.items() if on]

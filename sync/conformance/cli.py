@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from sync import token_input
-from sync.conformance import report
+from sync.conformance import html, report
 from sync.conformance.probe import Unreachable
 from sync.conformance.rules import RULES
 from sync.conformance.runner import run
@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     other.add_argument("--other-token-file", metavar="PATH", help="read it from PATH")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("--junit-xml", metavar="FILE", help="also write JUnit XML to FILE")
+    parser.add_argument(
+        "--html", metavar="FILE", help="also write a self-contained HTML report to FILE"
+    )
     parser.add_argument(
         "--deadline",
         type=float,
@@ -83,12 +86,14 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     except Unreachable as exc:
         _err(str(exc))
         return EXIT_USAGE
-    if args.junit_xml:
-        try:
+    try:
+        if args.junit_xml:
             report.write_junit(outcome, Path(args.junit_xml))
-        except OSError as exc:
-            _err(f"cannot write {args.junit_xml}: {exc.strerror or exc}")
-            return EXIT_USAGE
+        if args.html:
+            html.write_html(outcome, server, Path(args.html))
+    except OSError as exc:
+        _err(f"cannot write {exc.filename or 'a report'}: {exc.strerror or exc}")
+        return EXIT_USAGE
     print(
         json_for_terminal(report.as_json(outcome)) if args.json else report.table(outcome), file=out
     )

@@ -9,10 +9,10 @@ escaped by the library, never concatenated.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from sync import junit
 from sync.conformance.runner import Outcome
 from sync.terminal import for_terminal
 
@@ -48,31 +48,15 @@ def as_json(outcome: Outcome) -> dict[str, Any]:
 
 
 def write_junit(outcome: Outcome, path: Path) -> None:
-    """One `testsuite` named `conformance`, one `testcase` per rule."""
-    failures = sum(not v.passed for v in outcome.verdicts)
-    suite = ET.Element(
-        "testsuite",
-        name="conformance",
-        tests=str(len(outcome.verdicts)),
-        failures=str(failures),
-        errors="0",
-        time=f"{outcome.seconds:.3f}",
-    )
-    for v in outcome.verdicts:
-        case = ET.SubElement(
-            suite,
-            "testcase",
+    """One `testsuite` named `conformance`, one `testcase` per rule (`sync.junit`)."""
+    cases = [
+        junit.Case(
             classname=f"conformance.{v.section}",
             name=v.rule,
-            time=f"{v.seconds:.3f}",
+            seconds=v.seconds,
+            failure=None if v.passed else f"{v.summary}\n{v.evidence}",
+            message=None if v.passed else v.evidence,
         )
-        if not v.passed:
-            failure = ET.SubElement(case, "failure", message=_xml_safe(v.evidence))
-            failure.text = _xml_safe(f"{v.summary}\n{v.evidence}")
-    ET.indent(suite)
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
-
-
-def _xml_safe(text: str) -> str:
-    """XML 1.0 cannot hold most C0 controls even escaped: they are shown visibly instead."""
-    return for_terminal(text, multiline=True)
+        for v in outcome.verdicts
+    ]
+    junit.write(path, "conformance", cases, outcome.seconds)

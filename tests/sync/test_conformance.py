@@ -215,6 +215,7 @@ def test_the_command_exits_1_and_writes_json_and_junit_naming_the_failed_rule(
         async with RewriteProxy(stub, breakage).running() as proxy:
             argv = ["conformance", "--server", proxy.url, "--token", A, "--other-token", B]
             argv += ["--json", "--junit-xml", str(tmp_path / "junit.xml")]
+            argv += ["--html", str(tmp_path / "report.html")]
             argv += ["--rule", "envelope.errors", "--rule", "routes.unknown-404"]
             return await asyncio.to_thread(cli_main, argv)
 
@@ -230,6 +231,8 @@ def test_the_command_exits_1_and_writes_json_and_junit_naming_the_failed_rule(
     failure = cases["envelope.errors"].find("failure")
     assert failure is not None and "error.code" in (failure.get("message") or "")
     assert cases["routes.unknown-404"].find("failure") is None
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "envelope.errors" in page and "<script" not in page
 
 
 def test_the_command_prints_a_table_and_exits_0_when_all_pass(

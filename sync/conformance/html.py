@@ -1,0 +1,47 @@
+"""`converge conformance --html FILE`: the rule table with each failure's evidence, as one
+self-contained page (`sync.htmlpage`) for the people who read a deployment's result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sync import htmlpage
+from sync.conformance.runner import Outcome
+
+
+def render(outcome: Outcome, server: str) -> str:
+    """The page: a summary, then one row per rule in run order (failures first to read)."""
+    failed = sum(not v.passed for v in outcome.verdicts)
+    summary = (
+        f"<h1>Conformance {htmlpage.verdict(outcome.passed)}</h1>"
+        f'<p class="muted">{htmlpage.text(server, 500)}</p>'
+        + htmlpage.definitions(
+            [
+                ("rules", len(outcome.verdicts)),
+                ("failed", failed),
+                ("requests", outcome.requests),
+                ("seconds", f"{outcome.seconds:.1f}"),
+                ("left behind", " ".join(outcome.left_behind) or "nothing"),
+            ]
+        )
+    )
+    ordered = sorted(outcome.verdicts, key=lambda v: v.passed)  # stable: run order kept
+    rows = [
+        [
+            f"<td>{htmlpage.text(v.rule, 200)}</td>",
+            f"<td>{htmlpage.text(v.section, 50)}</td>",
+            f"<td>{htmlpage.verdict(v.passed)}</td>",
+            f"<td>{htmlpage.text(v.summary, 500)}</td>",
+            f'<td class="ev">{htmlpage.text(v.evidence, multiline=True)}</td>',
+            f"<td>{v.seconds:.2f}</td>",
+        ]
+        for v in ordered
+    ]
+    rules = "<h2>Rules</h2>" + htmlpage.table(
+        ["rule", "section", "result", "what it checks", "evidence", "s"], rows
+    )
+    return htmlpage.page("converge conformance", [summary, rules])
+
+
+def write_html(outcome: Outcome, server: str, path: Path) -> None:
+    htmlpage.write(path, render(outcome, server))

@@ -1,0 +1,164 @@
+"""`converge qa --junit-xml` and `--html`, and the conformance's `--html`: a short real run
+writes both files; the XML has one testcase per invariant; the HTML is self-contained (no
+script, no external URL), holds the latency plot and the timeline, and keeps hostile text
+inert."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from qa import cli as qa_cli
+from qa.checker import Kind, Violation
+from qa.latency import Latencies
+from qa.report import QaOptions, QaReport
+from qa.reports import render, write_junit
+from qa.timeline import Timeline
+from sync.conformance import html as conformance_html
+from sync.conformance.runner import Outcome, Verdict
+from sync.junit import EVIDENCE_LIMIT
+
+#: Markup, an entity, both quotes and bidi controls (RLO, LRI, PDF): what a hostile server
+#: puts in a title or an error answer.
+HOSTILE = "<script>alert(1)</script> & \"q\" 'q' \u202egnp.exe\u2066x\u202c <img src=x>"
+
+
+class Page(HTMLParser):
+    """What the checks need from a page: tags by name, and every src/href value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: Counter[str] = Counter()
+        self.links: list[str] = []
+        self.classes: Counter[str] = Counter()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        for name, value in attrs:
+            if name in {"src", "href"} and value is not None:
+                self.links.append(value)
+            if name == "class" and value:
+                self.classes.update(value.split())
+
+
+def parsed(document: str) -> Page:
+    page = Page()
+    page.feed(document)
+    page.close()
+    return page
+
+
+def assert_self_contained(document: str) -> Page:
+    page = parsed(document)
+    assert "<script" not in document.lower()
+    assert page.tags["script"] == 0 and page.tags["link"] == 0 and page.tags["img"] == 0
+    assert not [link for link in page.links if re.match(r"\s*(https?:)?//", link)]
+    return page
+
+
+def test_a_short_qa_run_writes_junit_with_one_testcase_per_invariant_and_an_html_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    xml_path, html_path = tmp_path / "qa.xml", tmp_path / "qa.html"
+    code = qa_cli.main(
+        [
+            *("--devices", "3", "--operations", "30", "--seed", "7", "--deadline", "30"),
+            *("--faults", "latency=5,drop=0.1,cut=0.1,partition=1@4:2"),
+            *("--junit-xml", str(xml_path), "--html", str(html_path)),
+        ]
+    )
+    capsys.readouterr()
+    assert code == 0
+    suite = ET.parse(xml_path).getroot()
+    assert suite.tag == "testsuite" and suite.get("name") == "qa"
+    names = [case.get("name") for case in suite.iter("testcase")]
+    assert names == [kind.value for kind in Kind]
+    assert suite.get("failures") == "0" and not list(suite.iter("failure"))
+    document = html_path.read_text(encoding="utf-8")
+    page = assert_self_contained(document)
+    assert page.tags["svg"] == 2  # the latency histogram and the timeline
+    assert page.classes["bar"] >= 1 and page.classes["pct"] == 3  # p50, p95, p99
+    assert page.classes["op"] >= 30 - 2  # restarts and outages are on the server lane
+    assert page.classes["partition"] == 1 and page.classes["fault"] >= 1
+    assert page.classes["phase"] == 1  # where the quiet phase began
+    assert "control plane" in document  # the extras used
+
+
+def hostile_report() -> QaReport:
+    timeline = Timeline(limit=3)
+    for i in range(5):
+        timeline.add(i % 2, "op", HOSTILE, at=timeline.started + i, seconds=0.5)
+    report = QaReport(
+        QaOptions(devices=2, seed=1),
+        url=f"http://127.0.0.1:9/{HOSTILE}",
+        latencies=Latencies([0.01 * i for i in range(1, 200)], 0),
+        timeline=timeline,
+    )
+    report.ops[HOSTILE] = 1
+    report.violations = [
+        Violation(Kind.REAPPEARED, f"session {HOSTILE} came back", 1, HOSTILE),
+        Violation(Kind.RESIDUE, "x" * (EVIDENCE_LIMIT * 3)),
+    ]
+    return report
+
+
+def assert_inert(document: str) -> None:
+    assert HOSTILE not in document and "<img" not in document
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot; &#x27;q&#x27;" in document
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", document)
+    assert "\\u202e" in document  # shown, not obeyed
+
+
+def test_hostile_text_in_the_qa_report_is_escaped_bounded_and_inert(tmp_path: Path) -> None:
+    report = hostile_report()
+    document = render(report)
+    assert_self_contained(document)
+    assert_inert(document)
+    assert len(document) < 200_000  # the 60,000-character violation was cut
+    assert "2 later ones left out" in document  # the timeline's bound, said
+    write_junit(report, tmp_path / "qa.xml")
+    suite = ET.parse(tmp_path / "qa.xml").getroot()
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    failure = cases["reappeared"].find("failure")
+    assert failure is not None and HOSTILE.replace("\u202e", "\\u202e")[:20] in (failure.text or "")
+    residue = cases["residue"].find("failure")
+    assert residue is not None and len(residue.text or "") < EVIDENCE_LIMIT + 100
+    # No control plane in this report: the outbox is not claimed, it is skipped.
+    assert cases["outbox_not_drained"].find("skipped") is not None
+    assert suite.get("failures") == "2" and suite.get("skipped") == "1"
+
+
+def test_the_conformance_html_report_shows_the_rule_table_with_inert_evidence(
+    tmp_path: Path,
+) -> None:
+    outcome = Outcome(
+        verdicts=[
+            Verdict("envelope.errors", "§5", "errors use the envelope", False, HOSTILE, 0.1),
+            Verdict("delete.idempotent", "§3", "DELETE twice is 204", True, "", 0.2),
+        ],
+        requests=12,
+        seconds=1.5,
+        left_behind=[HOSTILE],
+    )
+    conformance_html.write_html(outcome, f"https://example.test/{HOSTILE}", tmp_path / "c.html")
+    document = (tmp_path / "c.html").read_text(encoding="utf-8")
+    page = assert_self_contained(document)
+    assert_inert(document)
+    assert page.tags["tr"] == 3  # the header and one row per rule
+    assert page.classes["fail"] == 2 and page.classes["pass"] == 1  # the verdict badge too
+    assert document.index("envelope.errors") < document.index("delete.idempotent")
+
+
+def test_a_report_file_that_cannot_be_written_is_a_setup_error_after_the_result_is_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--devices", "1", "--operations", "0", "--initial", "0", "--deadline", "10"]
+    code = qa_cli.main([*argv, "--html", str(tmp_path / "missing" / "qa.html")])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "violations: none" in out and "cannot write" in err
