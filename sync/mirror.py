@@ -58,7 +58,7 @@ from sync.mirror_search import SEARCH_LIMIT, SearchHit, search
 from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
 from sync.models import Event, SessionView
 from sync.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
-from sync.transcripts import TranscriptState
+from sync.transcripts import MirroredTranscript, TranscriptState
 
 __all__ = [
     "ETAG_KEY",
@@ -342,6 +342,13 @@ class Mirror:
         """The mirrored events of a conversation, in sequence order (offline too)."""
         with self._reading() as conn:
             return transcripts.read(conn, session_id)
+
+    def mirrored_transcript(self, session_id: str) -> MirroredTranscript:
+        """Events and state in one read transaction (they agree)."""
+        with self._reading() as conn:
+            return MirroredTranscript(
+                transcripts.read(conn, session_id), transcripts.state_of(conn, session_id)
+            )
 
     def store_events(
         self, session_id: str, events: Sequence[Event], *, fetched_at: str | None

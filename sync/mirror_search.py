@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from sync.search_text import (
     TRIGRAM,
@@ -29,6 +27,9 @@ from sync.search_text import (
     searchable_text,
     snippet,
 )
+
+if TYPE_CHECKING:  # the window imports `SearchHit` before SQLAlchemy is loaded
+    from sqlalchemy import Connection
 
 #: Hits one search returns at most (the sidebar shows the first ones).
 SEARCH_LIMIT = 200

@@ -38,6 +38,16 @@ class TranscriptState:
     current: bool
 
 
+@dataclass(frozen=True, slots=True)
+class MirroredTranscript:
+    """A conversation as the mirror holds it: its events in sequence order, and its state
+    (None: the row is not mirrored). `state.evicted` or not `state.current`: the events
+    may lack what the server has (`SyncEngine.refresh_transcript` fetches it)."""
+
+    events: list[Event]
+    state: TranscriptState | None
+
+
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
