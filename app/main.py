@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 
-HEADLESS_COMMANDS = frozenset({"sync", "ls", "delete", "watch", "export", "repair", "qa"})
+HEADLESS_COMMANDS = frozenset(
+    {"sync", "ls", "show", "search", "delete", "watch", "export", "repair", "qa"}
+)
 
 
 def main(argv: list[str] | None = None) -> int:
