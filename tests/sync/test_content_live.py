@@ -11,6 +11,7 @@ import pytest
 
 from sync import sqlite_driver
 from sync.engine import SyncEngine
+from sync.engine_events import TranscriptChanged
 from sync.search_text import TRIGRAM, fold
 from tests.conftest import LiveServer
 from tests.sync.helpers import Server, device, run
@@ -138,5 +139,72 @@ def test_a_conversation_deleted_on_another_device_leaves_no_byte_under_the_profi
             if path.is_file():
                 held = path.read_bytes()
                 assert word.encode() not in held and "龘".encode() not in held, path
+
+    run(scenario())
+
+
+def test_an_interrupted_phase_keeps_what_it_stored_and_the_next_goes_on(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with Server(live_server.url) as server:
+            views = [await server.control_session(f"part {i}") for i in range(6)]
+            async with device(live_server.url, tmp_path / "a") as (engine, transport):
+                served = 0
+
+                def after_three(_request: object) -> bool:
+                    nonlocal served
+                    served += 1
+                    return served > 3
+
+                transport.add("GET", EVENTS, "refuse", times=None, when=after_three)
+                await synced(engine)
+                report = engine.content.last_report
+                assert report is not None and report.error is not None
+                held = [await engine.mirrored_transcript(v.id) for v in views]
+                newest_first = [h.state is not None and h.state.current for h in held][::-1]
+                assert newest_first == [True, True, True, False, False, False]
+                transport.rules.clear()
+                transport.log.clear()
+                engine.content.kick()
+                await engine.content.wait_idle()
+                assert transport.count("GET", EVENTS) == 3
+                for view in views:
+                    state = (await engine.mirrored_transcript(view.id)).state
+                    assert state is not None and state.current
+
+    run(scenario())
+
+
+def test_an_evicted_transcript_keeps_its_row_and_is_fetched_again_when_opened(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with Server(live_server.url) as server:
+            old = await server.control_session("old " + "x" * 3000)
+            new = await server.control_session("new " + "y" * 3000)
+            async with device(live_server.url, tmp_path / "a") as (engine, transport):
+                engine.content.budget = 4000  # one of the two fits
+                changed: list[tuple[str, ...]] = []
+                engine.subscribe(
+                    lambda e: (
+                        changed.append(e.session_ids) if isinstance(e, TranscriptChanged) else None
+                    )
+                )
+                await synced(engine)
+                evicted = await engine.mirrored_transcript(old.id)
+                assert evicted.events == [] and evicted.state is not None
+                assert evicted.state.evicted
+                assert await engine.row(old.id) is not None
+                assert len((await engine.mirrored_transcript(new.id)).events) == 1
+                transport.log.clear()
+                await synced(engine)  # unchanged: an evicted one costs no request either
+                assert transport.count("GET", EVENTS) == 0
+                changed.clear()
+                assert await engine.refresh_transcript(old.id)
+                assert changed == [(old.id,)]
+                again = await engine.mirrored_transcript(old.id)
+                assert len(again.events) == 1 and again.state is not None
+                assert not again.state.evicted
 
     run(scenario())
