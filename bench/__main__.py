@@ -13,7 +13,7 @@ import sys
 
 SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro", "caps")
 #: Run by name only (not by `all`): a variant runner, not a suite.
-EXTRA = ("ui_without", "client_rss", "watch_dead", "mirror_check")
+EXTRA = ("ui_without", "client_rss", "watch_dead", "mirror_check", "search")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -59,18 +59,39 @@ class SearchHit:
 _TEXT_TYPES = ", ".join(f"'{kind}'" for kind in TEXT_TYPES)
 
 
-def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
+#: Index candidates above which a word counts as common (see `_word_clause`).
+COMMON = 5000
+#: The folded title in SQL: ASCII titles folded by `lower()` in C, others by `search_fold`.
+_TITLE = "CASE WHEN s.title GLOB '*[^ -~]*' THEN search_fold(s.title) ELSE lower(s.title) END"
+
+
+def _word_clause(conn: Connection, word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     """SQL true when `word` may occur in the conversation `s`: in its title, or (trigram
-    candidates, confirmed later) in one of its events. The IN subquery is not correlated:
-    SQLite runs the index query once and probes its rowids."""
-    title = "instr(search_fold(s.title), ?) > 0"
+    candidates, confirmed later) in one of its events.
+
+    A rare word's conversations are collected once from the index (a small set probed per
+    row); for a common word that set would cost more than the search, and the walk in
+    activity order finds its hits among the first conversations, so each conversation asks
+    the index about its own events (a rowid seek)."""
+    title = f"instr({_TITLE}, ?) > 0"
     if titles_only:
         return title, (word,)
-    events = (
-        "EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.id IN"
-        " (SELECT rowid FROM search WHERE search MATCH ?))"
-    )
-    return f"({title} OR {events})", (word, fts_query(word))
+    match = fts_query(word)
+    common = conn.exec_driver_sql(
+        "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+        (match, COMMON + 1),
+    ).scalar_one()
+    if common > COMMON:
+        events = (
+            "EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND EXISTS"
+            " (SELECT 1 FROM search WHERE search MATCH ? AND search.rowid = e.id))"
+        )
+    else:
+        events = (
+            "s.id IN (SELECT e.session_id FROM events e WHERE e.id IN"
+            " (SELECT rowid FROM search WHERE search MATCH ?))"
+        )
+    return f"({title} OR {events})", (word, match)
 
 
 def _confirm(
@@ -122,7 +143,7 @@ def search(conn: Connection, query: str, limit: int = SEARCH_LIMIT) -> list[Sear
     for word in words:
         if len(word) < TRIGRAM and not titles_only:
             continue  # confirmed in Python, against the candidates of the longer words
-        clause, values = _word_clause(word, titles_only)
+        clause, values = _word_clause(conn, word, titles_only)
         clauses.append(clause)
         params.extend(values)
     rows = conn.exec_driver_sql(

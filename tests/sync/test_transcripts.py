@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from sync import mirror_search
 from sync.mirror import Mirror
 from sync.models import Event, SessionView
 
@@ -75,9 +76,11 @@ def test_events_for_a_conversation_no_longer_mirrored_are_not_stored(mirror: Mir
         ("nothing-like-it", []),
     ],
 )
+@pytest.mark.parametrize("common", [5000, 0], ids=["rare-word-plan", "common-word-plan"])
 def test_search_finds_words_case_and_accent_insensitively_in_activity_order(
-    mirror: Mirror, query: str, expected: list[str]
+    mirror: Mirror, query: str, expected: list[str], common: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(mirror_search, "COMMON", common)
     mirror.apply(
         [
             view("ses_en", "2026-01-01T00:00:00.000000Z", "English"),
