@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 HEADLESS_COMMANDS = frozenset(
-    {"sync", "ls", "delete", "watch", "export", "repair", "qa", "conformance"}
+    {"sync", "ls", "show", "search", "delete", "watch", "export", "repair", "qa", "conformance"}
 )
 
 

@@ -14,7 +14,15 @@ import sys
 
 SUITES = ("server", "load", "fleet", "sync", "ui", "watch", "micro", "caps")
 #: Run by name only (not by `all`): a variant runner, not a suite.
-EXTRA = ("ui_without", "client_rss", "watch_dead", "mirror_check", "conformance", "s3_clients")
+EXTRA = (
+    "ui_without",
+    "client_rss",
+    "watch_dead",
+    "mirror_check",
+    "conformance",
+    "s3_clients",
+    "search",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

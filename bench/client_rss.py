@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from typing import Any
 
 from bench.report import print_table, save
 from bench.sync import TOKEN, populate_server_db
+from sync import sqlite_driver
 from sync.models import SessionView
 from sync.plan import dedupe_walk
 
@@ -127,7 +127,7 @@ def bench_endless(root: Path) -> dict[str, Any]:
 
 def _drop_etag(profile: Path) -> None:
     (path,) = (profile / "accounts").glob("*/mirror.sqlite3")
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     try:
         conn.execute("DELETE FROM sync_state")
         conn.commit()

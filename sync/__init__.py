@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         EngineStatus,
         IndexChanged,
         StatusChanged,
+        TranscriptChanged,
         TriggerReason,
     )
     from sync.errors import (
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from sync.memories import memory_texts
     from sync.mirror import Mirror
     from sync.mirror_reader import read_mirror_rows
+    from sync.mirror_search import SearchHit
     from sync.models import Event, SessionView
     from sync.models import SessionView as SessionRow
     from sync.payloads import (
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
     from sync.private_files import copy_private
     from sync.profile import ENV_PROFILE, Profile, default_profile_dir, read_settings
     from sync.safe_names import safe_file_name
+    from sync.search_text import Snippet
     from sync.title_filter import matches_filter
     from sync.tls import plain_http_warning
 
@@ -106,15 +109,18 @@ __all__ = [
     "RunFailed",
     "RunInProgress",
     "RunStarted",
+    "SearchHit",
     "ServerError",
     "SessionRow",
     "SessionView",
     "SkillPublished",
+    "Snippet",
     "StatusChanged",
     "SyncEngine",
     "SyncError",
     "TextBlock",
     "ToolInvocation",
+    "TranscriptChanged",
     "TriggerReason",
     "UnknownPayload",
     "UserMessage",
@@ -153,12 +159,15 @@ _HOMES = {
         "EngineStatus",
         "IndexChanged",
         "StatusChanged",
+        "TranscriptChanged",
         "TriggerReason",
     ),
     "sync.export": ("export_conversation",),
     "sync.private_files": ("copy_private",),
     "sync.safe_names": ("safe_file_name",),
     "sync.mirror_reader": ("read_mirror_rows",),
+    "sync.mirror_search": ("SearchHit",),
+    "sync.search_text": ("Snippet",),
     "sync.gc_pause": ("full_collections_deferred",),
     "sync.memories": ("memory_texts",),
     "sync.mirror": ("Mirror",),

@@ -1,6 +1,6 @@
 """The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`,
-`converge conformance` (CONTRACT §12, `sync.conformance`),
-`converge export` (§11), and `converge repair` (a damaged mirror rebuilt, `sync.repair`).
+`converge conformance` (CONTRACT §12, `sync.conformance`), `converge show | search | export`
+(§11, `sync.cli_content`), and `converge repair` (a damaged mirror rebuilt, `sync.repair`).
 
 Each takes `--server URL --profile DIR` and a token anywhere among its own arguments: the
 token from `--token-file PATH`, `--token-stdin` or `$CONVERGE_TOKEN` keeps it out of the
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from sync import cli_ls, cli_watch, token_input, wording
+from sync import cli_content, cli_ls, cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.conformance import cli as conformance_cli
 from sync.deletion import DeleteStatus
@@ -88,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_ls = sub.add_parser("ls", help="list the local mirror (never uses the network)")
     _common(p_ls)
     p_ls.add_argument("--json", action="store_true", help="print one JSON array and nothing else")
+    p_show = sub.add_parser("show", help="print a mirrored conversation (never uses the network)")
+    _common(p_show)
+    p_show.add_argument("id", metavar="ID", help="the session id (ses_…)")
+    p_show.add_argument("--json", action="store_true", help="print one JSON object instead")
+    p_find = sub.add_parser("search", help="search the mirrored history (never uses the network)")
+    _common(p_find)
+    p_find.add_argument("words", metavar="WORDS", nargs="+", help="what to look for")
+    p_find.add_argument("--json", action="store_true", help="print one JSON array instead")
     p_del = sub.add_parser("delete", help="delete a conversation everywhere (server first)")
     _common(p_del)
     p_del.add_argument("id", metavar="ID", help="the session id (ses_…)")
@@ -167,6 +175,9 @@ async def _sync(args: argparse.Namespace) -> int:
     try:
         async with asyncio.timeout(SYNC_DEADLINE):
             report = await engine.reconcile(TriggerReason.MANUAL)
+        # Transcripts follow the rows (CONTRACT §11); each is kept as it is stored, so a
+        # phase cut by its own budget leaves the rest to the next sync.
+        await engine.content.wait_idle()
     except TimeoutError:
         _err(
             f"the server at {profile.server} did not answer within {SYNC_DEADLINE:.0f} s; "
@@ -385,6 +396,13 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if args.command == "ls":
             return _ls(args, sys.stdout)
+        if args.command == "show":
+            cli_content.show(_profile(args, network=False), args.id, json=args.json, out=sys.stdout)
+            return EXIT_OK
+        if args.command == "search":
+            profile = _profile(args, network=False)
+            cli_content.search(profile, args.words, json=args.json, out=sys.stdout)
+            return EXIT_OK
         if args.command == "sync":
             return asyncio.run(_sync(args))
         if args.command == "delete":

@@ -1,20 +1,12 @@
 """`SyncEngine`: the one object the window and the command line talk to.
 
-It owns the long-lived API client and the profile's mirror, runs reconcile passes (one at a
-time, triggers coalesced), performs server-first deletes, opens conversations and follows
-live runs. Listeners get `IndexChanged` after anything changed the mirror and
-`StatusChanged` when the sync state moves, always on the event loop's thread; they should
-be quick (re-read `rows()` and diff, update a status line).
-
-`IndexChanged` events arrive in the order their writes committed (`seq` strictly increases):
-every announced write goes through one `IndexWriter`, which emits a write's event before
-any other announced write can commit (see `sync/index_writer.py` for why that is needed).
-
-No Qt here: the window adapts these callbacks to signals. The event types and the
-listeners are `sync.engine_events`; the timer and the index watch that trigger passes on
-their own are `sync.engine_triggers`. The events, `TriggerReason` and the delete outcomes
-(`sync.delete_outcome`) are plain values the window imports before this module and its
-SQLAlchemy and httpx are loaded.
+It owns the API client and the profile's mirror, runs reconcile passes (one at a time,
+triggers coalesced) and their content phase (`sync.content_sync`), deletes server-first,
+opens, searches and follows conversations. Listeners get `IndexChanged` (rows, in commit
+order through one `IndexWriter`), `TranscriptChanged` and `StatusChanged`, on the event
+loop's thread, and should be quick. No Qt here; the events (`sync.engine_events`), the
+triggers (`sync.engine_triggers`) and the delete outcomes are plain values the window
+imports before this module and its SQLAlchemy and httpx are loaded.
 """
 
 from __future__ import annotations
@@ -31,6 +23,7 @@ from sync import wording
 from sync.api import PAGE_LIMIT, ApiClient
 from sync.bounds import DEFAULT_BOUNDS, Bounds
 from sync.cache import ArtifactCache
+from sync.content_sync import ContentSync
 from sync.conversation import follow_run, transcript
 from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
 from sync.engine_events import (
@@ -41,28 +34,27 @@ from sync.engine_events import (
     IndexChanged,
     Listener,
     StatusChanged,
+    state_after,
 )
 from sync.engine_triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
 from sync.errors import (
-    MirrorDamaged,
     MirrorError,
-    NetworkError,
     NotFound,
     SyncError,
-    TlsError,
     Unauthenticated,
     Unavailable,
-    WalkUnfinished,
     loggable,
 )
 from sync.index_walk import PageHook
 from sync.index_writer import IndexWriter
 from sync.mirror import Mirror
 from sync.mirror_rows import SessionRow
+from sync.mirror_search import SEARCH_LIMIT, SearchHit
 from sync.models import Approval, Event, RunView, SessionView, text_message
 from sync.profile import Profile
 from sync.reconcile import Coalescer, Reconciler, ReconcileReport, TriggerReason
 from sync.tls import client_context
+from sync.transcripts import MirroredTranscript
 from sync.watch import DEFAULT_WAIT, IndexWatch, WatchState
 
 __all__ = [
@@ -129,6 +121,13 @@ class SyncEngine:
             on_applied=self._events.announce_write,
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
+        self.content = ContentSync(
+            api,
+            mirror,
+            profile.cache_dir,
+            profile.content_budget,
+            self._events.announce_transcripts,
+        )
         self._timer = PassTimer(self.trigger, timer_interval)
         self._watch = EngineWatch(api, mirror, self._coalescer, lambda: self._closed)
         self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
@@ -258,6 +257,8 @@ class SyncEngine:
             report = await self.reconciler.run_pass(reason)  # its IndexChanged is already out
         except MirrorError as exc:  # a read of the mirror failed (damaged): nothing written
             report = ReconcileReport(reason=reason, error=exc)
+        if report.error is None:  # the rows are committed: content follows, never before
+            self.content.kick()
         problem = report.problem
         if problem is None:
             self._set_status(EngineStatus(EngineState.IDLE, "", time.time()))
@@ -270,7 +271,7 @@ class SyncEngine:
             )
         elif isinstance(problem, Unavailable):
             message = wording.will_try_again(message)
-        self._set_status(EngineStatus(_state_of(problem), message, last_success))
+        self._set_status(EngineStatus(state_after(problem), message, last_success))
         return report
 
     @property
@@ -369,8 +370,21 @@ class SyncEngine:
     # -- conversations ----------------------------------------------------------------------
 
     async def transcript(self, session_id: str) -> list[Event]:
-        """All pages of the session's events, in sequence order."""
+        """All pages of the session's events from the server, in sequence order."""
         return await transcript(self.api, session_id)
+
+    async def mirrored_transcript(self, session_id: str) -> MirroredTranscript:
+        """What the mirror holds of a conversation, at once and offline (`docs/sync.md`)."""
+        return await asyncio.to_thread(self.mirror.mirrored_transcript, session_id)
+
+    async def refresh_transcript(self, session_id: str) -> bool:
+        """Fetch what the mirror lacks of one conversation (all of it when evicted); True
+        when events were added (`TranscriptChanged` is emitted too). Raises SyncError."""
+        return await self.content.refresh(session_id)
+
+    async def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+        """Conversations matching `query`, in activity order (`sync.mirror_search`)."""
+        return await asyncio.to_thread(self.mirror.search, query, limit)
 
     async def stream_run(self, run_id: str, after: int | None = None) -> AsyncIterator[Event]:
         """The run's events after `after`, live, resuming over dropped connections; ends
@@ -415,6 +429,7 @@ class SyncEngine:
         self.stop_timer()
         await self.stop_watch()
         await self._coalescer.aclose()
+        await self.content.aclose()
         await self.api.aclose()
         await asyncio.to_thread(self.mirror.close)
 
@@ -432,19 +447,3 @@ def _consume_future(future: asyncio.Future[ReconcileReport]) -> None:
     exc = future.exception()
     if exc is not None:
         log.error("reconcile pass failed: %r", exc)
-
-
-def _state_of(problem: SyncError) -> EngineState:
-    """The state a pass that ended with `problem` leaves: a 503 is the server having
-    trouble for a while (CONTRACT §10.2), no answer is offline, and anything else, a
-    refused certificate included (a setting to fix, not a network that comes back), is an
-    error. A walk cut by its deadline or budget, its pages kept, is progress (`WALKING`)."""
-    if isinstance(problem, Unavailable):
-        return EngineState.TROUBLE
-    if isinstance(problem, WalkUnfinished):  # before NetworkError: the server answers, slowly
-        return EngineState.WALKING
-    if isinstance(problem, MirrorDamaged):
-        return EngineState.DAMAGED
-    if isinstance(problem, NetworkError) and not isinstance(problem, TlsError):
-        return EngineState.OFFLINE
-    return EngineState.ERROR

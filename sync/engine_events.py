@@ -23,6 +23,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from sync.errors import (
+    MirrorDamaged,
+    NetworkError,
+    SyncError,
+    TlsError,
+    Unavailable,
+    WalkUnfinished,
+)
+
 if TYPE_CHECKING:
     from sync.mirror import ApplyResult, SessionRow
     from sync.reconcile import ReconcileReport
@@ -85,7 +94,17 @@ class StatusChanged:
     status: EngineStatus
 
 
-EngineEvent = IndexChanged | StatusChanged
+@dataclass(frozen=True)
+class TranscriptChanged:
+    """Events were added to these conversations' mirrored transcripts (the content phase,
+    `SyncEngine.refresh_transcript`): a pane showing one re-reads it with
+    `SyncEngine.mirrored_transcript`. A transcript removed with its row comes as
+    `IndexChanged.removed`; an evicted one changes nothing a pane shows."""
+
+    session_ids: tuple[str, ...]
+
+
+EngineEvent = IndexChanged | StatusChanged | TranscriptChanged
 Listener = Callable[[EngineEvent], None]
 
 
@@ -140,6 +159,11 @@ class EngineEvents:
                 )
             )
 
+    def announce_transcripts(self, session_ids: tuple[str, ...]) -> None:
+        """Transcripts that gained events (`sync.content_sync`'s `on_changed`)."""
+        if session_ids:
+            self.emit(TranscriptChanged(session_ids))
+
     def announce_write(self, applied: ApplyResult) -> None:
         """Any other announced write (a delete, a refreshed row), when it changed rows."""
         if applied.inserted or applied.updated or applied.removed:
@@ -153,3 +177,19 @@ class EngineEvents:
                     after=applied.after,
                 )
             )
+
+
+def state_after(problem: SyncError) -> EngineState:
+    """The state a pass that ended with `problem` leaves: a 503 is the server having
+    trouble for a while (CONTRACT §10.2), no answer is offline, and anything else, a
+    refused certificate included (a setting to fix, not a network that comes back), is an
+    error. A walk cut by its deadline or budget, its pages kept, is progress (`WALKING`)."""
+    if isinstance(problem, Unavailable):
+        return EngineState.TROUBLE
+    if isinstance(problem, WalkUnfinished):  # before NetworkError: the server answers, slowly
+        return EngineState.WALKING
+    if isinstance(problem, MirrorDamaged):
+        return EngineState.DAMAGED
+    if isinstance(problem, NetworkError) and not isinstance(problem, TlsError):
+        return EngineState.OFFLINE
+    return EngineState.ERROR

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import sqlite3
 from pathlib import Path
 
+from sync import sqlite_driver
 from sync.mirror_reader import open_read_only
 
 #: The `sync_state` key of the connection a mirror follows. Defined here, where it is read
@@ -40,14 +40,14 @@ def recorded_identity(path: Path) -> str | None:
     mirror's own checks speak)."""
     try:
         conn = open_read_only(path, timeout=1.0)
-    except sqlite3.Error:
+    except sqlite_driver.Error:
         return None
     with contextlib.closing(conn):
         try:
             row = conn.execute(
                 "SELECT value FROM sync_state WHERE key = ?", (IDENTITY_KEY,)
             ).fetchone()
-        except sqlite3.Error:
+        except sqlite_driver.Error:
             return None
     value = row[0] if row else None
     return value if isinstance(value, str) and value else None

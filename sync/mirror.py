@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -38,9 +37,10 @@ from sqlalchemy import Connection, Engine, event, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from sync import sqlite_driver, transcripts
 from sync.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.errors import MirrorError, MirrorTooNew
-from sync.file_index import CachedFile, read_cached_file, record_cached_file
+from sync.file_index import CachedFile, forget_files_of, read_cached_file, record_cached_file
 from sync.mirror_apply import ApplyResult, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
 from sync.mirror_rows import SessionRow, read_rows, row_of
@@ -54,9 +54,11 @@ from sync.mirror_schema import (
     make_engine,
     migrate,
 )
+from sync.mirror_search import SEARCH_LIMIT, SearchHit, search
 from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
-from sync.models import SessionView
+from sync.models import Event, SessionView
 from sync.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
+from sync.transcripts import MirroredTranscript, TranscriptState
 
 __all__ = [
     "ETAG_KEY",
@@ -184,7 +186,7 @@ class Mirror:
                         time.sleep(CHECKPOINT_PAUSE)
                 finally:
                     raw.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
-        except (sqlite3.Error, SQLAlchemyError) as exc:
+        except (sqlite_driver.Error, SQLAlchemyError) as exc:
             log.warning("mirror checkpoint failed: %s", exc)
             return False
         log.info("mirror checkpoint incomplete (a reader holds older frames); will retry")
@@ -324,6 +326,53 @@ class Mirror:
             return False  # the usual case writes nothing: opening needs no write lock
         with self._writing() as conn:
             return rebind_identity(conn, identity)
+
+    # -- transcripts (`sync.transcripts`, `sync.mirror_search`) -----------------------------
+
+    def stale_transcripts(self, limit: int) -> list[TranscriptState]:
+        """Conversations whose transcript is behind their row, newest first."""
+        with self._reading() as conn:
+            return transcripts.stale(conn, limit)
+
+    def transcript_state(self, session_id: str) -> TranscriptState | None:
+        with self._reading() as conn:
+            return transcripts.state_of(conn, session_id)
+
+    def transcript(self, session_id: str) -> list[Event]:
+        """The mirrored events of a conversation, in sequence order (offline too)."""
+        with self._reading() as conn:
+            return transcripts.read(conn, session_id)
+
+    def mirrored_transcript(self, session_id: str) -> MirroredTranscript:
+        """Events and state in one read transaction (they agree)."""
+        with self._reading() as conn:
+            return MirroredTranscript(
+                transcripts.read(conn, session_id), transcripts.state_of(conn, session_id)
+            )
+
+    def store_events(
+        self, session_id: str, events: Sequence[Event], *, fetched_at: str | None
+    ) -> bool:
+        """Add fetched events (one transaction); False when the row is no longer mirrored."""
+        with self._writing() as conn:
+            return transcripts.store(conn, session_id, events, fetched_at=fetched_at)
+
+    def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+        with self._reading() as conn:
+            return search(conn, query, limit)
+
+    def evict_over_budget(self, budget: int) -> tuple[list[str], list[str]]:
+        """Evict the least recently active transcripts, with their cached files' index
+        entries, until what is held fits `budget` bytes; returns (evicted ids, file names
+        for the caller to remove)."""
+        with self._writing() as conn:
+            ids = transcripts.over_budget(conn, budget)
+            files = forget_files_of(conn, ids) if ids else []
+            if ids:
+                transcripts.evict(conn, ids)
+        if ids:
+            self.scrub()
+        return ids, files
 
     def record_cached_file(self, entry: CachedFile) -> bool:
         """Index a cached file, only while its session is still mirrored; returns whether

@@ -23,6 +23,7 @@ from sync.mirror_rows import SessionRow, chunks, rows_by_id
 from sync.mirror_schema import REMOVED_MEMORY_SECONDS, RemovedSession, SessionRecord
 from sync.mirror_state import set_state
 from sync.models import SessionView
+from sync.transcripts import forget as forget_transcripts
 
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
@@ -121,6 +122,7 @@ def write_changes(
             ).scalars()
             removed.extend(present)
             files.extend(forget_files_of(conn, chunk))
+            forget_transcripts(conn, chunk)  # events and search entries, same transaction
             conn.execute(delete(SessionRecord).where(SessionRecord.id.in_(chunk)))
             clear_marks(conn, chunk)
         remember = sqlite_insert(RemovedSession)

@@ -18,9 +18,9 @@ handling names them.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from pathlib import Path
 
+from sync import sqlite_driver
 from sync.errors import MirrorDamaged
 from sync.mirror_reader import open_read_only
 from sync.mirror_schema import SCHEMA_VERSION, Base, busy_timeout_ms, read_schema_version
@@ -47,7 +47,7 @@ def _inspect(path: Path) -> tuple[str | None, int | None]:
         return None, None
     try:
         conn = open_read_only(path, timeout=busy_timeout_ms() / 1000)
-    except sqlite3.Error as exc:
+    except sqlite_driver.Error as exc:
         log.info("mirror check could not open %s: %s", path, exc)
         return None, None
     try:
@@ -60,18 +60,20 @@ def _inspect(path: Path) -> tuple[str | None, int | None]:
         if version == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
             return missing_schema(conn), version
         return None, version
-    except sqlite3.OperationalError as exc:
+    except sqlite_driver.OperationalError as exc:
         if _is_transient(exc):
             log.info("mirror check of %s skipped: %s", path, exc)
             return None, None
         return _cut(str(exc)), None
-    except sqlite3.DatabaseError as exc:  # "file is not a database", "disk image is malformed"
+    except (
+        sqlite_driver.DatabaseError
+    ) as exc:  # "file is not a database", "disk image is malformed"
         return _cut(str(exc)), None
     finally:
         conn.close()
 
 
-def missing_schema(conn: sqlite3.Connection) -> str | None:
+def missing_schema(conn: sqlite_driver.Connection) -> str | None:
     """The first table or columns of the models that the file lacks, or None."""
     for table in Base.metadata.sorted_tables:
         found = {str(row[1]) for row in conn.execute(f'PRAGMA table_info("{table.name}")')}
@@ -104,7 +106,7 @@ def check_mirror(path: Path) -> int:
     return version if version is not None else read_schema_version(path)
 
 
-def _is_transient(exc: sqlite3.OperationalError) -> bool:
+def _is_transient(exc: Exception) -> bool:
     words = str(exc).lower()
     return any(w in words for w in ("locked", "busy", "disk is full", "disk i/o", "unable to open"))
 

@@ -44,5 +44,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             removed_at FLOAT NOT NULL
         )""",
     ),
+    (
+        # Transcripts (CONTRACT §11, `sync.transcripts`): how far each conversation is
+        # mirrored, its events, and a contentless trigram index over their folded text
+        # (decision 0121: `detail=none`, matches confirmed against the events' text).
+        """CREATE TABLE transcripts (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            up_to INTEGER NOT NULL DEFAULT 0,
+            fetched_updated_at TEXT,
+            size INTEGER NOT NULL DEFAULT 0,
+            active_at TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX ix_transcripts_active_at ON transcripts (active_at)",
+        """CREATE TABLE events (
+            id INTEGER NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            run_id TEXT,
+            type TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX ix_events_session_sequence ON events (session_id, sequence)",
+        """CREATE VIRTUAL TABLE search USING fts5(
+            text, content='', tokenize='trigram case_sensitive 1', detail=none, columnsize=0
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

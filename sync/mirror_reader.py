@@ -2,8 +2,8 @@
 
 `Mirror.open` needs SQLAlchemy (0.3–0.5 s to import) and may create or migrate the file; the
 window should not wait for either to show the history it already has. This reader opens the
-file read-only (`sqlite3`, `mode=ro`: it never creates, migrates or writes it) and returns
-`Mirror.rows`'s rows (`SessionRow`: the wire's `SessionView`), in its order and with its
+file read-only (`sync.sqlite_driver`, `mode=ro`: it never creates, migrates or writes it) and
+returns `Mirror.rows`'s rows (`SessionRow`: the wire's `SessionView`), in its order and with its
 filter (`sync.title_filter`), optionally only the first ones. The window paints the first
 few hundred at once, then reads the rest, and opens the `Mirror` (through the engine) only
 after that.
@@ -17,10 +17,10 @@ the normal path (which migrates, or says what is wrong). On a WAL file SQLite ma
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from pathlib import Path
 
+from sync import sqlite_driver
 from sync.mirror_migrations import SCHEMA_VERSION
 from sync.models import SessionView
 from sync.title_filter import fold, like_pattern
@@ -41,11 +41,11 @@ def _sql_fold(value: str | bytes | int | float | None) -> str | bytes | int | fl
     return str(fold(value)) if isinstance(value, str) else value
 
 
-def open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
+def open_read_only(path: Path, timeout: float) -> sqlite_driver.Connection:
     """A connection that can only read the file at `path` (`mode=ro`: it never creates,
-    migrates or writes it), waiting up to `timeout` seconds for a lock. Plain `sqlite3`, so
-    the first paint can use it before SQLAlchemy is imported. Raises `sqlite3.Error`."""
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
+    migrates or writes it), waiting up to `timeout` seconds for a lock. No SQLAlchemy, so
+    the first paint can use it before SQLAlchemy is imported. Raises `sqlite_driver.Error`."""
+    return sqlite_driver.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
 
 
 def read_mirror_rows(
@@ -61,7 +61,7 @@ def read_mirror_rows(
     try:
         # timeout=0: a locked file is skipped at once; the normal path waits for it.
         conn = open_read_only(path, timeout=0)
-    except sqlite3.Error as exc:
+    except sqlite_driver.Error as exc:
         log.info("mirror %s not read read-only: %s", path, exc)
         return None
     try:
@@ -82,7 +82,7 @@ def read_mirror_rows(
             # (start-up only; the measured first paint includes it).
             time.sleep(0)
         return out
-    except sqlite3.Error as exc:
+    except sqlite_driver.Error as exc:
         log.info("mirror %s not read read-only: %s", path, exc)
         return None
     finally:

@@ -12,7 +12,6 @@ models, table by table.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,12 @@ from sqlalchemy import Connection, Engine, Index, Integer, String, create_engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
 from sync.mirror_migrations import MIGRATIONS as MIGRATIONS
 from sync.mirror_migrations import SCHEMA_VERSION as SCHEMA_VERSION
 from sync.mirror_reader import open_read_only
+from sync.search_text import fold as search_fold
 from sync.title_filter import fold
 
 BUSY_TIMEOUT_MS = 5000
@@ -84,6 +85,43 @@ class RemovedSession(Base):
     removed_at: Mapped[float] = mapped_column()
 
 
+class Transcript(Base):
+    """How much of one conversation's event log the mirror holds (`sync.transcripts`).
+
+    `up_to`: the last mirrored `sequence` (0: none, or evicted). `fetched_updated_at`: the
+    row's `updated_at` the events were fetched at; a pass fetches again only when the row's
+    moved. `size`: bytes of event data held (the size budget counts it). `active_at`: the
+    row's `updated_at`, the order of eviction (least recently active first)."""
+
+    __tablename__ = "transcripts"
+
+    session_id: Mapped[str] = mapped_column(String, primary_key=True)
+    up_to: Mapped[int] = mapped_column(Integer, default=0)
+    fetched_updated_at: Mapped[str | None] = mapped_column(String, nullable=True)
+    size: Mapped[int] = mapped_column(Integer, default=0)
+    active_at: Mapped[str] = mapped_column(String, default="", index=True)
+
+
+class EventRecord(Base):
+    """One mirrored Event; `data` is its JSON. Its `id` is its row in the `search` index."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[str] = mapped_column(String)
+    sequence: Mapped[int] = mapped_column(Integer)
+    run_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    type: Mapped[str] = mapped_column(String)
+    created_at: Mapped[str] = mapped_column(String)
+    data: Mapped[str] = mapped_column(String)
+
+    __table_args__ = (Index("ix_events_session_sequence", session_id, sequence, unique=True),)
+
+
+#: The FTS5 table over events' folded text and its shadow tables (not SQLAlchemy models).
+SEARCH_TABLES = frozenset({"search", "search_data", "search_idx", "search_config"})
+
+
 class SyncState(Base):
     """Small key/value facts about the mirror (the first page's ETag)."""
 
@@ -107,7 +145,7 @@ def read_schema_version(path: Path) -> int:
             row = conn.execute("PRAGMA user_version").fetchone()
         finally:
             conn.close()
-    except sqlite3.Error as exc:
+    except sqlite_driver.Error as exc:
         raise disk_full_error(path) or MirrorError(
             f"Cannot open the mirror {path}: {exc}."
         ) from exc
@@ -122,6 +160,7 @@ def busy_timeout_ms() -> int:
 def make_engine(path: Path, *, immediate: bool) -> Engine:
     engine = create_engine(
         f"sqlite:///{path}",
+        module=sqlite_driver.DBAPI,
         connect_args={"check_same_thread": False, "timeout": busy_timeout_ms() / 1000},
     )
 
@@ -138,6 +177,8 @@ def make_engine(path: Path, *, immediate: bool) -> Engine:
         cur.close()
         # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
         dbapi_conn.create_function("fold", 1, fold, deterministic=True)
+        # Search's folding (accents too), for titles (`sync.mirror_search`).
+        dbapi_conn.create_function("search_fold", 1, _search_fold, deterministic=True)
 
     begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
 
@@ -146,6 +187,10 @@ def make_engine(path: Path, *, immediate: bool) -> Engine:
         conn.exec_driver_sql(begin_sql)
 
     return engine
+
+
+def _search_fold(value: object) -> object:
+    return search_fold(value) if isinstance(value, str) else value
 
 
 def migrate(conn: Connection, path: Path) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sync.models import RunView, SessionPage, SessionView
+from sync.bounds import Bounds
+from sync.models import EventPage, RunView, SessionPage, SessionView
 
 
 class SessionIndexApi(Protocol):
@@ -45,4 +46,19 @@ class SessionIndexApi(Protocol):
 
     async def cancel_run(self, run_id: str) -> RunView:
         """Ask a run to stop (cooperative)."""
+        ...
+
+
+class TranscriptApi(Protocol):
+    """The route the content phase uses (6: a session's events after a sequence)."""
+
+    @property
+    def bounds(self) -> Bounds:
+        """The limits on the server's answers (`sync.bounds`)."""
+        ...
+
+    async def session_events(
+        self, session_id: str, *, after: int | None = None, limit: int = ...
+    ) -> EventPage:
+        """One page of events after `after` (exclusive); NotFound for a gone session."""
         ...

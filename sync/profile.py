@@ -3,6 +3,7 @@
 Layout::
 
     <profile>/settings.json                   {"server": "http://…", "ca_bundle": "…",
+                                               "content_budget_mb": 2048,
                                                "token_stored_in": {…}}: no secret
     <profile>/token                           the token, 0600, only without a keychain
     <profile>/accounts/<key>/account.json     {"server": "http://…", "token": fingerprint}
@@ -60,6 +61,9 @@ ENV_TOKEN = "CONVERGE_TOKEN"
 ENV_CA_BUNDLE = "CONVERGE_CA_BUNDLE"
 ENV_PROFILE = "CONVERGE_PROFILE"
 SETTINGS_FILE = "settings.json"
+#: Mirrored transcripts and cached artifact bytes an account may hold by default: generous
+#: (10,000 conversations of 20 messages are about 60 MiB mirrored).
+DEFAULT_CONTENT_BUDGET = 2048 * 1024 * 1024
 MIRROR_FILE = "mirror.sqlite3"
 CACHE_DIR = "cache"
 ACCOUNTS_DIR = "accounts"
@@ -115,6 +119,9 @@ class Profile:
     ca_bundle: str | None = None
     #: Where the saved token lives (keychain or file); None when none is saved.
     token_location: TokenLocation | None = field(default=None, compare=False)
+    #: Bytes of mirrored transcripts and cached artifacts the account may hold
+    #: (`settings.json`'s `content_budget_mb`; `sync.content_sync`).
+    content_budget: int = DEFAULT_CONTENT_BUDGET
 
     @property
     def settings_path(self) -> Path:
@@ -208,6 +215,7 @@ class Profile:
             token=_Secret(resolved_token) if resolved_token else None,
             ca_bundle=resolved_ca,
             token_location=location,
+            content_budget=_budget(saved.get("content_budget_mb")),
         )
 
     def require_connection(self) -> tuple[str, str]:
@@ -332,6 +340,14 @@ def _account_info(folder: Path) -> dict[str, Any]:
 
 def _opt(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _budget(saved: object) -> int:
+    """The content budget in bytes from its setting in MiB; a missing or unusable value
+    (not a positive whole number) is the default."""
+    if isinstance(saved, int) and not isinstance(saved, bool) and saved > 0:
+        return min(saved, 1 << 30) * 1024 * 1024
+    return DEFAULT_CONTENT_BUDGET
 
 
 def read_settings(folder: Path) -> dict[str, Any]:

@@ -26,10 +26,10 @@ import asyncio
 import dataclasses
 import logging
 import os
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from sync import sqlite_driver
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError
@@ -80,7 +80,7 @@ def salvage_marks(path: Path) -> tuple[list[str], bool]:
             found = [row[0] for row in cursor.fetchall()]
         finally:
             conn.close()
-    except sqlite3.Error as exc:
+    except sqlite_driver.Error as exc:
         log.warning("repair: the delete marks could not be read: %s", exc)
         return [], False
     ids = {i for i in found if isinstance(i, str) and 0 < len(i) <= MAX_ID_LENGTH}

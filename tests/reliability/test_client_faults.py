@@ -22,7 +22,6 @@ import contextlib
 import hashlib
 import json
 import socket
-import sqlite3
 import subprocess
 import threading
 import time
@@ -33,7 +32,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sync import cli
+from sync import cli, sqlite_driver
 from sync.engine import EngineState, SyncEngine
 from sync.errors import CacheError, MirrorError, Unauthenticated
 from sync.mirror import Mirror
@@ -122,7 +121,7 @@ def test_a_mirror_locked_by_another_writer_fails_clearly_and_loses_nothing(
 ) -> None:
     server, profile, ids = synced
     new = make_sessions(server.url, "dev-alice", 1)
-    holder = sqlite3.connect(only_mirror(profile), isolation_level=None)
+    holder = sqlite_driver.connect(only_mirror(profile), isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
         code, out, err = converge(capsys, "sync", *conn(server.url, profile))
@@ -190,7 +189,7 @@ def test_a_mirror_from_a_newer_schema_is_left_untouched(
     server, profile, _ids = synced
     path = only_mirror(profile)
     # closing(): sqlite3's own context manager commits but leaves the connection open.
-    with contextlib.closing(sqlite3.connect(path)) as db, db:
+    with contextlib.closing(sqlite_driver.connect(path)) as db, db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute("PRAGMA journal_mode=DELETE")  # one file, so a digest covers everything
         db.execute("PRAGMA user_version=99")

@@ -8,16 +8,17 @@ lands on the pages that hold the data.
 from __future__ import annotations
 
 import random
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+
+from sync import sqlite_driver
 
 PAGE = 4096
 
 
 def _checkpoint(path: Path) -> int:
     """Fold the WAL into the file; returns the page size."""
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return int(conn.execute("PRAGMA page_size").fetchone()[0])
@@ -26,7 +27,7 @@ def _checkpoint(path: Path) -> int:
 
 
 def _root_page(path: Path, name: str) -> int:
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     try:
         return int(
             conn.execute("SELECT rootpage FROM sqlite_master WHERE name=?", (name,)).fetchone()[0]
@@ -57,7 +58,7 @@ def middle_bytes(path: Path) -> None:
 
 def dropped_table(path: Path) -> None:
     """A table dropped (a hand edit, a tool "cleaning up")."""
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     try:
         conn.execute("DROP TABLE sessions")
         conn.commit()

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from sync import wording
+from sync import sqlite_driver, wording
 from sync.mirror import Mirror
 from sync.profile import Profile
 from tests.sync.helpers import Server, run
@@ -262,7 +261,7 @@ def test_a_mirror_from_a_newer_version_is_refused_untouched(
     profile = tmp_path / "p"
     mirror = Profile.load(profile, server="http://127.0.0.1:9", token="t", environ={}).mirror_path
     mirror.parent.mkdir(parents=True)
-    db = sqlite3.connect(mirror)
+    db = sqlite_driver.connect(mirror)
     db.execute("PRAGMA user_version=999")
     db.commit()
     db.close()

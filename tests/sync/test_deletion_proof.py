@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sync import cli, mirror_schema
+from sync import cli, mirror_schema, sqlite_driver
 from sync import mirror as mirror_module
 from sync.deletion import DeleteStatus
 from sync.errors import ConversationGone
@@ -166,7 +165,7 @@ def test_the_mirror_failing_after_a_204_still_says_the_server_deleted_it(
             victim = await server.create("mirror locked")
             async with device(live_server.url, tmp_path / "a") as (engine, _):
                 await engine.reconcile()
-                holder = sqlite3.connect(engine.mirror.path, isolation_level=None)
+                holder = sqlite_driver.connect(engine.mirror.path, isolation_level=None)
                 try:
                     holder.execute("BEGIN EXCLUSIVE")
                     outcome = await engine.delete(victim.id)
@@ -286,7 +285,7 @@ def test_ls_names_a_malformed_mirror_row_instead_of_failing_with_a_type_error(
     mirror.apply([SessionView("ses_bad", "fine for now", stamp, stamp, None, None)])
     mirror.close()
     # closing(): sqlite3's own context manager commits but leaves the connection open.
-    with contextlib.closing(sqlite3.connect(profile.mirror_path)) as db, db:
+    with contextlib.closing(sqlite_driver.connect(profile.mirror_path)) as db, db:
         db.execute("UPDATE sessions SET title = ? WHERE id = 'ses_bad'", (b"\xff\xfe",))
     code = cli.main(["ls", "--json", "--profile", str(tmp_path)])
     out, err = capsys.readouterr()
@@ -303,7 +302,7 @@ def test_a_removal_under_a_reader_is_scrubbed_once_the_reader_goes(tmp_path: Pat
     mirror = mirror_module.Mirror.open(tmp_path / "m.sqlite3")
     try:
         mirror.apply([SessionView("ses_1", needle, stamp, stamp, None, None)])
-        reader = sqlite3.connect(tmp_path / "m.sqlite3", isolation_level=None)
+        reader = sqlite_driver.connect(tmp_path / "m.sqlite3", isolation_level=None)
         try:
             reader.execute("BEGIN")
             reader.execute("SELECT count(*) FROM sessions").fetchone()

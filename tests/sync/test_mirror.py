@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 
 import pytest
 
+from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile
 from sync.mirror import Mirror
@@ -35,7 +35,7 @@ def test_new_mirror_is_created_at_the_current_schema_in_wal_mode(tmp_path: Path)
 
 def test_mirror_from_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "m.sqlite3"
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, future_column TEXT)")
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     conn.commit()
@@ -142,7 +142,7 @@ def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
     mirror = Mirror.open(path)
     mirror.apply([view("ses_a", "2026-01-01T00:00:01.000000Z")])
     mirror.close()
-    future_step = ("CREATE TABLE transcripts (session_id TEXT PRIMARY KEY, body TEXT)",)
+    future_step = ("CREATE TABLE future_notes (session_id TEXT PRIMARY KEY, body TEXT)",)
     monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, future_step))
     for module in (schema, mirror_module):
         monkeypatch.setattr(module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
@@ -151,7 +151,7 @@ def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
         assert upgraded.schema_version() == SCHEMA_VERSION + 1
         assert [r.id for r in upgraded.rows()] == ["ses_a"]
         with upgraded._read.connect() as conn:
-            assert conn.exec_driver_sql("SELECT count(*) FROM transcripts").scalar_one() == 0
+            assert conn.exec_driver_sql("SELECT count(*) FROM future_notes").scalar_one() == 0
     finally:
         upgraded.close()
 
@@ -172,7 +172,7 @@ def test_a_failed_migration_step_leaves_the_old_version(
         mirror_module.Mirror.open(path)
     assert "previous version" in info.value.message
     assert read_schema_version(path) == SCHEMA_VERSION
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     conn.close()
     assert "ok_table" not in tables  # the step's transaction rolled back as a whole
@@ -219,7 +219,7 @@ def test_a_chunked_upsert_is_still_one_transaction(
     path = tmp_path / "m.sqlite3"
     mirror = Mirror.open(path)
     try:
-        conn = sqlite3.connect(path)
+        conn = sqlite_driver.connect(path)
         conn.execute(
             "CREATE TRIGGER refuse BEFORE INSERT ON sessions WHEN NEW.id = 'ses_bad'"
             " BEGIN SELECT RAISE(ABORT, 'refused'); END"
@@ -249,5 +249,5 @@ def test_a_connection_given_back_after_the_mirror_closed_is_closed_too(tmp_path:
     assert raw is not None
     mirror.close()
     in_use.close()  # given back to the pool after the close
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(sqlite_driver.DBAPI.ProgrammingError):
         raw.execute("SELECT 1")  # closed, not left for the collector

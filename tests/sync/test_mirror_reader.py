@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sync import read_mirror_rows
+from sync import read_mirror_rows, sqlite_driver
 from sync.mirror import Mirror
 from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
 from sync.models import SessionView
@@ -72,7 +71,7 @@ def test_a_mirror_of_another_schema_gives_none_and_is_left_as_it_was(
     tmp_path: Path, version: int
 ) -> None:
     path = tmp_path / "m.sqlite3"
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     for statement in MIGRATIONS[0]:
         conn.execute(statement)
     conn.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES ('ses_a', 'x', 'y')")
@@ -93,7 +92,7 @@ def test_a_damaged_file_gives_none(tmp_path: Path) -> None:
 
 def test_a_locked_mirror_gives_none_at_once_rather_than_waiting(mirror: Mirror) -> None:
     mirror.close()
-    holder = sqlite3.connect(mirror.path)
+    holder = sqlite_driver.connect(mirror.path)
     try:
         holder.execute("PRAGMA locking_mode=EXCLUSIVE")
         holder.execute("UPDATE sessions SET title = 'held' WHERE id = 'ses_000_Aß%_'")

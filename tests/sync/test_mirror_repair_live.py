@@ -4,13 +4,13 @@ command line as a user runs it (a subprocess per command)."""
 
 from __future__ import annotations
 
-import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sync import sqlite_driver
 from sync.errors import MirrorDamaged
 from sync.mirror import Mirror
 from sync.mirror_check import find_damage
@@ -115,7 +115,7 @@ def test_repair_says_when_the_delete_marks_could_not_be_read(
     profile, ids = synced_profile(live_server, tmp_path, ["one", "two"])
     path = mirror_file(profile)
     dropped_table(path)
-    db = sqlite3.connect(path)
+    db = sqlite_driver.connect(path)
     db.execute("DROP TABLE unconfirmed_deletes")
     db.commit()
     db.close()
@@ -214,7 +214,7 @@ def test_salvaged_delete_marks_are_bounded_and_only_text_ids(tmp_path: Path) -> 
     """A damaged file is hostile input: its marks are read as ids, bounded in count and
     length, and anything that is not text is dropped."""
     path = tmp_path / "mirror.sqlite3"
-    db = sqlite3.connect(path)
+    db = sqlite_driver.connect(path)
     db.execute("CREATE TABLE unconfirmed_deletes (session_id, since)")
     rows: list[tuple[object, float]] = [(f"ses_{i:06d}", 0.0) for i in range(MAX_MARKS + 500)]
     rows += [(7, 0.0), (b"\x00blob", 0.0), ("x" * 10_000, 0.0), ("", 0.0), (None, 0.0)]
@@ -243,7 +243,7 @@ def test_a_pass_that_meets_damage_reports_it_and_the_engine_says_damaged(
         engine = await SyncEngine.open(profile)
         try:
             assert (await engine.reconcile()).error is None
-            db = sqlite3.connect(profile.mirror_path)  # behind the open engine's back
+            db = sqlite_driver.connect(profile.mirror_path)  # behind the open engine's back
             db.execute("DROP TABLE sync_state")
             db.commit()
             db.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from app.desktop import Desktop, DesktopOptions
 from app.first_paint import FIRST_ROWS, MirrorRows
 from app.loop import ConvergeEventLoop
 from bench.first_paint_child import TOKEN, UNREACHABLE
+from sync import sqlite_driver
 from sync.mirror import Mirror
 from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
 from sync.mirror_schema import read_schema_version
@@ -138,7 +138,7 @@ def test_an_older_mirror_is_migrated_and_shown_by_the_normal_path(
     profile = tmp_path / "profile"
     path = mirror_path(profile)
     path.parent.mkdir(parents=True)
-    conn = sqlite3.connect(path)
+    conn = sqlite_driver.connect(path)
     for statement in MIGRATIONS[0]:
         conn.execute(statement)
     stamp = "2026-11-29T10:00:00.000000Z"

@@ -1,0 +1,320 @@
+"""`python -m bench search`: mirrored history at the issue's size (CONTRACT §11).
+
+A server process (`bench.ui.ServerProcess`) is seeded straight in its database with
+`--conversations` conversations (default 10,000) of `--messages` user messages each (default
+20: English, accented French and Japanese text from a seeded PRNG). A fresh profile then
+syncs: one pass and its content phase (the backfill: wall time and requests counted by the
+transport). Then:
+
+- search latency: each query of a mix (common and rare words, accented, CJK inside a
+  sentence, two words, a short query) run `--repeat` times, median and p95 per query and
+  over the mix;
+- mirror size against the content it holds (the events' JSON and the titles), the WAL
+  checkpointed;
+- one new message in one conversation (a run started through the API): the next pass's
+  requests, the walk's and the content phase's apart;
+- the alternatives for the index (decision 0121), built from the same folded texts in a
+  scratch file: trigram `detail=none` (what the mirror uses), trigram `detail=full`, and
+  `unicode61` (words; it cannot find a word inside CJK text): size and a rare word's query.
+
+Figures go to `bench/results/search.json` for `docs/performance.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.report import print_table, save, summarize_ms
+from bench.ui import ServerProcess, _bump, _ts
+from sync import sqlite_driver
+
+EN = [
+    "the",
+    "report",
+    "budget",
+    "meeting",
+    "project",
+    "review",
+    "deadline",
+    "design",
+    "server",
+    "client",
+    "window",
+    "search",
+    "history",
+    "message",
+    "answer",
+    "question",
+    "summary",
+    "draft",
+    "plan",
+    "release",
+    "schedule",
+    "team",
+]
+FR = [
+    "réunion",
+    "écrire",
+    "été",
+    "déjà",
+    "général",
+    "créer",
+    "problème",
+    "bibliothèque",
+    "fenêtre",
+    "numéro",
+]
+JA = ["東京都の天気は晴れです", "会議の資料を準備します", "新しい機能を追加しました", "検索結果"]
+QUERIES = ("report", "réunion", "ECRIRE", "東京都", "機能を追加", "budget meeting", "zqx", "ai")
+
+
+def _text(rnd: random.Random) -> str:
+    words = [rnd.choice(EN) for _ in range(rnd.randint(8, 40))]
+    if rnd.random() < 0.3:
+        words.insert(rnd.randrange(len(words)), rnd.choice(FR))
+    if rnd.random() < 0.15:
+        words.append(rnd.choice(JA))
+    return " ".join(words)
+
+
+def populate(db: Path, conversations: int, messages: int, seed: int = 19) -> tuple[list[str], int]:
+    """The conversations and their `message.user` events; returns the ids and the bytes of
+    message text written."""
+    rnd = random.Random(seed)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    sessions, events = [], []
+    text_bytes = 0
+    for i in range(conversations):
+        at = _ts(base + timedelta(seconds=i))
+        sid = f"ses_search{i:08d}"
+        sessions.append((sid, f"Conversation {i} {rnd.choice(EN)}", at, at, messages))
+        for seq in range(1, messages + 1):
+            text = _text(rnd)
+            text_bytes += len(text.encode())
+            data = {"role": "user", "content": [{"type": "text", "text": text}]}
+            events.append((sid, seq, "message.user", at, json.dumps(data, ensure_ascii=False)))
+    conn = sqlite_driver.connect(db, timeout=30)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            "INSERT INTO sessions (id, tenant, principal, title, title_state, created_at,"
+            " updated_at, last_sequence) VALUES (?, 'acme', 'alice', ?, 'stored', ?, ?, ?)",
+            sessions,
+        )
+        conn.executemany(
+            "INSERT INTO events (session_id, sequence, run_id, type, created_at, data)"
+            " VALUES (?, ?, NULL, ?, ?, ?)",
+            events,
+        )
+        _bump(conn)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return [s[0] for s in sessions], text_bytes
+
+
+async def _sync(url: str, profile_dir: Path, ids: list[str], repeat: int) -> dict[str, Any]:
+    from sync.engine import SyncEngine
+    from sync.profile import Profile
+    from tests.sync.faults import FaultTransport
+    from tests.sync.helpers import Server
+
+    transport = FaultTransport()
+    profile = Profile.load(profile_dir, server=url, token="dev-alice", environ={})
+    engine = await SyncEngine.open(profile, transport=transport)
+    figures: dict[str, Any] = {}
+    try:
+        started = time.perf_counter()
+        report = await engine.reconcile()
+        rows_at = time.perf_counter() - started
+        await engine.content.wait_idle()
+        phases = 1
+        while await asyncio.to_thread(engine.mirror.stale_transcripts, 1):
+            engine.content.kick()  # a phase stops at its time budget: the next goes on
+            await engine.content.wait_idle()
+            phases += 1
+        backfill = time.perf_counter() - started
+        assert report.ok, report.problem
+        figures["backfill"] = {
+            "rows_s": round(rows_at, 2),
+            "wall_s": round(backfill, 2),
+            "walk_requests": transport.count("GET", "/v1/sessions"),
+            "event_requests": transport.count("GET", r"/v1/sessions/[^/]+/events"),
+            "requests": len(transport.log),
+            "phases": phases,
+        }
+        samples: dict[str, list[float]] = {}
+        counts: dict[str, int] = {}
+        for _ in range(repeat):
+            for query in QUERIES:
+                t0 = time.perf_counter()
+                hits = await engine.search(query)
+                samples.setdefault(query, []).append(time.perf_counter() - t0)
+                counts[query] = len(hits)
+        figures["search"] = {q: {**summarize_ms(s), "hits": counts[q]} for q, s in samples.items()}
+        figures["search_mix"] = summarize_ms([x for s in samples.values() for x in s])
+        async with Server(url) as server:
+            target = ids[len(ids) // 2]
+            await server.wait_run(await server.start(target, "one new message"))
+        transport.log.clear()
+        await engine.reconcile()
+        await engine.content.wait_idle()
+        walk = transport.count("GET", "/v1/sessions")
+        figures["one_new_message"] = {
+            "walk_requests": walk,
+            "beyond_walk": len(transport.log) - walk,
+        }
+        await asyncio.to_thread(engine.mirror.scrub)
+    finally:
+        await engine.close()
+    return figures
+
+
+def _removal_cost(db: Any, texts: list[str]) -> dict[str, float]:
+    """One conversation's 20 entries removed: with `secure-delete` (SQLite 3.44+), and
+    without it followed by the whole-index merge the fallback runs (decision 0120)."""
+    figures: dict[str, float] = {}
+    for label, rows in (
+        ("secure_delete_ms", range(1, 21)),
+        ("delete_and_optimize_ms", range(21, 41)),
+    ):
+        secure = label == "secure_delete_ms"
+        if secure and not sqlite_driver.SECURE_DELETE:
+            continue
+        db.execute("INSERT INTO s (s, rank) VALUES ('secure-delete', ?)", (int(secure),))
+        t0 = time.perf_counter()
+        for rowid in rows:
+            db.execute(
+                "INSERT INTO s (s, rowid, text) VALUES ('delete', ?, ?)", (rowid, texts[rowid - 1])
+            )
+        if not secure:
+            db.execute("INSERT INTO s (s) VALUES ('optimize')")
+        db.commit()
+        figures[label] = round((time.perf_counter() - t0) * 1000, 1)
+    return figures
+
+
+def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
+    from sync.search_text import fold, fts_query
+
+    src = sqlite_driver.connect(mirror_path)
+    texts = [
+        fold(t)
+        for (t,) in src.execute(
+            "SELECT json_extract(data, '$.content[0].text') FROM events WHERE type = 'message.user'"
+        )
+        if t
+    ]
+    src.close()
+    out: dict[str, Any] = {}
+    variants = {
+        "trigram_detail_none": ("trigram case_sensitive 1", "none", fts_query(rare)),
+        "trigram_detail_full": ("trigram case_sensitive 1", "full", f'"{rare}"'),
+        "unicode61_words": ("unicode61 remove_diacritics 2", "full", f'"{rare}"'),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        for name, (tokenizer, detail, query) in variants.items():
+            path = Path(folder) / f"{name}.sqlite3"
+            db = sqlite_driver.connect(path)
+            db.execute(
+                f"CREATE VIRTUAL TABLE s USING fts5(text, content='', tokenize='{tokenizer}',"
+                f" detail={detail}, columnsize=0)"
+            )
+            t0 = time.perf_counter()
+            db.executemany("INSERT INTO s (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
+            db.commit()
+            build = time.perf_counter() - t0
+            db.execute("INSERT INTO s (s) VALUES ('optimize')")
+            db.commit()
+            db.execute("VACUUM")
+            samples = []
+            for _ in range(20):
+                t0 = time.perf_counter()
+                db.execute("SELECT count(*) FROM s WHERE s MATCH ?", (query,)).fetchone()
+                samples.append(time.perf_counter() - t0)
+            cjk = db.execute("SELECT count(*) FROM s WHERE s MATCH ?", ('"機能を"',)).fetchone()
+            removal = _removal_cost(db, texts) if name == "trigram_detail_none" else {}
+            db.close()
+            out[name] = {
+                "index_bytes": path.stat().st_size,
+                "build_s": round(build, 2),
+                "rare_word_query": summarize_ms(samples),
+                "finds_cjk_inside_text": bool(cjk[0]),
+                **removal,
+            }
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench search")
+    parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--messages", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="converge-bench-search-") as tmp:
+        folder = Path(tmp)
+        server = ServerProcess(folder)
+        try:
+            ids, text_bytes = populate(server.db, args.conversations, args.messages)
+            figures = asyncio.run(_sync(server.url, folder / "profile", ids, args.repeat))
+        finally:
+            server.stop()
+        (mirror_path,) = (folder / "profile" / "accounts").glob("*/mirror.sqlite3")
+        db = sqlite_driver.connect(mirror_path)
+        content = db.execute(
+            "SELECT (SELECT sum(length(CAST(data AS BLOB)) + length(type) + length(created_at)"
+            " + length(session_id) + 8) FROM events)"
+            " + (SELECT sum(length(CAST(coalesce(title, '') AS BLOB)) + length(id) + 60)"
+            " FROM sessions)"
+        ).fetchone()[0]
+        db.close()
+        size = mirror_path.stat().st_size
+        figures["size"] = {
+            "conversations": args.conversations,
+            "messages_each": args.messages,
+            "message_text_bytes": text_bytes,
+            "content_bytes": content,
+            "mirror_bytes": size,
+            "ratio": round(size / content, 2),
+        }
+        figures["alternatives"] = _alternatives(mirror_path, "bibliotheque")
+        figures["sqlite"] = sqlite_driver.describe()
+    print_table(
+        "search latency (ms)",
+        ["query", "median", "p95", "hits"],
+        [[q, f["median_ms"], f["p95_ms"], f["hits"]] for q, f in figures["search"].items()],
+    )
+    s = figures["size"]
+    print_table(
+        "mirror",
+        ["content MB", "mirror MB", "ratio", "backfill s", "requests", "new message: beyond walk"],
+        [
+            [
+                round(s["content_bytes"] / 1e6, 1),
+                round(s["mirror_bytes"] / 1e6, 1),
+                s["ratio"],
+                figures["backfill"]["wall_s"],
+                figures["backfill"]["requests"],
+                figures["one_new_message"]["beyond_walk"],
+            ]
+        ],
+    )
+    print_table(
+        "index alternatives",
+        ["variant", "index MB", "rare word median ms", "CJK inside text"],
+        [
+            [n, round(v["index_bytes"] / 1e6, 1), v["rare_word_query"]["median_ms"],
+             v["finds_cjk_inside_text"]]
+            for n, v in figures["alternatives"].items()
+        ],
+    )  # fmt: skip
+    save("search", figures)
+    return 0

@@ -1,0 +1,212 @@
+"""The pass's content phase: mirror the transcripts the index walk showed to have moved
+(CONTRACT §11).
+
+After a pass has committed its rows (rows first: the sidebar never waits for content), the
+engine kicks this phase in the background. It asks the mirror for the conversations whose
+row's `updated_at` differs from the one their transcript was fetched at, newest first, and
+fetches for each only the events after its mirrored sequence (`GET
+/v1/sessions/{id}/events?after=N`, `next_after` followed while the server gives one). An
+unchanged conversation costs no request; a conversation with one new message costs one.
+
+Each page is stored in its own transaction (`Mirror.store_events`), so an interrupted phase
+(a network error, the engine closing, its time budget) keeps what it stored and the next one
+goes on from there. A transcript is bounded as `sync.conversation.transcript` bounds it
+(pages, events, bytes: `Bounds.transcript_*`); one past its bounds keeps what fitted and is
+not asked again until its row moves. After each conversation the size budget
+(`Profile.content_budget`) is enforced: the least recently active transcripts, with their
+cached artifact files, are evicted (rows stay), and once the conversation just fetched is
+itself the one evicted, the phase stops (every older one would be evicted too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sync.bounds import WalkGuard
+from sync.cache import remove_cached_files
+from sync.errors import MirrorError, NotFound, SyncError, WalkOutOfBounds, loggable
+from sync.mirror import Mirror
+from sync.ports import TranscriptApi
+from sync.transcripts import TranscriptState
+
+log = logging.getLogger(__name__)
+
+#: Stale conversations read from the mirror at a time.
+BATCH = 100
+#: Events asked per page (the route's maximum).
+EVENTS_PAGE = 1000
+#: One phase's time budget; the next pass's phase goes on where it stopped.
+PHASE_SECONDS = 300.0
+
+
+@dataclass
+class ContentReport:
+    """What one phase did: conversations fetched, requests made, transcripts evicted."""
+
+    fetched: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+    requests: int = 0
+    error: SyncError | None = None
+    duration: float = 0.0
+
+
+class ContentSync:
+    """Runs content phases for one engine, one at a time; `kick()` after each pass."""
+
+    def __init__(
+        self,
+        api: TranscriptApi,
+        mirror: Mirror,
+        cache_dir: Path | None,
+        budget: int,
+        on_changed: Callable[[tuple[str, ...]], None],
+        *,
+        page_limit: int = EVENTS_PAGE,
+        phase_seconds: float = PHASE_SECONDS,
+    ) -> None:
+        self.api = api
+        self.mirror = mirror
+        self.cache_dir = cache_dir
+        self.budget = budget
+        self.page_limit = page_limit
+        self.phase_seconds = phase_seconds
+        self._on_changed = on_changed
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.last_report: ContentReport | None = None
+
+    def kick(self) -> None:
+        """Start a phase, or fold this request into one more after the running one."""
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return
+        self._idle.clear()
+        self._task = asyncio.get_running_loop().create_task(self._drive())
+
+    async def wait_idle(self) -> None:
+        """Until no phase runs nor is due (tests, `converge sync`)."""
+        await self._idle.wait()
+
+    async def _drive(self) -> None:
+        try:
+            while True:
+                self._again = False
+                try:
+                    self.last_report = await self.run()
+                except MirrorError as exc:
+                    log.warning("content phase stopped: %s", loggable(exc))
+                if not self._again:
+                    return
+        finally:
+            self._idle.set()
+
+    async def aclose(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._idle.set()
+
+    async def run(self) -> ContentReport:
+        """One phase (see the module docstring)."""
+        report = ContentReport()
+        started = time.monotonic()
+        skipped: set[str] = set()  # answered 404 this phase: the pass will prune them
+        try:
+            async with asyncio.timeout(self.phase_seconds):
+                await self._phase(report, skipped)
+        except TimeoutError:
+            log.info("content phase at its time budget; the next pass goes on")
+        except SyncError as exc:  # offline, a 5xx, a refused token: the next pass retries
+            report.error = exc
+            log.info("content phase stopped: %s", loggable(exc))
+        report.duration = time.monotonic() - started
+        return report
+
+    async def _phase(self, report: ContentReport, skipped: set[str]) -> None:
+        while True:
+            batch = await asyncio.to_thread(self.mirror.stale_transcripts, BATCH + len(skipped))
+            batch = [s for s in batch if s.session_id not in skipped]
+            if not batch:
+                return
+            for state in batch:
+                try:
+                    changed = await self.fetch(state, report)
+                except NotFound:
+                    skipped.add(state.session_id)
+                    continue
+                if changed:
+                    report.fetched.append(state.session_id)
+                    self._on_changed((state.session_id,))
+                evicted = await self._enforce_budget()
+                report.evicted.extend(evicted)
+                if state.session_id in evicted:
+                    return
+
+    async def fetch(self, state: TranscriptState, report: ContentReport | None = None) -> bool:
+        """Fetch and store what the mirror lacks of one conversation; returns whether
+        anything was stored. NotFound and network errors propagate."""
+        bounds = self.api.bounds
+        guard = WalkGuard(
+            "conversation log",
+            bounds.transcript_pages,
+            bounds.transcript_events,
+            bounds.transcript_bytes,
+            consequence="only its first part is kept on this device",
+        )
+        after = state.up_to or None
+        stored = False
+        while True:
+            page = await self.api.session_events(
+                state.session_id, after=after, limit=self.page_limit
+            )
+            if report is not None:
+                report.requests += 1
+            last = page.next_after is None or not page.items
+            try:
+                guard.page(len(page.items), page.nbytes)
+                if not last:
+                    guard.after(page.next_after)  # type: ignore[arg-type]
+            except WalkOutOfBounds as exc:
+                log.warning("transcript %s: %s", state.session_id, loggable(exc))
+                last = True  # keep what fitted; asked again only when the row moves
+            kept = await asyncio.to_thread(
+                self.mirror.store_events,
+                state.session_id,
+                page.items,
+                fetched_at=state.updated_at if last else None,
+            )
+            if not kept:
+                return stored  # deleted or pruned meanwhile: nothing of it stays
+            stored = stored or bool(page.items)
+            if last:
+                return stored
+            after = page.next_after
+
+    async def _enforce_budget(self) -> list[str]:
+        evicted, files = await asyncio.to_thread(self.mirror.evict_over_budget, self.budget)
+        if files:
+            await asyncio.to_thread(remove_cached_files, self.cache_dir, files)
+        if evicted:
+            log.info("content budget: %d transcripts evicted", len(evicted))
+        return evicted
+
+    async def refresh(self, session_id: str) -> bool:
+        """Fetch what the mirror lacks of one conversation when it is evicted or behind its
+        row (the window opening it); True when events were added. Raises SyncError."""
+        state = await asyncio.to_thread(self.mirror.transcript_state, session_id)
+        if state is None or (state.current and not state.evicted):
+            return False
+        changed = await self.fetch(state)
+        if changed:
+            self._on_changed((session_id,))
+        return changed

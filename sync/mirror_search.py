@@ -1,0 +1,162 @@
+"""Search over the mirror: titles and mirrored message text (CONTRACT §11, decision 0121).
+
+A conversation matches when every word of the query (folded: `sync.search_text.fold`)
+occurs in its title or in one of its events' searchable text. Words of three characters or
+more find their candidates through the trigram index (`search`); it is built with
+`detail=none` (a third of the size), so a candidate is confirmed against the event's text,
+which also gives the snippet. A query whose words are all shorter than three characters
+(which trigrams cannot match: "AI", "東京") searches titles only, as the sidebar's title
+filter does, rather than scanning every message. Hits come in activity order (the
+sidebar's: `updated_at` DESC, id DESC).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sync.search_text import (
+    TEXT_TYPES,
+    TRIGRAM,
+    Snippet,
+    event_of_row,
+    fold,
+    fts_query,
+    query_words,
+    searchable_text,
+    snippet,
+)
+
+if TYPE_CHECKING:  # the window imports `SearchHit` before SQLAlchemy is loaded
+    from sqlalchemy import Connection
+
+#: Hits one search returns at most: the sidebar's first screens. Each hit is confirmed
+#: against its conversation's text (about 0.3 ms), so this bounds a keystroke's cost.
+SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One matching conversation: its row's id, title and `updated_at`, and a snippet of
+    the matching text (from a message, else the title) with the matched ranges."""
+
+    id: str
+    title: str | None
+    updated_at: str
+    snippet: Snippet
+
+    def to_json(self) -> dict[str, Any]:
+        """The `converge search --json` shape (CONTRACT §11): the snippet as plain text."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "updated_at": self.updated_at,
+            "snippet": self.snippet.text,
+        }
+
+
+_TEXT_TYPES = ", ".join(f"'{kind}'" for kind in TEXT_TYPES)
+
+
+#: Index candidates above which a word counts as common (see `_word_clause`).
+COMMON = 5000
+#: The folded title in SQL: ASCII titles folded by `lower()` in C, others by `search_fold`.
+_TITLE = "CASE WHEN s.title GLOB '*[^ -~]*' THEN search_fold(s.title) ELSE lower(s.title) END"
+
+
+def _word_clause(conn: Connection, word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
+    """SQL true when `word` may occur in the conversation `s`: in its title, or (trigram
+    candidates, confirmed later) in one of its events.
+
+    A rare word's conversations are collected once from the index (a small set probed per
+    row); for a common word that set would cost more than the search, and the walk in
+    activity order finds its hits among the first conversations, so each conversation asks
+    the index about its own events (a rowid seek)."""
+    title = f"instr({_TITLE}, ?) > 0"
+    if titles_only:
+        return title, (word,)
+    match = fts_query(word)
+    common = conn.exec_driver_sql(
+        "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+        (match, COMMON + 1),
+    ).scalar_one()
+    if common > COMMON:
+        events = (
+            "EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND EXISTS"
+            " (SELECT 1 FROM search WHERE search MATCH ? AND search.rowid = e.id))"
+        )
+    else:
+        events = (
+            "s.id IN (SELECT e.session_id FROM events e WHERE e.id IN"
+            " (SELECT rowid FROM search WHERE search MATCH ?))"
+        )
+    return f"({title} OR {events})", (word, match)
+
+
+def _confirm(
+    conn: Connection, session_id: str, title: str | None, words: Sequence[str], titles_only: bool
+) -> Snippet | None:
+    """The snippet if every word occurs in the title or some event's text, else None (a
+    trigram candidate whose trigrams are all there, but not together). Events are read in
+    order and only until every word is seen: a common word costs one event."""
+    folded_title = fold(title or "")
+    missing = {word for word in words if word not in folded_title}
+    found: Snippet | None = None
+    if not titles_only:
+        for text in _texts(conn, session_id):
+            if not missing and found is not None:
+                break
+            folded = fold(text)
+            present = {word for word in words if word in folded}
+            if present and found is None:
+                found = snippet(text, words)
+            missing -= present
+    if missing:
+        return None
+    return found if found is not None else snippet(title or "", words)
+
+
+def _texts(conn: Connection, session_id: str) -> Iterator[str]:
+    rows = conn.exec_driver_sql(
+        "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
+        f" WHERE session_id = ? AND type IN ({_TEXT_TYPES}) ORDER BY sequence",
+        (session_id,),
+    )
+    for row in rows:
+        if text := searchable_text(event_of_row(*row)):
+            yield text
+
+
+def search(conn: Connection, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+    """Conversations matching `query`, in activity order (see the module docstring).
+
+    The conversations are walked in the sidebar's order (its index) and the walk stops at
+    `limit` confirmed hits, so a common word costs the first few hundred conversations, not
+    every one that holds it."""
+    words = query_words(query)
+    if not words:
+        return []
+    titles_only = len(words[0]) < TRIGRAM
+    clauses: list[str] = []
+    params: list[str] = []
+    for word in words:
+        if len(word) < TRIGRAM and not titles_only:
+            continue  # confirmed in Python, against the candidates of the longer words
+        clause, values = _word_clause(conn, word, titles_only)
+        clauses.append(clause)
+        params.extend(values)
+    rows = conn.exec_driver_sql(
+        "SELECT s.id, s.title, s.updated_at FROM sessions s WHERE "
+        + " AND ".join(clauses)
+        + " ORDER BY s.updated_at DESC, s.id DESC",
+        tuple(params),
+    )
+    hits: list[SearchHit] = []
+    for session_id, title, updated_at in rows:
+        snip = _confirm(conn, session_id, title, words, titles_only)
+        if snip is not None:
+            hits.append(SearchHit(session_id, title, updated_at, snip))
+            if len(hits) >= limit:
+                break
+    return hits

@@ -1,0 +1,54 @@
+"""`converge show` and `converge search` (CONTRACT §11) as a user runs them: offline, after a
+sync, with the server stopped; JSON shapes exact, output for people inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.hostile_content import HOSTILE, unsafe_chars
+from tests.sync.helpers import Server, run
+from tests.sync.test_cli_live import conn, converge
+
+
+def test_show_and_search_answer_offline_in_the_contract_shapes_and_stay_inert(
+    live_server: Any, tmp_path: Path
+) -> None:
+    async def setup() -> tuple[str, str]:
+        async with Server(live_server.url) as server:
+            plain = await server.control_session("Quarterly Réunion notes")
+            hostile = await server.control_session(f"hostile {HOSTILE} marmalade")
+            return plain.id, hostile.id
+
+    plain_id, hostile_id = run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    live_server.stop()  # show and search never use the network
+    offline = ["--profile", str(profile)]
+
+    shown = converge("show", plain_id, "--json", *offline)
+    assert shown.returncode == 0 and shown.stderr == ""
+    document = json.loads(shown.stdout)
+    assert set(document) == {"session", "events"}
+    assert document["session"]["id"] == plain_id
+    (event,) = document["events"]
+    assert set(event) == {"session_id", "run_id", "sequence", "type", "created_at", "data"}
+    assert event["data"]["content"][0]["text"] == "Quarterly Réunion notes"
+
+    found = converge("search", "reunion", "--json", *offline)
+    assert found.returncode == 0 and found.stderr == ""
+    (hit,) = json.loads(found.stdout)
+    assert set(hit) == {"id", "title", "updated_at", "snippet"}
+    assert hit["id"] == plain_id and "Réunion" in hit["snippet"]
+
+    assert json.loads(converge("search", "no-such-word", "--json", *offline).stdout) == []
+    for command in (["show", hostile_id], ["search", "marmalade"]):
+        result = converge(*command, *offline)
+        assert result.returncode == 0, result.stderr
+        assert "marmalade" in result.stdout
+        assert unsafe_chars(result.stdout) == [], command
+
+    missing = converge("show", "ses_nowhere", *offline)
+    assert missing.returncode == 1 and "ses_nowhere" in missing.stderr
+    assert "Traceback" not in missing.stderr

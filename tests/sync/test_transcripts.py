@@ -1,0 +1,148 @@
+"""Mirrored transcripts and search over them (CONTRACT §11), on a real mirror file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sync import mirror_search
+from sync.mirror import Mirror
+from sync.models import Event, SessionView
+
+
+def view(sid: str, updated: str, title: str | None = "t") -> SessionView:
+    return SessionView(sid, title, "2026-01-01T00:00:00.000000Z", updated, None, None)
+
+
+def message(sid: str, seq: int, text: str, kind: str = "message.user") -> Event:
+    data = {"role": "user", "content": [{"type": "text", "text": text}]}
+    return Event(sid, "run_1", seq, kind, "2026-01-01T00:00:00.000000Z", data)
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Iterator[Mirror]:
+    m = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def test_stored_events_read_back_in_sequence_order_and_repeats_are_ignored(
+    mirror: Mirror,
+) -> None:
+    mirror.apply([view("ses_a", "2026-01-02T00:00:00.000000Z")])
+    assert mirror.store_events("ses_a", [message("ses_a", 1, "one")], fetched_at=None)
+    stored = [message("ses_a", 1, "one again"), message("ses_a", 2, "two")]
+    assert mirror.store_events("ses_a", stored, fetched_at="2026-01-02T00:00:00.000000Z")
+    events = mirror.transcript("ses_a")
+    assert [(e.sequence, e.data["content"][0]["text"]) for e in events] == [
+        (1, "one"),
+        (2, "two"),
+    ]
+    state = mirror.transcript_state("ses_a")
+    assert state is not None and state.up_to == 2 and state.current
+    assert mirror.stale_transcripts(10) == []
+
+
+def test_a_conversation_whose_row_moved_is_stale_and_newest_come_first(mirror: Mirror) -> None:
+    mirror.apply(
+        [view("ses_old", "2026-01-01T00:00:00.000000Z"), view("ses_new", "2026-01-05T00:00:00Z")]
+    )
+    assert [s.session_id for s in mirror.stale_transcripts(10)] == ["ses_new", "ses_old"]
+    mirror.store_events("ses_old", [], fetched_at="2026-01-01T00:00:00.000000Z")
+    assert [s.session_id for s in mirror.stale_transcripts(10)] == ["ses_new"]
+    mirror.apply([view("ses_old", "2026-01-09T00:00:00.000000Z")])
+    assert [s.session_id for s in mirror.stale_transcripts(10)] == ["ses_old", "ses_new"]
+
+
+def test_events_for_a_conversation_no_longer_mirrored_are_not_stored(mirror: Mirror) -> None:
+    assert not mirror.store_events("ses_gone", [message("ses_gone", 1, "x")], fetched_at=None)
+    assert mirror.transcript("ses_gone") == []
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("ecrire", ["ses_fr"]),
+        ("ÉCRIRE", ["ses_fr"]),
+        ("東京都", ["ses_ja"]),
+        ("京都の天", ["ses_ja"]),
+        ("Ünicode", ["ses_title"]),
+        ("banana", ["ses_fr", "ses_en"]),
+        ("banana écrire", ["ses_fr"]),
+        ("nothing-like-it", []),
+    ],
+)
+@pytest.mark.parametrize("common", [5000, 0], ids=["rare-word-plan", "common-word-plan"])
+def test_search_finds_words_case_and_accent_insensitively_in_activity_order(
+    mirror: Mirror, query: str, expected: list[str], common: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mirror_search, "COMMON", common)
+    mirror.apply(
+        [
+            view("ses_en", "2026-01-01T00:00:00.000000Z", "English"),
+            view("ses_fr", "2026-01-02T00:00:00.000000Z", "French"),
+            view("ses_ja", "2026-01-03T00:00:00.000000Z", "Japanese"),
+            view("ses_title", "2026-01-04T00:00:00.000000Z", "ünicode in the title"),
+        ]
+    )
+    mirror.store_events("ses_en", [message("ses_en", 1, "A banana split")], fetched_at=None)
+    mirror.store_events(
+        "ses_fr",
+        [message("ses_fr", 1, "Il faut Écrire."), message("ses_fr", 2, "banana")],
+        fetched_at=None,
+    )
+    mirror.store_events("ses_ja", [message("ses_ja", 1, "東京都の天気は晴れ")], fetched_at=None)
+    assert [hit.id for hit in mirror.search(query)] == expected
+
+
+def test_a_snippet_is_plain_text_with_the_matched_ranges_as_offsets(mirror: Mirror) -> None:
+    mirror.apply([view("ses_a", "2026-01-02T00:00:00.000000Z")])
+    text = "Line one\nthen <b>Écrire</b> the report"
+    mirror.store_events("ses_a", [message("ses_a", 1, text)], fetched_at=None)
+    (hit,) = mirror.search("ecrire")
+    assert "\n" not in hit.snippet.text and "<b>Écrire</b>" in hit.snippet.text
+    ((start, end),) = hit.snippet.ranges
+    assert hit.snippet.text[start:end] == "Écrire"
+    assert hit.to_json()["snippet"] == hit.snippet.text
+
+
+def test_a_short_query_searches_titles_only(mirror: Mirror) -> None:
+    mirror.apply(
+        [
+            view("ses_a", "2026-01-01T00:00:00.000000Z", "AI notes"),
+            view("ses_b", "2026-01-02T00:00:00.000000Z", "Other"),
+        ]
+    )
+    mirror.store_events("ses_b", [message("ses_b", 1, "about AI")], fetched_at=None)
+    assert [hit.id for hit in mirror.search("ai")] == ["ses_a"]
+
+
+def test_removing_a_conversation_takes_its_events_and_search_entries(mirror: Mirror) -> None:
+    mirror.apply(
+        [view("ses_a", "2026-01-01T00:00:00.000000Z"), view("ses_b", "2026-01-02T00:00:00Z")]
+    )
+    mirror.store_events("ses_a", [message("ses_a", 1, "zebracorn one")], fetched_at=None)
+    mirror.store_events("ses_b", [message("ses_b", 1, "zebracorn two")], fetched_at=None)
+    mirror.apply((), ["ses_a"])
+    assert [hit.id for hit in mirror.search("zebracorn")] == ["ses_b"]
+    assert mirror.transcript("ses_a") == []
+    assert mirror.transcript_state("ses_a") is None
+
+
+def test_eviction_drops_the_least_recently_active_transcripts_and_keeps_rows(
+    mirror: Mirror,
+) -> None:
+    mirror.apply([view(f"ses_{i}", f"2026-01-0{i + 1}T00:00:00.000000Z") for i in range(3)])
+    for i in range(3):
+        stamp = f"2026-01-0{i + 1}T00:00:00.000000Z"
+        mirror.store_events(f"ses_{i}", [message(f"ses_{i}", 1, "x" * 1000)], fetched_at=stamp)
+    evicted, _files = mirror.evict_over_budget(2500)
+    assert evicted == ["ses_0"]
+    assert mirror.count() == 3
+    state = mirror.transcript_state("ses_0")
+    assert state is not None and state.evicted and state.up_to == 0
+    assert mirror.stale_transcripts(10) == []  # unchanged: fetched again only on demand
