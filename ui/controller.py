@@ -32,6 +32,7 @@ from sync import (
     NetworkError,
     StatusChanged,
     SyncError,
+    TranscriptChanged,
     TriggerReason,
     export_conversation,
     safe_file_name,
@@ -261,6 +262,10 @@ class WindowController(QObject):
                 set_server_offset(self.engine.server_clock_offset)
             self.presenter.show(event.status)
             return
+        if isinstance(event, TranscriptChanged):
+            if self.pane.session_id in event.session_ids:
+                self.conversation.transcript_changed()
+            return
         if isinstance(event, IndexChanged):
             open_id = self.pane.session_id
             if (
@@ -273,10 +278,10 @@ class WindowController(QObject):
             self.sidebar.index_changed(event)
 
     def _reload_after_reconnect(self) -> None:
-        """Back online: the conversation that could not be loaded loads now."""
-        failed = self.conversation.session_id if self.conversation.load_failed else None
-        if failed is not None and failed == self.pane.session_id:
-            self._open(failed)
+        """Back online: the conversation that could not be loaded catches up now."""
+        conversation = self.conversation
+        if conversation.load_failed and conversation.session_id == self.pane.session_id:
+            conversation.spawn(conversation.reconnected(), "open the conversation")
 
     # --- sidebar ------------------------------------------------------------------------
 
