@@ -4,6 +4,8 @@ real window, engine and stub server."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
@@ -106,13 +108,16 @@ def test_a_conversation_deleted_elsewhere_is_no_longer_found_after_one_pass(
     run(harness.loop, until(lambda: harness.ids() == [], what="the hit gone"))
 
 
-def test_a_hostile_message_is_found_and_its_snippet_stays_plain_text(harness: Harness) -> None:
+def test_a_hostile_message_is_found_and_its_snippet_stays_plain_text(
+    harness: Harness, tmp_path: Path
+) -> None:
     sid = harness.create("Hostile", ts(9))
     _say(harness, sid, "<b>bold</b> &amp; \u202eevil\nline tramway <img src=x>")
     run(harness.loop, harness.sync())
     _type(harness, "tramway", [sid])
     assert _matched(harness, sid) == ["tramway"]
-    harness.window.list.viewport().repaint()  # the delegate paints it without trouble
+    shot = harness.window.list.grab()  # the delegate paints it (looked at: literal text)
+    assert not shot.isNull() and shot.save(str(tmp_path / "hostile_search.png"))
 
 
 def test_a_snippet_is_laid_out_as_one_line_of_literal_text_with_utf16_ranges() -> None:
