@@ -23,6 +23,7 @@ import secrets
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,10 @@ FALLBACK_TITLES = [
     "Debug the flaky integration test",
     "Birthday gift ideas for Sam",
 ]
+
+
+#: A word of the demo's message text, for the search screenshot.
+SEARCH_QUERY = "lisbon"
 
 
 def message(text: str) -> dict[str, Any]:
@@ -177,7 +182,14 @@ async def show_box(app: QApplication, box: QWidget, path: Path) -> None:
     box.close()
 
 
-async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: str) -> None:
+async def render(
+    app: QApplication,
+    url: str,
+    folder: Path,
+    out: Path,
+    suffix: str,
+    stop_server: Callable[[], None],
+) -> None:
     showcase = await asyncio.to_thread(prepare, url)
     window = MainWindow()
     window.resize(1180, 760)
@@ -204,6 +216,7 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         controller.settings = ConnectionSettings(url, TOKEN)
         controller.attach(engine, connect=False)
         await engine.reconcile()
+        await engine.content.wait_idle()  # transcripts mirrored: search and offline reading
         await controller.refresh_now()
         index = window.model.index_of(showcase)
         window.list.selectionModel().setCurrentIndex(
@@ -212,6 +225,16 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         await controller.wait_idle()
         await settle(app, 1.2)
         save(window, shot("main_window"))
+
+        # Search as you type: titles and message text, the matched words highlighted.
+        for query in (SEARCH_QUERY, ""):
+            window.filter.setText(query)
+            while controller.search.shown_for != query:
+                await asyncio.sleep(0.02)
+            await controller.wait_idle()
+            await settle(app, 0.5)
+            if query:
+                save(window, shot("search_results"))
 
         # The row's hover "⋯" and its menu, on another row.
         other_index = window.model.index(index.row() + 2, 0)
@@ -327,6 +350,17 @@ async def render(app: QApplication, url: str, folder: Path, out: Path, suffix: s
         await controller.refresh_now()
         await settle(app, 0.5)
         save(window, shot("deleted_elsewhere"))
+
+        # The server gone: a conversation opens from the copy saved on this device.
+        stop_server()
+        await engine.reconcile()
+        saved = next(r.id for r in window.model.sessions() if r.id != showcase)
+        window.list.selectionModel().setCurrentIndex(
+            window.model.index_of(saved), QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        await controller.wait_idle()
+        await settle(app, 0.8)
+        save(window, shot("offline_saved_copy"))
     finally:
         await controller.shutdown()
         await engine.close()
@@ -364,7 +398,9 @@ def main() -> int:
                 )
                 server = ServerThread(settings).start()
                 try:
-                    loop.run_until_complete(render(app, server.url, folder, out, suffix))
+                    loop.run_until_complete(
+                        render(app, server.url, folder, out, suffix, server.stop)
+                    )
                 finally:
                     server.stop()
     finally:

@@ -32,6 +32,7 @@ from sync import (
     NetworkError,
     StatusChanged,
     SyncError,
+    TranscriptChanged,
     TriggerReason,
     export_conversation,
     safe_file_name,
@@ -46,6 +47,7 @@ from ui.relative_time import server_now, set_server_offset
 from ui.session_model import SessionListModel, display_title
 from ui.settings_dialog import ConnectionSettings
 from ui.sidebar_refresher import RowSource, SidebarRefresher
+from ui.sidebar_search import SidebarSearch
 from ui.status_presenter import StatusPresenter
 
 if TYPE_CHECKING:
@@ -133,7 +135,9 @@ class WindowController(QObject):
         window.delete_requested.connect(lambda: self.spawn(self.delete_selected(), "delete"))
         window.new_requested.connect(self.new_conversation)
         window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
-        window.filter_changed.connect(self.sidebar.set_filter)
+        self.search = SidebarSearch(self.sidebar, window.filter, window.list, self)
+        window.delegate.snippet_of = self.search.snippet_of
+        window.filter_changed.connect(self.search.settled)
         window.export_requested.connect(lambda sid: self.spawn(self.export(sid), "export"))
         window.copy_id_requested.connect(self.copy_id)
         window.current_changed.connect(self._on_current_changed)
@@ -191,8 +195,7 @@ class WindowController(QObject):
         """Wait for the tasks the controller started, except a live run being followed
         (which lasts as long as the run): for tests and scripts."""
         # Only unfinished tasks: a finished one stays in the set until its done-callback
-        # runs, and awaiting it again never yields, so the callback would never run (a
-        # busy loop that hung a test now and then).
+        # runs, and awaiting it again never yields (a busy loop that hung a test).
         while pending := [
             t for t in self._tasks if t is not self.conversation.follow_task and not t.done()
         ]:
@@ -208,7 +211,7 @@ class WindowController(QObject):
         whenever its index watch sees a change on the server."""
         self.detach()
         self.engine = engine
-        self.sidebar.set_source(engine.rows, lambda: engine.last_change_seq)
+        self.sidebar.set_source(self.search.source(engine), lambda: engine.last_change_seq)
         self._unsubscribe = engine.subscribe(self._on_engine_event)
         self.presenter.show(engine.status)
         if connect:
@@ -261,6 +264,10 @@ class WindowController(QObject):
                 set_server_offset(self.engine.server_clock_offset)
             self.presenter.show(event.status)
             return
+        if isinstance(event, TranscriptChanged):
+            if self.pane.session_id in event.session_ids:
+                self.conversation.transcript_changed()
+            return
         if isinstance(event, IndexChanged):
             open_id = self.pane.session_id
             if (
@@ -273,10 +280,10 @@ class WindowController(QObject):
             self.sidebar.index_changed(event)
 
     def _reload_after_reconnect(self) -> None:
-        """Back online: the conversation that could not be loaded loads now."""
-        failed = self.conversation.session_id if self.conversation.load_failed else None
-        if failed is not None and failed == self.pane.session_id:
-            self._open(failed)
+        """Back online: the conversation that could not be loaded catches up now."""
+        conversation = self.conversation
+        if conversation.load_failed and conversation.session_id == self.pane.session_id:
+            conversation.spawn(conversation.reconnected(), "open the conversation")
 
     # --- sidebar ------------------------------------------------------------------------
 

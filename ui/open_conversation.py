@@ -29,6 +29,8 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog
 
 from sync import (
+    EngineState,
+    Event,
     NetworkError,
     NotFound,
     RunInProgress,
@@ -44,10 +46,16 @@ from ui.dialogs import run_dialog
 from ui.main_window import MainWindow
 from ui.plain import isolate
 from ui.session_model import UNTITLED, SidebarRow, display_title
-from ui.status_presenter import StatusPresenter, load_failure_words, plain_failure
+from ui.status_presenter import (
+    StatusPresenter,
+    load_failure_words,
+    offline_words,
+    plain_failure,
+)
 
 if TYPE_CHECKING:
     from sync import SyncEngine
+    from sync.transcripts import MirroredTranscript
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +91,7 @@ class OpenConversation:
         self._last_seq = 0  # the last event sequence the pane shows
         self._seen_updated_at: str | None = None  # the row's activity the pane shows
         self._catching_up = False
+        self.saved: MirroredTranscript | None = None  # what the mirror last held of it
 
     # --- its tasks, as a unit -----------------------------------------------------------
 
@@ -139,7 +148,9 @@ class OpenConversation:
     # --- loading ------------------------------------------------------------------------
 
     async def load(self) -> None:
-        """Show the transcript, then follow the active run if there is one."""
+        """Show the mirrored transcript at once, ask the server for what is new, then
+        follow the active run if there is one. Offline, the mirrored copy stays, and the
+        banner says it is the copy saved on this device (`offline_words`)."""
         assert self.session_id is not None
         session_id = self.session_id
         engine = self._engine()
@@ -147,12 +158,68 @@ class OpenConversation:
         self._last_seq = 0
         title = display_title(row) if row else "Conversation"
         self.pane.show_session(session_id, title, row.updated_at if row else "")
-        self.pane.show_banner("Loading…")
+        self._seen_updated_at = row.updated_at if row else None
+        mirrored = await engine.mirrored_transcript(session_id)
+        if mirrored.state is None:  # not in the mirror (yet): the server's log, as before
+            await self._load_from_server(session_id)
+            return
+        self.saved = mirrored
+        self.pane.set_events(mirrored.events)
+        self._last_seq = mirrored.events[-1].sequence if mirrored.events else 0
+        offline = engine.status.state is EngineState.OFFLINE
+        if offline:
+            self.pane.show_banner(offline_words(mirrored))
+        elif not mirrored.events and not mirrored.state.current:
+            self.pane.show_banner("Loading…")  # only when the mirror has nothing to show
+        if await self.refresh() and row is not None and row.active_run_id:
+            self._follow(row.active_run_id, self._last_seq)
+
+    async def refresh(self) -> bool:
+        """Fetch what the mirror lacks of this conversation and append it; False (and the
+        banner says why) when the server could not be asked."""
+        assert self.session_id is not None
+        engine = self._engine()
         try:
-            events = await engine.transcript(session_id)
+            fetched = await engine.refresh_transcript(self.session_id)
         except NotFound:
             self.pane.show_deleted_elsewhere()
             engine.trigger(TriggerReason.MANUAL)
+            return False
+        except SyncError as exc:
+            self.load_failed = True
+            if isinstance(exc, NetworkError):
+                self._presenter.suspect_offline()
+                self.pane.show_banner(offline_words(self.saved))
+            else:
+                self.pane.show_banner(load_failure_words(exc))
+                self._presenter.failed("Couldn't load the conversation.", exc)
+            return False
+        if not fetched and engine.status.state is EngineState.OFFLINE:
+            self.load_failed = True  # the mirror had it all; the server is still unreached
+            self.pane.show_banner(offline_words(self.saved))
+            return False
+        self.load_failed = False
+        self.pane.show_banner("")
+        await self._append_mirrored()
+        return True
+
+    async def reconnected(self) -> None:
+        """Back online after it could not be refreshed: catch up, or load it afresh when
+        nothing of it was shown."""
+        if self.saved is None:
+            await self.load()
+            return
+        row = self.window.model.find(self.session_id) if self.session_id else None
+        if await self.refresh() and row is not None and row.active_run_id:
+            self._follow(row.active_run_id, self._last_seq)
+
+    async def _load_from_server(self, session_id: str) -> None:
+        self.pane.show_banner("Loading…")
+        try:
+            events = await self._engine().transcript(session_id)
+        except NotFound:
+            self.pane.show_deleted_elsewhere()
+            self._engine().trigger(TriggerReason.MANUAL)
             return
         except SyncError as exc:
             if isinstance(exc, NetworkError):
@@ -163,11 +230,30 @@ class OpenConversation:
             return
         self.load_failed = False
         self.pane.show_banner("")
-        self.pane.set_events(events)
-        self._last_seq = events[-1].sequence if events else 0
-        self._seen_updated_at = row.updated_at if row else None
+        self._append(events)
+        row = self.window.model.find(session_id)
         if row is not None and row.active_run_id:
             self._follow(row.active_run_id, self._last_seq)
+
+    def _append(self, events: list[Event]) -> None:
+        """Append the events after the last one shown (each path may see some twice)."""
+        for event in events:
+            if event.sequence > self._last_seq:
+                self._last_seq = event.sequence
+                self.pane.append_event(event)
+
+    async def _append_mirrored(self) -> None:
+        assert self.session_id is not None
+        mirrored = await self._engine().mirrored_transcript(self.session_id)
+        if mirrored.state is not None:
+            self.saved = mirrored
+        self._append(mirrored.events)
+
+    def transcript_changed(self) -> None:
+        """The mirror gained events of this conversation (a pass, another device's turn):
+        append them from the mirror, without asking the server."""
+        if not self._closed and self.session_id is not None:
+            self.spawn(self._append_mirrored(), "update the conversation")
 
     def row_changed(self, row: SidebarRow) -> None:
         """The sidebar applied a pass that holds this conversation's row: a new title, a run
@@ -183,24 +269,16 @@ class OpenConversation:
             and not self._catching_up
         ):
             # Activity from another device that ended between two reconciles.
-            self.spawn(self._catch_up(row.id, row.updated_at), "update the conversation")
+            self.spawn(self._catch_up(row.updated_at), "update the conversation")
 
-    async def _catch_up(self, session_id: str, updated_at: str) -> None:
-        """Append the events the pane has not shown yet (sequence after the last shown)."""
-        engine = self._engine()
+    async def _catch_up(self, updated_at: str) -> None:
+        """Fetch what the mirror lacks (events after its last sequence) and append it."""
         self._catching_up = True
         try:
-            events = await engine.transcript(session_id)
-        except SyncError as exc:
-            log.info("catch-up of %s failed: %s", session_id, loggable(exc))
-            return
+            if await self.refresh():
+                self._seen_updated_at = updated_at
         finally:
             self._catching_up = False
-        for event in events:
-            if event.sequence > self._last_seq:
-                self._last_seq = event.sequence
-                self.pane.append_event(event)
-        self._seen_updated_at = updated_at
 
     # --- its live run -------------------------------------------------------------------
 

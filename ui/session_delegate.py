@@ -6,12 +6,15 @@ sidebar of 100,000 rows lays out without asking the delegate about each one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
     QModelIndex,
     QPersistentModelIndex,
+    QPointF,
     QRect,
     QSize,
     Qt,
@@ -22,6 +25,10 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from ui.elided_label import is_rtl
 from ui.relative_time import relative_time
 from ui.session_model import SessionListModel, SidebarRow, display_title
+from ui.snippet_layout import draw_snippet
+
+if TYPE_CHECKING:
+    from sync.search_text import Snippet
 
 RUNNING_COLOR = QColor("#2e9d5b")
 RUNNING_COLOR_DARK = QColor("#5fd08f")
@@ -58,6 +65,8 @@ class SessionDelegate(QStyledItemDelegate):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._now: datetime | None = None
+        # A search hit's snippet, drawn after the time (`ui.sidebar_search` sets it).
+        self.snippet_of: Callable[[str], Snippet | None] = lambda _session_id: None
 
     def set_now(self, now: datetime | None) -> None:
         """Freeze "now" (screenshots, tests); None follows the clock."""
@@ -148,6 +157,20 @@ class SessionDelegate(QStyledItemDelegate):
             when = relative_time(row.updated_at, self._now)
             painter.setPen(quiet)
             painter.drawText(line, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, when)
+            found = self.snippet_of(row.id)
+            if found is not None and not row.active_run_id:
+                x = line.left() + small_metrics.horizontalAdvance(when + " · ")
+                painter.drawText(
+                    line.adjusted(small_metrics.horizontalAdvance(when), 0, 0, 0),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    " · ",
+                )
+                mark = palette.color(group, QPalette.ColorRole.Highlight)
+                mark.setAlphaF(0.28)
+                painter.setPen(text_color)
+                draw_snippet(
+                    painter, found, small_font, QPointF(x, line.top()), line.right() - x, mark
+                )
             if row.active_run_id:
                 x = line.left() + small_metrics.horizontalAdvance(when) + 10
                 dot = small_metrics.height() // 2 - 1

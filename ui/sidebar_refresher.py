@@ -57,6 +57,7 @@ class SidebarRefresher:
         self.model = model
         self.group_by_date = group_by_date
         self.filter_text = ""
+        self.searching = False  # search results shown: a write re-reads them (ui.sidebar_search)
         self._spawn = spawn
         self._on_applied = on_applied
         self._source: RowSource | None = None
@@ -92,7 +93,7 @@ class SidebarRefresher:
 
     def index_changed(self, event: IndexChanged) -> None:
         """A mirror write: apply its delta (or resync when one was missed)."""
-        if len(event.rows) + len(event.removed) > DELTA_LIMIT:
+        if self.searching or len(event.rows) + len(event.removed) > DELTA_LIMIT:
             # Applied by a full read, which starts after this write committed. The event is
             # not kept: holding it until the next delta made that delta's step free its
             # rows (a cold pass's 100,000 walked views: 12 ms of the UI thread).

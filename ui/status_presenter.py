@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer
 
 from sync import EngineState, EngineStatus, NetworkError, ServerError, SyncError, TriggerReason
 from ui.main_window import DAMAGED_STATUS, EMPTY, LOADING, MainWindow
+from ui.relative_time import relative_time
+
+if TYPE_CHECKING:
+    from sync.transcripts import MirroredTranscript
 
 # Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
 SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
@@ -42,6 +47,19 @@ def load_failure_words(error: SyncError) -> str:
     if isinstance(error, ServerError):
         return "Couldn't load this conversation: the server had a problem. Try again later."
     return "Couldn't load this conversation."
+
+
+def offline_words(saved: MirroredTranscript | None) -> str:
+    """What the pane shows while the server can't be reached: the copy saved on this device
+    and how recent it is, or that there is none to show until the connection is back."""
+    if saved is None or saved.state is None or not saved.events:
+        return (
+            "Offline – this conversation isn't saved on this device, so it can't be shown "
+            "until the connection is back."
+        )
+    when = relative_time(saved.events[-1].created_at) or "earlier"
+    missing = "" if saved.state.current else " It may lack the latest messages."
+    return f"Offline – showing the copy saved on this device (last message: {when}).{missing}"
 
 
 def plain_failure(what: str, error: SyncError) -> str:

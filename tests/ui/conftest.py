@@ -127,9 +127,10 @@ class Harness:
         return self.server.client("dev-alice")
 
     async def sync(self) -> None:
-        """One reconcile pass, then the sidebar shows the mirror."""
+        """One reconcile pass and its content phase, then the sidebar shows the mirror."""
         report = await self.engine.reconcile()
         assert report.error is None, report.error
+        await self.engine.content.wait_idle()
         await self.controller.refresh_now()
 
     def ids(self) -> list[str]:

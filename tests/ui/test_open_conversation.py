@@ -50,6 +50,20 @@ class Gate:
         self._open.set()
 
 
+def _rows_only(harness: Harness, session_id: str) -> None:
+    """A pass that mirrors the rows but not this conversation's transcript (opening it
+    then asks the server for it, which the tests hold at a gate)."""
+    harness.faults.add("GET", rf"/v1/sessions/{session_id}/events", "refuse", times=None)
+
+    async def rows() -> None:
+        await harness.engine.reconcile()
+        await harness.engine.content.wait_idle()
+        await harness.controller.refresh_now()
+
+    run(harness.loop, rows())
+    harness.faults.clear()
+
+
 def _make_current(harness: Harness, session_id: str) -> None:
     """Click a row (without waiting for the controller: a held request would never end)."""
     index = harness.window.model.index_of(session_id)
@@ -152,7 +166,12 @@ def test_a_turn_sent_just_before_opening_another_conversation_leaves_its_live_re
         pane.send_button.click()
         await gate.entered.wait()
         _make_current(harness, waiting)
-        await until(lambda: approve() is not None, what="the approval card, followed live")
+        await until(
+            lambda: (
+                approve() is not None and harness.controller.conversation.follow_task is not None
+            ),
+            what="the approval card (from the mirror), and its run followed live",
+        )
         gate.release()
         await harness.controller.wait_idle()  # the turn of Alpha was sent meanwhile
         assert pane.session_id == waiting
@@ -173,7 +192,7 @@ def test_opening_another_conversation_while_one_loads_never_shows_the_first(
 ) -> None:
     first = harness.create("Alpha", ts(8))
     second = harness.create("Bravo", ts(9))
-    run(harness.loop, harness.sync())
+    _rows_only(harness, first)
     gate = Gate()
     harness.faults.add("GET", rf"/v1/sessions/{first}/events", "hook", hook=gate)
 
@@ -205,7 +224,12 @@ def test_opening_another_conversation_cancels_the_live_reply_it_followed(
 
     async def scenario() -> None:
         _make_current(harness, waiting)
-        await until(lambda: approve() is not None, what="the approval card, followed live")
+        await until(
+            lambda: (
+                approve() is not None and harness.controller.conversation.follow_task is not None
+            ),
+            what="the approval card (from the mirror), and its run followed live",
+        )
         following = harness.controller.conversation
         stream = following.follow_task
         assert stream is not None and not stream.done()
@@ -225,7 +249,12 @@ def test_closing_the_window_cancels_the_open_conversation(harness: Harness) -> N
 
     async def scenario() -> None:
         _make_current(harness, waiting)
-        await until(lambda: approve() is not None, what="the approval card, followed live")
+        await until(
+            lambda: (
+                approve() is not None and harness.controller.conversation.follow_task is not None
+            ),
+            what="the approval card (from the mirror), and its run followed live",
+        )
         conversation = harness.controller.conversation
         assert conversation.tasks
         await harness.controller.shutdown()

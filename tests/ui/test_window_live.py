@@ -495,7 +495,7 @@ def test_offline_shows_a_banner_and_disables_send_and_delete_with_reasons(
     assert window.delete_action.isEnabled() and window.pane.send_button.isEnabled()
 
 
-def test_a_conversation_opened_offline_says_why_in_words_and_loads_on_reconnect(
+def test_a_conversation_opened_offline_shows_its_saved_copy_and_catches_up_on_reconnect(
     harness: Harness,
 ) -> None:
     sid = harness.create("Notes for the trip", ts(9))
@@ -504,10 +504,10 @@ def test_a_conversation_opened_offline_says_why_in_words_and_loads_on_reconnect(
     run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
     harness.select(sid)
     pane = harness.window.pane
-    assert "can't be reached" in pane.banner.text()
+    texts = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
+    assert texts == ["Notes for the trip"], "the mirrored transcript, at once"
+    assert pane.banner.text().startswith("Offline – showing the copy saved on this device")
     assert "http://" not in pane.banner.text() and "/v1/" not in pane.banner.text()
-    details = harness.window.status_line.details[1]  # behind the status line's "Details"
-    assert "Cannot reach the server at http://" in details
 
     harness.faults.clear()
 
@@ -589,7 +589,10 @@ def test_a_request_failing_on_the_network_shows_offline_at_once_not_at_the_next_
     harness: Harness,
 ) -> None:
     sid = harness.create("Opened while the server is gone", ts(9))
-    run(harness.loop, harness.sync())
+    harness.faults.add("GET", r".*/events", "refuse", times=None)  # rows only: opening asks
+    run(harness.loop, harness.engine.reconcile())
+    run(harness.loop, harness.engine.content.wait_idle())
+    run(harness.loop, harness.controller.refresh_now())
     harness.faults.add("GET", r".*", "refuse", times=None)
     window = harness.window
     assert not window.offline_banner.isVisibleTo(window)
