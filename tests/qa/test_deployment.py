@@ -157,6 +157,16 @@ async def wait_for_port(port: int, nginx: subprocess.Popen[bytes]) -> None:
         return
 
 
+def stop_nginx(nginx: subprocess.Popen[bytes]) -> None:
+    """SIGTERM: the master stops its workers (a SIGKILL of the master would orphan them)."""
+    nginx.terminate()
+    try:
+        nginx.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        nginx.kill()
+        nginx.wait()
+
+
 async def probe(harness: Harness, deployment: Deployment, prefix: Path) -> None:
     """Once the devices run: scrape each process, then nginx's probes where it exists."""
     for server in harness.servers:
@@ -180,8 +190,7 @@ async def probe(harness: Harness, deployment: Deployment, prefix: Path) -> None:
         base = f"http://127.0.0.1:{listen}"
         deployment.nginx = await through_nginx(base)
     finally:
-        nginx.kill()
-        nginx.wait()
+        stop_nginx(nginx)
         log.close()
 
 
