@@ -135,6 +135,7 @@ class Seaweed:
                     "-ip.bind=127.0.0.1",
                     f"-port={self.s3_port}",
                     "-port.iceberg=0",
+                    "-port.lance=0",  # else a fixed 9101: two sessions' gateways collide
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
