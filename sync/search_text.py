@@ -13,6 +13,7 @@ Standard library and `regex` only (no SQLAlchemy: the window imports `Snippet` e
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Sequence
@@ -75,7 +76,9 @@ def event_of_row(
 _MARKS = regex.compile(r"\p{Mn}+")
 
 
+@functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
+    # Cached: a snippet folds its text character by character, and texts share characters.
     return str(_MARKS.sub("", unicodedata.normalize("NFKD", char))).casefold()
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from sync import mirror_search
 from sync.mirror import Mirror
 from sync.models import Event, SessionView
 
@@ -76,11 +75,12 @@ def test_events_for_a_conversation_no_longer_mirrored_are_not_stored(mirror: Mir
         ("nothing-like-it", []),
     ],
 )
-@pytest.mark.parametrize("common", [5000, 0], ids=["rare-word-plan", "common-word-plan"])
+@pytest.mark.parametrize("batched", [True, False], ids=["entry-per-fetch", "entry-per-event"])
 def test_search_finds_words_case_and_accent_insensitively_in_activity_order(
-    mirror: Mirror, query: str, expected: list[str], common: int, monkeypatch: pytest.MonkeyPatch
+    mirror: Mirror, query: str, expected: list[str], batched: bool
 ) -> None:
-    monkeypatch.setattr(mirror_search, "COMMON", common)
+    """One index entry per stored batch: the same hits whether a conversation's events
+    came in one fetch (one entry) or one by one (an entry each)."""
     mirror.apply(
         [
             view("ses_en", "2026-01-01T00:00:00.000000Z", "English"),
@@ -90,11 +90,9 @@ def test_search_finds_words_case_and_accent_insensitively_in_activity_order(
         ]
     )
     mirror.store_events("ses_en", [message("ses_en", 1, "A banana split")], fetched_at=None)
-    mirror.store_events(
-        "ses_fr",
-        [message("ses_fr", 1, "Il faut Écrire."), message("ses_fr", 2, "banana")],
-        fetched_at=None,
-    )
+    french = [message("ses_fr", 1, "Il faut Écrire."), message("ses_fr", 2, "banana")]
+    for batch in [french] if batched else [[event] for event in french]:
+        mirror.store_events("ses_fr", batch, fetched_at=None)
     mirror.store_events("ses_ja", [message("ses_ja", 1, "東京都の天気は晴れ")], fetched_at=None)
     assert [hit.id for hit in mirror.search(query)] == expected
 
