@@ -2,11 +2,12 @@
 
 A conversation matches when every word of the query (folded: `sync.search_text.fold`)
 occurs in its title or in one of its events' searchable text. Words of three characters or
-more find their candidates through the trigram index (`search`); it is built with
-`detail=none` (a third of the size), so a candidate is confirmed against the event's text,
-which also gives the snippet. A query whose words are all shorter than three characters
-(which trigrams cannot match: "AI", "東京") searches titles only, as the sidebar's title
-filter does, rather than scanning every message. Hits come in activity order (the
+more find their candidate conversations through the trigram index (`search`, one entry
+per stored batch of a conversation's events, `search_rows` naming its conversation); it is
+built with `detail=none` (a third of the size), so a candidate is confirmed against its
+events' text, which also gives the snippet. A query whose words are all shorter than
+three characters (which trigrams cannot match: "AI", "東京") searches titles only, as the
+sidebar's title filter does, rather than scanning every message. Hits come in activity order (the
 sidebar's: `updated_at` DESC, id DESC).
 """
 
@@ -139,8 +140,8 @@ def search(conn: Connection, query: str, limit: int = SEARCH_LIMIT) -> list[Sear
     """Conversations matching `query`, in activity order (see the module docstring).
 
     The conversations are walked in the sidebar's order (its index) and the walk stops at
-    `limit` confirmed hits, so a common word costs the first few hundred conversations, not
-    every one that holds it."""
+    `limit` confirmed hits, so a common word costs the first conversations, not every one
+    that holds it."""
     words = query_words(query)
     if not words:
         return []
