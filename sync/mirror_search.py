@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the window imports `SearchHit` before SQLAlchemy is loaded
     from sqlalchemy import Connection
 
 #: Hits one search returns at most: the sidebar's first screens. Each hit is confirmed
-#: against its conversation's text (about 0.3 ms), so this bounds a keystroke's cost.
+#: against its conversation's text (about 0.2 ms), so this bounds a keystroke's cost.
 SEARCH_LIMIT = 50
 
 
