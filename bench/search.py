@@ -85,9 +85,13 @@ def _text(rnd: random.Random) -> str:
     return " ".join(words)
 
 
-def populate(db: Path, conversations: int, messages: int, seed: int = 19) -> tuple[list[str], int]:
-    """The conversations and their `message.user` events; returns the ids and the bytes of
-    message text written."""
+type Seeded = tuple[list[tuple[str, str, str, str, int]], list[tuple[str, int, str, str, str]], int]
+
+
+def seeded(conversations: int, messages: int, seed: int = 19) -> Seeded:
+    """The conversations (id, title, created, updated, last sequence), their
+    `message.user` events (session, sequence, type, created, JSON) and the bytes of message
+    text, the same for a given seed."""
     rnd = random.Random(seed)
     base = datetime(2026, 1, 1, tzinfo=UTC)
     sessions, events = [], []
@@ -101,6 +105,13 @@ def populate(db: Path, conversations: int, messages: int, seed: int = 19) -> tup
             text_bytes += len(text.encode())
             data = {"role": "user", "content": [{"type": "text", "text": text}]}
             events.append((sid, seq, "message.user", at, json.dumps(data, ensure_ascii=False)))
+    return sessions, events, text_bytes
+
+
+def populate(db: Path, conversations: int, messages: int) -> tuple[list[str], int]:
+    """The conversations and their events written in the server's database; returns the
+    ids and the bytes of message text written."""
+    sessions, events, text_bytes = seeded(conversations, messages)
     conn = sqlite_driver.connect(db, timeout=30)
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -178,13 +189,57 @@ async def _sync(url: str, profile_dir: Path, ids: list[str], repeat: int) -> dic
     return figures
 
 
-def _removal_cost(db: Any, texts: list[str]) -> dict[str, float]:
-    """One conversation's 20 entries removed: with `secure-delete` (SQLite 3.44+), and
-    without it followed by the whole-index merge the fallback runs (decision 0120)."""
+def build_direct(profile_dir: Path, conversations: int, messages: int) -> Path:
+    """The mirror built straight from the seeded data through the mirror's own writes
+    (`Mirror.apply`, then `Mirror.store_events` per conversation, newest first, as the
+    backfill does), with no server: `--direct`, for the search and size figures only."""
+    from sync.mirror import Mirror
+    from sync.models import Event, SessionView
+
+    sessions, events, _ = seeded(conversations, messages)
+    path = profile_dir / "mirror.sqlite3"
+    profile_dir.mkdir(parents=True, exist_ok=True)
+    mirror = Mirror.open(path)
+    try:
+        mirror.apply(
+            [SessionView(sid, title, c, u, None, None) for sid, title, c, u, _ in sessions]
+        )
+        by_session: dict[str, list[Event]] = {}
+        for sid, seq, kind, at, data in events:
+            event = Event(sid, None, seq, kind, at, json.loads(data))
+            by_session.setdefault(sid, []).append(event)
+        for sid, _title, _c, updated, _n in reversed(sessions):
+            mirror.store_events(sid, by_session.get(sid, []), fetched_at=updated)
+        mirror.scrub()
+    finally:
+        mirror.close()
+    return path
+
+
+def _search_figures(search: Any, repeat: int) -> dict[str, Any]:
+    """Each query of the mix `repeat` times through `search(query)` (the mirror's)."""
+    samples: dict[str, list[float]] = {}
+    counts: dict[str, int] = {}
+    for _ in range(repeat):
+        for query in QUERIES:
+            t0 = time.perf_counter()
+            hits = search(query)
+            samples.setdefault(query, []).append(time.perf_counter() - t0)
+            counts[query] = len(hits)
+    return {
+        "search": {q: {**summarize_ms(s), "hits": counts[q]} for q, s in samples.items()},
+        "search_mix": summarize_ms([x for s in samples.values() for x in s]),
+    }
+
+
+def _removal_cost(db: Any, texts: list[str], per: int) -> dict[str, float]:
+    """One conversation's entries (`per` of them) removed: with `secure-delete` (SQLite
+    3.44+), and without it followed by the whole-index merge the fallback runs (decision
+    0120)."""
     figures: dict[str, float] = {}
     for label, rows in (
-        ("secure_delete_ms", range(1, 21)),
-        ("delete_and_optimize_ms", range(21, 41)),
+        ("secure_delete_ms", range(1, per + 1)),
+        ("delete_and_optimize_ms", range(per + 1, 2 * per + 1)),
     ):
         secure = label == "secure_delete_ms"
         if secure and not sqlite_driver.SECURE_DELETE:
@@ -203,25 +258,40 @@ def _removal_cost(db: Any, texts: list[str]) -> dict[str, float]:
 
 
 def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
+    """Index variants built from the mirror's folded texts in a scratch file: one entry
+    per conversation (what the mirror holds after a backfill, decision 0121) or per event,
+    trigram `detail=none` or `full`, or `unicode61` words."""
     from sync.search_text import fold, fts_query
 
     src = sqlite_driver.connect(mirror_path)
-    texts = [
-        fold(t)
-        for (t,) in src.execute(
-            "SELECT json_extract(data, '$.content[0].text') FROM events WHERE type = 'message.user'"
-        )
-        if t
-    ]
+    rows = src.execute(
+        "SELECT session_id, json_extract(data, '$.content[0].text') FROM events"
+        " WHERE type = 'message.user' ORDER BY session_id, sequence"
+    ).fetchall()
     src.close()
+    per_event = [fold(t) for _, t in rows if t]
+    grouped: dict[str, list[str]] = {}
+    for sid, text in rows:
+        if text:
+            grouped.setdefault(sid, []).append(fold(text))
+    per_conversation = ["\n".join(texts) for texts in grouped.values()]
     out: dict[str, Any] = {}
     variants = {
-        "trigram_detail_none": ("trigram case_sensitive 1", "none", fts_query(rare)),
-        "trigram_detail_full": ("trigram case_sensitive 1", "full", f'"{rare}"'),
-        "unicode61_words": ("unicode61 remove_diacritics 2", "full", f'"{rare}"'),
-    }
+        "trigram_detail_none_per_conversation": (
+            "trigram case_sensitive 1", "none", fts_query(rare), per_conversation,
+        ),
+        "trigram_detail_none_per_event": (
+            "trigram case_sensitive 1", "none", fts_query(rare), per_event,
+        ),
+        "trigram_detail_full_per_event": (
+            "trigram case_sensitive 1", "full", f'"{rare}"', per_event,
+        ),
+        "unicode61_words_per_event": (
+            "unicode61 remove_diacritics 2", "full", f'"{rare}"', per_event,
+        ),
+    }  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        for name, (tokenizer, detail, query) in variants.items():
+        for name, (tokenizer, detail, query, texts) in variants.items():
             path = Path(folder) / f"{name}.sqlite3"
             db = sqlite_driver.connect(path)
             db.execute(
@@ -241,9 +311,13 @@ def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
                 db.execute("SELECT count(*) FROM s WHERE s MATCH ?", (query,)).fetchone()
                 samples.append(time.perf_counter() - t0)
             cjk = db.execute("SELECT count(*) FROM s WHERE s MATCH ?", ('"機能を"',)).fetchone()
-            removal = _removal_cost(db, texts) if name == "trigram_detail_none" else {}
+            removal: dict[str, float] = {}
+            if name.startswith("trigram_detail_none"):
+                per = 1 if texts is per_conversation else len(per_event) // len(per_conversation)
+                removal = _removal_cost(db, texts, per)
             db.close()
             out[name] = {
+                "entries": len(texts),
                 "index_bytes": path.stat().st_size,
                 "build_s": round(build, 2),
                 "rare_word_query": summarize_ms(samples),
@@ -258,16 +332,33 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--messages", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="build the mirror straight from the seeded data (no server, no backfill): search"
+        " and size figures only, saved as search_direct",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="converge-bench-search-") as tmp:
         folder = Path(tmp)
-        server = ServerProcess(folder)
-        try:
-            ids, text_bytes = populate(server.db, args.conversations, args.messages)
-            figures = asyncio.run(_sync(server.url, folder / "profile", ids, args.repeat))
-        finally:
-            server.stop()
-        (mirror_path,) = (folder / "profile" / "accounts").glob("*/mirror.sqlite3")
+        if args.direct:
+            mirror_path = build_direct(folder / "profile", args.conversations, args.messages)
+            text_bytes = seeded(args.conversations, args.messages)[2]
+            from sync.mirror import Mirror
+
+            mirror = Mirror.open(mirror_path)
+            try:
+                figures = _search_figures(mirror.search, args.repeat)
+            finally:
+                mirror.close()
+        else:
+            server = ServerProcess(folder)
+            try:
+                ids, text_bytes = populate(server.db, args.conversations, args.messages)
+                figures = asyncio.run(_sync(server.url, folder / "profile", ids, args.repeat))
+            finally:
+                server.stop()
+            (mirror_path,) = (folder / "profile" / "accounts").glob("*/mirror.sqlite3")
         db = sqlite_driver.connect(mirror_path)
         content = db.execute(
             "SELECT (SELECT sum(length(CAST(data AS BLOB)) + length(type) + length(created_at)"
@@ -293,20 +384,34 @@ def main(argv: list[str]) -> int:
         [[q, f["median_ms"], f["p95_ms"], f["hits"]] for q, f in figures["search"].items()],
     )
     s = figures["size"]
-    print_table(
-        "mirror",
-        ["content MB", "mirror MB", "ratio", "backfill s", "requests", "new message: beyond walk"],
-        [
+    if args.direct:
+        print_table(
+            "mirror",
+            ["content MB", "mirror MB", "ratio"],
+            [[round(s["content_bytes"] / 1e6, 1), round(s["mirror_bytes"] / 1e6, 1), s["ratio"]]],
+        )
+    else:
+        print_table(
+            "mirror",
             [
-                round(s["content_bytes"] / 1e6, 1),
-                round(s["mirror_bytes"] / 1e6, 1),
-                s["ratio"],
-                figures["backfill"]["wall_s"],
-                figures["backfill"]["requests"],
-                figures["one_new_message"]["beyond_walk"],
-            ]
-        ],
-    )
+                "content MB",
+                "mirror MB",
+                "ratio",
+                "backfill s",
+                "requests",
+                "new message: beyond walk",
+            ],
+            [
+                [
+                    round(s["content_bytes"] / 1e6, 1),
+                    round(s["mirror_bytes"] / 1e6, 1),
+                    s["ratio"],
+                    figures["backfill"]["wall_s"],
+                    figures["backfill"]["requests"],
+                    figures["one_new_message"]["beyond_walk"],
+                ]
+            ],
+        )
     print_table(
         "index alternatives",
         ["variant", "index MB", "rare word median ms", "CJK inside text"],
@@ -316,5 +421,5 @@ def main(argv: list[str]) -> int:
             for n, v in figures["alternatives"].items()
         ],
     )  # fmt: skip
-    save("search", figures)
+    save("search_direct" if args.direct else "search", figures)
     return 0

@@ -46,8 +46,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # Transcripts (CONTRACT §11, `sync.transcripts`): how far each conversation is
-        # mirrored, its events, and a contentless trigram index over their folded text
-        # (decision 0121: `detail=none`, matches confirmed against the events' text).
+        # mirrored, its events, and a contentless trigram index over their folded text,
+        # one entry per stored batch of a conversation's events (`search_rows` maps an
+        # entry to its conversation and sequences; decision 0121: `detail=none`, matches
+        # confirmed against the events' text).
         """CREATE TABLE transcripts (
             session_id TEXT NOT NULL PRIMARY KEY,
             up_to INTEGER NOT NULL DEFAULT 0,
@@ -66,6 +68,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             data TEXT NOT NULL
         )""",
         "CREATE UNIQUE INDEX ix_events_session_sequence ON events (session_id, sequence)",
+        """CREATE TABLE search_rows (
+            id INTEGER NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            first_sequence INTEGER NOT NULL,
+            last_sequence INTEGER NOT NULL
+        )""",
+        "CREATE INDEX ix_search_rows_session_id ON search_rows (session_id)",
         """CREATE VIRTUAL TABLE search USING fts5(
             text, content='', tokenize='trigram case_sensitive 1', detail=none, columnsize=0
         )""",

@@ -103,7 +103,7 @@ class Transcript(Base):
 
 
 class EventRecord(Base):
-    """One mirrored Event; `data` is its JSON. Its `id` is its row in the `search` index."""
+    """One mirrored Event; `data` is its JSON."""
 
     __tablename__ = "events"
 
@@ -116,6 +116,19 @@ class EventRecord(Base):
     data: Mapped[str] = mapped_column(String)
 
     __table_args__ = (Index("ix_events_session_sequence", session_id, sequence, unique=True),)
+
+
+class SearchRow(Base):
+    """One entry of the `search` index: the folded text of a conversation's events from
+    `first_sequence` to `last_sequence` (one stored batch), so a query's candidates are
+    conversations, not events, and a removal can rebuild the entry's text (decision 0121)."""
+
+    __tablename__ = "search_rows"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[str] = mapped_column(String, index=True)
+    first_sequence: Mapped[int] = mapped_column(Integer)
+    last_sequence: Mapped[int] = mapped_column(Integer)
 
 
 #: The FTS5 table over events' folded text and its shadow tables (not SQLAlchemy models).

@@ -1,11 +1,12 @@
 """What of an event is searchable, and the folding that makes search case- and
 accent-insensitive (CONTRACT §11, decision 0121).
 
-The index (`sync.transcripts`) holds, per event, `fold(searchable_text(event))` in a
-contentless FTS5 trigram table. Folding happens here, in Python, rather than in the
-tokenizer: trigram's `remove_diacritics` needs SQLite 3.45, and one definition serves the
-index, the confirmation of a match and the snippet's offsets alike, whichever SQLite runs.
-Changing `searchable_text` or `fold` changes what a deleted event's index entry must be
+The index (`sync.transcripts`) holds `fold(searchable_text(event))` of each event, one
+entry per stored batch of a conversation's events, in a contentless FTS5 trigram table.
+Folding happens here, in Python, rather than in the tokenizer: trigram's `remove_diacritics`
+needs SQLite 3.45, and one definition serves the index, the confirmation of a match and the
+snippet's offsets alike, whichever SQLite runs.
+Changing `searchable_text` or `fold` changes what a deleted batch's index entry must be
 removed with: that needs a schema step that rebuilds the `search` table.
 
 Standard library and `regex` only (no SQLAlchemy: the window imports `Snippet` early).
@@ -13,6 +14,7 @@ Standard library and `regex` only (no SQLAlchemy: the window imports `Snippet` e
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Sequence
@@ -75,7 +77,9 @@ def event_of_row(
 _MARKS = regex.compile(r"\p{Mn}+")
 
 
+@functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
+    # Cached: a snippet folds its text character by character, and texts share characters.
     return str(_MARKS.sub("", unicodedata.normalize("NFKD", char))).casefold()
 
 

@@ -3,9 +3,12 @@
 
 Tables (`sync.mirror_schema`): `transcripts` (how far each conversation is mirrored and at
 which `updated_at`), `events` (the event JSON) and `search`, a contentless FTS5 trigram
-index over each event's folded text (`sync.search_text`) whose rowid is the event's `id`.
-Contentless: the text is stored once, in `events.data`; a removal gives the index the
-entry's text back (`'delete'`), recomputed from the data.
+index over the events' folded text (`sync.search_text`). One index entry covers the events
+one `store` added to a conversation (their texts joined by newlines; `search_rows` holds the
+entry's conversation and sequence range), so a backfilled conversation is one entry and a
+query's candidates are conversations (decision 0121). Contentless: the text is stored once,
+in `events.data`; a removal gives the index the entry's text back (`'delete'`), rebuilt
+from the events of its range.
 
 Removal leaves nothing (§9.2): on SQLite 3.44 or newer (`sync.sqlite_driver`) the index's
 `secure-delete` option drops the entry's terms from its segments at once; on an older
@@ -105,21 +108,31 @@ def store(
     if current is None:
         return False
     mark = int(current[1])
+    first = mark + 1
     size = max(0, int(current[2]))
+    texts: list[str] = []
     for event in events:
         if event.session_id != session_id or event.sequence <= mark:
             continue  # a hostile page's stray or repeated event
         data = json.dumps(event.data, ensure_ascii=False)
-        row_id = conn.exec_driver_sql(
+        conn.exec_driver_sql(
             "INSERT INTO events (session_id, sequence, run_id, type, created_at, data)"
-            " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            " VALUES (?, ?, ?, ?, ?, ?)",
             (session_id, event.sequence, event.run_id, event.type, event.created_at, data),
-        ).scalar_one()
-        text = fold(searchable_text(event))
-        if text:
-            conn.exec_driver_sql("INSERT INTO search (rowid, text) VALUES (?, ?)", (row_id, text))
+        )
+        if text := fold(searchable_text(event)):
+            texts.append(text)
         mark = event.sequence
         size += len(data.encode()) + len(event.type) + len(event.created_at) + 24
+    if texts:
+        entry = conn.exec_driver_sql(
+            "INSERT INTO search_rows (session_id, first_sequence, last_sequence)"
+            " VALUES (?, ?, ?) RETURNING id",
+            (session_id, first, mark),
+        ).scalar_one()
+        conn.exec_driver_sql(
+            "INSERT INTO search (rowid, text) VALUES (?, ?)", (entry, _joined(texts))
+        )
     if up_to is not None:
         mark = max(mark, up_to)
     conn.exec_driver_sql(
@@ -130,6 +143,12 @@ def store(
         (session_id, mark, fetched_at, size, current[0]),
     )
     return True
+
+
+def _joined(texts: Sequence[str]) -> str:
+    """An index entry's text: its events' folded texts, one per line. The same function
+    builds it at `store` and at removal, so the `'delete'` gives back exactly its terms."""
+    return "\n".join(texts)
 
 
 def read(conn: Connection, session_id: str) -> list[Event]:
@@ -150,19 +169,24 @@ def _drop_events(conn: Connection, session_ids: Sequence[str]) -> int:
     entries = 0
     for chunk in _chunks(list(session_ids)):
         marks = ",".join("?" * len(chunk))
-        rows = conn.exec_driver_sql(
-            "SELECT id, session_id, sequence, run_id, type, created_at, data FROM events"
+        ranges = conn.exec_driver_sql(
+            "SELECT id, session_id, first_sequence, last_sequence FROM search_rows"
             f" WHERE session_id IN ({marks})",
             tuple(chunk),
         ).all()
-        for row in rows:
-            text = fold(searchable_text(event_of_row(*row[1:])))
-            if text:
-                conn.exec_driver_sql(
-                    "INSERT INTO search (search, rowid, text) VALUES ('delete', ?, ?)",
-                    (row[0], text),
-                )
-                entries += 1
+        for entry, session_id, first, last in ranges:
+            rows = conn.exec_driver_sql(
+                "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
+                " WHERE session_id = ? AND sequence BETWEEN ? AND ? ORDER BY sequence",
+                (session_id, first, last),
+            ).all()
+            texts = [t for row in rows if (t := fold(searchable_text(event_of_row(*row))))]
+            conn.exec_driver_sql(
+                "INSERT INTO search (search, rowid, text) VALUES ('delete', ?, ?)",
+                (entry, _joined(texts)),
+            )
+            entries += 1
+        conn.exec_driver_sql(f"DELETE FROM search_rows WHERE session_id IN ({marks})", tuple(chunk))
         conn.exec_driver_sql(f"DELETE FROM events WHERE session_id IN ({marks})", tuple(chunk))
     if entries and not sqlite_driver.SECURE_DELETE:
         # No secure-delete: the entries' terms stay in older segments until a merge.

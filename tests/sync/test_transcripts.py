@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sync import mirror_search
+from sync import sqlite_driver
 from sync.mirror import Mirror
 from sync.models import Event, SessionView
 
@@ -76,11 +76,12 @@ def test_events_for_a_conversation_no_longer_mirrored_are_not_stored(mirror: Mir
         ("nothing-like-it", []),
     ],
 )
-@pytest.mark.parametrize("common", [5000, 0], ids=["rare-word-plan", "common-word-plan"])
+@pytest.mark.parametrize("batched", [True, False], ids=["entry-per-fetch", "entry-per-event"])
 def test_search_finds_words_case_and_accent_insensitively_in_activity_order(
-    mirror: Mirror, query: str, expected: list[str], common: int, monkeypatch: pytest.MonkeyPatch
+    mirror: Mirror, query: str, expected: list[str], batched: bool
 ) -> None:
-    monkeypatch.setattr(mirror_search, "COMMON", common)
+    """One index entry per stored batch: the same hits whether a conversation's events
+    came in one fetch (one entry) or one by one (an entry each)."""
     mirror.apply(
         [
             view("ses_en", "2026-01-01T00:00:00.000000Z", "English"),
@@ -90,11 +91,9 @@ def test_search_finds_words_case_and_accent_insensitively_in_activity_order(
         ]
     )
     mirror.store_events("ses_en", [message("ses_en", 1, "A banana split")], fetched_at=None)
-    mirror.store_events(
-        "ses_fr",
-        [message("ses_fr", 1, "Il faut Écrire."), message("ses_fr", 2, "banana")],
-        fetched_at=None,
-    )
+    french = [message("ses_fr", 1, "Il faut Écrire."), message("ses_fr", 2, "banana")]
+    for batch in [french] if batched else [[event] for event in french]:
+        mirror.store_events("ses_fr", batch, fetched_at=None)
     mirror.store_events("ses_ja", [message("ses_ja", 1, "東京都の天気は晴れ")], fetched_at=None)
     assert [hit.id for hit in mirror.search(query)] == expected
 
@@ -131,6 +130,42 @@ def test_removing_a_conversation_takes_its_events_and_search_entries(mirror: Mir
     assert [hit.id for hit in mirror.search("zebracorn")] == ["ses_b"]
     assert mirror.transcript("ses_a") == []
     assert mirror.transcript_state("ses_a") is None
+
+
+@pytest.mark.parametrize("how", ["deleted", "evicted"])
+def test_a_conversation_stored_in_several_fetches_leaves_no_index_term_when_removed(
+    mirror: Mirror, tmp_path: Path, how: str
+) -> None:
+    """Each fetch is its own index entry; its removal gives back exactly the text it was
+    indexed with (a wrong text would leave the entry's trigrams matching in the index)."""
+    mirror.apply([view("ses_a", "2026-01-01T00:00:00.000000Z")])
+    mirror.store_events("ses_a", [message("ses_a", 1, "Zébracorn uno")], fetched_at=None)
+    mirror.store_events(
+        "ses_a",
+        [
+            message("ses_a", 1, "a repeat, ignored"),
+            message("ses_a", 2, "", kind="run.started"),
+            message("ses_a", 3, "quagga\ndos"),
+            message("ses_a", 4, "tres 東京都"),
+        ],
+        fetched_at=None,
+    )
+    assert [hit.id for hit in mirror.search("quagga zebracorn")] == ["ses_a"]
+    if how == "deleted":
+        mirror.apply((), ["ses_a"])
+    else:
+        assert mirror.evict_over_budget(0)[0] == ["ses_a"]
+    conn = sqlite_driver.connect(tmp_path / "m.sqlite3")
+    try:
+        for gram in ("zeb", "uno", "qua", "dos", "tre", "東京都"):
+            query = f'"{gram}"'
+            assert conn.execute(
+                "SELECT count(*) FROM search WHERE search MATCH ?", (query,)
+            ).fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM search_rows").fetchone() == (0,)
+    finally:
+        conn.close()
+    assert mirror.search("quagga") == []
 
 
 def test_eviction_drops_the_least_recently_active_transcripts_and_keeps_rows(
