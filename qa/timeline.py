@@ -1,4 +1,4 @@
-"""What happened when, per device, for the HTML report's timeline (`qa.htmlreport`).
+"""What happened when, per device, for the HTML report's timeline (`qa.reports`).
 
 The harness records each operation (on the device that ran it; restarts and object-store
 outages on the server's lane), and the fault proxy each fault it struck and each partition

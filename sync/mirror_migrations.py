@@ -1,7 +1,7 @@
 """The mirror's forward migrations: plain DDL steps and the schema version they lead to.
 
 Apart from `sync.mirror_schema` (the typed models, which must describe the same schema, and
-how a step is run) so that a reader that only checks the version (`sync.first_page`, before
+how a step is run) so that a reader that only checks the version (`sync.mirror_reader`, before
 the window's first paint) needs no SQLAlchemy.
 """
 

@@ -1,6 +1,6 @@
 """The sidebar's title filter, one definition for SQL and for Python.
 
-`Mirror.rows(filter_text)` and `sync.first_page` filter in SQL with
+`Mirror.rows(filter_text)` and `sync.mirror_reader` filter in SQL with
 `fold(title) LIKE fold(pattern) ESCAPE '\\' OR id LIKE pattern ESCAPE '\\'` (`like_pattern`
 builds the pattern, `fold` is registered on every mirror connection); `matches_filter` is the
 same predicate in Python, for a listener applying deltas. Standard library only: the window
