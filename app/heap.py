@@ -70,7 +70,8 @@ class HeapPolicy:
             collect_while_idle()
 
     def uninstall(self) -> None:
-        """Disconnect both handlers and release the frozen heap to the collector."""
+        """Disconnect both handlers. The heap stays frozen: what was frozen is freed by
+        reference counting or at exit, and the next policy freezes again."""
         if not self._installed:
             return
         self._installed = False
@@ -80,4 +81,3 @@ class HeapPolicy:
         if isinstance(self._app, QApplication):
             with contextlib.suppress(RuntimeError, TypeError):
                 self._app.applicationStateChanged.disconnect(self._on_state)
-        gc.unfreeze()
