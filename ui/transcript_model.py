@@ -113,7 +113,10 @@ class TranscriptItem:
     def plain(self) -> str:
         """What copying gives and a screen reader says."""
         if self.kind in MESSAGES:
-            return self.rendered.plain if self.rendered is not None else self.text
+            current = self._fixed or (
+                self._rendered_for is not None and self._rendered_for[0] == self.version
+            )
+            return self.rendered.plain if current and self.rendered is not None else self.text
         return f"{self.text}\n{self.detail}" if self.detail else self.text
 
 

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from ui.conversation_items import CardButtons
 from ui.plain import plain_tooltip
 from ui.rich_text import COPY_SCHEME, link_target
+from ui.style import is_dark
 from ui.transcript_delegate import TranscriptDelegate
 from ui.transcript_model import MESSAGES, TranscriptItem, TranscriptModel, tr
 
@@ -125,6 +126,16 @@ class TranscriptView(QListView):
         area = self.viewport().geometry()
         x = area.left() + (area.width() - self.jump.width()) // 2
         self.jump.move(x, area.bottom() - self.jump.height() - 12)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new palette (light or dark): documents are laid out again in its colours."""
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            dark = is_dark(self.palette())
+            if dark != self.delegate.dark:
+                self.delegate.dark = dark
+                self.delegate.cache.clear()
+                self.scheduleDelayedItemsLayout()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.delegate.width = self.viewport().width()
