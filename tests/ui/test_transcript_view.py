@@ -168,7 +168,7 @@ def opened() -> Iterator[Opened]:
     receiver = Opened()
     schemes = ("https", "http", "file", "javascript", "mailto")
     for scheme in schemes:
-        QDesktopServices.setUrlHandler(scheme, receiver, "handle")
+        QDesktopServices.setUrlHandler(scheme, receiver, "handle")  # type: ignore[arg-type]
     try:
         yield receiver
     finally:
