@@ -52,6 +52,7 @@ USER_SHARE = 0.8  # your bubbles take at most this share of the column
 BUTTONS_H = 34  # a card's bar of buttons
 TAIL = 40  # the last rows are measured exactly, never estimated
 CACHE_SIZE = 300
+NOTES = frozenset({Kind.NOTE, Kind.ERROR, Kind.MEMORY})
 
 
 class Frame(NamedTuple):
@@ -126,9 +127,13 @@ class TranscriptDelegate(QStyledItemDelegate):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.cache = DocumentCache()
-        self.width = 600  # the viewport's width (the view sets it on resize)
-        self.dark = is_dark()
-        self._heights: dict[int, tuple[tuple[int, int, bool], int, int, bool]] = {}
+        self.width = 600  # the viewport's width (`set_width`)
+        self.dark = is_dark()  # (`set_dark`)
+        self.painted = -1  # the last row painted (the benchmark waits for the bottom one)
+        self._epoch = 0  # bumped when every row's size is stale (width, colours, font)
+        self._widths: dict[Kind, int] = {}
+        self._metrics: tuple[int, int] | None = None  # average character width, line height
+        self.model: TranscriptModel | None = None  # the view sets it
 
     # --- geometry -----------------------------------------------------------------------
 
@@ -138,12 +143,17 @@ class TranscriptDelegate(QStyledItemDelegate):
         return max(0, (self.width - width) // 2), width
 
     def text_width(self, item: TranscriptItem) -> int:
+        """The width a row's text is laid out at (per kind, cached until the width changes)."""
+        known = self._widths.get(item.kind)
+        if known is not None:
+            return known
         _left, width = self.column()
         if item.kind == Kind.USER:
             width = int(width * USER_SHARE)
         if item.kind in MESSAGES or item.kind in CARDS:
             width -= 2 * PAD_X
-        return max(40, width)
+        self._widths[item.kind] = max(40, width)
+        return self._widths[item.kind]
 
     def frame(self, item: TranscriptItem, rect: QRect, ideal: int) -> Frame:
         """The box (bubble or card) and the text's origin inside `rect`."""
@@ -171,33 +181,63 @@ class TranscriptDelegate(QStyledItemDelegate):
         return height, ideal
 
     def _estimate(self, item: TranscriptItem, font: QFont) -> tuple[int, int]:
-        metrics = QFontMetrics(font)
+        if self._metrics is None:
+            metrics = QFontMetrics(font)
+            self._metrics = (max(1, metrics.averageCharWidth()), metrics.lineSpacing())
+        char, line_height = self._metrics
         width = self.text_width(item)
-        char = max(1, metrics.averageCharWidth())
         per_line = max(1, width // char)
         text = item.text if not item.detail else f"{item.text}\n{item.detail}"
-        lines = sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
-        height = lines * metrics.lineSpacing() + 2 * GAP
-        if item.kind in MESSAGES or item.kind in CARDS:
+        if "\n" in text:
+            lengths = [len(line) for line in text.split("\n")]
+            lines = sum(-(-length // per_line) or 1 for length in lengths)
+            longest = max(lengths)
+        else:
+            longest = len(text)
+            lines = -(-longest // per_line) or 1
+        height = lines * line_height + 2 * GAP
+        if item.kind not in NOTES:
             height += 2 * PAD_Y
         if item.buttons:
             height += BUTTONS_H
-        longest = max((len(line) for line in text.split("\n")), default=0)
         return height, min(width, longest * char)
 
     def _size(self, item: TranscriptItem, font: QFont, exact: bool) -> tuple[int, int, bool]:
-        key = (item.version, self.width, self.dark)
-        known = self._heights.get(item.serial)
-        if known is not None and known[0] == key and (known[3] or not exact):
-            return known[1], known[2], known[3]
+        """(height, ideal text width, exact), measured once per words, width and colours."""
+        known = item.size
+        if (
+            known is not None
+            and known[0] == self._epoch
+            and known[1] == item.version
+            and (known[4] or not exact)
+        ):
+            return known[2], known[3], known[4]
         height, ideal = self.measure(item, font) if exact else self._estimate(item, font)
-        self._heights[item.serial] = (key, height, ideal, exact)
+        item.size = (self._epoch, item.version, height, ideal, exact)
         return height, ideal, exact
 
+    def refresh(self, item: TranscriptItem, font: QFont) -> bool:
+        """The row's words changed: measure it now; whether its height changed."""
+        before = item.size[2] if item.size is not None else -1
+        return self._size(item, font, True)[0] != before
+
+    def set_width(self, width: int) -> None:
+        if width != self.width:
+            self.width = width
+            self._epoch += 1
+            self._widths.clear()
+
+    def set_dark(self, dark: bool) -> None:
+        if dark != self.dark:
+            self.dark = dark
+            self._epoch += 1
+            self.cache.clear()
+
     def forget(self) -> None:
-        """A new transcript: nothing measured is of use."""
-        self._heights.clear()
+        """A new transcript or font: nothing measured is of use."""
+        self._epoch += 1
         self.cache.clear()
+        self._metrics = None
 
     @staticmethod
     def _plain_index(index: AnyIndex) -> QModelIndex:
@@ -206,10 +246,16 @@ class TranscriptDelegate(QStyledItemDelegate):
     # --- QStyledItemDelegate ------------------------------------------------------------
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
-        item = index.data(TranscriptModel.ItemRole)
-        if not isinstance(item, TranscriptItem):
+        """Called for every row at every layout: the known height if there is one."""
+        rows = self.model.rows if self.model is not None else []
+        row = index.row()
+        if not 0 <= row < len(rows):
             return QSize(0, 0)
-        exact = index.row() >= index.model().rowCount() - TAIL
+        item = rows[row]
+        known = item.size
+        if known is not None and known[0] == self._epoch and known[1] == item.version:
+            return QSize(self.width, known[2])
+        exact = row >= len(rows) - TAIL
         height, _ideal, _exact = self._size(item, option.font, exact)
         return QSize(self.width, height)
 
@@ -219,9 +265,10 @@ class TranscriptDelegate(QStyledItemDelegate):
             return
         font: QFont = option.font
         rect: QRect = option.rect
-        before = self._heights.get(item.serial)
+        self.painted = index.row()
+        before = item.size
         height, ideal, _exact = self._size(item, font, True)
-        if before is not None and before[1] != height:  # the estimate was off: place again
+        if before is not None and before[2] != height:  # the estimate was off: place again
             self.sizeHintChanged.emit(self._plain_index(index))
         frame = self.frame(item, rect, ideal)
         palette: QPalette = option.palette

@@ -94,6 +94,8 @@ class TranscriptItem:
     rendered: RenderedText | None = None  # given: a fixed rendering (a test's anchors)
     serial: int = field(default_factory=lambda: next(_serials))
     version: int = 0  # bumped on every change of the words: the delegate's cache key
+    #: The delegate's measure: (epoch, version, height, ideal width, exact).
+    size: tuple[int, int, int, int, bool] | None = None
     _rendered_for: tuple[int, bool] | None = None
     _fixed: bool = False
 
@@ -138,6 +140,11 @@ class TranscriptModel(QAbstractListModel):
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._items)
+
+    @property
+    def rows(self) -> list[TranscriptItem]:
+        """The rows themselves, in order (read-only: change them through the methods)."""
+        return self._items
 
     def item(self, row: int) -> TranscriptItem:
         return self._items[row]
