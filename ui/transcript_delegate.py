@@ -111,13 +111,13 @@ def _html_for(item: TranscriptItem, dark: bool) -> str:
     heading = html.escape(item.text, quote=False)
     if item.kind not in CARDS:
         return f'<p style="white-space:pre-wrap">{heading}</p>'
-    body = f'<p style="white-space:pre-wrap"><b>{heading}</b></p>'
+    body = f'<p style="white-space:pre-wrap; margin:0 0 4px 0"><b>{heading}</b></p>'
     if item.detail:
         detail = html.escape(item.detail, quote=False)
         if item.kind == Kind.TOOL:
-            body += f'<pre style="white-space:pre-wrap">{detail}</pre>'
+            body += f'<pre style="white-space:pre-wrap; margin:0">{detail}</pre>'
         else:
-            body += f'<p style="white-space:pre-wrap">{detail}</p>'
+            body += f'<p style="white-space:pre-wrap; margin:0">{detail}</p>'
     return body
 
 
