@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-from bench.report import print_table, save
+from bench.report import RESULTS_DIR, print_table, save
 
 SIZES = (1_000, 5_000, 20_000)
 TARGETS = {"open_s": 0.3, "open_stall_ms": 50.0, "rss_mb": 40.0, "scroll_ms": 16.0}
@@ -180,11 +180,33 @@ def child(count: int) -> dict[str, Any]:
     }
 
 
+def markdown_table(saved: dict[str, Any]) -> str:
+    """docs/performance.md's table, from a saved `bench/results/pane.json`."""
+    lines = [
+        "| messages | open (s) | open stall (ms, wall / UI CPU) | memory (MB) "
+        "| scroll step max (ms, wall / UI CPU) | median | layouts per delta "
+        "| delta median / max (ms) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in saved["figures"]["sizes"]:
+        lines.append(
+            f"| {r['messages']:,} | {r['open_s']} | {r['open_stall_ms']} / "
+            f"{r['open_stall_cpu_ms']} | {r['rss_mb']} | {r['scroll_max_ms']} / "
+            f"{r['scroll_max_cpu_ms']} | {r['scroll_median_ms']} | "
+            f"{r['stream_layouts_per_delta']} | {r['stream_median_ms']} / {r['stream_max_ms']} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench pane")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--table", action="store_true", help="print the saved run as Markdown")
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown_table(json.loads((RESULTS_DIR / "pane.json").read_text())))
+        return 0
     if args.child is not None:
         print(json.dumps(child(args.child)))
         return 0
