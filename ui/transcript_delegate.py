@@ -351,6 +351,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         editor.setDocument(doc)
         return editor
 
+    def setEditorData(self, editor: QWidget, index: AnyIndex) -> None:
+        del editor, index  # the copy has its words (Qt's default would blank it: no EditRole)
+
     def setModelData(self, editor: QWidget, model: object, index: AnyIndex) -> None:
         del editor, model, index  # read-only: nothing goes back
 

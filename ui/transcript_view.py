@@ -28,6 +28,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -87,7 +88,7 @@ class TranscriptView(QListView):
         self._model = model
         self.delegate.model = model
         self.following = True
-        self._selecting: QModelIndex | None = None
+        self._selecting: QPersistentModelIndex | None = None
 
         self.jump = QToolButton(self)
         self.jump.setObjectName("jumpToLatest")
@@ -160,9 +161,8 @@ class TranscriptView(QListView):
         self._selecting = None
         self.delegate.forget()
         self.delegate.set_width(self.viewport().width())
-        for row in range(self._model.rowCount()):
-            if self._model.item(row).buttons:
-                self._add_buttons(row)
+        for row in [row for row, item in enumerate(self._model.rows) if item.buttons]:
+            self._add_buttons(row)
         self.following = True  # the layout, in the next pass, brings it to the bottom
         self.jump.hide()
 
@@ -304,7 +304,7 @@ class TranscriptView(QListView):
         self.close_selection()
         if not index.isValid() or self._model.item(index.row()).kind not in MESSAGES:
             return
-        self._selecting = QModelIndex(index)
+        self._selecting = QPersistentModelIndex(index)
         self.openPersistentEditor(index)
         editor = self.indexWidget(index)
         if isinstance(editor, QTextEdit):
@@ -312,20 +312,29 @@ class TranscriptView(QListView):
             editor.setFocus()
 
     def close_selection(self) -> None:
-        if self._selecting is not None and self._selecting.isValid():
-            self.closePersistentEditor(self._selecting)
-        self._selecting = None
+        selecting, self._selecting = self._selecting, None
+        if selecting is not None and selecting.isValid():
+            self.closePersistentEditor(selecting)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Escape, or focus leaving the copy, closes it: after the event, never inside it
+        (closing deletes the editor that is handling the event)."""
         if isinstance(watched, QTextEdit):
-            if isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape:
-                self.close_selection()
-                self.setFocus()
+            if (
+                event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_Escape
+            ):
+                QTimer.singleShot(0, self._close_and_return)
                 return True
             if (
                 isinstance(event, QFocusEvent)
                 and event.type() == QEvent.Type.FocusOut
                 and event.reason() != Qt.FocusReason.PopupFocusReason  # its own menu
             ):
-                self.close_selection()
+                QTimer.singleShot(0, self.close_selection)
         return super().eventFilter(watched, event)
+
+    def _close_and_return(self) -> None:
+        self.close_selection()
+        self.setFocus()

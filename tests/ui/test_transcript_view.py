@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QAccessible, QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTextEdit
 from pytestqt.qtbot import QtBot
 
 from sync import Event
@@ -250,3 +250,22 @@ def test_a_rows_accessible_text_is_its_message(pane: ConversationPane) -> None:
     index: QModelIndex = pane.model.index(1, 0)
     assert index.data(TranscriptModel.TimeRole) == AT
     assert index.data(Qt.ItemDataRole.ToolTipRole), "a timestamp on hover"
+
+
+def test_a_double_click_opens_a_selectable_copy_of_the_message_and_escape_closes_it(
+    qtbot: QtBot, pane: ConversationPane
+) -> None:
+    pane.set_events([user("Where do the trams stop?"), reply("At Ribeira, by the river.")])
+    view = pane.transcript
+    index = pane.model.index(1, 0)
+    qtbot.waitUntil(lambda: view.visualRect(index).height() > 0)
+    where = view.visualRect(index).center()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    assert view.isPersistentEditorOpen(index)
+    editor = view.indexWidget(index)
+    assert isinstance(editor, QTextEdit) and editor.isReadOnly()
+    assert editor.toPlainText() == "At Ribeira, by the river."
+    assert len(view.viewport().findChildren(QTextEdit)) == 1
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: view.indexWidget(index) is None)
