@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QUrl, Slot
-from PySide6.QtGui import QAccessible, QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QApplication, QTextEdit
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QUrl, Slot
+from PySide6.QtGui import QAccessible, QDesktopServices, QGuiApplication, QHelpEvent, QTextDocument
+from PySide6.QtWidgets import QApplication, QTextEdit, QToolTip
 from pytestqt.qtbot import QtBot
 
 from sync import Event
@@ -269,3 +269,18 @@ def test_a_double_click_opens_a_selectable_copy_of_the_message_and_escape_closes
     assert len(view.viewport().findChildren(QTextEdit)) == 1
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: view.indexWidget(index) is None)
+
+
+def test_hovering_a_link_shows_its_target_and_opens_nothing(
+    qtbot: QtBot, pane: ConversationPane, opened: Opened
+) -> None:
+    pane.model.append(anchored('<a href="https://example.com/a?b=<c>">a link here</a>'))
+    view = pane.transcript
+    frame = view.delegate.frame(pane.model.item(0), view.visualRect(pane.model.index(0, 0)), 200)
+    pos = frame.text + QPoint(4, 6)
+    help_event = QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), help_event)
+    shown = QTextDocument()
+    shown.setHtml(QToolTip.text())
+    assert shown.toPlainText() == "https://example.com/a?b=<c>", "the target, literally"
+    assert opened.urls == []
