@@ -302,6 +302,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         else:
             text_color = QColor(c["note"])
         doc = self.cache.get(item, frame.text_width, self.dark, font)
+        if item.kind in MESSAGES or item.kind in CARDS:
+            painter.setClipRect(frame.box)  # a wide unwrappable block stays in its box
         painter.translate(frame.text)
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, text_color)
@@ -311,6 +313,13 @@ class TranscriptDelegate(QStyledItemDelegate):
         context.palette.setColor(QPalette.ColorRole.Link, link)
         doc.documentLayout().draw(painter, context)
         painter.restore()
+        if option.state & QStyle.StateFlag.State_HasFocus:  # the keyboard's row, visible
+            painter.save()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(palette.color(QPalette.ColorRole.Highlight))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(frame.box.adjusted(-2, -2, 1, 1), 12, 12)
+            painter.restore()
 
     def anchor_at(self, index: AnyIndex, rect: QRect, pos: QPoint, font: QFont) -> str:
         """The link (or copy anchor) under `pos` in the row at `rect`, or ""."""
