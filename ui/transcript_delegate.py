@@ -133,7 +133,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._epoch = 0  # bumped when every row's size is stale (width, colours, font)
         self._widths: dict[Kind, int] = {}
         self._metrics: tuple[int, int] | None = None  # average character width, line height
-        self.model: TranscriptModel | None = None  # the view sets it
+        self._model: TranscriptModel | None = None
+        self._rows: list[TranscriptItem] = []
 
     # --- geometry -----------------------------------------------------------------------
 
@@ -214,6 +215,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             return known[2], known[3], known[4]
         height, ideal = self.measure(item, font) if exact else self._estimate(item, font)
         item.size = (self._epoch, item.version, height, ideal, exact)
+        item.hint = None
         return height, ideal, exact
 
     def refresh(self, item: TranscriptItem, font: QFont) -> bool:
@@ -233,9 +235,20 @@ class TranscriptDelegate(QStyledItemDelegate):
             self._epoch += 1
             self.cache.clear()
 
+    @property
+    def model(self) -> TranscriptModel | None:
+        return self._model
+
+    @model.setter
+    def model(self, model: TranscriptModel) -> None:
+        self._model = model
+        self._rows = model.rows
+
     def forget(self) -> None:
         """A new transcript or font: nothing measured is of use."""
         self._epoch += 1
+        if self._model is not None:
+            self._rows = self._model.rows  # a reset brings a new list
         self.cache.clear()
         self._metrics = None
 
@@ -247,17 +260,20 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
         """Called for every row at every layout: the known height if there is one."""
-        rows = self.model.rows if self.model is not None else []
+        rows = self._rows
         row = index.row()
         if not 0 <= row < len(rows):
             return QSize(0, 0)
         item = rows[row]
         known = item.size
         if known is not None and known[0] == self._epoch and known[1] == item.version:
-            return QSize(self.width, known[2])
+            hint = item.hint  # the same QSize as last time: no new object per row per layout
+            if hint is not None:
+                return hint
         exact = row >= len(rows) - TAIL
         height, _ideal, _exact = self._size(item, option.font, exact)
-        return QSize(self.width, height)
+        item.hint = QSize(self.width, height)
+        return item.hint
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: AnyIndex) -> None:
         item = index.data(TranscriptModel.ItemRole)

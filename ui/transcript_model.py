@@ -29,6 +29,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QSize,
     Qt,
 )
 
@@ -96,6 +97,7 @@ class TranscriptItem:
     version: int = 0  # bumped on every change of the words: the delegate's cache key
     #: The delegate's measure: (epoch, version, height, ideal width, exact).
     size: tuple[int, int, int, int, bool] | None = None
+    hint: QSize | None = None  # the size hint made from `size`, handed out again
     _rendered_for: tuple[int, bool] | None = None
     _fixed: bool = False
 

@@ -284,3 +284,17 @@ def test_hovering_a_link_shows_its_target_and_opens_nothing(
     shown.setHtml(QToolTip.text())
     assert shown.toPlainText() == "https://example.com/a?b=<c>", "the target, literally"
     assert opened.urls == []
+
+
+def test_a_reply_that_grows_new_lines_grows_its_row(qtbot: QtBot, pane: ConversationPane) -> None:
+    pane.set_events(long_transcript(100))
+    pane.append_event(delta("The boats"))
+    settle(qtbot, pane)
+    view = pane.transcript
+    last = pane.model.index(pane.model.rowCount() - 1, 0)
+    before = view.visualRect(last).height()
+    pane.append_event(delta("\nleave\nfrom\nRibeira."))
+    qtbot.waitUntil(
+        lambda: view.visualRect(last).height() > before + 2 * view.fontMetrics().height()
+    )
+    assert view.at_bottom(), "and the view follows it"
