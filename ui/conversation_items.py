@@ -13,8 +13,8 @@ focus and accessible names for free. Every other row is painted.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from sync import ApprovalRequested, ArtifactCreated, ToolInvocation
 from ui.plain import isolate
@@ -23,6 +23,22 @@ from ui.transcript_model import tr as tr  # the pane's context, for the composer
 
 DECISION_WORDS = {"approve": "Approved", "approved": "Approved", "deny": "Denied"}
 DECISION_WORDS |= {"denied": "Denied", "cancelled": "Cancelled"}
+
+
+def text_label(text: str, name: str) -> QLabel:
+    """A word-wrapped plain-text label (never rich text: the words may be the server's);
+    the pane's banner and empty state."""
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    return label
+
+
+def note(text: str, name: str = "note") -> QLabel:
+    """A quiet line outside the transcript (the empty state)."""
+    return text_label(text, name)
 
 
 def message_item(kind: Kind, text: str, created_at: str, run_id: str | None) -> TranscriptItem:

@@ -18,13 +18,13 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from sync import Event
 from ui.composer import ComposerBar
+from ui.conversation_items import note, text_label
 from ui.elided_label import ElidedLabel
 from ui.plain import neutral
 from ui.relative_time import full_time
@@ -43,16 +43,6 @@ DELETED_ELSEWHERE = str(
 EMPTY_STATE = str(
     QT_TRANSLATE_NOOP("ConversationPane", "Select a conversation on the left, or start a new one.")
 )
-
-
-def text_label(text: str, name: str) -> QLabel:
-    """A word-wrapped plain-text label (never rich text: the words may be the server's)."""
-    label = QLabel(text)
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-    return label
 
 
 class ConversationPane(QWidget):
@@ -87,7 +77,7 @@ class ConversationPane(QWidget):
         self.transcript = TranscriptView(self.model)
         self.transcript.card_action.connect(self._card_action)
 
-        self.empty = text_label(self.tr(EMPTY_STATE), "emptyState")
+        self.empty = note(self.tr(EMPTY_STATE), "emptyState")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
         self.composer_bar = ComposerBar()
