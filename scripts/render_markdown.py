@@ -91,7 +91,11 @@ def render(out: Path, *, dark: bool) -> Path:
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent.parent / "docs/screenshots"
+    out = (
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else Path(__file__).parent.parent / "docs/screenshots"
+    )
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([sys.argv[0]])
     del app

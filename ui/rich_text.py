@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from functools import lru_cache
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QColor, QImage, QTextDocument
 
 from ui.markdown_html import clean, to_html
 
@@ -76,8 +77,22 @@ def link_target(href: str) -> QUrl | None:
 
 class InertDocument(QTextDocument):
     """A document that loads nothing: no image, style sheet or file, whatever its HTML
-    names."""
+    names.
+
+    Returning nothing from `loadResource` is not enough for images: Qt's image handler
+    then loads the `src` itself (`QImage.load`, a local path or `file:` URL) and caches it.
+    Every image is answered with one blank pixel instead, so the handler has no reason to.
+    """
 
     def loadResource(self, type: int, name: QUrl | str) -> object:
-        del type, name
+        del name
+        if type == QTextDocument.ResourceType.ImageResource:
+            return _blank_image()
         return None
+
+
+@lru_cache(maxsize=1)
+def _blank_image() -> QImage:
+    image = QImage(1, 1, QImage.Format.Format_ARGB32)
+    image.fill(QColor(0, 0, 0, 0))
+    return image
