@@ -31,6 +31,9 @@ from ui.plain import neutral
 #: Deeper nesting than this (block quotes, lists, emphasis) is not rendered as Markdown:
 #: the parser stops nesting there and drops the rest, so the caller shows plain text.
 MAX_NESTING = 20
+#: More tokens than this (a rich 100 KB reply has about 16,000) are shown as plain text:
+#: each styled fragment costs Qt's layout, and 50,000 code spans took it 2.4 s.
+MAX_TOKENS = 20_000
 #: The font families tried in order for code, inline and in blocks.
 MONOSPACE = "'JetBrains Mono', 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"
 COPY_LABEL = "Copy"
@@ -84,13 +87,15 @@ def _parser() -> MarkdownIt:
 _PARSER = _parser()
 
 
-def _max_level(tokens: Sequence[Token]) -> int:
-    deepest = 0
+def _shape(tokens: Sequence[Token]) -> tuple[int, int]:
+    """How many tokens `tokens` holds (children included) and how deep they nest."""
+    count, deepest = len(tokens), 0
     for token in tokens:
         deepest = max(deepest, token.level)
         if token.children:
-            deepest = max(deepest, _max_level(token.children))
-    return deepest
+            inner_count, inner_deepest = _shape(token.children)
+            count, deepest = count + inner_count, max(deepest, inner_deepest)
+    return count, deepest
 
 
 def plain_of(tokens: Sequence[Token]) -> str:
@@ -314,9 +319,11 @@ def to_html(
     text: str, *, dark: bool, link_target: Callable[[str], QUrl | None]
 ) -> tuple[str, tuple[str, ...]] | None:
     """`text` (already `clean`) as Qt HTML and its code blocks' texts, or None when it
-    nests deeper than `MAX_NESTING` (the parser would have dropped part of it)."""
+    nests deeper than `MAX_NESTING` (the parser would have dropped part of it) or has more
+    than `MAX_TOKENS` tokens."""
     tokens = _PARSER.parse(text)
-    if _max_level(tokens) >= MAX_NESTING - 1:
+    count, deepest = _shape(tokens)
+    if deepest >= MAX_NESTING - 1 or count > MAX_TOKENS:
         return None
     writer = _Writer(DARK if dark else LIGHT, dark=dark, link_target=link_target)
     return writer.blocks(tokens).strip(), tuple(writer.code_blocks)
