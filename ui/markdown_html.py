@@ -7,8 +7,9 @@ option is off (raw HTML in content stays text), text is escaped and cleaned
 ever emitted), and a link is an anchor only when `ui.rich_text.link_target` accepts it
 (web and mail), with its target shown beside its text when the two differ. A code block
 (fenced or indented) is a one-cell-wide table: a header row naming its language with a
-"Copy" anchor `converge-copy:N`, and the code in a `<pre>`, coloured by
-`ui.code_highlight`.
+"Copy" anchor `converge-copy:N`, and the code in a monospace paragraph that keeps its
+white space but wraps long lines (a `<pre>` would widen the whole document to its longest
+line), coloured by `ui.code_highlight`, tabs shown as four columns.
 
 Qt honours inline `style` attributes on these tags (margins, colours, font family and
 size, table borders with `border-collapse`), so every block carries its own; the text's
@@ -34,6 +35,10 @@ MAX_NESTING = 20
 #: More tokens than this (a rich 100 KB reply has about 16,000) are shown as plain text:
 #: each styled fragment costs Qt's layout, and 50,000 code spans took it 2.4 s.
 MAX_TOKENS = 20_000
+#: More "[" than this are shown as plain text without parsing: each one costs the
+#: parser's link and image rules a look ahead (10-25 µs in pure Python, 1.2-2.3 s for
+#: 100 KB of "![").
+MAX_BRACKETS = 5_000
 #: The font families tried in order for code, inline and in blocks.
 MONOSPACE = "'JetBrains Mono', 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"
 COPY_LABEL = "Copy"
@@ -217,7 +222,7 @@ class _Writer:
         language = language_of(token.info) if token.type == "fence" else ""
         p = self.palette
         head = f'style="background-color:{p.code_header_bg}; color:{p.muted}; font-size:small"'
-        body = highlight(code, language, dark=self.dark)
+        body = highlight(code.expandtabs(4), language, dark=self.dark)
         return (
             f'<table width="100%" border="1" cellspacing="0" cellpadding="6"'
             f' style="border-collapse:collapse; border-style:solid; border-color:{p.border};'
@@ -227,8 +232,8 @@ class _Writer:
             f'<td align="right"><a href="converge-copy:{index}"'
             f' style="color:{p.link}; text-decoration:none">{COPY_LABEL}</a></td></tr>'
             "</table></td></tr>"
-            f'<tr><td><pre style="font-family:{MONOSPACE}; margin-top:0px;'
-            f' margin-bottom:0px">{body}</pre></td></tr></table>'
+            f'<tr><td><p style="white-space:pre-wrap; font-family:{MONOSPACE}; margin-top:0px;'
+            f' margin-bottom:0px">{body}</p></td></tr></table>'
         )
 
     # Inline -------------------------------------------------------------------------
@@ -319,8 +324,10 @@ def to_html(
     text: str, *, dark: bool, link_target: Callable[[str], QUrl | None]
 ) -> tuple[str, tuple[str, ...]] | None:
     """`text` (already `clean`) as Qt HTML and its code blocks' texts, or None when it
-    nests deeper than `MAX_NESTING` (the parser would have dropped part of it) or has more
-    than `MAX_TOKENS` tokens."""
+    nests deeper than `MAX_NESTING` (the parser would have dropped part of it), has more
+    than `MAX_TOKENS` tokens or more than `MAX_BRACKETS` "[" characters."""
+    if text.count("[") > MAX_BRACKETS:
+        return None
     tokens = _PARSER.parse(text)
     count, deepest = _shape(tokens)
     if deepest >= MAX_NESTING - 1 or count > MAX_TOKENS:

@@ -11,9 +11,10 @@ technology get; `code_blocks` are the fenced blocks' texts, which anchors named
 The text is Markdown (`ui.markdown_html`, decision 0175): CommonMark with tables and
 strikethrough, code highlighted, links shown with their targets. `plain` is the source as
 written, cleaned (`ui.markdown_html.clean`): what a user pastes elsewhere keeps its
-Markdown. Bounds: a text over `MAX_MARKDOWN_CHARS`, or nesting deeper than
-`ui.markdown_html.MAX_NESTING`, is shown as plain escaped paragraphs instead, so a hostile
-message costs at most one parse of a bounded size.
+Markdown. Bounds: a text over `MAX_MARKDOWN_CHARS`, nesting deeper than
+`ui.markdown_html.MAX_NESTING`, or over its `MAX_TOKENS` or `MAX_BRACKETS`, is shown as
+plain escaped paragraphs instead, so a hostile message costs at most one parse of a
+bounded size (decision 0176).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from ui.markdown_html import clean, to_html
 
 #: The scheme of the anchors that copy a code block: `converge-copy:3` copies block 3.
 COPY_SCHEME = "converge-copy"
-#: Longer texts are shown as plain paragraphs, not parsed (the parse is linear, but a
-#: pathological 100,000 characters take about a second in pure Python).
+#: Longer texts are shown as plain paragraphs, not parsed (the parse is linear, but in
+#: pure Python: a few hundred milliseconds for 100,000 hostile characters).
 MAX_MARKDOWN_CHARS = 100_000
 
 

@@ -107,6 +107,14 @@ def test_code_blocks_are_monospace_and_their_texts_are_offered_to_copy() -> None
     assert "python" in doc.toPlainText()  # the block names its language
 
 
+def test_a_long_code_line_wraps_inside_the_width_and_keeps_its_text() -> None:
+    line = "x = '" + "word " * 200 + "'"
+    doc, rendered = load(f"```python\n{line}\n\tindented\n```")
+    assert doc.idealWidth() <= doc.textWidth()  # a <pre> widened the document to 1,800 px
+    assert rendered.code_blocks == (f"{line}\n\tindented",)
+    assert "    indented" in doc.toPlainText()  # a tab shown as four columns
+
+
 def test_code_is_coloured_by_language_in_both_palettes() -> None:
     code = "```python\ndef add(a, b):\n    return 'a' + b  # sum\n```"
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 
 from tests.hostile_content import HOSTILE, hostile_server
 from tests.ui.rich_doc import anchors, has_image, load
-from ui.markdown_html import MAX_NESTING, MAX_TOKENS
+from ui.markdown_html import MAX_BRACKETS, MAX_NESTING, MAX_TOKENS
 from ui.plain import EXPLICIT_BIDI
 from ui.rich_text import COPY_SCHEME, MAX_MARKDOWN_CHARS, InertDocument, link_target
 
@@ -195,6 +195,13 @@ def test_a_message_over_the_size_bound_is_plain_text() -> None:
     assert rendered.code_blocks == ()
     assert doc.toPlainText().startswith("# not a heading")
     assert doc.begin().blockFormat().headingLevel() == 0
+
+
+def test_a_message_of_too_many_brackets_is_plain_text_unparsed() -> None:
+    links = "[a](https://e.example) " * (MAX_BRACKETS + 1)
+    doc, _ = load(links)
+    assert _web_anchors(doc) == []
+    assert doc.toPlainText() == links
 
 
 def test_a_message_of_too_many_tokens_is_plain_text() -> None:
