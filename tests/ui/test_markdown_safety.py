@@ -12,7 +12,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 
 from tests.hostile_content import HOSTILE, hostile_server
-from tests.ui.rich_doc import anchors, has_image, load
+from tests.ui.rich_doc import anchors, format_at, has_image, load
 from ui.markdown_html import MAX_BRACKETS, MAX_NESTING, MAX_TOKENS
 from ui.plain import EXPLICIT_BIDI
 from ui.rich_text import COPY_SCHEME, MAX_MARKDOWN_CHARS, InertDocument, link_target
@@ -88,6 +88,22 @@ def test_the_inert_document_loads_no_image_its_html_names(tmp_path: Path) -> Non
                 assert _has_red(shown[id(plain_qt)]), src  # what a plain document does
             assert not _has_red(shown[id(inert)]), src
     assert server.requests == []
+
+
+def test_the_inert_document_loads_no_style_sheet_its_html_names(tmp_path: Path) -> None:
+    sheet = tmp_path / "evil.css"
+    sheet.write_text("p { color: #ff0000; }")
+    for href in (str(sheet), QUrl.fromLocalFile(str(sheet)).toString()):
+        markup = (
+            f'<html><head><link rel="stylesheet" type="text/css" href="{href}"></head>'
+            "<body><p>hello</p></body></html>"
+        )
+        colours = {}
+        for doc in (QTextDocument(), InertDocument()):
+            doc.setHtml(markup)
+            colours[type(doc)] = format_at(doc, "hello").foreground().color()
+        assert colours[QTextDocument] == QColor("#ff0000")  # a plain document reads the file
+        assert colours[InertDocument] != QColor("#ff0000"), href
 
 
 def _has_red(image: QImage) -> bool:
