@@ -23,7 +23,7 @@ import html
 from dataclasses import dataclass
 from functools import lru_cache
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QObject, QUrl
 from PySide6.QtGui import QColor, QImage, QTextDocument
 
 from ui.markdown_html import clean, to_html
@@ -33,6 +33,8 @@ COPY_SCHEME = "converge-copy"
 #: Longer texts are shown as plain paragraphs, not parsed (the parse is linear, but in
 #: pure Python: a few hundred milliseconds for 100,000 hostile characters).
 MAX_MARKDOWN_CHARS = 100_000
+#: A list level's indent (Qt's default, 40 px, set nested lists far off in a bubble).
+LIST_INDENT_PX = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,10 @@ class InertDocument(QTextDocument):
     then loads the `src` itself (`QImage.load`, a local path or `file:` URL) and caches it.
     Every image is answered with one blank pixel instead, so the handler has no reason to.
     """
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setIndentWidth(LIST_INDENT_PX)
 
     def loadResource(self, type: int, name: QUrl | str) -> object:
         del name
