@@ -190,14 +190,23 @@ class ConversationPane(QWidget):
         self.notice.show_text(text)
 
     def show_failure(
-        self, failure: Failure, actions: Mapping[Fix, Callable[[], object]] | None = None
+        self,
+        failure: Failure,
+        actions: Mapping[Fix, Callable[[], object]] | None = None,
+        owner: str = "",
     ) -> None:
         """A failed request named in place, with the buttons that fix it (`ui.pane_notice`)."""
-        self.notice.show_failure(failure, actions)
+        self.notice.show_failure(failure, actions, owner)
 
-    def clear_failure(self) -> None:
-        """The next action succeeded: a failure shown at the top goes (a sentence stays)."""
-        if self.notice.failure is not None:
+    def clear_failure(self, owner: str | None = None) -> None:
+        """An action succeeded: a failure shown at the top goes (only `owner`'s, when
+        given); a sentence stays."""
+        if self.notice.failure is not None and owner in (None, self.notice.owner):
+            self.notice.show_text("")
+
+    def clear_sentence(self) -> None:
+        """A sentence at the top ("Loading…", offline) goes; a failure stays."""
+        if self.notice.failure is None:
             self.notice.show_text("")
 
     def show_deleted_elsewhere(self) -> None:

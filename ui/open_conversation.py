@@ -182,7 +182,7 @@ class OpenConversation:
             self.pane.show_banner(offline_words(self.saved, "Offline"))
             return False
         self.load_failed = False
-        self.pane.show_banner("")
+        self.pane.clear_sentence()
         await self._append_mirrored()
         return True
 
@@ -204,7 +204,7 @@ class OpenConversation:
             self.load_failed = True
             return
         self.load_failed = False
-        self.pane.show_banner("")
+        self.pane.clear_sentence()
         self._append(events)
         row = self.window.model.find(session_id)
         if row is not None and row.active_run_id:
@@ -224,12 +224,17 @@ class OpenConversation:
             failure = describe(error, host=self._actions.host())
             lead = "Offline" if failure.cause is Cause.OFFLINE else failure.words.rstrip(".")
             failure = replace(failure, words=offline_words(self.saved, lead))
-            self.pane.show_failure(failure, self._actions.fixes(action))
+            self.pane.show_failure(failure, self._actions.fixes(action), action.what)
             self._presenter.suspect_offline()
             return True
 
         action = WindowAction(
-            "open the conversation", op, handle=handle, retry=self.retry_load, in_pane=self.shown
+            "open the conversation",
+            op,
+            handle=handle,
+            retry=self.retry_load,
+            in_pane=self.shown,
+            user=False,
         )
         return action
 

@@ -40,6 +40,7 @@ class PaneNotice(QWidget):
         super().__init__(parent)
         self.setObjectName("bannerBox")
         self.failure: Failure | None = None
+        self.owner = ""  # the action whose failure it is (its own success clears it)
         self.details_box: QMessageBox | None = None
         self.label = text_label("", "banner")
         self.label.setAccessibleName(_tr("Notice"))
@@ -83,17 +84,22 @@ class PaneNotice(QWidget):
     def show_text(self, text: str) -> None:
         """One sentence and nothing to do about it ("" hides the notice)."""
         self.failure = None
+        self.owner = ""
         self._actions = {}
         self._set(text, ())
         self.dismiss_button.hide()
         self.details_button.hide()
 
     def show_failure(
-        self, failure: Failure, actions: Mapping[Fix, Callable[[], object]] | None = None
+        self,
+        failure: Failure,
+        actions: Mapping[Fix, Callable[[], object]] | None = None,
+        owner: str = "",
     ) -> None:
         """A failed request: its words, a button per fix that has an action here, Details
         and Dismiss. It stays until dismissed or replaced."""
         self.failure = failure
+        self.owner = owner
         self._actions = dict(actions or {})
         self._set(failure.words, [fix for fix in failure.fixes if fix in self._actions])
         self.dismiss_button.show()

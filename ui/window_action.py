@@ -58,6 +58,9 @@ class WindowAction[T]:
     in_pane: Callable[[], bool] = _always
     #: Best effort: a failure is logged, never shown (what a memory says).
     quiet: bool = False
+    #: The user's own action: its success clears any failure the pane shows. A background
+    #: one (a catch-up) clears only its own, so a failed send's cause stays.
+    user: bool = True
 
 
 class ActionRunner:
@@ -101,7 +104,7 @@ class ActionRunner:
             if action.busy is not None:
                 action.busy(False)
         if action.in_pane():
-            self.window.pane.clear_failure()
+            self.window.pane.clear_failure(None if action.user else action.what)
         if action.success is not None:
             action.success(result)
         return result
@@ -115,7 +118,7 @@ class ActionRunner:
         self.window.set_status(f"Couldn't {action.what}.", error=True, details=failure.details)
         if not action.in_pane():
             return  # reported on the status line only, where a pass would replace it at once
-        self.window.pane.show_failure(failure, self.fixes(action))
+        self.window.pane.show_failure(failure, self.fixes(action), action.what)
         if failure.network:
             self._presenter.suspect_offline()
 
