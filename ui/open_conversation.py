@@ -1,6 +1,6 @@
 """The conversation the pane shows, as one object: loading it, catching up with turns taken
 elsewhere, following its live run, and the user's actions on it (send, stop, approve or
-deny, what a memory says, its files).
+deny, what a memory says), each a window action (`ui.window_action`).
 
 Every task it starts is its own, and `close()` cancels them together. The window closes the
 open conversation before it shows another one, when it is deleted (here or elsewhere) and
@@ -13,7 +13,9 @@ conversation's live reply).
 Two kinds of work outlive it on purpose. A request the user made (a message, Stop, a
 decision) is never cut by a click elsewhere: the waiting is cancelled, not the request, so
 it cannot be left half-done on the server (`_request`). Opening or saving one of its files
-is started by the window, not here: it writes to disk, never into the pane.
+is started by the window (`ui.file_actions`), not here: it writes to disk, never into the
+pane. Stop and "Replying…" follow the run's state (`run_state`): the run streamed, or the
+row that says it is active, never the last delta.
 """
 
 from __future__ import annotations

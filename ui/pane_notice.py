@@ -39,6 +39,7 @@ class PaneNotice(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("bannerBox")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)  # its style's background
         self.failure: Failure | None = None
         self.owner = ""  # the action whose failure it is (its own success clears it)
         self.details_box: QMessageBox | None = None

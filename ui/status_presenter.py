@@ -1,7 +1,8 @@
 """Turns the engine's status into what the window says: the status line ("Syncing…",
 "Synced 3 min ago", "Offline – showing saved history", "The server is having trouble…"),
-the offline banner, the sidebar's placeholder, and the plain words for a request that
-failed.
+the offline banner, the sidebar's placeholder (and why the list could not be read, with
+Open Settings in an empty pane), and what the pane says while it shows the saved copy. The
+words for a failed request are `ui.failure_words`'.
 
 It also owns the two clocks that status needs: the words "Synced N min ago" age, so they
 are rewritten every 30 s; and while offline (or while the server is having trouble: a 503)
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer
 
-from sync import EngineState, EngineStatus, NetworkError, ServerError, SyncError, TriggerReason
+from sync import EngineState, EngineStatus, SyncError, TriggerReason
 from ui.failure_words import Failure, Fix, index_unread
 from ui.main_window import DAMAGED_STATUS, EMPTY, LOADING, MainWindow
 from ui.relative_time import relative_time
@@ -36,6 +37,13 @@ TROUBLE = str(
 SETTINGS_HINT = str(
     QT_TRANSLATE_NOOP("MainWindow", "Open Settings to check the server address and token.")
 )
+NOT_LISTED = str(
+    QT_TRANSLATE_NOOP(
+        "MainWindow",
+        "The conversations can't be listed until the server can be reached; "
+        "Converge will try again.",
+    )
+)
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
 MANUAL = TriggerReason.MANUAL
 
@@ -46,19 +54,6 @@ async def _nothing() -> None:
 
 #: States whose sentence stays on the status line while the next pass runs.
 _LAST_WORD_STAYS = (EngineState.TROUBLE, EngineState.WALKING)
-
-
-def load_failure_words(error: SyncError) -> str:
-    """Why a conversation could not be opened, in plain words (the technical message goes
-    behind the status line's "Details")."""
-    if isinstance(error, NetworkError):
-        return (
-            "Couldn't load this conversation: the server can't be reached. "
-            "It loads by itself when the connection is back."
-        )
-    if isinstance(error, ServerError):
-        return "Couldn't load this conversation: the server had a problem. Try again later."
-    return "Couldn't load this conversation."
 
 
 def offline_words(saved: MirroredTranscript | None, lead: str = "Offline") -> str:
@@ -73,16 +68,6 @@ def offline_words(saved: MirroredTranscript | None, lead: str = "Offline") -> st
     when = relative_time(saved.events[-1].created_at) or "earlier"
     missing = "" if saved.state.current else " It may lack the latest messages."
     return f"{lead} – showing the copy saved on this device (last message: {when}).{missing}"
-
-
-def plain_failure(what: str, error: SyncError) -> str:
-    """ "Couldn't send the message: the server can't be reached." — the cause in plain
-    words; the technical message goes behind the status line's "Details"."""
-    if isinstance(error, NetworkError):
-        return f"{what}: the server can't be reached. Your text is kept; try again."
-    if isinstance(error, ServerError):
-        return f"{what}: the server had a problem. Try again in a moment."
-    return f"{what}. See Details in the status line."
 
 
 def synced_words(last_success: float | None, now: float | None = None) -> str:
@@ -217,6 +202,8 @@ class StatusPresenter(QObject):
             self.window.set_placeholder(f"{self.index_failure.words}\n{SETTINGS_HINT}")
         elif text:
             self.window.set_placeholder(f"No conversations match “{text}”.")
+        elif self._concluded and self.status.last_success is None and self.status.problem:
+            self.window.set_placeholder(NOT_LISTED)  # never read: not "No conversations yet"
         elif self._concluded:
             self.window.set_placeholder(EMPTY)
         else:

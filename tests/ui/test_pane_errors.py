@@ -245,3 +245,19 @@ def test_focus_returns_to_the_composer_after_a_dialog(harness: Harness) -> None:
     assert harness.dialogs and harness.dialogs[0][0] == "deleteConfirmation"
     back = until(lambda: QApplication.focusWidget() is pane.composer, what="the focus back")
     run(harness.loop, back)
+
+
+def test_an_empty_list_never_read_while_offline_is_not_called_empty(
+    loop: ConvergeEventLoop, live_server: Any, tmp_path: Path
+) -> None:
+    h = open_harness(loop, live_server, tmp_path / "profile")
+    try:
+        h.faults.add("GET", r".*", "lose_response", times=None)  # sent, never answered
+        run(h.loop, h.engine.reconcile())
+        run(h.loop, until(lambda: h.window.status.text().startswith("Offline"), what="offline"))
+        placeholder = h.window.sidebar_empty.text()
+        assert "No conversations yet" not in placeholder
+        assert "can't be listed" in placeholder
+    finally:
+        h.faults.clear()
+        close_harness(h)
