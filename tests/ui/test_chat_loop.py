@@ -58,3 +58,23 @@ def test_stop_and_replying_stay_for_a_run_that_streams_only_keep_alives(
 
     run(harness.loop, scenario())
     assert seen and "Replying… 4 s" in seen[0]
+
+
+def test_a_run_the_sidebar_lists_as_running_shows_stop_in_the_pane(harness: Harness) -> None:
+    sid = harness.create("Started elsewhere", "2026-11-29T09:00:00.000000Z")
+    run(harness.loop, harness.sync())
+    harness.select(sid)
+    pane = harness.window.pane
+    assert not pane.stop_button.isVisible()
+    body = {"input": {"role": "user", "content": [{"type": "text", "text": "/wait 30"}]}}
+    assert harness.api().post(f"/v1/sessions/{sid}/runs", json=body).status_code == 202
+
+    async def scenario() -> None:
+        await harness.sync()  # the row now says Running
+        await until(lambda: pane.stop_button.isVisible(), what="Stop")
+        await harness.sync()  # another pass listing the same run changes nothing
+        assert pane.stop_button.isVisible() and pane.indicator.isVisible()
+        pane.stop_button.click()
+        await until(lambda: not pane.stop_button.isVisible(), what="the stopped run")
+
+    run(harness.loop, scenario())
