@@ -222,7 +222,7 @@ class SessionDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        inset = FOCUS_WIDTH // 2 + 1
+        inset = FOCUS_WIDTH // 2 + 3  # a band of the row colour outside the ring
         painter.drawRect(option.rect.adjusted(inset, inset, -inset - 1, -inset - 1))
 
     def _paint_header(self, painter: QPainter, option: QStyleOptionViewItem, label: str) -> None:
