@@ -147,6 +147,7 @@ class WindowController(QObject):
         window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
         self.search = SidebarSearch(self.sidebar, window.filter, window.list, self)
         window.delegate.snippet_of = self.search.snippet_of
+        window.sidebar_keys.results = self.search  # Down waits for a pending search
         window.filter_changed.connect(self.search.settled)
         window.export_requested.connect(lambda sid: self.spawn(self.files.export(sid), "export"))
         window.copy_id_requested.connect(self.copy_id)
