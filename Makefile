@@ -44,6 +44,7 @@ lint: $(STAMP)
 
 screenshots: $(STAMP)
 	$(PY) scripts/render_screenshots.py
+	$(PY) scripts/render_markdown.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

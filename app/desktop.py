@@ -197,6 +197,10 @@ class Desktop:
         self.window.set_status("Opening your history…")
         window_state.restore(self.window, window_state.read_state(self.options.profile))
         self.window.show()
+        # The keyboard focus for the window just launched: most window managers give it,
+        # but not all (and none under Xvfb), and a keyboard or screen-reader user's first
+        # keys must reach the window (tests/a11y).
+        self.window.activateWindow()
         self.controller.spawn(self.start(), "start")
         await self._closed
         await self.stop()
@@ -416,7 +420,8 @@ def run(args: list[str]) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setApplicationName("Converge")
-    app.setApplicationDisplayName("Converge")
+    # No application display name: Qt appends it to every window title on X11, and the
+    # window's title already starts with "Converge" (a screen reader read it twice).
     app.setQuitOnLastWindowClosed(False)
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, True)
     translations.install(app)

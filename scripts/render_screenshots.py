@@ -227,6 +227,27 @@ async def render(
         await controller.wait_idle()
         await settle(app, 1.2)
         save(window, shot("main_window"))
+        if not suffix:  # keyboard focus, light: a current row's ring, then Send's
+            quiet = window.model.index(index.row() + 1, 0)  # no reply running: Send shows
+            window.list.selectionModel().setCurrentIndex(
+                quiet, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+            await controller.wait_idle()
+            window.activateWindow()
+            while not window.isActiveWindow():
+                await asyncio.sleep(0.02)
+            window.list.setFocus(Qt.FocusReason.TabFocusReason)
+            await settle(app, 0.6)
+            save(window, shot("focus_sidebar_row"))
+            window.pane.send_button.setFocus(Qt.FocusReason.TabFocusReason)
+            await settle(app)
+            save(window, shot("focus_send_button"))
+            window.list.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+            await controller.wait_idle()
+            window.list.clearFocus()
+            await settle(app, 0.6)
 
         # Search as you type: titles and message text, the matched words highlighted.
         for query in (SEARCH_QUERY, ""):

@@ -118,6 +118,7 @@ def error_from_response(answer: Answer, base_url: str, *, has_cursor: bool = Fal
         if isinstance(env.get("details"), Mapping):
             details = env["details"]
     status = answer.status
+    request_id = _request_id(answer.headers.get("X-Request-ID"))
     cls = error_class_for(status, code, details)
     if has_cursor and status == 400:
         cls = BadCursor
@@ -137,6 +138,7 @@ def error_from_response(answer: Answer, base_url: str, *, has_cursor: bool = Fal
             method=method,
             path=path,
             retry_after=retry_after(answer.headers.get("Retry-After")),
+            request_id=request_id,
         )
     if cls is RateLimited:
         wait = retry_after(answer.headers.get("Retry-After"))
@@ -148,8 +150,19 @@ def error_from_response(answer: Answer, base_url: str, *, has_cursor: bool = Fal
             method=method,
             path=path,
             retry_after=wait,
+            request_id=request_id,
         )
-    return cls(message, status=status, code=code, details=details, method=method, path=path)
+    error = cls(message, status=status, code=code, details=details, method=method, path=path)
+    error.request_id = request_id
+    return error
+
+
+def _request_id(value: str | None) -> str | None:
+    """The server's request id when it is a sane token (1-64 letters, digits, `-_.`): it
+    is shown in Details, so anything else is dropped rather than displayed."""
+    if value is None or not 0 < len(value) <= 64:
+        return None
+    return value if all(c.isascii() and (c.isalnum() or c in "-_.") for c in value) else None
 
 
 def rate_limited_message(wait: float | None) -> str:

@@ -271,7 +271,7 @@ class SyncEngine:
             )
         elif isinstance(problem, Unavailable):
             message = wording.will_try_again(message)
-        self._set_status(EngineStatus(state_after(problem), message, last_success))
+        self._set_status(EngineStatus(state_after(problem), message, last_success, problem))
         return report
 
     @property

@@ -67,6 +67,9 @@ class EngineStatus:
     state: EngineState
     message: str = ""
     last_success: float | None = None  # time.time() of the last conclusive pass
+    #: What ended the last pass (None when it concluded): the window names its cause
+    #: (a refused token, a host it can't reach) and the fix; never compared.
+    problem: SyncError | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,12 @@ class ApiError(SyncError):
         method: str = "",
         path: str = "",
         retry_after: float | None = None,
+        request_id: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
+        #: The server's `X-Request-ID` for the answer (for Details and a bug report).
+        self.request_id = request_id
         self.code = code
         self.details: dict[str, Any] = dict(details or {})
         self.method = method

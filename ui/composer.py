@@ -34,6 +34,7 @@ class ComposerBar(QFrame):
         self.setObjectName("composerBar")
         self._offline = False
         self._input_enabled = True
+        self._sending = False
         self.enter_sends = True  # False: Enter is a new line, Ctrl+Enter sends
         self._elapsed = QElapsedTimer()
         self._tick = QTimer(self)
@@ -82,11 +83,19 @@ class ComposerBar(QFrame):
         self.editor.setEnabled(enabled)
         self.send_button.setEnabled(enabled and not self._offline)
 
+    def set_sending(self, sending: bool) -> None:
+        """While a message goes: the box is read-only and Send waits, but the box keeps the
+        keyboard focus (disabling it moved the focus on, to the sidebar's search box, so
+        the next keystrokes filtered the list)."""
+        self._sending = sending
+        self.editor.setReadOnly(sending)
+        self.send_button.setEnabled(self._input_enabled and not self._offline and not sending)
+
     def set_offline(self, offline: bool) -> None:
         """Offline: the box keeps the draft, Send waits (its tooltip says why)."""
         self._offline = offline
         self.send_button.setToolTip(tr(SEND_OFFLINE_TIP if offline else SEND_TIP))
-        self.send_button.setEnabled(self._input_enabled and not offline)
+        self.send_button.setEnabled(self._input_enabled and not offline and not self._sending)
 
     def set_running(self, running: bool) -> None:
         """While a run is active: Stop instead of Send, and "Replying… 12 s" above the box

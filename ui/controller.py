@@ -18,12 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog
 
 from sync import (
     DeleteOutcome,
@@ -34,29 +32,31 @@ from sync import (
     SyncError,
     TranscriptChanged,
     TriggerReason,
-    export_conversation,
-    safe_file_name,
 )
 from ui.conversation_pane import ConversationPane
 from ui.delete_flow import DeleteFlow, neighbour_of
-from ui.dialogs import Prompts, run_dialog
+from ui.dialogs import Prompts
+from ui.failure_words import host_of
+from ui.file_actions import FileActions
 from ui.foreground import ForegroundWatcher
 from ui.main_window import OFFLINE_DELETE_TIP, MainWindow
 from ui.open_conversation import OpenConversation
 from ui.relative_time import server_now, set_server_offset
-from ui.session_model import SessionListModel, display_title
+from ui.session_model import SessionListModel
 from ui.settings_dialog import ConnectionSettings
 from ui.sidebar_refresher import RowSource, SidebarRefresher
 from ui.sidebar_search import SidebarSearch
 from ui.status_presenter import StatusPresenter
+from ui.window_action import ActionRunner, WindowAction
 
 if TYPE_CHECKING:
     from sync import SyncEngine
 
 log = logging.getLogger(__name__)
 
-MARKDOWN_FILTER = "Markdown with files (*.md)"
-JSON_FILTER = "JSON with files (*.json)"
+
+async def _nothing() -> None:
+    """The op of an action that only reports a failure noticed elsewhere."""
 
 
 class WindowController(QObject):
@@ -113,7 +113,17 @@ class WindowController(QObject):
             say=window.set_status,
             report=lambda text, details, ok: window.set_status(text, error=not ok, details=details),
         )
-        self.deleter.exporter = self.export
+        # Every action of the window fails one way (ui.window_action, decision 0180).
+        self.actions = ActionRunner(
+            window,
+            self.presenter,
+            host=lambda: host_of(self.engine.api.base_url if self.engine else self.in_use),
+            open_settings=window.settings_requested.emit,
+        )
+        self.files = FileActions(window, self.actions, self._require_engine, self.spawn)
+        self.deleter.exporter = self.files.export
+        self.presenter.pane_fixes = self.actions.fixes
+        self.presenter.host = self.actions.host
         self._neighbour: str | None = None  # selected after a delete
         self._select_after_refresh: str | None = None
         self.conversation = self._conversation(None)
@@ -137,8 +147,9 @@ class WindowController(QObject):
         window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
         self.search = SidebarSearch(self.sidebar, window.filter, window.list, self)
         window.delegate.snippet_of = self.search.snippet_of
+        window.sidebar_keys.results = self.search  # Down waits for a pending search
         window.filter_changed.connect(self.search.settled)
-        window.export_requested.connect(lambda sid: self.spawn(self.export(sid), "export"))
+        window.export_requested.connect(lambda sid: self.spawn(self.files.export(sid), "export"))
         window.copy_id_requested.connect(self.copy_id)
         window.current_changed.connect(self._on_current_changed)
         # The pane's intents go to the conversation open at the time, as its own tasks.
@@ -160,10 +171,10 @@ class WindowController(QObject):
             )
         )
         pane.artifact_open_requested.connect(
-            lambda aid, name: self.spawn(self.conversation.open_artifact(aid), f"open {name}")
+            lambda aid, name: self.spawn(self.files.open(aid, name), f"open {name}")
         )
         pane.artifact_save_requested.connect(
-            lambda aid, name: self.spawn(self.conversation.save_artifact(aid, name), f"save {name}")
+            lambda aid, name: self.spawn(self.files.save(aid, name), f"save {name}")
         )
 
     # --- plumbing -----------------------------------------------------------------------
@@ -179,14 +190,8 @@ class WindowController(QObject):
             if t.cancelled():
                 return
             exc = t.exception()
-            if exc is None or what is None:
-                return
-            if isinstance(exc, SyncError):
-                message = exc.message
-            else:
-                log.error("could not %s", what, exc_info=exc)
-                message = "an internal error happened (details are in the log)"
-            self.window.set_status(f"Couldn't {what}.", error=True, details=message)
+            if exc is not None and what is not None:  # the status line: the pane moved on
+                self.actions.fail(WindowAction(what, _nothing, in_pane=lambda: False), exc)
 
         task.add_done_callback(done)
         return task
@@ -322,6 +327,7 @@ class WindowController(QObject):
             window=self.window,
             engine=self._require_engine,
             presenter=self.presenter,
+            actions=self.actions,
             spawn=self.spawn,
             on_created=self._created,
         )
@@ -363,34 +369,7 @@ class WindowController(QObject):
         self._select_after_refresh = session_id
         self.request_refresh()
 
-    # --- export -------------------------------------------------------------------------
-
-    async def export(self, session_id: str) -> None:
-        """Ask where, then save the conversation as Markdown or JSON with its files."""
-        self._require_engine()
-        row = self.model.find(session_id)
-        name = safe_file_name(display_title(row) if row else session_id, "conversation")
-        dialog = QFileDialog(self.window, "Export conversation")
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.setNameFilters([MARKDOWN_FILTER, JSON_FILTER])
-        dialog.setDefaultSuffix("md")
-        dialog.filterSelected.connect(
-            lambda chosen: dialog.setDefaultSuffix("json" if chosen == JSON_FILTER else "md")
-        )
-        dialog.selectFile(f"{name}.md")
-        if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
-            return
-        target = Path(dialog.selectedFiles()[0])
-        fmt = "json" if dialog.selectedNameFilter() == JSON_FILTER else "markdown"
-        await self.export_to(session_id, target, fmt)
-
-    async def export_to(self, session_id: str, target: Path, fmt: str) -> Path:
-        """Export without asking (the dialog's second half; scripts and tests)."""
-        engine = self._require_engine()
-        self.window.set_status(f"Exporting to {target.name}…")
-        written = await export_conversation(engine, session_id, target, fmt)
-        self.window.set_status(f"Exported to {written}")
-        return written
+    # --- copy the id ------------------------------------------------------------------
 
     def copy_id(self, session_id: str) -> None:
         clipboard = QGuiApplication.clipboard()

@@ -11,12 +11,11 @@ composer bar is `ui/composer.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QVBoxLayout,
     QWidget,
@@ -24,9 +23,10 @@ from PySide6.QtWidgets import (
 
 from sync import Event
 from ui.composer import ComposerBar
-from ui.conversation_items import note, text_label
+from ui.conversation_items import note
 from ui.elided_label import ElidedLabel
-from ui.plain import neutral
+from ui.failure_words import Failure, Fix
+from ui.pane_notice import PaneNotice
 from ui.relative_time import full_time
 from ui.transcript_events import TranscriptBuilder
 from ui.transcript_model import TranscriptItem, TranscriptModel
@@ -70,9 +70,9 @@ class ConversationPane(QWidget):
         self.subtitle = QLabel("")
         self.subtitle.setObjectName("paneSubtitle")
         self.subtitle.setTextFormat(Qt.TextFormat.PlainText)
-        self.banner = text_label("", "banner")
-        self.banner.setAccessibleName(self.tr("Notice"))
-        self.banner.hide()
+        self.notice = PaneNotice()  # the banner: a sentence, or a failure with its fixes
+        self.banner = self.notice.label
+        self.banner_box = self.notice
 
         self.transcript = TranscriptView(self.model)
         self.transcript.card_action.connect(self._card_action)
@@ -98,13 +98,6 @@ class ConversationPane(QWidget):
         header_frame = QFrame()
         header_frame.setObjectName("paneHeader")
         header_frame.setLayout(header)
-
-        self.banner_box = QWidget()
-        self.banner_box.setObjectName("bannerBox")
-        banner_row = QHBoxLayout(self.banner_box)
-        banner_row.setContentsMargins(24, 10, 24, 4)
-        banner_row.addWidget(self.banner)
-        self.banner_box.hide()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -158,10 +151,29 @@ class ConversationPane(QWidget):
         return self.tr("Last activity {0}").format(full_time(updated_at)) if updated_at else ""
 
     def show_banner(self, text: str) -> None:
+        """One sentence at the top ("" hides it); it replaces a failure shown there."""
         text = self.tr(text) if text else text  # a known sentence is translated, others kept
-        self.banner.setText(neutral(text))  # it may quote the server
-        self.banner.setVisible(bool(text))
-        self.banner_box.setVisible(bool(text))
+        self.notice.show_text(text)
+
+    def show_failure(
+        self,
+        failure: Failure,
+        actions: Mapping[Fix, Callable[[], object]] | None = None,
+        owner: str = "",
+    ) -> None:
+        """A failed request named in place, with the buttons that fix it (`ui.pane_notice`)."""
+        self.notice.show_failure(failure, actions, owner)
+
+    def clear_failure(self, owner: str | None = None) -> None:
+        """An action succeeded: a failure shown at the top goes (only `owner`'s, when
+        given); a sentence stays."""
+        if self.notice.failure is not None and owner in (None, self.notice.owner):
+            self.notice.show_text("")
+
+    def clear_sentence(self) -> None:
+        """A sentence at the top ("Loading…", offline) goes; a failure stays."""
+        if self.notice.failure is None:
+            self.notice.show_text("")
 
     def show_deleted_elsewhere(self) -> None:
         """The open conversation vanished in a reconcile: say so plainly, block sending."""
@@ -172,6 +184,10 @@ class ConversationPane(QWidget):
 
     def set_composer_enabled(self, enabled: bool) -> None:
         self.composer_bar.set_input_enabled(enabled)
+
+    def set_sending(self, sending: bool) -> None:
+        """A message is on its way: the composer waits, keeping its focus."""
+        self.composer_bar.set_sending(sending)
 
     def set_offline(self, offline: bool) -> None:
         """Offline: the composer keeps the draft, Send waits (its tooltip says why)."""

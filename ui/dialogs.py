@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QApplication,
     QDialog,
     QLabel,
     QMessageBox,
@@ -68,6 +69,7 @@ async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None 
             future.set_result(result)
 
     dialog.finished.connect(finished)
+    focus = QApplication.focusWidget()  # where the keyboard was: it goes back there after
     dialog.open()
     if on_open is not None:
         on_open(dialog)
@@ -77,6 +79,46 @@ async def run_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None 
         dialog.finished.disconnect(finished)
         if dialog.isVisible():
             dialog.reject()
+        _restore_focus(focus)
+
+
+def _restore_focus(widget: QWidget | None) -> None:
+    """Give the keyboard back to `widget` when it can still take it (it may have been
+    hidden or deleted while the dialog was open)."""
+    if widget is None:
+        return
+    try:
+        usable = widget.isVisible() and widget.isEnabled()
+    except RuntimeError:  # deleted meanwhile
+        return
+    if usable:
+        if QApplication.activeWindow() is not widget.window():
+            widget.window().activateWindow()  # not every platform gives it back by itself
+        widget.setFocus(Qt.FocusReason.OtherFocusReason)
+
+
+#: A word longer than this gets break opportunities (a zero-width space every so often).
+LONG_WORD = 24
+_ZWSP = "\u200b"
+
+
+def breakable(text: str, limit: int = LONG_WORD) -> str:
+    """`text` with a zero-width space inside every run of more than `limit` characters
+    without a space, so that a word-wrapped label wraps a 200-character token (a hash, a
+    URL, a title without spaces) instead of growing wider than the screen or clipping it.
+    Words of normal length are left alone, so they still wrap only between words."""
+    out: list[str] = []
+    run = 0
+    for char in text:
+        if char.isspace():
+            run = 0
+        elif run >= limit:
+            out.append(_ZWSP)
+            run = 0
+        else:
+            run += 1
+        out.append(char)
+    return "".join(out)
 
 
 def _quote(title: str) -> str:
@@ -97,18 +139,20 @@ def _message_box(
     box = QMessageBox(parent)
     box.setIcon(icon)
     box.setWindowTitle(_tr(title))
-    box.setText(_tr(text))
-    box.setInformativeText(_tr(info))
+    box.setText(breakable(_tr(text)))
+    box.setInformativeText(breakable(_tr(info)))
     # Plain text, both labels (Qt sets the informative one too, since it exists by now):
     # the titles and reasons are the server's, never markup (CONTRACT §10.1).
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
     box.setStyleSheet(BOX_STYLE)
-    # A long title wraps in the headline instead of being cut at the dialog's edge.
-    label = box.findChild(QLabel, "qt_msgbox_label")
-    if label is not None:
-        label.setWordWrap(True)
+    # Both labels wrap (a long title, a long error text) instead of being cut at the
+    # dialog's edge; `breakable` lets a long unbroken word wrap anywhere too.
+    for name in ("qt_msgbox_label", "qt_msgbox_informativelabel"):
+        label = box.findChild(QLabel, name)
+        if label is not None:
+            label.setWordWrap(True)
     box.setAccessibleName(title)
     box.setAccessibleDescription(text)
     return box

@@ -9,6 +9,8 @@ is `ui.scroll_anchor`.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
     QEvent,
@@ -206,6 +208,7 @@ class MainWindow(QMainWindow):
         self.where = self.status_line.where
 
         self._build_actions()
+        self._set_tab_order()
         self._update_empty()
         self._update_actions()
 
@@ -260,12 +263,29 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, toolbar)
         self.toolbar = toolbar
 
+    def toolbar_buttons(self) -> list[QWidget]:
+        """The toolbar's buttons, left to right."""
+        actions = (self.new_action, self.refresh_action, self.delete_action, self.settings_action)
+        buttons = [self.toolbar.widgetForAction(action) for action in actions]
+        return [button for button in buttons if button is not None]
+
+    def _set_tab_order(self) -> None:
+        """Tab walks the toolbar, the search box, the list, then the pane (its buttons,
+        the composer, Send). A QToolBar's buttons take no focus by default, which left
+        New, Refresh, Delete and Settings out of reach of the keyboard."""
+        chain = self.toolbar_buttons()
+        for button in chain:
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        chain += [self.filter, self.list]
+        for first, second in pairwise(chain):
+            QWidget.setTabOrder(first, second)
+
     def apply_color_scheme(self) -> None:
         """Follow the system's light or dark scheme (also when it changes while open)."""
-        dark = is_dark(QGuiApplication.palette())
-        if dark != getattr(self, "_dark", None):  # restyling itself sends a PaletteChange
-            self._dark = dark
-            self.setStyleSheet(stylesheet(dark))
+        palette = QGuiApplication.palette()
+        sheet = stylesheet(is_dark(palette), palette)  # the focus ring follows the palette
+        if sheet != self.styleSheet():  # restyling itself sends a PaletteChange
+            self.setStyleSheet(sheet)
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.list.indexAt(pos)

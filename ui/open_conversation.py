@@ -1,6 +1,6 @@
 """The conversation the pane shows, as one object: loading it, catching up with turns taken
 elsewhere, following its live run, and the user's actions on it (send, stop, approve or
-deny, what a memory says, its files).
+deny, what a memory says), each a window action (`ui.window_action`).
 
 Every task it starts is its own, and `close()` cancels them together. The window closes the
 open conversation before it shows another one, when it is deleted (here or elsewhere) and
@@ -13,7 +13,9 @@ conversation's live reply).
 Two kinds of work outlive it on purpose. A request the user made (a message, Stop, a
 decision) is never cut by a click elsewhere: the waiting is cancelled, not the request, so
 it cannot be left half-done on the server (`_request`). Opening or saving one of its files
-is started by the window, not here: it writes to disk, never into the pane.
+is started by the window (`ui.file_actions`), not here: it writes to disk, never into the
+pane. Stop and "Replying…" follow the run's state (`run_state`): the run streamed, or the
+row that says it is active, never the last delta.
 """
 
 from __future__ import annotations
@@ -21,12 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog
 
 from sync import (
     EngineState,
@@ -36,25 +34,19 @@ from sync import (
     RunInProgress,
     SyncError,
     TriggerReason,
-    copy_private,
-    loggable,
     memory_texts,
-    safe_file_name,
 )
+from sync.errors import TlsError
 from ui.conversation_pane import ConversationPane
-from ui.dialogs import run_dialog
+from ui.failure_words import Cause, describe
 from ui.main_window import MainWindow
-from ui.plain import isolate
 from ui.session_model import UNTITLED, SidebarRow, display_title
-from ui.status_presenter import (
-    StatusPresenter,
-    load_failure_words,
-    offline_words,
-    plain_failure,
-)
+from ui.status_presenter import StatusPresenter, offline_words
+from ui.window_action import ActionRunner, WindowAction
 
 if TYPE_CHECKING:
     from sync import SyncEngine
+    from sync.models import RunView, SessionView
     from sync.transcripts import MirroredTranscript
 
 log = logging.getLogger(__name__)
@@ -72,6 +64,7 @@ class OpenConversation:
         window: MainWindow,
         engine: Callable[[], SyncEngine],
         presenter: StatusPresenter,
+        actions: ActionRunner,
         spawn: Spawn,
         on_created: Callable[[str], None],
     ) -> None:
@@ -81,6 +74,8 @@ class OpenConversation:
         self.load_failed = False  # the transcript could not be read (reloaded on reconnect)
         self.following_run: str | None = None
         self.follow_task: asyncio.Task[None] | None = None
+        self.active_run: str | None = None  # the run Stop stops (streamed or listed active)
+        self._actions = actions  # every user action runs through it (ui.window_action)
         self._engine = engine
         self._presenter = presenter
         self._spawn = spawn  # the window's: logs a failure and shows it as words
@@ -122,6 +117,7 @@ class OpenConversation:
         self._closed = True
         if self._sending:
             self.pane.clear_composer()  # the text went with the message, which still goes
+            self.pane.set_sending(False)
         for task in list(self._tasks):
             task.cancel()
 
@@ -140,10 +136,8 @@ class OpenConversation:
         if request.cancelled():
             return  # the window closed
         error = request.exception()
-        if isinstance(error, SyncError):
-            self._presenter.failed(f"Couldn't {what}.", error)
-        elif error is not None:
-            log.error("could not %s", what, exc_info=error)
+        if error is not None:  # on the status line only: the pane shows another one now
+            self._actions.fail(WindowAction(what, self._never, in_pane=lambda: False), error)
 
     # --- loading ------------------------------------------------------------------------
 
@@ -168,7 +162,7 @@ class OpenConversation:
         self._last_seq = mirrored.events[-1].sequence if mirrored.events else 0
         offline = engine.status.state is EngineState.OFFLINE
         if offline:
-            self.pane.show_banner(offline_words(mirrored))
+            self.pane.show_banner(offline_words(mirrored, "Offline"))
         elif not mirrored.events and not mirrored.state.current:
             self.pane.show_banner("Loading…")  # only when the mirror has nothing to show
         if await self.refresh() and row is not None and row.active_run_id:
@@ -178,28 +172,19 @@ class OpenConversation:
         """Fetch what the mirror lacks of this conversation and append it; False (and the
         banner says why) when the server could not be asked."""
         assert self.session_id is not None
-        engine = self._engine()
-        try:
-            fetched = await engine.refresh_transcript(self.session_id)
-        except NotFound:
-            self.pane.show_deleted_elsewhere()
-            engine.trigger(TriggerReason.MANUAL)
-            return False
-        except SyncError as exc:
+        engine, session_id = self._engine(), self.session_id
+        fetched = await self._actions.run(
+            self._load_action(lambda: engine.refresh_transcript(session_id))
+        )
+        if fetched is None:
             self.load_failed = True
-            if isinstance(exc, NetworkError):
-                self._presenter.suspect_offline()
-                self.pane.show_banner(offline_words(self.saved))
-            else:
-                self.pane.show_banner(load_failure_words(exc))
-                self._presenter.failed("Couldn't load the conversation.", exc)
             return False
         if not fetched and engine.status.state is EngineState.OFFLINE:
             self.load_failed = True  # the mirror had it all; the server is still unreached
-            self.pane.show_banner(offline_words(self.saved))
+            self.pane.show_banner(offline_words(self.saved, "Offline"))
             return False
         self.load_failed = False
-        self.pane.show_banner("")
+        self.pane.clear_sentence()
         await self._append_mirrored()
         return True
 
@@ -215,25 +200,53 @@ class OpenConversation:
 
     async def _load_from_server(self, session_id: str) -> None:
         self.pane.show_banner("Loading…")
-        try:
-            events = await self._engine().transcript(session_id)
-        except NotFound:
-            self.pane.show_deleted_elsewhere()
-            self._engine().trigger(TriggerReason.MANUAL)
-            return
-        except SyncError as exc:
-            if isinstance(exc, NetworkError):
-                self._presenter.suspect_offline()
+        engine = self._engine()
+        events = await self._actions.run(self._load_action(lambda: engine.transcript(session_id)))
+        if events is None:
             self.load_failed = True
-            self.pane.show_banner(load_failure_words(exc))
-            self._presenter.failed("Couldn't load the conversation.", exc)
             return
         self.load_failed = False
-        self.pane.show_banner("")
+        self.pane.clear_sentence()
         self._append(events)
         row = self.window.model.find(session_id)
         if row is not None and row.active_run_id:
             self._follow(row.active_run_id, self._last_seq)
+
+    def _load_action[T](self, op: Callable[[], Coroutine[Any, Any, T]]) -> WindowAction[T]:
+        """Reading the conversation: a 404 says it was deleted; offline, the banner says
+        which copy is shown (`offline_words`), with Retry."""
+
+        def handle(error: SyncError) -> bool:
+            if isinstance(error, NotFound):
+                self.pane.show_deleted_elsewhere()
+                self._engine().trigger(TriggerReason.MANUAL)
+                return True
+            if not isinstance(error, NetworkError) or isinstance(error, TlsError):
+                return False
+            failure = describe(error, host=self._actions.host())
+            lead = "Offline" if failure.cause is Cause.OFFLINE else failure.words.rstrip(".")
+            failure = replace(failure, words=offline_words(self.saved, lead))
+            self.pane.show_failure(failure, self._actions.fixes(action), action.what)
+            self._presenter.suspect_offline()
+            return True
+
+        action = WindowAction(
+            "open the conversation",
+            op,
+            handle=handle,
+            retry=self.retry_load,
+            in_pane=self.shown,
+            user=False,
+        )
+        return action
+
+    def retry_load(self) -> None:
+        """Retry: read the conversation again (a catch-up when some of it is shown)."""
+        self.spawn(self.reconnected(), "open the conversation")
+
+    def shown(self) -> bool:
+        """The pane still shows this conversation."""
+        return not self._closed
 
     def _append(self, events: list[Event]) -> None:
         """Append the events after the last one shown (each path may see some twice)."""
@@ -261,10 +274,10 @@ class OpenConversation:
         if self._closed or row.id != self.session_id:
             return
         self.pane.update_header(display_title(row), row.updated_at)
-        if row.active_run_id and row.active_run_id != self.following_run:
-            self._follow(row.active_run_id, self._last_seq)
-        elif (
-            self.following_run is None
+        self.run_state(row)
+        if (
+            not row.active_run_id
+            and self.following_run is None
             and row.updated_at != self._seen_updated_at
             and not self._catching_up
         ):
@@ -283,8 +296,12 @@ class OpenConversation:
     # --- its live run -------------------------------------------------------------------
 
     def _follow(self, run_id: str, after: int | None) -> None:
+        """Stream `run_id` into the pane (once: a second call for the same run while its
+        stream is open does nothing, so a pass that lists the run never restarts it)."""
+        if run_id == self.following_run and self.follow_task and not self.follow_task.done():
+            return
         self.stop_following()
-        self.following_run = run_id
+        self.following_run = self.active_run = run_id
         self.pane.set_running(True)
         self.follow_task = self.spawn(self._follow_run(run_id, after), "follow the reply")
 
@@ -295,111 +312,136 @@ class OpenConversation:
         self.follow_task = None
         if self._closed:
             return
-        self.following_run = None
+        self.following_run = self.active_run = None
         self.pane.set_running(False)
 
     async def _follow_run(self, run_id: str, after: int | None) -> None:
+        """Stream the run; Stop and "Replying…" stay for as long as the run is active
+        (whatever it streams), and go only when it ended or nothing says it is active."""
         engine = self._engine()
+        ended = False
         try:
             async for event in engine.stream_run(run_id, after=after or None):
+                ended = ended or event.is_terminal
                 if event.sequence <= self._last_seq:
                     continue
                 self._last_seq = event.sequence
                 self.pane.append_event(event)
+            ended = True
         except SyncError as exc:
-            if isinstance(exc, NetworkError):
-                self._presenter.suspect_offline()
-            self.pane.show_banner("Lost the live reply. It continues on the server.")
-            self._presenter.failed("Lost the live reply.", exc)
+            action = WindowAction(
+                "follow the live reply (it continues on the server)",
+                self._never,
+                retry=lambda: self._follow(run_id, self._last_seq),
+                in_pane=self.shown,
+            )
+            self._actions.fail(action, exc)
         finally:
-            if self.following_run == run_id and not self._closed:
+            if self.follow_task is asyncio.current_task() and not self._closed:
                 self.following_run = None
-                self.pane.set_running(False)
+                self.follow_task = None
+                row = self.window.model.find(self.session_id) if self.session_id else None
+                if ended or row is None or row.active_run_id != run_id:
+                    self.active_run = None
+                    self.pane.set_running(False)
+
+    async def _never(self) -> None:
+        """The op of an action that only reports (`_follow_run`'s lost stream)."""
+
+    def run_state(self, row: SidebarRow) -> None:
+        """The run's state drives Stop: the row says a run is active, so the pane shows
+        Stop (and follows it); the row says none and nothing streams, so Stop goes."""
+        if row.active_run_id:
+            if row.active_run_id != self.following_run:
+                self._follow(row.active_run_id, self._last_seq)
+        elif self.following_run is None and self.active_run is not None:
+            self.active_run = None
+            self.pane.set_running(False)
 
     # --- what the user does here --------------------------------------------------------
 
     async def send(self, text: str) -> None:
-        """Send the composer's text: the next turn, or the message that creates it."""
+        """Send the composer's text: the next turn, or the message that creates it. The
+        composer keeps its focus (read-only while the message goes, never disabled)."""
         engine = self._engine()
         session_id = self.session_id
-        self.pane.set_composer_enabled(False)
-        self._sending = True
-        try:
-            view, run = await self._request(
-                engine.send_message(session_id, text), "send the message"
-            )
-        except RunInProgress:
-            self.pane.show_banner("A reply is still running here. Stop it or wait for it to end.")
-            return
-        except SyncError as exc:
-            self.pane.show_banner(plain_failure("Couldn't send the message", exc))
-            self._presenter.failed("Couldn't send the message.", exc)
-            if isinstance(exc, NetworkError):
-                self._presenter.suspect_offline()
-            return
-        finally:
-            self._sending = False
+
+        def busy(on: bool) -> None:
+            self._sending = on
             if not self._closed:
-                self.pane.set_composer_enabled(True)
-        self.pane.clear_composer()
-        self.pane.show_banner("")
-        if session_id is None:
-            self.session_id = view.id
-            self._last_seq = 0
-            self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
-            self._on_created(view.id)
-        self._follow(run.id, None)
+                self.pane.set_sending(on)
+
+        def still_running(error: SyncError) -> bool:
+            if not isinstance(error, RunInProgress):
+                return False
+            self._actions.fail(action, error)  # "A reply is still running here. Stop it…"
+            active = error.details.get("active_run_id")
+            if isinstance(active, str) and not self._closed:
+                self._follow(active, self._last_seq)  # …and Stop is there to do it
+            return True
+
+        def sent(result: tuple[SessionView, RunView]) -> None:
+            view, run = result
+            self.pane.clear_composer()
+            self.pane.show_banner("")
+            if session_id is None:
+                self.session_id = view.id
+                self._last_seq = 0
+                self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
+                self._on_created(view.id)
+            self._follow(run.id, None)
+
+        action = WindowAction(
+            "send the message",
+            lambda: self._request(engine.send_message(session_id, text), "send the message"),
+            success=sent,
+            busy=busy,
+            retry=lambda: self.spawn(self.send(text), "send"),
+            handle=still_running,
+            in_pane=self.shown,
+        )
+        await self._actions.run(action)
 
     async def stop(self) -> None:
-        """Cancel the live run (cooperative: its stream ends it)."""
+        """Cancel the live run (cooperative: its stream ends it). Stop stays disabled until
+        the run ends, unless the request failed (then it says why, with Retry)."""
         engine = self._engine()
-        run_id = self.following_run
+        run_id = self.active_run
         if run_id is None:
             return
         self.pane.stop_button.setEnabled(False)
-        await self._request(engine.cancel_run(run_id), "stop the reply")
+        action = WindowAction(
+            "stop the reply",
+            lambda: self._request(engine.cancel_run(run_id), "stop the reply"),
+            retry=lambda: self.spawn(self.stop(), "stop the reply"),
+            in_pane=self.shown,
+        )
+        if await self._actions.run(action) is None and self.active_run == run_id:
+            self.pane.stop_button.setEnabled(not self._closed)
 
     async def decide(self, approval_id: str, decision: str) -> None:
         engine = self._engine()
-        try:
-            await self._request(engine.decide_approval(approval_id, decision), "send the decision")
-        except SyncError as exc:
-            self.pane.show_banner(plain_failure("Couldn't send the decision", exc))
-            self._presenter.failed("Couldn't send the decision.", exc)
+        action = WindowAction(
+            "send the decision",
+            lambda: self._request(
+                engine.decide_approval(approval_id, decision), "send the decision"
+            ),
+            retry=lambda: self.spawn(self.decide(approval_id, decision), "send the decision"),
+            in_pane=self.shown,
+        )
+        await self._actions.run(action)
 
     async def describe_memories(self, memory_ids: list[str]) -> None:
         """Fill in what each memory under a reply says (best effort: a note stays as it is
         when the memory can't be read)."""
-        try:
-            engine = self._engine()
-        except SyncError:
-            return
-        try:
-            texts = await memory_texts(engine.api, memory_ids)
-        except SyncError as exc:
-            log.info("memory lookup failed: %s", loggable(exc))
-            return
-        for memory_id, text in texts.items():
-            self.pane.set_memory_text(memory_id, text)
-
-    async def open_artifact(self, artifact_id: str) -> None:
-        path = await self._engine().artifact_file(artifact_id)
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
-
-    async def save_artifact(self, artifact_id: str, name: str) -> None:
-        """Ask where, then write a 0600 copy of the file the user chose there. The dialog is
-        pre-filled with the name made safe (a name from content is never a path: one Enter
-        on `../../.config/autostart/x.desktop` must not save outside the folder shown); the
-        folder the user picks is theirs to pick, and the write lands exactly on the file
-        chosen, never through a symlink planted at its name."""
         engine = self._engine()
-        suggested = safe_file_name(name)
-        dialog = QFileDialog(self.window, f"Save {isolate(suggested)}")
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.selectFile(suggested)
-        if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
-            return
-        target = Path(dialog.selectedFiles()[0])
-        source = await engine.artifact_file(artifact_id)
-        written = await asyncio.to_thread(copy_private, source, target.parent, target.name)
-        self.window.set_status(f"Saved {isolate(written.name)}")
+
+        def fill(texts: dict[str, str]) -> None:
+            for memory_id, text in texts.items():
+                self.pane.set_memory_text(memory_id, text)
+
+        action = WindowAction(
+            "read the memory", lambda: memory_texts(engine.api, memory_ids), success=fill
+        )
+        action.quiet = True
+        await self._actions.run(action)

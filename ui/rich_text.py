@@ -8,20 +8,33 @@ the renderer cannot fetch a file or a URL. `plain` is what copying and assistive
 technology get; `code_blocks` are the fenced blocks' texts, which anchors named
 `converge-copy:N` in the HTML copy.
 
-This first version shows the text as plain paragraphs; the Markdown renderer replaces
-`render_message` behind the same signature.
+The text is Markdown (`ui.markdown_html`, decision 0175): CommonMark with tables and
+strikethrough, code highlighted, links shown with their targets. `plain` is the source as
+written, cleaned (`ui.markdown_html.clean`): what a user pastes elsewhere keeps its
+Markdown. Bounds: a text over `MAX_MARKDOWN_CHARS`, nesting deeper than
+`ui.markdown_html.MAX_NESTING`, or over its `MAX_TOKENS` or `MAX_BRACKETS`, is shown as
+plain escaped paragraphs instead, so a hostile message costs at most one parse of a
+bounded size (decision 0176).
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from functools import lru_cache
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QTextDocument
+from PySide6.QtCore import QObject, QUrl
+from PySide6.QtGui import QColor, QImage, QTextDocument
+
+from ui.markdown_html import clean, to_html
 
 #: The scheme of the anchors that copy a code block: `converge-copy:3` copies block 3.
 COPY_SCHEME = "converge-copy"
+#: Longer texts are shown as plain paragraphs, not parsed (the parse is linear, but in
+#: pure Python: a few hundred milliseconds for 100,000 hostile characters).
+MAX_MARKDOWN_CHARS = 100_000
+#: A list level's indent (Qt's default, 40 px, set nested lists far off in a bubble).
+LIST_INDENT_PX = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +48,24 @@ class RenderedText:
 
 
 def render_message(text: str, *, dark: bool = False) -> RenderedText:
-    """`text` as inert rich text: escaped, one paragraph per line break."""
-    del dark  # the plain rendering has no colours of its own
+    """`text` as inert rich text: Markdown when it is within the bounds, else escaped
+    paragraphs that keep its line breaks."""
+    plain = clean(text)
+    rendered = (
+        to_html(plain, dark=dark, link_target=link_target)
+        if (len(plain) <= MAX_MARKDOWN_CHARS)
+        else None
+    )
+    if rendered is None:
+        return RenderedText(html=plain_html(plain), plain=plain)
+    body, code_blocks = rendered
+    return RenderedText(html=body, plain=plain, code_blocks=code_blocks)
+
+
+def plain_html(text: str) -> str:
+    """`text` (already cleaned) escaped in one paragraph that keeps its line breaks."""
     escaped = html.escape(text, quote=False)
-    return RenderedText(html=f'<p style="white-space:pre-wrap">{escaped}</p>', plain=text)
+    return f'<p style="white-space:pre-wrap">{escaped}</p>'
 
 
 def link_target(href: str) -> QUrl | None:
@@ -46,13 +73,33 @@ def link_target(href: str) -> QUrl | None:
     url = QUrl(href, QUrl.ParsingMode.StrictMode)
     if not url.isValid() or url.scheme() not in {"http", "https", "mailto"}:
         return None
+    if url.scheme() != "mailto" and not url.host():
+        return None  # "https:path" names no server: nothing to open
     return url
 
 
 class InertDocument(QTextDocument):
     """A document that loads nothing: no image, style sheet or file, whatever its HTML
-    names."""
+    names.
+
+    Returning nothing from `loadResource` is not enough for images: Qt's image handler
+    then loads the `src` itself (`QImage.load`, a local path or `file:` URL) and caches it.
+    Every image is answered with one blank pixel instead, so the handler has no reason to.
+    """
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setIndentWidth(LIST_INDENT_PX)
 
     def loadResource(self, type: int, name: QUrl | str) -> object:
-        del type, name
+        del name
+        if type == QTextDocument.ResourceType.ImageResource:
+            return _blank_image()
         return None
+
+
+@lru_cache(maxsize=1)
+def _blank_image() -> QImage:
+    image = QImage(1, 1, QImage.Format.Format_ARGB32)
+    image.fill(QColor(0, 0, 0, 0))
+    return image

@@ -19,13 +19,14 @@ from PySide6.QtCore import (
     QSize,
     Qt,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.elided_label import is_rtl
 from ui.relative_time import relative_time
 from ui.session_model import SessionListModel, SidebarRow, display_title
 from ui.snippet_layout import draw_snippet
+from ui.style import FOCUS_WIDTH, row_focus_ring
 
 if TYPE_CHECKING:
     from sync.search_text import Snippet
@@ -153,41 +154,76 @@ class SessionDelegate(QStyledItemDelegate):
             if pending:
                 painter.setPen(quiet)
                 painter.drawText(line, Qt.AlignmentFlag.AlignLeft, self.tr("Deleting…"))
-                return
-            when = relative_time(row.updated_at, self._now)
-            painter.setPen(quiet)
-            painter.drawText(line, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, when)
-            found = self.snippet_of(row.id)
-            if found is not None and not row.active_run_id:
-                x = line.left() + small_metrics.horizontalAdvance(when + " · ")
-                painter.drawText(
-                    line.adjusted(small_metrics.horizontalAdvance(when), 0, 0, 0),
-                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                    " · ",
-                )
-                mark = palette.color(group, QPalette.ColorRole.Highlight)
-                mark.setAlphaF(0.28)
-                painter.setPen(text_color)
-                draw_snippet(
-                    painter, found, small_font, QPointF(x, line.top()), line.right() - x, mark
-                )
-            if row.active_run_id:
-                x = line.left() + small_metrics.horizontalAdvance(when) + 10
-                dot = small_metrics.height() // 2 - 1
-                color = QColor("#ffffff") if selected else running_color(palette)
-                painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-                painter.setBrush(color)
-                painter.setPen(Qt.PenStyle.NoPen)
-                cy = line.center().y()
-                painter.drawEllipse(x, cy - dot // 2, dot, dot)
-                painter.setPen(color)
-                painter.drawText(
-                    QRect(x + dot + 5, line.top(), line.right() - x, line.height()),
-                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                    self.tr("Running"),
-                )
+            else:
+                self._paint_details(painter, option, row, line, text_color, selected)
+            if option.state & QStyle.StateFlag.State_HasFocus and widget and widget.hasFocus():
+                self._paint_focus(painter, option, selected)
         finally:
             painter.restore()
+
+    def _paint_details(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        row: SidebarRow,
+        line: QRect,
+        text_color: QColor,
+        selected: bool,
+    ) -> None:
+        """The second line: "2 min ago", a search hit's snippet, "● Running"."""
+        palette = option.palette
+        group = (
+            QPalette.ColorGroup.Active
+            if option.state & QStyle.StateFlag.State_Active
+            else QPalette.ColorGroup.Inactive
+        )
+        quiet = QColor(text_color)
+        quiet.setAlphaF(0.62)
+        small_font = self._small_font(option.font)
+        small_metrics = QFontMetrics(small_font)
+        painter.setFont(small_font)
+        when = relative_time(row.updated_at, self._now)
+        painter.setPen(quiet)
+        painter.drawText(line, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, when)
+        found = self.snippet_of(row.id)
+        if found is not None and not row.active_run_id:
+            x = line.left() + small_metrics.horizontalAdvance(when + " · ")
+            painter.drawText(
+                line.adjusted(small_metrics.horizontalAdvance(when), 0, 0, 0),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                " · ",
+            )
+            mark = palette.color(group, QPalette.ColorRole.Highlight)
+            mark.setAlphaF(0.28)
+            painter.setPen(text_color)
+            draw_snippet(painter, found, small_font, QPointF(x, line.top()), line.right() - x, mark)
+        if row.active_run_id:
+            x = line.left() + small_metrics.horizontalAdvance(when) + 10
+            dot = small_metrics.height() // 2 - 1
+            color = QColor("#ffffff") if selected else running_color(palette)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.setBrush(color)
+            painter.setPen(Qt.PenStyle.NoPen)
+            cy = line.center().y()
+            painter.drawEllipse(x, cy - dot // 2, dot, dot)
+            painter.setPen(color)
+            painter.drawText(
+                QRect(x + dot + 5, line.top(), line.right() - x, line.height()),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                self.tr("Running"),
+            )
+
+    @staticmethod
+    def _paint_focus(painter: QPainter, option: QStyleOptionViewItem, selected: bool) -> None:
+        """The keyboard focus ring around the current row, while the list has the focus
+        (the list's stylesheet turns Qt's own dotted focus rectangle off)."""
+        pen = QPen(row_focus_ring(option.palette, selected), FOCUS_WIDTH)
+        pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        inset = FOCUS_WIDTH // 2 + 3  # a band of the row colour outside the ring
+        painter.drawRect(option.rect.adjusted(inset, inset, -inset - 1, -inset - 1))
 
     def _paint_header(self, painter: QPainter, option: QStyleOptionViewItem, label: str) -> None:
         """A date section's name, small and quiet, sitting on the rows below it."""

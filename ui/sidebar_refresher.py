@@ -58,6 +58,12 @@ class SidebarRefresher:
         self.group_by_date = group_by_date
         self.filter_text = ""
         self.searching = False  # search results shown: a write re-reads them (ui.sidebar_search)
+        #: The filter text of the rows the model shows; None while a full read's rows are
+        #: being applied (or were superseded). Set when the model says `updated`.
+        self.shown_filter: str | None = None
+        self._bringing: str | None = None
+        self._waiter: tuple[str, Callable[[], None]] | None = None  # `when_shown`
+        model.updated.connect(self._model_updated)
         self._spawn = spawn
         self._on_applied = on_applied
         self._source: RowSource | None = None
@@ -85,6 +91,30 @@ class SidebarRefresher:
     def set_filter(self, text: str) -> None:
         self.filter_text = text.strip()
         self.request_full()
+
+    def shows(self, text: str) -> bool:
+        """Whether the model shows the rows for filter `text` (all of them, not a read in
+        flight or a diff half applied); with no source there is nothing to wait for."""
+        return self._source is None or (
+            self.shown_filter == text.strip() and text.strip() == self.filter_text
+        )
+
+    def when_shown(self, text: str, then: Callable[[], None]) -> bool:
+        """True when the model shows the rows for `text`; else `then` is called once it
+        does (a later call replaces the earlier one's `then`)."""
+        if self.shows(text):
+            self._waiter = None
+            return True
+        self._waiter = (text, then)
+        return False
+
+    def _model_updated(self) -> None:
+        if self._bringing is not None:
+            self.shown_filter, self._bringing = self._bringing, None
+        waiter = self._waiter
+        if waiter is not None and self.shows(waiter[0]):
+            self._waiter = None
+            waiter[1]()
 
     def request_full(self) -> None:
         """Re-read the mirror and diff (coalesced: one read at a time)."""
@@ -147,7 +177,8 @@ class SidebarRefresher:
         # again if the read already had it, which changes nothing).
         seen = self._change_seq() if self._change_seq is not None else None
         epoch = self._epoch
-        rows = await source(self.filter_text)
+        text = self.filter_text
+        rows = await source(text)
         if self._full or epoch != self._epoch:  # the filter or the source changed: again
             self._full = True
             return
@@ -159,11 +190,13 @@ class SidebarRefresher:
             if self._full or epoch != self._epoch:
                 self._full = True
                 return
+        self.shown_filter, self._bringing = None, text
         if await self.model.update(shown):
             self._seen = seen
             self._on_applied()
         else:
             self._seen = None
+            self._bringing = None
 
     async def _apply_deltas(self) -> None:
         applied = False

@@ -15,6 +15,7 @@ delta applied by title alone would drop a row that matched by its text).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
@@ -59,6 +60,14 @@ class SidebarSearch(QObject):
         if text != self._refresher.filter_text:
             self._refresher.searching = bool(text)
             self._refresher.set_filter(text)
+
+    def settle_now(self, then: Callable[[], None]) -> bool:
+        """Down or Enter in the box (`ui.sidebar_keys`): read for its text now rather than
+        after the pause; True when the list already shows the results for it, else `then`
+        is called when it does."""
+        text = self._field.text()
+        self.settled(text)
+        return self._refresher.when_shown(text, then)
 
     def source(self, engine: SyncEngine) -> RowSource:
         """The sidebar's rows for a filter text: all rows, or the matches of a search."""

@@ -1,7 +1,8 @@
 """Turns the engine's status into what the window says: the status line ("Syncing…",
 "Synced 3 min ago", "Offline – showing saved history", "The server is having trouble…"),
-the offline banner, the sidebar's placeholder, and the plain words for a request that
-failed.
+the offline banner, the sidebar's placeholder (and why the list could not be read, with
+Open Settings in an empty pane), and what the pane says while it shows the saved copy. The
+words for a failed request are `ui.failure_words`'.
 
 It also owns the two clocks that status needs: the words "Synced N min ago" age, so they
 are rewritten every 30 s; and while offline (or while the server is having trouble: a 503)
@@ -13,14 +14,16 @@ Nothing here talks to the engine except through the `trigger` callable it is giv
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer
 
-from sync import EngineState, EngineStatus, NetworkError, ServerError, SyncError, TriggerReason
+from sync import EngineState, EngineStatus, SyncError, TriggerReason
+from ui.failure_words import Failure, Fix, index_unread
 from ui.main_window import DAMAGED_STATUS, EMPTY, LOADING, MainWindow
 from ui.relative_time import relative_time
+from ui.window_action import WindowAction
 
 if TYPE_CHECKING:
     from sync.transcripts import MirroredTranscript
@@ -31,45 +34,40 @@ OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history
 TROUBLE = str(
     QT_TRANSLATE_NOOP("MainWindow", "The server is having trouble; Converge will try again.")
 )
+SETTINGS_HINT = str(
+    QT_TRANSLATE_NOOP("MainWindow", "Open Settings to check the server address and token.")
+)
+NOT_LISTED = str(
+    QT_TRANSLATE_NOOP(
+        "MainWindow",
+        "The conversations can't be listed until the server can be reached; "
+        "Converge will try again.",
+    )
+)
 RETRY_OFFLINE_MS = (2_000, 5_000, 10_000, 30_000)
+MANUAL = TriggerReason.MANUAL
+
+
+async def _nothing() -> None:
+    """The op of the list's pseudo-action (the pass already ran; Retry runs another)."""
+
+
 #: States whose sentence stays on the status line while the next pass runs.
 _LAST_WORD_STAYS = (EngineState.TROUBLE, EngineState.WALKING)
 
 
-def load_failure_words(error: SyncError) -> str:
-    """Why a conversation could not be opened, in plain words (the technical message goes
-    behind the status line's "Details")."""
-    if isinstance(error, NetworkError):
-        return (
-            "Couldn't load this conversation: the server can't be reached. "
-            "It loads by itself when the connection is back."
-        )
-    if isinstance(error, ServerError):
-        return "Couldn't load this conversation: the server had a problem. Try again later."
-    return "Couldn't load this conversation."
-
-
-def offline_words(saved: MirroredTranscript | None) -> str:
+def offline_words(saved: MirroredTranscript | None, lead: str = "Offline") -> str:
     """What the pane shows while the server can't be reached: the copy saved on this device
-    and how recent it is, or that there is none to show until the connection is back."""
+    and how recent it is, or that there is none to show until the connection is back.
+    `lead` names why ("Offline", "Can't reach chat.example.org": `ui.failure_words`)."""
     if saved is None or saved.state is None or not saved.events:
         return (
-            "Offline – this conversation isn't saved on this device, so it can't be shown "
+            f"{lead} – this conversation isn't saved on this device, so it can't be shown "
             "until the connection is back."
         )
     when = relative_time(saved.events[-1].created_at) or "earlier"
     missing = "" if saved.state.current else " It may lack the latest messages."
-    return f"Offline – showing the copy saved on this device (last message: {when}).{missing}"
-
-
-def plain_failure(what: str, error: SyncError) -> str:
-    """ "Couldn't send the message: the server can't be reached." — the cause in plain
-    words; the technical message goes behind the status line's "Details"."""
-    if isinstance(error, NetworkError):
-        return f"{what}: the server can't be reached. Your text is kept; try again."
-    if isinstance(error, ServerError):
-        return f"{what}: the server had a problem. Try again in a moment."
-    return f"{what}. See Details in the status line."
+    return f"{lead} – showing the copy saved on this device (last message: {when}).{missing}"
 
 
 def synced_words(last_success: float | None, now: float | None = None) -> str:
@@ -108,6 +106,13 @@ class StatusPresenter(QObject):
         self._offline_retry = 0
         self._concluded = False  # a reconcile has concluded (or failed): emptiness is real
         self._unreached = False  # offline since the last IDLE (reload once it is back)
+        #: Why the conversation list could not be read (a refused token, a host it can't
+        #: reach): the sidebar's empty state and an empty pane say it, with Open Settings.
+        self.index_failure: Failure | None = None
+        self.host: Callable[[], str] = lambda: ""
+        self.pane_fixes: Callable[[WindowAction[Any]], Mapping[Fix, Callable[[], object]]] = (
+            lambda _action: {}
+        )
 
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(30_000)
@@ -120,6 +125,8 @@ class StatusPresenter(QObject):
     def show(self, status: EngineStatus) -> None:
         """The engine's state changed: say so (and schedule the next offline probe)."""
         previous, self.status = self.status, status
+        if status.state is not EngineState.SYNCING:
+            self._show_index_failure(status)
         if status.state is not EngineState.SYNCING and (
             status.last_success is not None or status.state is not EngineState.IDLE
         ):
@@ -191,12 +198,34 @@ class StatusPresenter(QObject):
         text = self._filter_text()
         if self.window.damaged:
             self.window.set_placeholder(DAMAGED_STATUS)
+        elif self.index_failure is not None:
+            self.window.set_placeholder(f"{self.index_failure.words}\n{SETTINGS_HINT}")
         elif text:
             self.window.set_placeholder(f"No conversations match “{text}”.")
+        elif self._concluded and self.status.last_success is None and self.status.problem:
+            self.window.set_placeholder(NOT_LISTED)  # never read: not "No conversations yet"
         elif self._concluded:
             self.window.set_placeholder(EMPTY)
         else:
             self.window.set_placeholder(LOADING)
+
+    def _show_index_failure(self, status: EngineStatus) -> None:
+        """A pass that could not read the list says why, in the sidebar's empty state and in
+        an empty pane ([Open Settings] [Retry]); the next pass that reads it clears both."""
+        failure = None
+        if status.state in (EngineState.ERROR, EngineState.OFFLINE):
+            failure = index_unread(status.problem, self.host())
+        previous, self.index_failure = self.index_failure, failure
+        pane = self.window.pane
+        if failure is not None and pane.session_id is None:
+            retry = WindowAction(
+                "list the conversations", _nothing, retry=lambda: self._trigger(MANUAL)
+            )
+            pane.show_failure(failure, self.pane_fixes(retry))
+        elif previous is not None and failure is None and pane.notice.failure == previous:
+            pane.clear_failure()
+        if failure != previous:
+            self.update_placeholder()
 
     def stop_retrying(self) -> None:
         """No offline probe until the next OFFLINE status (the engine is going away)."""

@@ -1,9 +1,16 @@
 """The window's stylesheet: quiet surfaces, readable bubbles, one accent colour, in a light
 and a dark variant that follow the system's colour scheme.
 
-Only the custom pieces are styled (bubbles, cards, header, banners, status line); standard
-widgets keep the platform's look and palette. Sizes are left to the system font except the
+Only the custom pieces are styled (bubbles, cards, header, banners, status line), plus the
+push buttons, so that every one of them can draw the focus ring; other standard widgets
+keep the platform's look and palette. Sizes are left to the system font except the
 conversation title, which is relative to it.
+
+Keyboard focus is always visible (decision 0186): a 2 px ring in `focus_ring`'s colour on
+buttons, toolbar buttons, the search box, the composer and the sidebar list (whose current
+row gets its own ring from `ui.session_delegate`). The colour comes from the palette (its
+highlight) and is checked for 3:1 against the surfaces it is drawn on (WCAG 2.2, non-text
+contrast); a palette whose highlight is too faint falls back to its text colour.
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 ACCENT = "#2f6fde"
+#: The least contrast a focus indicator needs against what surrounds it (WCAG 1.4.11).
+FOCUS_CONTRAST = 3.0
+FOCUS_WIDTH = 2
 
 _LIGHT = {
     "assistant_bg": "#eef0f4",
@@ -68,6 +78,58 @@ def is_dark(palette: QPalette | None = None) -> bool:
     return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
+def luminance(color: QColor) -> float:
+    """WCAG 2's relative luminance of an sRGB colour."""
+
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG 2's contrast ratio of two colours, 1 to 21."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def focus_ring(palette: QPalette, *backgrounds: QColor) -> QColor:
+    """The focus ring's colour on `backgrounds` (default: the window, base and button
+    colours): the palette's highlight when it has 3:1 against each of them, else its text
+    colour, else whichever of black and white contrasts most."""
+    roles = QPalette.ColorRole
+    group = QPalette.ColorGroup.Active
+    surfaces = backgrounds or tuple(
+        palette.color(group, role) for role in (roles.Window, roles.Base, roles.Button)
+    )
+    candidates = [palette.color(group, roles.Highlight), palette.color(group, roles.WindowText)]
+    for color in candidates:
+        if min(contrast(color, surface) for surface in surfaces) >= FOCUS_CONTRAST:
+            return QColor(color)
+    black, white = QColor("#000000"), QColor("#ffffff")
+    return max(
+        (black, white), key=lambda color: min(contrast(color, surface) for surface in surfaces)
+    )
+
+
+def row_focus_ring(palette: QPalette, selected: bool) -> QColor:
+    """The ring around the sidebar's current row: on a selected row (the accent) the
+    highlighted-text colour, on another row `focus_ring` against the list's base."""
+    if selected:
+        accent = QColor(ACCENT)
+        light = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.HighlightedText)
+        return (
+            QColor(light)
+            if contrast(light, accent) >= FOCUS_CONTRAST
+            else focus_ring(palette, accent)
+        )
+    return focus_ring(palette, palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.Base))
+
+
 def dark_palette() -> QPalette:
     """A dark palette for platforms that report no colour scheme (and the screenshots)."""
     palette = QPalette()
@@ -104,9 +166,24 @@ def colours(dark: bool) -> dict[str, str]:
     return dict(_DARK if dark else _LIGHT)
 
 
-def stylesheet(dark: bool | None = None) -> str:
+def stylesheet(dark: bool | None = None, palette: QPalette | None = None) -> str:
     c = _DARK if (is_dark() if dark is None else dark) else _LIGHT
+    if palette is None:
+        palette = QGuiApplication.palette() if QGuiApplication.instance() else QPalette()
+    ring = focus_ring(palette).name()
     return f"""
+QPushButton {{
+    border: 1px solid palette(mid);
+    border-radius: 6px;
+    padding: 5px 14px;
+    background: palette(button);
+    color: palette(button-text);
+}}
+QPushButton:hover {{ background: palette(midlight); }}
+QPushButton:pressed {{ background: palette(mid); }}
+QPushButton:disabled {{ color: palette(mid); }}
+QPushButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 4px 13px; }}
+QToolButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; border-radius: 4px; }}
 #sidebar {{ background: palette(window); }}
 #toolbar {{ spacing: 4px; padding: 3px 8px; border-bottom: 1px solid palette(midlight); }}
 #toolbar QToolButton {{
@@ -117,7 +194,7 @@ def stylesheet(dark: bool | None = None) -> str:
 #toolbar QToolButton:hover {{ background: palette(midlight); }}
 #toolbar QToolButton:pressed {{ background: palette(mid); }}
 #toolbar QToolButton:disabled {{ color: palette(mid); }}
-#toolbar QToolButton:focus {{ border: 1px solid palette(highlight); }}
+#toolbar QToolButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 3px 9px; }}
 #bannerBox {{ background: palette(base); }}
 #sessionList {{
     border: 1px solid transparent;
@@ -125,11 +202,17 @@ def stylesheet(dark: bool | None = None) -> str:
     border-radius: 8px;
     outline: 0;
 }}
-#sessionList:focus {{ border: 1px solid palette(highlight); }}
+#sessionList:focus {{ border: 1px solid {ring}; }}
 #sessionList::item:hover {{ background: palette(alternate-base); border-radius: 6px; }}
 #sessionList::item:selected {{ background: {ACCENT}; border-radius: 6px; }}
 #sidebarEmpty {{ color: palette(mid); padding: 24px; }}
-#filter {{ padding: 5px 8px; border-radius: 6px; }}
+#filter {{
+    padding: 5px 8px;
+    border: 1px solid palette(mid);
+    border-radius: 6px;
+    background: palette(base);
+}}
+#filter:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 4px 7px; }}
 #paneHeader {{ border-bottom: 1px solid palette(midlight); background: palette(base); }}
 #paneTitle {{ font-size: 15pt; font-weight: 600; }}
 #paneSubtitle {{ color: palette(mid); }}
@@ -178,8 +261,9 @@ def stylesheet(dark: bool | None = None) -> str:
     padding: 4px;
     background: palette(base);
 }}
-#composer:focus {{ border: 1px solid palette(highlight); }}
+#composer:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 3px; }}
 #sendButton, #stopButton {{ min-width: 76px; padding: 6px 12px; }}
+#sendButton:focus, #stopButton:focus {{ padding: 5px 11px; }}
 #syncStatus {{ color: palette(window-text); padding: 2px 6px; }}
 #syncStatus[error="true"] {{ color: {c["error"]}; }}
 #whereLabel {{ color: palette(window-text); padding: 2px 8px; }}

@@ -116,3 +116,15 @@ def test_micro_benchmark_runs_and_saves_its_figures(
     figures = json.loads((tmp_path / "micro.json").read_text())["figures"]
     assert figures["demo_seed_start"]["n"] == 1
     assert figures["diff_plan"]["rows"] == 1000
+
+
+def test_markdown_benchmark_runs_and_saves_its_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qapp: object
+) -> None:
+    from bench import markdown
+
+    monkeypatch.setattr(report, "RESULTS_DIR", tmp_path)
+    assert markdown.main(["--repeat", "1", "--repeat-pathological", "1"]) == 0
+    figures = json.loads((tmp_path / "markdown.json").read_text())["figures"]
+    assert set(figures["messages"]) == set(markdown.inputs())
+    assert all(f["render"]["n"] == 1 for f in figures["messages"].values())

@@ -169,7 +169,12 @@ class Harness:
 
 
 def open_harness(
-    loop: ConvergeEventLoop, server: Any, folder: Path, *, watch: bool = False
+    loop: ConvergeEventLoop,
+    server: Any,
+    folder: Path,
+    *,
+    watch: bool = False,
+    token: str = "dev-alice",
 ) -> Harness:
     """A shown window on a real engine (profile in `folder`) for `server`; no timer, and
     no index watch unless `watch` (so that only the test's own triggers run passes)."""
@@ -184,7 +189,7 @@ def open_harness(
     controller = WindowController(
         window, sync_interval=0, foreground_debounce_ms=20, group_by_date=False, watch=watch
     )
-    profile = Profile(folder, server=server.url, token="dev-alice")
+    profile = Profile(folder, server=server.url, token=token)
     faults = FaultTransport()
     engine = run(loop, SyncEngine.open(profile, retry_attempts=1, transport=faults))
     h = Harness(loop, server, window, controller, engine, faults)

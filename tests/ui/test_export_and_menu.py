@@ -36,14 +36,16 @@ def test_export_writes_markdown_with_its_files_and_json_with_their_bytes(
     harness: Harness, tmp_path: Path
 ) -> None:
     sid = _conversation_with_a_file(harness)
-    md = run(harness.loop, harness.controller.export_to(sid, tmp_path / "trip.md", "markdown"))
+    md = run(
+        harness.loop, harness.controller.files.export_to(sid, tmp_path / "trip.md", "markdown")
+    )
     text = md.read_text(encoding="utf-8")
     assert text.startswith("# /artifact notes.txt Pack the blue bag")
     assert "**You:**" in text and "**Assistant:**" in text
     assert "📎 [notes.txt](trip%20files/notes.txt)" in text
     assert (tmp_path / "trip files" / "notes.txt").read_text() == "Pack the blue bag"
 
-    js = run(harness.loop, harness.controller.export_to(sid, tmp_path / "trip.json", "json"))
+    js = run(harness.loop, harness.controller.files.export_to(sid, tmp_path / "trip.json", "json"))
     document = json.loads(js.read_text(encoding="utf-8"))
     assert document["session"]["id"] == sid
     assert "message.user" in [e["type"] for e in document["events"]]

@@ -58,7 +58,7 @@ def _accept_as_prefilled(monkeypatch: pytest.MonkeyPatch, folder: Path, seen: li
         seen.extend(dialog.selectedFiles())
         return QFileDialog.DialogCode.Accepted
 
-    monkeypatch.setattr("ui.open_conversation.run_dialog", accept)
+    monkeypatch.setattr("ui.file_actions.run_dialog", accept)
 
 
 def test_save_prefills_the_safe_name_so_enter_saves_inside_the_folder_shown(
@@ -76,7 +76,7 @@ def test_save_prefills_the_safe_name_so_enter_saves_inside_the_folder_shown(
     _accept_as_prefilled(monkeypatch, shown, seen)
     old = os.umask(0o022)
     try:
-        run(harness.loop, harness.controller.conversation.save_artifact(ids[HOSTILE], HOSTILE))
+        run(harness.loop, harness.controller.files.save(ids[HOSTILE], HOSTILE))
     finally:
         os.umask(old)
     assert list(autostart.iterdir()) == []
@@ -122,7 +122,7 @@ def test_the_windows_export_and_converge_export_write_byte_identical_files(
     name = "trip.json" if fmt == "json" else "trip.md"
     window_out = tmp_path / "window"
     cli_out = tmp_path / "cli"
-    run(harness.loop, harness.controller.export_to(sid, window_out / name, fmt))
+    run(harness.loop, harness.controller.files.export_to(sid, window_out / name, fmt))
     result = converge(
         "export",
         sid,

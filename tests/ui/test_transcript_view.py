@@ -298,3 +298,22 @@ def test_a_reply_that_grows_new_lines_grows_its_row(qtbot: QtBot, pane: Conversa
         lambda: view.visualRect(last).height() > before + 2 * view.fontMetrics().height()
     )
     assert view.at_bottom(), "and the view follows it"
+
+
+def test_the_renderers_copy_button_on_a_code_block_copies_the_block(
+    qtbot: QtBot, pane: ConversationPane
+) -> None:
+    code = "def boats(day: str) -> list[str]:\n    return TIMETABLE[day]"
+    pane.set_events([user("Show me"), reply(f"Here:\n\n```python\n{code}\n```\n")])
+    view = pane.transcript
+    index = pane.model.index(1, 0)
+    qtbot.waitUntil(lambda: view.visualRect(index).height() > 0)
+    rect = view.visualRect(index)
+    spots = (
+        QPoint(x, y) for y in range(rect.top(), rect.bottom(), 3) for x in range(0, rect.right(), 6)
+    )
+    where = next((p for p in spots if view.anchor_at(p) == "converge-copy:0"), None)
+    assert where is not None, "the rendered reply offers a copy anchor"
+    QGuiApplication.clipboard().setText("before")
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    assert QGuiApplication.clipboard().text() == code

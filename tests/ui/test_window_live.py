@@ -613,6 +613,6 @@ def test_a_failed_send_says_why_in_words_and_keeps_the_text(harness: Harness) ->
         await harness.controller.wait_idle()
 
     run(harness.loop, scenario())
-    assert "can't be reached" in pane.banner.text()
+    assert "Can't reach" in pane.banner.text()  # a refused connection: the host, not "offline"
     assert "http://" not in pane.banner.text()
     assert pane.composer.toPlainText() == "Are you there?"

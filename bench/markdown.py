@@ -1,0 +1,170 @@
+"""`python -m bench markdown [--repeat N]`: what one message costs through the Markdown
+renderer (`ui.rich_text.render_message`), typical and pathological.
+
+Per input: the median (and p95) of `render_message` alone (the parse and our HTML), and of
+laying that HTML out in an `InertDocument` 700 px wide (`setHtml` plus the layout's size:
+what the transcript pays once per message it shows). Typical inputs are a chat reply with
+headings, a list, a table, a code block and a link (about 700 characters) and ten of them
+in one message; the pathological ones are 100,000 characters each of the inputs that make
+Markdown parsers slow (unclosed brackets, images and emphasis, deep quotes, a big table),
+and one over the size bound that is shown as plain text.
+
+Figures go to `bench/results/markdown.json`; `--table` prints that file as the table in
+`docs/ui.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.report import RESULTS_DIR, print_table, save, summarize_ms
+
+REPLY = """\
+## Reading a CSV file
+
+The **`csv`** module handles quoting and delimiters, so you rarely split lines *by hand*.
+
+1. Open the file with `newline=""`.
+2. Wrap it in a `csv.DictReader`.
+   - each row is a `dict`
+   - missing fields are `None`
+
+```python
+import csv
+
+def read_rows(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+```
+
+| Option | Default | What it does |
+|--------|:-------:|--------------|
+| `delimiter` | `,` | Separates the fields |
+| `quotechar` | `"` | Wraps fields with commas |
+
+> For very large files, iterate instead of building a list.
+
+See the [csv documentation](https://docs.python.org/3/library/csv.html).
+"""
+
+SIZE = 100_000
+
+
+def inputs() -> dict[str, str]:
+    """The measured messages by name."""
+    from ui.rich_text import MAX_MARKDOWN_CHARS
+
+    pathological = {
+        "[": "[" * SIZE,
+        "![": "![" * SIZE,
+        "> (deep quote)": ">" * SIZE,
+        "* after a letter": "a" + "*" * SIZE,
+        "*a (emphasis)": "*a " * SIZE,
+        "[a]( (links)": "[a](" * SIZE,
+        "`a (code spans)": "`a" * SIZE,
+        "|x|y| (table rows)": "|a|b|\n|-|-|\n" + "|x|y|\n" * SIZE,
+        "&amp;": "&amp;" * SIZE,
+    }
+    return {
+        "typical reply": REPLY,
+        "ten replies in one": "\n\n".join([REPLY] * 10),
+        **{f"100 KB of {name}": text[:SIZE] for name, text in pathological.items()},
+        "over the size bound (plain)": "# big\n\n" + "word " * (MAX_MARKDOWN_CHARS // 5 + 1),
+    }
+
+
+def _time(action: Callable[[], object], repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def measure(repeat: int, repeat_pathological: int) -> dict[str, Any]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from ui.rich_text import InertDocument, render_message
+
+    app = QApplication.instance() or QApplication(["bench-markdown"])
+    del app
+    figures: dict[str, Any] = {}
+    for name, text in inputs().items():
+        times = repeat if len(text) < 20_000 else repeat_pathological
+        html = render_message(text).html
+
+        def layout(html: str = html) -> None:
+            doc = InertDocument()
+            doc.setHtml(html)
+            doc.setTextWidth(700)
+            doc.size()
+
+        def render(text: str = text) -> None:
+            render_message(text)
+
+        figures[name] = {
+            "chars": len(text),
+            "render": summarize_ms(_time(render, times)),
+            "layout": summarize_ms(_time(layout, times)),
+        }
+    return figures
+
+
+def _md_text(text: str) -> str:
+    """`text` as literal Markdown (the inputs' names are made of Markdown's punctuation)."""
+    return "".join("&amp;" if c == "&" else f"\\{c}" if c in "\\`*_[]|<>!#" else c for c in text)
+
+
+def table(payload: dict[str, Any]) -> str:
+    """The saved run (`bench/results/markdown.json`) as the Markdown table docs/ui.md
+    quotes."""
+    lines = [
+        "| input | characters | render, median ms (p95) | layout, median ms (p95) |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, f in payload["figures"]["messages"].items():
+        render, layout = f["render"], f["layout"]
+        cells = [
+            _md_text(name),
+            f"{f['chars']:,}",
+            f"{render['median_ms']:.1f} ({render['p95_ms']:.1f})",
+            f"{layout['median_ms']:.1f} ({layout['p95_ms']:.1f})",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench markdown")
+    parser.add_argument("--repeat", type=int, default=50, help="runs per typical input")
+    parser.add_argument("--repeat-pathological", type=int, default=5)
+    parser.add_argument(
+        "--table", action="store_true", help="print the saved run as docs/ui.md's table"
+    )
+    args = parser.parse_args(argv)
+    if args.table:
+        print(table(json.loads((RESULTS_DIR / "markdown.json").read_text())))
+        return 0
+    figures = measure(args.repeat, args.repeat_pathological)
+    rows = [
+        [
+            name,
+            f["chars"],
+            f["render"]["median_ms"],
+            f["render"]["p95_ms"],
+            f["layout"]["median_ms"],
+            f["layout"]["p95_ms"],
+        ]
+        for name, f in figures.items()
+    ]
+    header = ["input", "chars", "render ms", "p95", "layout ms", "p95"]
+    print_table("Markdown: one message through render_message, then laid out", header, rows)
+    save("markdown", {"messages": figures, "width_px": 700})
+    return 0
