@@ -10,7 +10,7 @@ what is painted (decision 0171).
 A view asks every row's height to place them. Rows whose document is not laid out answer
 an estimate from the font's metrics (`_estimate`); the first paint of such a row lays it out
 and, if the estimate was wrong, says so (`sizeHintChanged`), so the rows on screen are exact
-and the rest cost a few microseconds each. The last rows are measured exactly at once, so
+and the rest cost a few microseconds each. The last screenful of rows is measured at once, so
 a conversation opens at its true bottom.
 
 Geometry: a centred reading column at most `MAX_COLUMN` wide (about 72 characters), your
@@ -50,7 +50,7 @@ GAP = 6  # above and below each row
 PAD_X, PAD_Y = 12, 8  # inside a bubble or card
 USER_SHARE = 0.8  # your bubbles take at most this share of the column
 BUTTONS_H = 34  # a card's bar of buttons
-TAIL = 40  # the last rows are measured exactly, never estimated
+TAIL_ROW = 36  # px: a short row; the last screenful of such rows is measured exactly
 CACHE_SIZE = 300
 NOTES = frozenset({Kind.NOTE, Kind.ERROR, Kind.MEMORY})
 
@@ -131,6 +131,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.dark = is_dark()  # (`set_dark`)
         self.painted = -1  # the last row painted (the benchmark waits for the bottom one)
         self._epoch = 0  # bumped when every row's size is stale (width, colours, font)
+        self.tail = 24  # rows at the end measured exactly: a screenful (`set_height`)
         self._widths: dict[Kind, int] = {}
         self._metrics: tuple[int, int] | None = None  # average character width, line height
         self._model: TranscriptModel | None = None
@@ -229,6 +230,11 @@ class TranscriptDelegate(QStyledItemDelegate):
             self._epoch += 1
             self._widths.clear()
 
+    def set_height(self, height: int) -> None:
+        """The viewport's height: as many last rows as fit on it are measured exactly,
+        so a conversation opens at its true bottom (each costs a render and a layout)."""
+        self.tail = max(8, height // TAIL_ROW + 2)
+
     def set_dark(self, dark: bool) -> None:
         if dark != self.dark:
             self.dark = dark
@@ -270,7 +276,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             hint = item.hint  # the same QSize as last time: no new object per row per layout
             if hint is not None:
                 return hint
-        exact = row >= len(rows) - TAIL
+        exact = row >= len(rows) - self.tail
         height, _ideal, _exact = self._size(item, option.font, exact)
         item.hint = QSize(self.width, height)
         return item.hint

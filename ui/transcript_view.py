@@ -152,6 +152,7 @@ class TranscriptView(QListView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.delegate.set_width(self.viewport().width())
+        self.delegate.set_height(self.viewport().height())
         super().resizeEvent(event)
         self._place_jump()
 
