@@ -90,7 +90,9 @@ def guard(s: Session, origin: str) -> None:
     s.info[_GUARDED] = True
     conn = s.connection()
     conn.execute(_SHARED, {"space": LEASE_SPACE})
-    deadline = time.monotonic() + LEASE_SECONDS + 5.0  # the database's expiry ends it first
+    # The database's expiry ends the wait first: once marked revoked, a lease can be neither
+    # renewed nor taken again while this transaction holds the shared lock.
+    deadline = time.monotonic() + LEASE_SECONDS + 5.0
     notified_at = 0.0
     while True:
         row = conn.execute(_READ, {"key": LEASE_KEY}).first()
@@ -98,8 +100,10 @@ def guard(s: Session, origin: str) -> None:
             return
         value, now = row
         live = _foreign_live(value, float(now), origin)
-        if live is None or time.monotonic() > deadline:
+        if live is None:
             return
+        if time.monotonic() > deadline:  # a row no build of ours writes: never commit past it
+            raise RuntimeError(f"the index-cache lease {value!r} does not expire")
         if time.monotonic() - notified_at > 0.1:  # again now and then: a bus may reconnect
             _revoke(s, str(value), live[1], origin)
             notified_at = time.monotonic()
@@ -155,6 +159,7 @@ class IndexLease:
         self._holding = False
         #: Revokes and losses so far: a take or renewal in flight across one trusts nothing.
         self._ends = 0
+        self._frees: set[asyncio.Task[None]] = set()
         self.taken = 0  # how many times it was taken (tests, metrics)
 
     def lost(self) -> None:
@@ -171,7 +176,14 @@ class IndexLease:
         self._ends += 1
         self._versions.distrust()
         self._holding = False
-        asyncio.get_running_loop().create_task(self._free(), name="index-lease-free")
+        task = asyncio.get_running_loop().create_task(self._free(), name="index-lease-free")
+        self._frees.add(task)
+        task.add_done_callback(self._freed)
+
+    def _freed(self, task: asyncio.Task[None]) -> None:
+        self._frees.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("freeing the index lease failed: %s", task.exception())
 
     async def run(self) -> None:
         """Forever (a background task): renew while held, else take it when alone."""
@@ -192,6 +204,8 @@ class IndexLease:
     async def close(self) -> None:
         """At shutdown: stop trusting, and free the row so no writer waits for its expiry."""
         self._versions.distrust()
+        if self._frees:  # revokes being answered: their connections go back before closing
+            await asyncio.gather(*self._frees, return_exceptions=True)
         if self._holding:
             self._holding = False
             with contextlib.suppress(Exception):

@@ -61,6 +61,9 @@ class PgLoopReader:
                         await self.close()
                         continue
                     raise _as_dbapi_error(sql, params, error) from error
+                except BaseException:  # cancelled mid-statement (a shutdown): not reused
+                    await conn.close()
+                    raise
                 self._idle.append(conn)
                 return rows
         raise AssertionError("unreachable")
