@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 CHANNEL = "converge_bus"
 ORIGIN_KEY = "bus_origin"
 _LOCK_SPACE = 0x434F4E56  # "CONV": the advisory-lock namespace of owner liveness locks
+#: The same namespace, for counting live processes (`server_stub.indexlease`).
+LIVENESS_SPACE = _LOCK_SPACE
 
 IndexCallback = Callable[[str, str], None]
 RevokeCallback = Callable[[str], None]

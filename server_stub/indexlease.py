@@ -43,6 +43,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from server_stub.bus import CHANNEL, LIVENESS_SPACE
 from server_stub.indexversions import IndexVersions
 
 log = logging.getLogger(__name__)
@@ -50,14 +51,11 @@ log = logging.getLogger(__name__)
 LEASE_KEY = "index_cache_lease"
 #: The advisory-lock namespace of the lease (key 0): shared by writers, exclusive to take it.
 LEASE_SPACE = 0x434F4E57  # "CONW"
-#: The liveness locks' namespace (`server_stub.bus._LOCK_SPACE`): one per live process.
-LIVENESS_SPACE = 0x434F4E56
 LEASE_SECONDS = 2.0
 RENEW_SECONDS = 0.5
 MARGIN_SECONDS = 0.3
-#: Bus message kind of a revoke (`server_stub.bus`); the channel is the bus's.
+#: Bus message kind of a revoke (`server_stub.bus`, on its channel).
 REVOKE_KIND = "cache"
-CHANNEL = "converge_bus"
 _GUARDED = "converge_lease_guarded"
 
 _SHARED = text("SELECT pg_advisory_xact_lock_shared(:space, 0)")
