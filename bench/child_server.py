@@ -11,7 +11,7 @@ from typing import IO
 
 
 def start_server(
-    database: str, workdir: Path, log_name: str
+    database: str, workdir: Path, log_name: str, extra_args: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
     """(process, its open log file, base URL); RuntimeError when it does not announce itself."""
     log = (workdir / log_name).open("wb")
@@ -36,6 +36,7 @@ def start_server(
         "--max-watches-per-principal",
         "100000",
         "--no-rate-limit",
+        *extra_args,
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log)
     assert proc.stdout is not None

@@ -133,6 +133,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--floor-only", action="store_true", help="only seed and measure against the floor"
     )
+    parser.add_argument(
+        "--no-index-lease",
+        action="store_true",
+        help="PostgreSQL: the floor's server without the index-cache lease (decision 0190)",
+    )
     parser.add_argument("--floor-samples", type=int, default=500, help="timed requests per kind")
     parser.add_argument("--floor-rounds", type=int, default=3, help="throughput rounds")
     parser.add_argument(
@@ -470,7 +475,8 @@ class Bench:
 
     def measure_floor(self) -> dict[str, Any]:
         """The real server as a child process (its CPU its own) against the floor app."""
-        proc, log_file, url = start_server(self.url, self.workdir, "floor-server.log")
+        extra = ("--no-index-lease",) if self.args.no_index_lease else ()
+        proc, log_file, url = start_server(self.url, self.workdir, "floor-server.log", extra)
         try:
             return floor.measure(
                 (proc.pid, url),
@@ -633,6 +639,7 @@ def main(argv: list[str]) -> int:
             "processor": platform.processor() or platform.machine(),
         }
         fig["backend"] = "sqlite" if args.database is None else args.database.split(":", 1)[0]
+        fig["index_lease"] = not args.no_index_lease  # PostgreSQL only (decision 0190)
         _print(fig)
         report.save(args.name, fig)
     finally:

@@ -32,6 +32,7 @@ from server_stub.db.pgloop import PgLoopReader
 from server_stub.errors import install_error_handlers
 from server_stub.feeds import RunFeeds
 from server_stub.hosts import HostCheckMiddleware, HostPolicy
+from server_stub.indexlease import LEASE_KEY, IndexLease
 from server_stub.indexpath import IndexPathMiddleware
 from server_stub.indexversions import IndexVersions
 from server_stub.leases import fail_orphans, keep_leases
@@ -103,6 +104,11 @@ def create_app(settings: ServerSettings) -> FastAPI:
                 name="leases",
             ),
             asyncio.create_task(flush_every(state.repeat_log), name="repeat-log"),
+            *(
+                [asyncio.create_task(state.lease.run(), name="index-lease")]
+                if state.lease is not None
+                else []
+            ),
             asyncio.create_task(
                 watch_outbox(
                     metrics,
@@ -127,6 +133,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
             await state.feeds.close()
             await state.agents.shutdown()
             await state.scrubber.shutdown()
+            if state.lease is not None:
+                await state.lease.close()
             if state.pg_reader is not None:
                 await state.pg_reader.close()
             await state.bus.close()
@@ -141,6 +149,10 @@ def create_app(settings: ServerSettings) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,  # served by install_docs, from local files
         redoc_url=None,
+        # No OpenTelemetry here (the server's own metrics are `server_stub.metrics`): off,
+        # FastAPI asks on every request whether a provider was configured meanwhile (three
+        # environment reads, ~5 % of a 304's time in process).
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.router.redirect_slashes = False  # `/v1/sessions/` is an unknown route, not a redirect
     install_error_handlers(app)
@@ -279,7 +291,8 @@ def _open_state(
         max_per_process=settings.max_watches_per_process or caps.watches,
     )
     # Remembered versions are forgotten right after this process's commits, before the
-    # writer's request answers (SQLite, one process: `indexversions`; off on PostgreSQL).
+    # writer's request answers (`indexversions`); on PostgreSQL they are used only while
+    # this process holds the index-cache lease (`indexlease`, decision 0190).
     versions = IndexVersions(enabled=db.is_sqlite)
 
     def index_changed(tenant: str, principal: str) -> None:
@@ -289,6 +302,13 @@ def _open_state(
     db.index_listener = index_changed
     bus = FleetBus(db, notifier)
     bus.on_index_change(index_changed)
+    pg_reader = None if db.is_sqlite else PgLoopReader(settings.database_url)
+    lease = None
+    if pg_reader is not None and settings.index_lease:
+        db.meta_value(LEASE_KEY, "")  # the lease's row, free
+        lease = IndexLease(pg_reader, versions, db.instance_id)
+        bus.on_cache_revoke(lease.revoked)
+        bus.on_disconnect = lease.lost
     return AppState(
         bus=bus,
         settings=settings,
@@ -305,7 +325,8 @@ def _open_state(
         watches=watches,
         repeat_log=RepeatLog(logging.getLogger("server_stub.load"), settings.repeat_log_interval),
         versions=versions,
-        pg_reader=None if db.is_sqlite else PgLoopReader(settings.database_url),
+        pg_reader=pg_reader,
+        lease=lease,
         threads=threads,
         metrics=metrics,
     )

@@ -10,6 +10,8 @@ one transaction are delivered once):
 - `index`: the index of principal (`t`, `p`) changed (its version was bumped). Receivers
   call the callbacks registered with `FleetBus.on_index_change` (the hook for watches of
   the session list, CONTRACT §9.1).
+- `cache`: a writer revokes the index-cache lease of holder `h`, sent at once from outside
+  its transaction (`server_stub.indexlease`); `FleetBus.on_cache_revoke` callbacks hear it.
 
 Each message names its origin (the sending `Database`); a process skips its own, since it
 already woke its local waiters. On SQLite (one process) nothing is sent.
@@ -40,8 +42,11 @@ log = logging.getLogger(__name__)
 CHANNEL = "converge_bus"
 ORIGIN_KEY = "bus_origin"
 _LOCK_SPACE = 0x434F4E56  # "CONV": the advisory-lock namespace of owner liveness locks
+#: The same namespace, for counting live processes (`server_stub.indexlease`).
+LIVENESS_SPACE = _LOCK_SPACE
 
 IndexCallback = Callable[[str, str], None]
+RevokeCallback = Callable[[str], None]
 
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
@@ -78,6 +83,9 @@ class FleetBus:
         self.notifier = notifier
         self.distributed = not db.is_sqlite
         self._index_callbacks: list[IndexCallback] = []
+        self._revoke_callbacks: list[RevokeCallback] = []
+        #: Called on the loop when the listening connection is lost (no revoke can arrive).
+        self.on_disconnect: Callable[[], None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self.received = 0
@@ -86,6 +94,11 @@ class FleetBus:
         """Hook: `callback(tenant, principal)` on the loop when another process changed that
         principal's index (issue 10's watches register here)."""
         self._index_callbacks.append(callback)
+
+    def on_cache_revoke(self, callback: RevokeCallback) -> None:
+        """Hook: `callback(holder)` on the loop when a writer revokes the index-cache lease
+        of `holder` (`server_stub.indexlease`)."""
+        self._revoke_callbacks.append(callback)
 
     def owner_alive(self, owner: str) -> bool:
         """Whether the process `owner` still runs (blocking; call off the loop)."""
@@ -156,6 +169,8 @@ class FleetBus:
                     self._ready.set_exception(exc)
                     return
                 log.warning("fleet bus connection lost (%s); reconnecting", exc)
+                if self.on_disconnect is not None:
+                    self.on_disconnect()
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
 
@@ -175,6 +190,12 @@ class FleetBus:
         self.received += 1
         if message.get("k") == "run":
             self.notifier.notify(str(message.get("r", "")))
+        elif message.get("k") == "cache":
+            for revoke in self._revoke_callbacks:
+                try:
+                    revoke(str(message.get("h", "")))
+                except Exception:
+                    log.exception("cache revoke callback failed")
         elif message.get("k") == "index":
             tenant, principal = str(message.get("t", "")), str(message.get("p", ""))
             for callback in self._index_callbacks:

@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="fleet: a run's lease; a process that stops renewing it is taken for dead",
     )
     p.add_argument(
+        "--no-index-lease",
+        action="store_true",
+        help="PostgreSQL: never answer the session index from remembered versions (each "
+        "request reads its version; for a fleet that includes a build without the lease)",
+    )
+    p.add_argument(
         "--run-heartbeat",
         type=float,
         default=3.0,
@@ -232,6 +238,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         port=args.port,
         allowed_hosts=allowed,
         run_lease_seconds=max(0.2, args.run_lease),
+        index_lease=not args.no_index_lease,
         run_heartbeat_seconds=max(0.05, min(args.run_heartbeat, args.run_lease / 2)),
         run_reap_seconds=max(0.05, min(args.run_heartbeat, 2.0)),
         metrics_from=tuple(args.metrics_from),

@@ -67,6 +67,9 @@ class ServerSettings:
     #: Honour `Prefer: wait=N` on the session index (CONTRACT §9.1). Off: the preference is
     #: ignored, as by a server that predates it (tests of the client's fallback use this).
     index_watch: bool = True
+    #: PostgreSQL: take the index-cache lease when alone on the database (`indexlease`,
+    #: decision 0190). Off: every request reads its version, as before the lease.
+    index_lease: bool = True
     # The server trusts no client (CONTRACT §10.2, docs/server.md "Load bounds"). Held SSE
     # streams and index watches, per principal and per process; a per-process cap of None is
     # sized at start from the open-files limit (server_stub.limits.connection_caps).

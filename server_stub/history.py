@@ -16,8 +16,8 @@ from sqlalchemy import Executable, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from server_stub import clock, timestamps
-from server_stub.bus import announce_index, announce_run
+from server_stub import clock, indexlease, timestamps
+from server_stub.bus import ORIGIN_KEY, announce_index, announce_run
 from server_stub.db.engine import CHANGED_INDEXES
 from server_stub.db.models import (
     DeletionOutboxRow,
@@ -48,9 +48,10 @@ def bump_version(s: Session, tenant: str, principal: str) -> None:
     the session row lock (one lock order, no deadlock).
     """
     s.flush()  # what the ORM's autoflush did before this ran on the connection directly
-    s.connection().execute(
-        _bump_statement(s.get_bind().dialect.name), {"tenant": tenant, "principal": principal}
-    )
+    dialect = s.get_bind().dialect.name
+    if dialect == "postgresql":  # no other process may trust an older version after commit
+        indexlease.guard(s, str(s.info.get(ORIGIN_KEY, "")))
+    s.connection().execute(_bump_statement(dialect), {"tenant": tenant, "principal": principal})
     announce_index(s, tenant, principal)
     # Held index watches of the principal wake after the commit (`Database.index_listener`).
     s.info.setdefault(CHANGED_INDEXES, set()).add((tenant, principal))

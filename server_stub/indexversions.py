@@ -16,13 +16,21 @@ a commit and its `forget`, and a reader that read the old version in that window
 store it: `remember` refuses a value read before the latest `forget` (the generation taken
 with `generation()` before the read). On PostgreSQL other processes commit too, and their
 notifications arrive a moment after their commit: a memory invalidated by them could let a
-stale ETag through for that moment, so `enabled` is False there and every read goes to the
-database (`server_stub.routes.sessions`).
+stale ETag through for that moment, so there versions are remembered only while this
+process holds the index-cache lease (`server_stub.indexlease`, decision 0190): `trust(until)`
+and `distrust()`; every other read goes to the database (`server_stub.routes.sessions`).
+
+Pages are kept on both backends: a page is served only for a version that was just read
+from the database or is trusted, and a version names one state of the index (versions only
+grow, and every change bumps it in its own transaction), so a page read after its version
+was read at `v` holds exactly the state at `v` whenever the version is `v` again.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 
 #: A bound on remembered principals (they come from the token table, so this is never hit
 #: in practice; it keeps memory bounded whatever the configuration).
@@ -35,7 +43,9 @@ class IndexVersions:
     """Remembered versions per (tenant, principal); thread-safe."""
 
     def __init__(self, *, enabled: bool) -> None:
+        #: Versions trusted for ever (SQLite); else only until `trust`'s deadline.
         self.enabled = enabled
+        self._trusted_until = math.inf if enabled else 0.0
         self._lock = threading.Lock()
         self._versions: dict[tuple[str, str], int] = {}
         #: (version, limit, rendered body) of each principal's latest first page.
@@ -43,9 +53,30 @@ class IndexVersions:
         self._page_bytes = 0
         self._generation = 0
 
+    def trusted(self) -> bool:
+        """Whether remembered versions may be used now."""
+        return time.monotonic() < self._trusted_until
+
+    def trust(self, until: float, *, clear: bool) -> None:
+        """Use remembered versions until the monotonic time `until` (the lease's deadline);
+        `clear`: forget every version first (and refuse values read before now)."""
+        with self._lock:
+            if clear:
+                self._generation += 1
+                self._versions.clear()
+            self._trusted_until = until
+
+    def distrust(self) -> None:
+        """Stop using remembered versions now, and forget them (and refuse values read before
+        now). Remembered pages stay: they are served only for a version read or trusted."""
+        with self._lock:
+            self._trusted_until = 0.0
+            self._generation += 1
+            self._versions.clear()
+
     def get(self, tenant: str, principal: str) -> int | None:
-        """The remembered version, or None (unknown, or memory disabled)."""
-        if not self.enabled:
+        """The remembered version, or None (unknown, or not trusted now)."""
+        if not self.trusted():
             return None
         with self._lock:
             return self._versions.get((tenant, principal))
@@ -58,7 +89,7 @@ class IndexVersions:
     def remember(self, tenant: str, principal: str, version: int, generation: int) -> None:
         """Keep `version`, read after `generation()` returned `generation`, unless something
         was forgotten since (then the value may predate that commit: it is dropped)."""
-        if not self.enabled:
+        if not self.trusted():
             return
         with self._lock:
             if generation != self._generation:
@@ -69,8 +100,6 @@ class IndexVersions:
 
     def page(self, tenant: str, principal: str, version: int, limit: int) -> bytes | None:
         """The first page of `limit` rendered at `version`, if remembered."""
-        if not self.enabled:
-            return None
         with self._lock:
             kept = self._pages.get((tenant, principal))
         if kept is None or kept[:2] != (version, limit):
@@ -82,7 +111,7 @@ class IndexVersions:
     ) -> None:
         """Keep a first page read at `version` (after `generation()` returned `generation`),
         unless something was forgotten since; one page per principal, the latest."""
-        if not self.enabled or len(body) > MAX_PAGE_BYTES:
+        if len(body) > MAX_PAGE_BYTES:
             return
         with self._lock:
             if generation != self._generation:

@@ -18,6 +18,7 @@ from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database, LockedNow
 from server_stub.db.pgloop import PgLoopReader
 from server_stub.feeds import RunFeeds
+from server_stub.indexlease import IndexLease
 from server_stub.indexversions import IndexVersions
 from server_stub.metrics import Metrics
 from server_stub.notifier import RunNotifier
@@ -75,10 +76,13 @@ class AppState:
     watches: IndexWatches
     #: Warnings that repeat (cap refusals, accept errors): once per interval.
     repeat_log: RepeatLog
-    #: Principals' index versions remembered by this process (SQLite only: `indexversions`).
+    #: Principals' index versions remembered by this process (`indexversions`: always on
+    #: SQLite, on PostgreSQL while `lease` is held).
     versions: IndexVersions
     #: PostgreSQL: the index's reads on the loop (`server_stub.db.pgloop`); None on SQLite.
     pg_reader: PgLoopReader | None
+    #: PostgreSQL: this process's side of the index-cache lease (`indexlease`); else None.
+    lease: IndexLease | None = None
     #: The request threads, shared with `feeds` (which was given `threads.run`).
     threads: RequestThreads = field(default_factory=RequestThreads)
     #: The app's metrics (`server_stub.metrics`), bound to this state by the lifespan.

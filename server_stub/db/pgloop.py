@@ -61,9 +61,40 @@ class PgLoopReader:
                         await self.close()
                         continue
                     raise _as_dbapi_error(sql, params, error) from error
+                except BaseException:  # cancelled mid-statement (a shutdown): not reused
+                    await conn.close()
+                    raise
                 self._idle.append(conn)
                 return rows
         raise AssertionError("unreachable")
+
+    async def fetch_in_transaction(
+        self, statements: Sequence[tuple[str, Mapping[str, Any]]], *, stop_unless_first: bool
+    ) -> list[Sequence[tuple[Any, ...]]]:
+        """Each statement's rows, in one transaction on one connection; with
+        `stop_unless_first`, the rest are skipped (and the transaction ends) when the first
+        one's first value is not true (`server_stub.indexlease`: a lock taken or not)."""
+        async with self._slots:
+            conn = await self._connection()
+            results: list[Sequence[tuple[Any, ...]]] = []
+            try:
+                async with conn.transaction():
+                    for sql, params in statements:
+                        cursor = await conn.execute(sql, params)
+                        results.append(await cursor.fetchall())
+                        if stop_unless_first and len(results) == 1 and not results[0][0][0]:
+                            break
+            except psycopg.Error as error:
+                broken = conn.broken
+                await conn.close()
+                if broken:
+                    await self.close()
+                raise _as_dbapi_error(statements[0][0], {}, error) from error
+            except BaseException:  # cancelled mid-statement: the connection is not reused
+                await conn.close()
+                raise
+            self._idle.append(conn)
+            return results
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._idle:

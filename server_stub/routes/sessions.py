@@ -112,7 +112,9 @@ async def list_sessions(request: Request) -> Response:
     # worst less: the next request gets a 200 again).
     known = st.versions.get(who.tenant, who.principal) if after is None else 0
     if known is None:
-        known = seen  # PostgreSQL remembers nothing: not read a second time
+        known = seen  # not trusted: the version the check just read, not read a second time
+    if known is None and st.pg_reader is not None:
+        known = await _pg_version(st, who)  # first, so that a remembered page may answer
     if after is None and known is not None:
         body = st.versions.page(who.tenant, who.principal, known, limit)
         if body is not None:  # unchanged since it was read (`server_stub.indexversions`)

@@ -16,7 +16,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server_stub.hosts import HostPolicy, is_loopback_name, normalized_name
+from server_stub.hosts import (
+    MAX_VERDICTS,
+    HostCheckMiddleware,
+    HostPolicy,
+    is_loopback_name,
+    normalized_name,
+)
 from tests.conftest import LiveServer, ServerFactory
 
 CLI = [sys.executable, "-m", "server_stub.cli"]
@@ -206,3 +212,17 @@ def test_the_cli_refuses_a_malformed_allowed_host(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and done.stdout == b""
     assert b"--allowed-host 'http://x' is not a host name" in done.stderr
+
+
+def test_remembered_host_verdicts_stay_bounded_and_never_change_a_verdict() -> None:
+    async def app(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("not called")
+
+    check = HostCheckMiddleware(app, HostPolicy())
+    for n in range(MAX_VERDICTS * 3):  # hostile clients send any number of distinct values
+        assert not check._admits(f"evil{n}.example".encode())
+        assert len(check._verdicts) <= MAX_VERDICTS
+    for _ in range(2):  # the second time from memory
+        assert check._admits(b"127.0.0.1:8765")
+        assert not check._admits(b"evil.example")
+        assert not check._admits(b"\xff127.0.0.1")

@@ -4,7 +4,8 @@ What changed for speed is proven here by behaviour, never by time (the figures a
 `python -m bench server`): on SQLite a 304 reads nothing and the first page is read on the
 event loop; a locked SQLite still never holds the loop; requests never open and close pool
 connections under concurrency; and no remembered version ever lets a stale ETag through, in
-one process or across a fleet on PostgreSQL (where nothing is remembered).
+one process or across a fleet on PostgreSQL (where a lone process remembers under the
+index-cache lease: `tests/server/test_index_lease.py`).
 """
 
 from __future__ import annotations
