@@ -39,9 +39,11 @@ from app.loop import ConvergeEventLoop
 from server_stub.config import ServerSettings
 from server_stub.runner import ServerThread
 from sync.engine import SyncEngine
+from sync.models import Event
 from sync.profile import Profile
 from sync.token_store import TokenLocation
 from ui.controller import WindowController
+from ui.conversation_pane import ConversationPane
 from ui.dialogs import (
     build_delete_box,
     build_delete_running_box,
@@ -52,7 +54,7 @@ from ui.dialogs import (
 from ui.main_window import MainWindow
 from ui.session_delegate import more_rect
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.style import dark_palette
+from ui.style import dark_palette, stylesheet
 
 TOKEN = "dev-alice"
 ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."
@@ -388,6 +390,85 @@ async def render(
         window.close()
 
 
+_QUESTIONS = [
+    "Which tram goes from Ribeira to Foz?",
+    "And how often does it run in the evening?",
+    "Is there a ticket that covers the boats too?",
+]
+_ANSWERS = [
+    "Tram 1 runs along the river from the Infante stop to Foz do Douro; the ride takes about "
+    "twenty minutes and the old cars are worth it.",
+    "Every twenty minutes until about seven, then every half hour. The last car leaves Foz "
+    "at 19:40 in winter.",
+    "The Andante Tour card covers the metro, buses and trams, but not the river cruises: "
+    "those sell their own tickets at the quay.",
+]
+
+
+def transcript(count: int, running: bool) -> list[Event]:
+    """A long synthetic conversation (the pane's own shots need no server)."""
+    at = "2026-11-30T09:14:13.000000Z"
+    events: list[Event] = []
+
+    def add(kind: str, data: dict[str, Any], run: str) -> None:
+        events.append(Event("ses_shot", run, len(events) + 1, kind, at, data))
+
+    for n in range(count):
+        run = f"run_{n}"
+        add("message.user", message(f"{_QUESTIONS[n % 3]} ({n + 1})"), run)
+        reply = {"role": "assistant", "content": [{"type": "text", "text": _ANSWERS[n % 3]}]}
+        add("message.assistant", reply, run)
+        add("run.completed", {}, run)
+    add("message.user", message("Plan the boats for Saturday, and save it as a file."), "run_x")
+    departures = {"departures": ["10:00", "11:30", "15:00"]}
+    tool = {"tool": "timetable", "status": "succeeded", "output": departures}
+    add("tool.invocation", tool, "run_x")
+    add("artifact.created", {"artifact_id": "art_shot", "name": "saturday-boats.md"}, "run_x")
+    if running:
+        add("approval.requested", {"approval_id": "apr_shot", "tool": "calendar"}, "run_x")
+        piece = "The six-bridges cruise leaves the Ribeira quay at 10:00 and 15:00; I can add"
+        add("message.assistant.delta", {"text": piece}, "run_x")
+    else:
+        words = (
+            "Saturday: the 10:00 six-bridges cruise from Ribeira, lunch in Gaia, "
+            "tram 1 to Foz at 15:00. It is in saturday-boats.md."
+        )
+        final = {"role": "assistant", "content": [{"type": "text", "text": words}]}
+        add("message.assistant", final, "run_x")
+        add("run.completed", {}, "run_x")
+    return events
+
+
+async def render_transcripts(app: QApplication, out: Path, suffix: str) -> None:
+    """The conversation pane alone: a long conversation (1,500 turns, at its bottom), a
+    running reply with Stop, and the same scrolled up with "Jump to latest"."""
+    for name, running, scrolled in (
+        ("pane_long_conversation", False, False),
+        ("pane_running_reply", True, False),
+        ("pane_jump_to_latest", True, True),
+    ):
+        pane = ConversationPane()
+        pane.setStyleSheet(stylesheet(suffix == "_dark"))
+        pane.resize(1180, 760)
+        pane.show_session("ses_shot", "Porto by tram and boat", "2026-11-30T09:14:13.000000Z")
+        events = transcript(1_500, running)
+        pane.set_events(events)
+        pane.set_running(running)
+        pane.show()
+        await settle(app, 0.5)
+        if scrolled:
+            bar = pane.transcript.verticalScrollBar()
+            bar.setValue(bar.maximum() - 700)
+            await settle(app, 0.2)
+            more = {"text": " the return by tram 1."}
+            kind = "message.assistant.delta"
+            pane.append_event(Event("ses_shot", "run_x", len(events) + 1, kind, "", more))
+            await settle(app, 0.3)
+        save(pane, out / f"{name}{suffix}.png")
+        pane.close()
+        pane.deleteLater()
+
+
 def main() -> int:
     out = (
         Path(sys.argv[1])
@@ -422,6 +503,7 @@ def main() -> int:
                     loop.run_until_complete(
                         render(app, server.url, folder, out, suffix, server.stop)
                     )
+                    loop.run_until_complete(render_transcripts(app, out, suffix))
                 finally:
                     server.stop()
     finally:

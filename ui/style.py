@@ -161,6 +161,11 @@ def dark_palette() -> QPalette:
     return palette
 
 
+def colours(dark: bool) -> dict[str, str]:
+    """The custom colours of one variant (the transcript's delegate paints with them)."""
+    return dict(_DARK if dark else _LIGHT)
+
+
 def stylesheet(dark: bool | None = None, palette: QPalette | None = None) -> str:
     c = _DARK if (is_dark() if dark is None else dark) else _LIGHT
     if palette is None:
@@ -241,6 +246,13 @@ QToolButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; border-radius: 4px; }
 #toolOutput {{ font-family: monospace; color: {c["tool"]}; }}
 #note {{ color: {c["note"]}; font-style: italic; }}
 #errorNote {{ color: {c["error"]}; }}
+#jumpToLatest {{
+    background: {ACCENT};
+    color: white;
+    border-radius: 14px;
+    padding: 5px 14px;
+    font-weight: 600;
+}}
 #runIndicator {{ color: {c["running"]}; font-weight: 600; }}
 #composerBar {{ border-top: 1px solid palette(midlight); background: palette(window); }}
 #composer {{

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QCoreApplication, QEvent
-from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import QApplication, QPushButton
 
 from sync import Event
-from ui.conversation_items import Bubble, Card
 from ui.conversation_pane import ConversationPane
 from ui.plain import isolate
+from ui.transcript_model import TranscriptModel
 
 _sequence = iter(range(1, 1_000_000))
 
@@ -40,7 +40,23 @@ def pane(qapp: QApplication) -> Iterator[ConversationPane]:
 
 
 def bubbles(pane: ConversationPane) -> list[tuple[str, str]]:
-    return [(b.role, b.body.text()) for b in pane.transcript.findChildren(Bubble)]
+    """The messages, as the model gives them (kind, display text)."""
+    model = pane.model
+    rows = [model.index(row, 0) for row in range(model.rowCount())]
+    return [
+        (index.data(TranscriptModel.KindRole), index.data())
+        for index in rows
+        if index.data(TranscriptModel.KindRole) in ("user", "assistant")
+    ]
+
+
+def detail(pane: ConversationPane, item: object) -> str:
+    """A card's second line, through the model."""
+    for row in range(pane.model.rowCount()):
+        index = pane.model.index(row, 0)
+        if index.data(TranscriptModel.ItemRole) is item:
+            return str(index.data(TranscriptModel.DetailRole))
+    raise AssertionError("no such row")
 
 
 def buttons(pane: ConversationPane) -> list[str]:
@@ -82,7 +98,7 @@ def test_an_approval_is_decided_from_its_card_then_resolved(pane: ConversationPa
     assert decided == [("apr_1", "approve")]
     pane.append_event(event("approval.resolved", {"approval_id": "apr_1", "decision": "approved"}))
     assert buttons(pane) == []
-    assert pane._approvals["apr_1"].detail.text() == "Approved."
+    assert detail(pane, pane._approvals["apr_1"]) == "Approved."
 
 
 @pytest.mark.parametrize(
@@ -99,7 +115,7 @@ def test_a_run_that_ends_while_waiting_for_approval_takes_its_buttons_away(
     assert buttons(pane) == ["Approve", "Deny"]
     pane.append_event(event(terminal, {"error": "the server process died"}))
     assert buttons(pane) == []
-    assert pane._approvals["apr_1"].detail.text() == words
+    assert detail(pane, pane._approvals["apr_1"]) == words
 
 
 @pytest.mark.parametrize(
@@ -130,11 +146,11 @@ def test_a_tool_card_shows_its_output_as_text_or_json(
     pane: ConversationPane, data: dict[str, Any], heading: str | None, output: str | None
 ) -> None:
     pane.append_event(event("tool.invocation", data))
-    card = pane.transcript.findChildren(Card)[0]
+    card = pane.model.index(0, 0)
+    assert card.data(TranscriptModel.KindRole) == "tool"
     if heading is not None:
-        assert card.heading.text() == heading
-    shown = card.findChild(QLabel, "toolOutput")
-    assert (shown.text() if shown is not None else None) == output
+        assert card.data() == heading
+    assert (card.data(TranscriptModel.DetailRole) or None) == output
 
 
 def test_an_artifact_card_opens_and_saves_its_file(pane: ConversationPane) -> None:
@@ -155,7 +171,8 @@ def test_a_transcripts_memories_are_looked_up_together_once_each(pane: Conversat
     pane.set_events([formed, again, formed])
     assert shown == [["mem_1", "mem_2"]]
     pane.set_memory_text("mem_2", "green tea")
-    assert pane._memories["mem_2"].text() == f"Remembered again: “{isolate('green tea')}”"
+    row = pane.model.row_of(pane._memories["mem_2"])
+    assert pane.model.index(row, 0).data() == f"Remembered again: “{isolate('green tea')}”"
 
 
 JSON = st.recursive(

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QStyleOptionVie
 from app.loop import ConvergeEventLoop
 from sync import ArtifactCreated, ToolInvocation
 from tests.ui.conftest import row, run
-from ui.conversation_items import ArtifactCard, tool_card
+from ui.conversation_items import artifact_item, tool_item
 from ui.conversation_pane import ConversationPane
 from ui.dialogs import (
     build_delete_box,
@@ -30,6 +30,7 @@ from ui.session_delegate import SessionDelegate
 from ui.session_model import SessionListModel
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
 from ui.status_line import StatusLine
+from ui.transcript_delegate import DocumentCache
 
 MARKUP = '<img src="/etc/passwd"> <b>x</b> <a href="file:///etc">y</a> &amp;'
 SHORT = '<img src="/etc/passwd"> <b>x</b>'  # a title (the server cuts them at 64)
@@ -157,15 +158,16 @@ def test_the_conversation_pane_shows_server_names_isolated_in_plain_labels(
 ) -> None:
     pane = ConversationPane()
     pane.show_session("ses_1", f"{MARKUP} {OVERRIDE}", "2026-11-30T05:00:00.000000Z")
-    card = ArtifactCard(ArtifactCreated(artifact_id="art_1", name=OVERRIDE))
-    tool = tool_card(ToolInvocation(tool=OVERRIDE, status="done", output=None))
-    for widget in (card, tool):
-        assert_plain_labels(widget)
+    card = artifact_item(ArtifactCreated(artifact_id="art_1", name=MARKUP + OVERRIDE))
+    tool = tool_item(ToolInvocation(tool=OVERRIDE, status="done", output=MARKUP))
+    for item in (card, tool):  # painted from an inert document that shows the words literally
+        shown = DocumentCache().get(item, 600, False, QtGui.QFont()).toPlainText()
+        assert MARKUP in shown
     pane.show_banner(f"The server said {MARKUP}")
     for label in (pane.subtitle, pane.banner):
         assert label.textFormat() == Qt.TextFormat.PlainText
-    assert card.heading.text() == f"File: {FSI}abcdef{PDI}"
-    assert tool.heading.text().startswith(f"Tool: {FSI}abcdef{PDI} — ")
+    assert card.text == f"File: {FSI}{MARKUP}abcdef{PDI}"
+    assert tool.text.startswith(f"Tool: {FSI}abcdef{PDI} — ")
     assert pane.title.text() == f"{MARKUP} abcdef"
     pane.deleteLater()
 

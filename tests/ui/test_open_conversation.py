@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import httpx
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtWidgets import QPushButton
 
 from tests.ui.conftest import Harness, run, until
 
@@ -24,11 +24,7 @@ def _msg(text: str) -> dict[str, object]:
 
 
 def _bubbles(harness: Harness) -> list[str]:
-    return [
-        label.text()
-        for label in harness.window.pane.transcript.findChildren(QLabel)
-        if label.objectName() == "bubbleText"
-    ]
+    return [text for _kind, text in harness.window.pane.messages()]
 
 
 class Gate:
@@ -82,10 +78,9 @@ def _waiting_for_approval(harness: Harness, title: str, hour: int) -> str:
 
 def _approve_button(harness: Harness) -> Callable[[], QPushButton | None]:
     def find() -> QPushButton | None:
-        for card in harness.window.pane._approvals.values():
-            for button in card.findChildren(QPushButton):
-                if button.text() == "Approve" and button.isEnabled():
-                    return button
+        for button in harness.window.pane.transcript.findChildren(QPushButton):
+            if button.text() == "Approve" and button.isEnabled():
+                return button
         return None
 
     return find

@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import Harness, close_harness, open_harness, run, until
-from ui.conversation_items import ArtifactCard
 from ui.dialogs import CANCEL
 from ui.failure_words import Fix
 from ui.file_actions import FileActions
 from ui.main_window import EMPTY
+from ui.transcript_model import TranscriptModel
 
 TS = "2026-11-29T09:00:00.000000Z"
 
@@ -223,9 +223,17 @@ def test_open_with_no_application_says_so_and_offers_save(
 
     async def scenario() -> None:
         _send(harness, "/artifact notes.txt Pack the blue bag")
-        await until(lambda: bool(pane.transcript.findChildren(ArtifactCard)), what="the file")
-        card = pane.transcript.findChildren(ArtifactCard)[0]
-        pane.artifact_open_requested.emit(card.artifact_id, card.name)
+
+        def files() -> list[tuple[str, str]]:
+            rows = [pane.model.index(row, 0) for row in range(pane.model.rowCount())]
+            return [
+                (row.data(TranscriptModel.KeyRole), row.data(TranscriptModel.ItemRole).name)
+                for row in rows
+                if row.data(TranscriptModel.KindRole) == "artifact"
+            ]
+
+        await until(lambda: bool(files()), what="the file")
+        pane.artifact_open_requested.emit(*files()[0])
         await until(lambda: pane.notice.failure is not None, what="the notice")
 
     run(harness.loop, scenario())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from sync.reconcile import TriggerReason
 from tests.ui.conftest import Harness, run, until
-from ui.conversation_items import Bubble
 
 
 def ts(hour: int, minute: int = 0) -> str:
@@ -13,7 +12,7 @@ def ts(hour: int, minute: int = 0) -> str:
 
 
 def _bubbles(harness: Harness) -> list[str]:
-    return [b.body.text() for b in harness.window.pane.transcript.findChildren(Bubble)]
+    return [text for _kind, text in harness.window.pane.messages()]
 
 
 def _msg(text: str) -> dict[str, object]:
@@ -74,8 +73,8 @@ def test_a_message_from_another_device_is_appended_to_the_open_conversation_afte
     sid = harness.create("Trip to Porto", ts(9))
     run(harness.loop, harness.sync())
     harness.select(sid)
-    first = harness.window.pane.transcript.findChildren(Bubble)
-    assert [b.body.text() for b in first] == ["Trip to Porto"]
+    first = harness.window.pane.model.items()
+    assert _bubbles(harness) == ["Trip to Porto"]
 
     other = harness.api()  # another device
     started = other.post(f"/v1/sessions/{sid}/runs", json={"input": _msg("And the trams?")})
@@ -95,6 +94,6 @@ def test_a_message_from_another_device_is_appended_to_the_open_conversation_afte
         await harness.controller.wait_idle()
 
     run(harness.loop, pass_after_the_run())
-    shown = harness.window.pane.transcript.findChildren(Bubble)
+    shown = harness.window.pane.model.items()
     assert shown[0] is first[0], "appended after what was shown, not drawn again"
     assert _bubbles(harness).count("And the trams?") == 1

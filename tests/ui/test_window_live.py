@@ -8,11 +8,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel
 
 from sync.reconcile import TriggerReason
 from tests.ui.conftest import Harness, run, until
-from ui.conversation_items import Bubble
 from ui.conversation_pane import DELETED_ELSEWHERE
 from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
 from ui.plain import isolate
@@ -311,10 +309,10 @@ def test_approval_buttons_decide(harness: Harness) -> None:
         await until(lambda: bool(pane._approvals), what="the approval card")
         card = next(iter(pane._approvals.values()))
         approve = next(
-            b for b in card.findChildren(type(pane.send_button)) if b.text() == "Approve"
+            b for b in pane.transcript.findChildren(type(pane.send_button)) if b.text() == "Approve"
         )
         approve.click()
-        await until(lambda: "Approved" in card.detail.text(), what="the resolution")
+        await until(lambda: "Approved" in card.detail, what="the resolution")
         await until(lambda: not pane.stop_button.isVisible(), what="the end of the run")
 
     run(harness.loop, scenario())
@@ -368,13 +366,7 @@ def _wait_run_done(harness: Harness, run_id: str) -> None:
 
 
 def _bubbles(harness: Harness) -> list[str]:
-    from PySide6.QtWidgets import QLabel
-
-    return [
-        label.text()
-        for label in harness.window.pane.transcript.findChildren(QLabel)
-        if label.objectName() == "bubbleText"
-    ]
+    return [text for _kind, text in harness.window.pane.messages()]
 
 
 __all__ = ["asyncio"]
@@ -504,7 +496,7 @@ def test_a_conversation_opened_offline_shows_its_saved_copy_and_catches_up_on_re
     run(harness.loop, harness.engine.reconcile(TriggerReason.MANUAL))
     harness.select(sid)
     pane = harness.window.pane
-    texts = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
+    texts = [text for _kind, text in pane.messages()]
     assert texts == ["Notes for the trip"], "the mirrored transcript, at once"
     assert pane.banner.text().startswith("Offline – showing the copy saved on this device")
     assert "http://" not in pane.banner.text() and "/v1/" not in pane.banner.text()
@@ -517,7 +509,7 @@ def test_a_conversation_opened_offline_shows_its_saved_copy_and_catches_up_on_re
         await harness.controller.wait_idle()
 
     run(harness.loop, reconnect())
-    texts = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
+    texts = [text for _kind, text in pane.messages()]
     assert texts == ["Notes for the trip"]
 
 
@@ -531,7 +523,7 @@ def test_a_memory_is_shown_once_with_what_was_remembered(harness: Harness) -> No
         await until(lambda: bool(pane._memories), what="the memory note")
         await until(lambda: not pane.stop_button.isVisible(), what="the end of the run")
         note = next(iter(pane._memories.values()))
-        await until(lambda: "green tea" in note.text(), what="the memory's text")
+        await until(lambda: "green tea" in note.text, what="the memory's text")
         # Opening the conversation again replays its events: still one note.
         sid = pane.session_id
         assert sid is not None
@@ -541,7 +533,7 @@ def test_a_memory_is_shown_once_with_what_was_remembered(harness: Harness) -> No
         await harness.controller.wait_idle()
 
     run(harness.loop, scenario())
-    notes = [label.text() for label in pane.transcript.findChildren(QLabel, "note")]
+    notes = [item.text for item in pane.model.items() if item.kind == "memory"]
     memory_notes = [text for text in notes if "emember" in text or "Memory" in text]
     assert memory_notes == [f"Remembered: “{isolate('prefers green tea')}”"]
 
@@ -559,7 +551,7 @@ def test_a_waiting_reply_shows_an_indicator_not_a_bubble_of_dots(harness: Harnes
 
     run(harness.loop, scenario())
     assert not pane.indicator.isVisible()
-    bubbles = [b.body.text() for b in pane.transcript.findChildren(Bubble)]
+    bubbles = [text for _kind, text in pane.messages()]
     assert not any(text.strip(". ") == "" for text in bubbles), bubbles
 
 

@@ -1,0 +1,199 @@
+"""Events into transcript rows: the pane's reading of a conversation's log (CONTRACT §2).
+
+`TranscriptBuilder` matches each event's typed payload (`sync.payload_of`): user and
+assistant messages (assistant deltas stream into one row), tool invocations, approvals with
+Approve/Deny, files with Open/Save, memories and skills as quiet notes, and a run's end.
+It never reads an event's raw `data`; what this client cannot read (an unknown type, a card
+without its id) is skipped, never drawn half-way.
+
+A whole transcript is folded into a list first and handed to the model in one reset; later
+events are row inserts, and a delta changes only its own row.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from sync import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ArtifactCreated,
+    AssistantDelta,
+    AssistantMessage,
+    Event,
+    MemoryFormed,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    SkillPublished,
+    ToolInvocation,
+    UnknownPayload,
+    UserMessage,
+    payload_of,
+)
+from ui.conversation_items import (
+    approval_item,
+    artifact_item,
+    decision_words,
+    message_item,
+    note_item,
+    tool_item,
+)
+from ui.plain import isolate
+from ui.transcript_model import Kind, TranscriptItem, TranscriptModel, tr
+
+log = logging.getLogger(__name__)
+
+
+class TranscriptBuilder:
+    """Folds one conversation's events into `model`'s rows."""
+
+    def __init__(self, model: TranscriptModel) -> None:
+        self.model = model
+        self.streaming: dict[str | None, TranscriptItem] = {}
+        self.approvals: dict[str, TranscriptItem] = {}
+        self.memories: dict[str, TranscriptItem] = {}
+        self.reinforced: set[str] = set()
+        self._pending: list[TranscriptItem] | None = None  # rows of a transcript being read
+
+    def clear(self) -> None:
+        self.streaming.clear()
+        self.approvals.clear()
+        self.memories.clear()
+        self.reinforced.clear()
+        self.model.reset([])
+
+    def set_events(self, events: Iterable[Event]) -> list[str]:
+        """A whole transcript, in one model reset; returns the memory ids it shows."""
+        self.clear()
+        self._pending = []
+        wanted: list[str] = []
+        try:
+            for event in events:
+                wanted.extend(self.append_event(event))
+        finally:
+            rows, self._pending = self._pending, None
+        self.model.reset(rows)
+        return wanted
+
+    def append_event(self, event: Event) -> list[str]:
+        """One event; returns the memory ids it newly shows (their words are looked up)."""
+        run_id, at = event.run_id, event.created_at
+        match payload_of(event):
+            case UserMessage(message=message):
+                self._add(message_item(Kind.USER, message.text, at, run_id))
+            case AssistantDelta(text=text):
+                self._stream(run_id, text, at)
+            case AssistantMessage(message=message):
+                item = self.streaming.pop(run_id, None)
+                if item is not None:
+                    self._set_text(item, message.text)
+                else:
+                    self._add(message_item(Kind.ASSISTANT, message.text, at, run_id))
+            case ToolInvocation() as tool:
+                self._add(tool_item(tool, at))
+            case ApprovalRequested() as request:
+                item = approval_item(request, run_id, at)
+                self.approvals[request.approval_id] = item
+                self._add(item)
+            case ApprovalResolved(approval_id=approval_id, decision=decision):
+                if approval_id in self.approvals:
+                    item = self.approvals[approval_id]
+                    self._set_detail(item, decision_words(decision), buttons=False)
+            case ArtifactCreated() as artifact:
+                self._add(artifact_item(artifact, at))
+            case MemoryFormed(memory_id=memory_id, reinforced=reinforced):
+                return self._add_memory(memory_id, reinforced, at)
+            case SkillPublished():
+                self._add(note_item(tr("Skill published"), at))
+            case RunCompleted() | RunFailed() | RunCancelled() as end:
+                self._end_run(run_id, end, at)
+            case UnknownPayload(reason=reason):
+                log.debug("event #%d not drawn: %s", event.sequence, reason)  # no content
+            case RunStarted():
+                pass  # nothing to draw: the user's message follows
+        return []
+
+    def set_memory_text(self, memory_id: str, text: str) -> None:
+        """Say what a memory holds, under the reply that formed it."""
+        item = self.memories.get(memory_id)
+        if item is None:
+            return
+        if memory_id in self.reinforced:
+            words = tr("Remembered again: “{0}”").format(isolate(text))
+        else:
+            words = tr("Remembered: “{0}”").format(isolate(text))
+        self._set_text(item, words)
+
+    def close_cards(self) -> None:
+        """The conversation is gone: no button is left to act on it."""
+        for row in range(self.model.rowCount()):
+            item = self.model.item(row)
+            if item.buttons:
+                self.model.set_detail(item, item.detail, buttons=False)
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _add(self, item: TranscriptItem) -> None:
+        if self._pending is not None:
+            self._pending.append(item)
+        else:
+            self.model.append(item)
+
+    def _set_text(self, item: TranscriptItem, text: str) -> None:
+        if self._pending is not None:
+            if text != item.text:
+                item.text = text
+                item.version += 1
+        else:
+            self.model.set_text(item, text)
+
+    def _set_detail(self, item: TranscriptItem, detail: str, *, buttons: bool) -> None:
+        if self._pending is not None:
+            item.detail, item.buttons = detail, buttons
+            item.version += 1
+        else:
+            self.model.set_detail(item, detail, buttons=buttons)
+
+    def _stream(self, run_id: str | None, text: str, at: str) -> None:
+        """A piece of the reply, appended to the run's streaming row."""
+        item = self.streaming.get(run_id)
+        if item is None:
+            if not text.strip(". \n"):
+                return  # a "still working" tick: the indicator says that, not a bubble
+            item = message_item(Kind.ASSISTANT, "", at, run_id)
+            self.streaming[run_id] = item
+            self._add(item)
+        self._set_text(item, item.text + text)  # once begun, dots are the reply's own
+
+    def _end_run(
+        self, run_id: str | None, end: RunCompleted | RunFailed | RunCancelled, at: str
+    ) -> None:
+        """A run's terminal event: its reply is final, and an approval it still waited for
+        loses its buttons (a decision would only get a 409 now)."""
+        self.streaming.pop(run_id, None)
+        words = tr("The reply ended before a decision.")
+        if isinstance(end, RunFailed):
+            self._add(note_item(tr("The reply failed."), at, Kind.ERROR))
+        elif isinstance(end, RunCancelled):
+            self._add(note_item(tr("Stopped."), at))
+            words = tr("Cancelled: the reply was stopped.")
+        for item in self.approvals.values():
+            if item.run_id == run_id and item.buttons:
+                self._set_detail(item, words, buttons=False)
+
+    def _add_memory(self, memory_id: str | None, reinforced: bool, at: str) -> list[str]:
+        """One note per memory, however often its event is seen (a replay, a catch-up)."""
+        if memory_id in self.memories:
+            return []
+        words = tr("Memory reinforced") if reinforced else tr("Memory formed")
+        item = note_item(words, at, Kind.MEMORY)
+        self._add(item)
+        if not memory_id:
+            return []
+        if reinforced:
+            self.reinforced.add(memory_id)
+        self.memories[memory_id] = item
+        return [memory_id]
