@@ -1,6 +1,6 @@
 """`make dist`'s bundle, built from the spec into a temporary folder, opens the window with
 the bundled demo server on a real X server with no Python anywhere in its environment, and
-exits cleanly when told to close.
+exits cleanly when told to close; its window carries the application icon.
 
 About a minute to build and ten seconds to run on this machine (decision 0200), so it runs
 with the suite; `CONVERGE_DIST_TEST=0` skips it. It skips, saying what to install, without
@@ -39,7 +39,7 @@ pytestmark = [
 
 
 def _missing() -> str | None:
-    for tool, package in (("Xvfb", "xvfb"), ("xwininfo", "x11-utils")):
+    for tool, package in (("Xvfb", "xvfb"), ("xwininfo", "x11-utils"), ("xprop", "x11-utils")):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (apt-get install {package})"
     if importlib.util.find_spec("PyInstaller") is None:
@@ -154,6 +154,17 @@ def test_the_bundle_opens_the_demo_window_without_python(
         assert app.poll() is None, f"the bundle exited with {app.returncode}:\n{output}"
         assert DEMO_TITLE.search(tree), f"no demo window on {display}:\n{tree}\n{output}"
         assert "built-in demo server at http://127.0.0.1:" in output
+        # The window icon reached the window manager (the PNGs inside the bundle).
+        line = next(x for x in tree.splitlines() if DEMO_TITLE.search(x))
+        icon = subprocess.run(
+            ["xprop", "-id", line.split()[0], "_NET_WM_ICON"],
+            env={"DISPLAY": display, "PATH": os.environ.get("PATH", "")},
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        # (xprop shows the first sizes only: its output is cut at a length.)
+        assert all(f"Icon ({n} x {n})" in icon for n in (16, 32, 48)), icon[:200]
         # Closing it: SIGTERM closes the window (app.desktop), which shuts down cleanly.
         app.send_signal(signal.SIGTERM)
         code = app.wait(timeout=30)
