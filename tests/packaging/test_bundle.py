@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.packaging import x11_close
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "packaging" / "converge.spec"
 DEADLINE = 90.0
@@ -119,9 +121,14 @@ def test_the_bundle_holds_what_the_window_needs(bundle: Path) -> None:
     assert not (internal / "pytest").exists() and not (internal / "boto3").exists()
 
 
+@pytest.mark.parametrize("close", ["wm_delete", "sigterm"])
 def test_the_bundle_opens_the_demo_window_without_python(
-    bundle: Path, display: str, tmp_path: Path
+    bundle: Path, display: str, tmp_path: Path, close: str
 ) -> None:
+    """Closed from the title bar (what a window manager sends) or with SIGTERM (a session
+    ending): either way the window closes, the demo server stops, and the exit code is 0."""
+    if close == "wm_delete" and not x11_close.available():
+        pytest.skip("libX11 is not installed (apt-get install libx11-6)")
     empty_bin = tmp_path / "bin"  # a PATH with no Python on it
     empty_bin.mkdir()
     env = {
@@ -165,8 +172,10 @@ def test_the_bundle_opens_the_demo_window_without_python(
         ).stdout
         # (xprop shows the first sizes only: its output is cut at a length.)
         assert all(f"Icon ({n} x {n})" in icon for n in (16, 32, 48)), icon[:200]
-        # Closing it: SIGTERM closes the window (app.desktop), which shuts down cleanly.
-        app.send_signal(signal.SIGTERM)
+        if close == "wm_delete":
+            x11_close.send_wm_delete(display, int(line.split()[0], 16))
+        else:  # SIGTERM closes the window too (app.desktop)
+            app.send_signal(signal.SIGTERM)
         code = app.wait(timeout=30)
         output = (tmp_path / "app.log").read_text(errors="replace")
         assert code == 0, output
