@@ -116,6 +116,9 @@ def test_the_bundle_holds_what_the_window_needs(bundle: Path) -> None:
     assert (plugins / "platforms" / "libqxcb.so").exists()
     assert (plugins / "platforms" / "libqoffscreen.so").exists()
     assert (plugins / "imageformats" / "libqsvg.so").exists()
+    # The X11 libraries the xcb plugin links (PITFALLS §9), so the user needs none of them.
+    for library in ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1"):
+        assert (internal / library).exists(), library
     assert (internal / "app" / "icons" / "io.converge.Converge-256.png").exists()
     assert any((internal / "server_stub" / "db" / "migrations" / "versions").glob("0001_*.py"))
     assert not (internal / "pytest").exists() and not (internal / "boto3").exists()
