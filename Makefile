@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test server bench lint screenshots clean lock
+.PHONY: run test server bench lint screenshots clean lock dist
 
 $(PY):
 	@PYTHON=$$(scripts/find-python.sh) && echo "Creating $(VENV) with $$PYTHON" && "$$PYTHON" -m venv $(VENV)
@@ -45,6 +45,16 @@ lint: $(STAMP)
 screenshots: $(STAMP)
 	$(PY) scripts/render_screenshots.py
 	$(PY) scripts/render_markdown.py
+
+# The standalone bundle, runnable without Python: dist/converge/converge (PyInstaller onedir,
+# decision 0200). The desktop entry, metainfo and their installer go beside it:
+# dist/converge/install-desktop-entry.sh adds it to this user's application menu.
+dist: $(STAMP)
+	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN --distpath dist \
+		--workpath build/pyinstaller packaging/converge.spec
+	cp packaging/converge.desktop packaging/io.converge.Converge.metainfo.xml \
+		packaging/install-desktop-entry.sh dist/converge/
+	@echo "Built dist/converge/converge; add it to the application menu with dist/converge/install-desktop-entry.sh"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app import heap, mirror_rebuild, translations, window_state
+from app import heap, identity, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
@@ -420,6 +420,7 @@ def run(args: list[str]) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setApplicationName("Converge")
+    identity.apply(app)  # the window icon and the .desktop file's id (packaging/)
     # No application display name: Qt appends it to every window title on X11, and the
     # window's title already starts with "Converge" (a screen reader read it twice).
     app.setQuitOnLastWindowClosed(False)
