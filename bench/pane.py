@@ -5,7 +5,7 @@ each size in a child process of its own (`--child N`, so memory figures do not m
 
 - open: from `ConversationPane.set_events` until the last message has been painted at the
   bottom of the view; loaded: until `transcript_loaded` (the oldest row is in, decision
-  0179) and the view has placed all rows;
+  0178) and the view has placed all rows;
 - open stall: the longest gap between two ticks of a 1 ms Qt timer from `set_events` until
   0.5 s after both (wall time: the UI thread's work and the machine's);
 - memory: the process's RSS after opening, less its RSS with the same pane empty (the

@@ -216,7 +216,7 @@ class ConversationPane(QWidget):
     # --- events -------------------------------------------------------------------------
 
     def set_events(self, events: Iterable[Event]) -> None:
-        """Show a whole transcript, in steps (decision 0179): its newest rows at once, at the
+        """Show a whole transcript, in steps (decision 0178): its newest rows at once, at the
         bottom, then the older ones above them; `transcript_loaded` says when all are in."""
         self._builder.set_events(events)
 

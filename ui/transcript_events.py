@@ -6,7 +6,7 @@ Approve/Deny, files with Open/Save, memories and skills as quiet notes, and a ru
 It never reads an event's raw `data`; what this client cannot read (an unknown type, a card
 without its id) is skipped, never drawn half-way.
 
-A whole transcript is opened in steps, none of them long (decision 0179): the events are
+A whole transcript is opened in steps, none of them long (decision 0178): the events are
 folded into rows in slices of `SLICE` events, the pass yielding to the event loop between
 slices (nothing is shown yet); then the model is reset to the last `TAIL` rows, so the view
 shows the newest messages at once, at its bottom; then the older rows go in above them in

@@ -170,7 +170,7 @@ class TranscriptView(QListView):
         self.jump.hide()
 
     def _inserting(self, _parent: QModelIndex, first: int, _last: int) -> None:
-        """Older rows coming in above (an open, decision 0179): scrolled up, the first row
+        """Older rows coming in above (an open, decision 0178): scrolled up, the first row
         in view is the anchor, kept where it is on the screen."""
         self._anchor = None
         if first == 0 and self._model.rowCount() and not self.following:

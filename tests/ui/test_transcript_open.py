@@ -1,4 +1,4 @@
-"""Opening a long conversation in steps (decision 0179): the newest rows show at once, at
+"""Opening a long conversation in steps (decision 0178): the newest rows show at once, at
 the bottom, the older ones come in above them; a new open cancels what is left; appends
 land last; the view stays at the bottom, or on the row a reader scrolled to."""
 
