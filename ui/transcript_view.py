@@ -186,7 +186,7 @@ class TranscriptView(QListView):
         if anchor is not None and anchor[0].isValid():
             self.executeDelayedItemsLayout()  # the rows placed now, to scroll by their height
             bar = self.verticalScrollBar()
-            moved = self.visualRect(QModelIndex(anchor[0])).top() - anchor[1]
+            moved = self.visualRect(self._model.index(anchor[0].row(), 0)).top() - anchor[1]
             bar.setValue(bar.value() + moved)
         if last == self._model.rowCount() - 1:
             self._news()  # a row at the bottom: follow it, or offer to jump to it
