@@ -54,13 +54,14 @@ class ConversationPane(QWidget):
     artifact_open_requested = Signal(str, str)  # artifact id, name
     artifact_save_requested = Signal(str, str)
     memories_shown = Signal(list)  # memory ids whose text the pane would like to say
+    transcript_loaded = Signal()  # an open's last (oldest) row is in the model
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("conversationPane")
         self.session_id: str | None = None
         self.model = TranscriptModel(self)
-        self._builder = TranscriptBuilder(self.model)
+        self._builder = TranscriptBuilder(self.model, self._loaded)
         # The rows the controller and the tests look up: approvals and memories by id.
         self._approvals: dict[str, TranscriptItem] = self._builder.approvals
         self._memories: dict[str, TranscriptItem] = self._builder.memories
@@ -215,10 +216,19 @@ class ConversationPane(QWidget):
     # --- events -------------------------------------------------------------------------
 
     def set_events(self, events: Iterable[Event]) -> None:
-        """Show a whole transcript (one model reset, at its bottom)."""
-        wanted = self._builder.set_events(events)
+        """Show a whole transcript, in steps (decision 0178): its newest rows at once, at the
+        bottom, then the older ones above them; `transcript_loaded` says when all are in."""
+        self._builder.set_events(events)
+
+    @property
+    def loading(self) -> bool:
+        """Whether a transcript's older rows are still coming in."""
+        return self._builder.loading
+
+    def _loaded(self, wanted: list[str]) -> None:
         if wanted:
             self.memories_shown.emit(wanted)  # one lookup for the whole transcript
+        self.transcript_loaded.emit()
 
     def append_event(self, event: Event) -> None:
         """Show one more event (a row insert, or a streamed delta into its own row)."""

@@ -6,14 +6,25 @@ Approve/Deny, files with Open/Save, memories and skills as quiet notes, and a ru
 It never reads an event's raw `data`; what this client cannot read (an unknown type, a card
 without its id) is skipped, never drawn half-way.
 
-A whole transcript is folded into a list first and handed to the model in one reset; later
-events are row inserts, and a delta changes only its own row.
+A whole transcript is opened in steps, none of them long (decision 0178): the events are
+folded into rows in slices of `SLICE` events, the pass yielding to the event loop between
+slices (nothing is shown yet); then the model is reset to the last `TAIL` rows, so the view
+shows the newest messages at once, at its bottom; then the older rows go in above them in
+chunks (row inserts at the top, each chunk as large as what is already in, so a 20,000-row
+transcript takes about nine). Opening another transcript or clearing cancels what is left.
+An event appended while the events are still being folded is queued behind them; once
+they are folded, it goes to the model's end (the newest row), the older rows still coming
+in above. `on_loaded` is told when the last row is in. Later events are row inserts, and a
+delta changes only its own row.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from PySide6.QtCore import QTimer
 
 from sync import (
     ApprovalRequested,
@@ -46,40 +57,88 @@ from ui.transcript_model import Kind, TranscriptItem, TranscriptModel, tr
 
 log = logging.getLogger(__name__)
 
+SLICE = 1_000  # events folded into rows per step of an open (~4 ms)
+TAIL = 40  # rows shown at once when a transcript opens: more than a screenful
+FIRST_PAINT_MS = 16  # the view lays out and paints those before older rows come in
+
 
 class TranscriptBuilder:
     """Folds one conversation's events into `model`'s rows."""
 
-    def __init__(self, model: TranscriptModel) -> None:
+    def __init__(
+        self,
+        model: TranscriptModel,
+        on_loaded: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self.model = model
+        self.on_loaded = on_loaded  # told (with the memory ids shown) when all rows are in
         self.streaming: dict[str | None, TranscriptItem] = {}
         self.approvals: dict[str, TranscriptItem] = {}
         self.memories: dict[str, TranscriptItem] = {}
         self.reinforced: set[str] = set()
         self._pending: list[TranscriptItem] | None = None  # rows of a transcript being read
+        self._todo: deque[Event] = deque()  # its events not folded yet
+        self._older: list[TranscriptItem] = []  # its rows folded but not in the model yet
+        self._wanted: list[str] = []
+        self._step = QTimer()
+        self._step.setSingleShot(True)
+        self._step.setInterval(0)
+        self._step.timeout.connect(self._next)
+
+    @property
+    def loading(self) -> bool:
+        """Whether an open is still under way (rows still to come in above)."""
+        return self._pending is not None or bool(self._older)
 
     def clear(self) -> None:
+        self._step.stop()  # what is left of an open is cancelled
+        self._pending, self._older, self._wanted = None, [], []
+        self._todo.clear()
         self.streaming.clear()
         self.approvals.clear()
         self.memories.clear()
         self.reinforced.clear()
         self.model.reset([])
 
-    def set_events(self, events: Iterable[Event]) -> list[str]:
-        """A whole transcript, in one model reset; returns the memory ids it shows."""
+    def set_events(self, events: Iterable[Event]) -> None:
+        """Open a whole transcript, in steps (its first one now); `on_loaded` follows."""
         self.clear()
+        self._todo.extend(events)
         self._pending = []
-        wanted: list[str] = []
-        try:
-            for event in events:
-                wanted.extend(self.append_event(event))
-        finally:
+        self._next()
+
+    def _next(self) -> None:
+        """One step of an open: fold a slice of events, or show rows."""
+        if self._pending is not None:
+            for _ in range(min(SLICE, len(self._todo))):
+                self._wanted.extend(self._fold(self._todo.popleft()))
+            if self._todo:
+                self._step.start(0)
+                return
             rows, self._pending = self._pending, None
-        self.model.reset(rows)
-        return wanted
+            self._older = rows[: max(0, len(rows) - TAIL)]
+            self.model.reset(rows[len(self._older) :])  # the newest rows, at the bottom
+            if self._older:
+                self._step.start(FIRST_PAINT_MS)
+                return
+        elif self._older:
+            count = max(TAIL, self.model.rowCount())
+            chunk, self._older = self._older[-count:], self._older[:-count]
+            self.model.prepend(chunk)
+        if self._older:
+            self._step.start(0)
+        elif self.on_loaded is not None:
+            wanted, self._wanted = self._wanted, []
+            self.on_loaded(wanted)
 
     def append_event(self, event: Event) -> list[str]:
         """One event; returns the memory ids it newly shows (their words are looked up)."""
+        if self._pending is not None:
+            self._todo.append(event)  # an open is folding older events: after them
+            return []
+        return self._fold(event)
+
+    def _fold(self, event: Event) -> list[str]:
         run_id, at = event.run_id, event.created_at
         match payload_of(event):
             case UserMessage(message=message):
@@ -129,6 +188,8 @@ class TranscriptBuilder:
 
     def close_cards(self) -> None:
         """The conversation is gone: no button is left to act on it."""
+        for item in [*self._older, *(self._pending or ())]:
+            item.buttons = False
         for row in range(self.model.rowCount()):
             item = self.model.item(row)
             if item.buttons:

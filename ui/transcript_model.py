@@ -9,7 +9,8 @@ costs 20,000 small objects, not 60,000 widgets.
 
 Changes are row-level, the way a view can follow them cheaply: new events are row inserts
 (`append`), a streamed delta changes only its own row (`append_text`, one `dataChanged`),
-a whole transcript is one reset (`reset`).
+a whole transcript is a reset to its newest rows (`reset`) and inserts of its older rows
+above them (`prepend`).
 
 Every row answers the accessibility roles with its words ("You: …", "Assistant: …"), so
 a screen reader reads the message itself, not a name for it.
@@ -199,6 +200,15 @@ class TranscriptModel(QAbstractListModel):
         self._items = list(items)
         self._rows = {item.serial: row for row, item in enumerate(self._items)}
         self.endResetModel()
+
+    def prepend(self, items: list[TranscriptItem]) -> None:
+        """Older rows, above the ones shown (an open bringing in its history)."""
+        if not items:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(items) - 1)
+        self._items[0:0] = items
+        self._rows = {item.serial: row for row, item in enumerate(self._items)}
+        self.endInsertRows()
 
     def append(self, item: TranscriptItem) -> None:
         row = len(self._items)

@@ -98,6 +98,8 @@ class TranscriptView(QListView):
         self.jump.clicked.connect(self.follow_bottom)
         self.jump.hide()
 
+        self._anchor: tuple[QPersistentModelIndex, int] | None = None
+        model.rowsAboutToBeInserted.connect(self._inserting)
         model.rowsInserted.connect(self._inserted)
         model.modelReset.connect(self._was_reset)
         bar = self.verticalScrollBar()
@@ -167,11 +169,27 @@ class TranscriptView(QListView):
         self.following = True  # the layout, in the next pass, brings it to the bottom
         self.jump.hide()
 
+    def _inserting(self, _parent: QModelIndex, first: int, _last: int) -> None:
+        """Older rows coming in above (an open, decision 0178): scrolled up, the first row
+        in view is the anchor, kept where it is on the screen."""
+        self._anchor = None
+        if first == 0 and self._model.rowCount() and not self.following:
+            index = self.indexAt(QPoint(1, 1))
+            if index.isValid():
+                self._anchor = (QPersistentModelIndex(index), self.visualRect(index).top())
+
     def _inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         for row in range(first, last + 1):
             if self._model.item(row).buttons:
                 self._add_buttons(row)
-        self._news()
+        anchor, self._anchor = self._anchor, None
+        if anchor is not None and anchor[0].isValid():
+            self.executeDelayedItemsLayout()  # the rows placed now, to scroll by their height
+            bar = self.verticalScrollBar()
+            moved = self.visualRect(self._model.index(anchor[0].row(), 0)).top() - anchor[1]
+            bar.setValue(bar.value() + moved)
+        if last == self._model.rowCount() - 1:
+            self._news()  # a row at the bottom: follow it, or offer to jump to it
 
     def dataChanged(
         self,

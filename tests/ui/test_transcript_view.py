@@ -63,8 +63,11 @@ def long_transcript(count: int) -> list[Event]:
 
 
 def settle(qtbot: QtBot, pane: ConversationPane) -> None:
-    """Let the view's delayed layout and the first paint run."""
+    """Let the open bring in all its rows, the view's delayed layout and the first paint run."""
     view = pane.transcript
+    if pane.loading:
+        with qtbot.waitSignal(pane.transcript_loaded):
+            pass
     qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 0)
     qtbot.wait(0)
     view.viewport().repaint()
