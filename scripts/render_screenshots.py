@@ -430,8 +430,15 @@ def transcript(count: int, running: bool) -> list[Event]:
         add("message.assistant.delta", {"text": piece}, "run_x")
     else:
         words = (
-            "Saturday: the 10:00 six-bridges cruise from Ribeira, lunch in Gaia, "
-            "tram 1 to Foz at 15:00. It is in saturday-boats.md."
+            "**Saturday**, as planned:\n\n"
+            "| Time | What |\n|---|---|\n"
+            "| 10:00 | Six-bridges cruise from Ribeira |\n"
+            "| 13:00 | Lunch in Gaia |\n"
+            "| 15:00 | Tram 1 to *Foz do Douro* |\n\n"
+            "For your calendar:\n\n"
+            "```python\nfrom datetime import datetime\n\n"
+            "cruise = datetime(2026, 12, 5, 10, 0)  # Ribeira quay\n```\n\n"
+            "It is all in `saturday-boats.md`."
         )
         final = {"role": "assistant", "content": [{"type": "text", "text": words}]}
         add("message.assistant", final, "run_x")
