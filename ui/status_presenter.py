@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, QTimer
 
 from sync import EngineState, EngineStatus, SyncError, TriggerReason
-from ui.failure_words import Failure, Fix, index_unread
+from ui.failure_words import Failure, Fix, index_unread, network_down
 from ui.main_window import DAMAGED_STATUS, EMPTY, LOADING, MainWindow
 from ui.relative_time import relative_time
 from ui.window_action import WindowAction
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 # Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
 SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))
 OFFLINE = str(QT_TRANSLATE_NOOP("MainWindow", "Offline – showing saved history"))
+UNREACHED = str(QT_TRANSLATE_NOOP("MainWindow", "Can't reach {host} – showing saved history"))
 TROUBLE = str(
     QT_TRANSLATE_NOOP("MainWindow", "The server is having trouble; Converge will try again.")
 )
@@ -133,7 +134,8 @@ class StatusPresenter(QObject):
             self._concluded = True
             self.update_placeholder()
         if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
-            self.window.set_status(f"{OFFLINE} · reconnecting…")  # no flicker while probing
+            # No flicker while probing.
+            self.window.set_status(f"{self._offline_words(previous)} · reconnecting…")
         elif status.state is EngineState.SYNCING and previous.state in _LAST_WORD_STAYS:
             # Still the last word: the trouble, or the walk's count while it goes on.
             self.window.set_status(previous.message or TROUBLE)
@@ -142,7 +144,7 @@ class StatusPresenter(QObject):
         elif status.state is EngineState.SYNCING:
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
-            self.window.set_status(OFFLINE, details=status.message)
+            self.window.set_status(self._offline_words(status), details=status.message)
             self.window.set_offline(True, status.message)
             self._schedule_offline_retry()
         elif status.state in _LAST_WORD_STAYS:
@@ -180,6 +182,14 @@ class StatusPresenter(QObject):
         """A request of the window failed: one sentence, the technical message behind
         "Details"."""
         self.window.set_status(headline, error=True, details=error.message)
+
+    def _offline_words(self, status: EngineStatus) -> str:
+        """ "Offline" only when this device has no network (the OS said so); a server that
+        refuses or a name that does not resolve is "Can't reach <host>" (issue 18)."""
+        host = self.host()
+        if status.problem is None or not host or network_down(status.problem):
+            return OFFLINE
+        return QCoreApplication.translate("MainWindow", UNREACHED).format(host=host)
 
     def suspect_offline(self) -> None:
         """A request just failed on the network: check now (a reconcile pass says OFFLINE

@@ -5,6 +5,7 @@ an error, and the rows the device holds stay."""
 from __future__ import annotations
 
 import asyncio
+import errno
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
 from sync import EngineState, EngineStatus
+from sync.errors import ConnectionFailed, SyncError
 from tests.sync.hostile_server import hostile_server
 from tests.ui.conftest import run
 from ui.main_window import MainWindow
@@ -71,6 +73,46 @@ def test_trouble_after_offline_drops_the_banner_and_the_next_sync_reloads_once(
         presenter.show(EngineStatus(EngineState.IDLE, "", 1.0))
         presenter.show(EngineStatus(EngineState.IDLE, "", 2.0))
         assert reloads == ["reload"]  # what was missed while unreachable, once
+    finally:
+        presenter.stop()
+        window.close()
+
+
+def _caused_by(error: SyncError, os_errno: int) -> SyncError:
+    try:
+        try:
+            raise OSError(os_errno, "from the operating system")
+        except OSError as cause:
+            raise error from cause
+    except SyncError as raised:
+        return raised
+
+
+@pytest.mark.parametrize(
+    ("os_errno", "words"),
+    [
+        (errno.ENETUNREACH, "Offline – showing saved history"),
+        (errno.ECONNREFUSED, "Can't reach chat.example.org:8443 – showing saved history"),
+    ],
+)
+def test_the_status_line_says_offline_only_when_this_device_has_no_network(
+    qapp: QApplication, os_errno: int, words: str
+) -> None:
+    window = MainWindow()
+    presenter = StatusPresenter(
+        window,
+        trigger=lambda reason: None,
+        connected=lambda: True,
+        filter_text=lambda: "",
+        on_reconnected=lambda: None,
+    )
+    presenter.host = lambda: "chat.example.org:8443"
+    try:
+        problem = _caused_by(ConnectionFailed("no connection"), os_errno)
+        presenter.show(EngineStatus(EngineState.OFFLINE, "no connection", problem=problem))
+        assert window.status.text() == words
+        presenter.show(EngineStatus(EngineState.SYNCING))
+        assert window.status.text() == f"{words} · reconnecting…"
     finally:
         presenter.stop()
         window.close()
