@@ -75,6 +75,13 @@ OFFLINE_BANNER = str(
         "back when the server can be reached.",
     )
 )
+UNREACHED_BANNER = str(
+    QT_TRANSLATE_NOOP(
+        "MainWindow",
+        "Can't reach {host}. Showing the history saved on this device; sending and deleting "
+        "come back when the server can be reached.",
+    )
+)
 
 
 class MainWindow(QMainWindow):
@@ -364,8 +371,11 @@ class MainWindow(QMainWindow):
         """The status line; `details` (technical words) sit behind a "Details" button."""
         self.status_line.set_status(text, error=error, details=details)
 
-    def set_offline(self, offline: bool, reason: str = "") -> None:
-        """The offline banner, and sending and deleting disabled with a tooltip saying why."""
+    def set_offline(self, offline: bool, reason: str = "", unreached: str = "") -> None:
+        """The offline banner, and sending and deleting disabled with a tooltip saying why;
+        `unreached` names the host when the network is up but the server can't be reached."""
+        words = self.tr(UNREACHED_BANNER).format(host=unreached) if unreached else None
+        self.offline_banner.setText(words or self.tr(OFFLINE_BANNER))
         self.offline_banner.setVisible(offline)
         self.offline_banner.setToolTip(plain_tooltip(reason))  # the server's words
         self._offline = offline

@@ -145,7 +145,7 @@ class StatusPresenter(QObject):
             self.window.set_status(SYNCING)
         elif status.state is EngineState.OFFLINE:
             self.window.set_status(self._offline_words(status), details=status.message)
-            self.window.set_offline(True, status.message)
+            self.window.set_offline(True, status.message, self._unreached_host(status))
             self._schedule_offline_retry()
         elif status.state in _LAST_WORD_STAYS:
             # TROUBLE (CONTRACT §10.2: a 503) is the server having trouble for a while;
@@ -183,11 +183,19 @@ class StatusPresenter(QObject):
         "Details"."""
         self.window.set_status(headline, error=True, details=error.message)
 
-    def _offline_words(self, status: EngineStatus) -> str:
-        """ "Offline" only when this device has no network (the OS said so); a server that
-        refuses or a name that does not resolve is "Can't reach <host>" (issue 18)."""
+    def _unreached_host(self, status: EngineStatus) -> str:
+        """The host when the network is up but the server can't be reached, else "": a
+        server that refuses or a name that does not resolve is not "offline" (issue 18);
+        only the operating system saying there is no network is."""
         host = self.host()
         if status.problem is None or not host or network_down(status.problem):
+            return ""
+        return host
+
+    def _offline_words(self, status: EngineStatus) -> str:
+        """ "Offline – showing saved history", or "Can't reach <host> – …"."""
+        host = self._unreached_host(status)
+        if not host:
             return OFFLINE
         return QCoreApplication.translate("MainWindow", UNREACHED).format(host=host)
 

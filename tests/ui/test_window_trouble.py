@@ -111,6 +111,8 @@ def test_the_status_line_says_offline_only_when_this_device_has_no_network(
         problem = _caused_by(ConnectionFailed("no connection"), os_errno)
         presenter.show(EngineStatus(EngineState.OFFLINE, "no connection", problem=problem))
         assert window.status.text() == words
+        banner = window.offline_banner.text()
+        assert banner.startswith("You're offline." if "Offline" in words else "Can't reach chat.")
         presenter.show(EngineStatus(EngineState.SYNCING))
         assert window.status.text() == f"{words} · reconnecting…"
     finally:
