@@ -58,7 +58,6 @@ class EngineWatch:
         mirror: Mirror,
         coalescer: Coalescer,
         closed: Callable[[], bool],
-        *,
         page_limit: int = 1,
     ) -> None:
         """`page_limit`: the walk's page size, asked by the watch so that its 200 is the
