@@ -4,11 +4,12 @@ Runs `converge qa --devices N --seed S --operations K --json` (the harness's own
 faults: the seeded workload with its restarts and outages) once per `--devices` value, as
 a child process each, and keeps from each report the convergence latency (p50, p95, p99,
 max: for every create and every confirmed delete, the time until the slowest other device's
-mirror followed), the requests, the harness's event-loop lag and the violations, with the
-machine's load average before and after (the machine is shared: say the load with each
-figure). `--database URL --servers 2` runs the two-process PostgreSQL fleet; `--postgres`
-makes a throwaway cluster for it (`bench/throwaway_pg.py`). Writes
-`bench/results/convergence-scale[-NAME].json`.
+mirror followed), its split at the slowest device's watch answer, the requests, the
+harness's event-loop lag and the violations, with the machine's load average before and
+after (the machine is shared: say the load with each figure). `--page-limit 200` walks at
+the app's page size. `--database URL --servers 2` runs the two-process PostgreSQL fleet;
+`--postgres` makes a throwaway cluster for it (`tests.conftest.PostgresCluster`, a new
+database per run). Writes `bench/results/convergence-scale[-NAME].json`.
 
 Target (issue 20 item 5): with 50 watching devices, p95 under 1 s and p99 under 2 s.
 """
@@ -39,6 +40,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--database", help="an empty database URL for the harness's servers")
     p.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL 15 cluster")
     p.add_argument("--servers", type=int, default=1)
+    p.add_argument(
+        "--page-limit", type=int, help="the devices' page size (qa's default 20; the app's 200)"
+    )
     p.add_argument("--name", default="", help="results file suffix")
     p.add_argument("--label", default="", help="what was measured (recorded as is)")
     return p.parse_args(argv)
@@ -78,6 +82,8 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
     ]
     if database:
         command += ["--database", database, "--servers", str(args.servers)]
+    if args.page_limit:
+        command += ["--page-limit", str(args.page_limit)]
     before = _load()
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
     after = _load()
@@ -94,6 +100,7 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
         "passes": qa["engine"]["passes"],
         "loop_lag_s": qa["loop_lag"],
         "workload_seconds": qa["seconds"]["workload"],
+        "stages_ms": qa.get("convergence_stages_ms", {}),
         "violations": len(qa["violations"]),
         "restarts": qa["server"]["restarts"],
         "load_average_before": before,
@@ -128,6 +135,7 @@ def main(argv: list[str]) -> int:
             "servers": args.servers if backend == "postgresql" else 1,
             "seed": args.seed,
             "operations": args.operations,
+            "page_limit": args.page_limit or 20,
             "cpus": os.cpu_count(),
             "targets": {"devices": 50, "p95_ms": TARGET_P95_MS, "p99_ms": TARGET_P99_MS},
             "runs": rows,
