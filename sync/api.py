@@ -10,6 +10,7 @@ items than the `limit` asked is refused. What an error answer or a lost connecti
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -255,7 +256,9 @@ class ApiClient:
         )
         applied = response.headers.get("Preference-Applied", "")
         if response.status == 200 and limit > 1:
-            self.primed.keep(mark, limit, _session_page(response, limit, first=True))
+            # A page the pass could not use either is not kept: the pass asks, and says why.
+            with contextlib.suppress(SyncError):
+                self.primed.keep(mark, limit, _session_page(response, limit, first=True))
         return WatchAnswer(
             changed=response.status == 200,
             applied="wait=" in applied.replace(" ", "").lower(),

@@ -87,3 +87,22 @@ def test_a_kept_page_serves_one_first_page_of_its_size_while_fresh() -> None:
     now[0] += PRIMED_SECONDS + 0.1
     assert primed.take(20) is None  # too old
     assert primed.used == 1
+
+
+def test_a_malformed_watch_page_is_still_a_change_and_is_not_kept() -> None:
+    import httpx
+
+    from sync.api import ApiClient
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"ETag": '"v9"'}, content=b'{"items": "no"}')
+
+    async def go() -> None:
+        async with ApiClient(
+            "http://converge.invalid", "t", transport=httpx.MockTransport(answer)
+        ) as api:
+            got = await api.watch_sessions('"v1"', 20, limit=5)
+            assert got.changed and got.etag == '"v9"'
+            assert api.primed.take(5) is None  # the pass asks, and names the fault
+
+    run(go())
