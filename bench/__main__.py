@@ -2,7 +2,8 @@
 (and `python -m bench ui_without VARIANT`, see `bench/ui_without.py`; `python -m bench
 client_rss`, see `bench/client_rss.py`; `python -m bench conformance`, see
 `bench/conformance.py`; `python -m bench s3_clients`, see `bench/s3_clients.py`; `python -m
-bench markdown`, see `bench/markdown.py`; `python -m bench pane`, see `bench/pane.py`).
+bench markdown`, see `bench/markdown.py`; `python -m bench pane`, see `bench/pane.py`;
+`python -m bench scale`, see `bench/scale.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -25,6 +26,7 @@ EXTRA = (
     "search",
     "markdown",
     "pane",
+    "scale",
 )
 
 

@@ -70,9 +70,15 @@ def plain_transport(url: str) -> httpx.AsyncHTTPTransport:
 class CountingTransport(httpx.AsyncBaseTransport):
     """Counts every request and its outcome, then delegates to a normal transport."""
 
-    def __init__(self, stats: RequestStats, inner: httpx.AsyncBaseTransport | None = None):
+    def __init__(
+        self,
+        stats: RequestStats,
+        inner: httpx.AsyncBaseTransport | None = None,
+        wakes: list[float] | None = None,
+    ):
         self.stats = stats
         self._inner = inner if inner is not None else httpx.AsyncHTTPTransport()
+        self._wakes = wakes  # when a held watch's 200 arrived (`qa.latency.stages`)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.stats.requests += 1
@@ -82,6 +88,8 @@ class CountingTransport(httpx.AsyncBaseTransport):
             self.stats.network_errors += 1
             raise
         self.stats.statuses[response.status_code] += 1
+        if self._wakes is not None and response.status_code == 200 and "prefer" in request.headers:
+            self._wakes.append(time.monotonic())
         return response
 
     async def aclose(self) -> None:
@@ -159,6 +167,7 @@ class Device:
         self.reopened = 0
         self._sampled: dict[str, bool] = {}
         self._last_seq = 0  # the open engine's last IndexChanged.seq
+        self.wakes: list[float] = []  # its watch's 200s, when their heads arrived
 
     @property
     def engine(self) -> SyncEngine:
@@ -171,7 +180,7 @@ class Device:
         keep an index watch open when the device watches."""
         engine = await SyncEngine.open(
             self.profile,
-            transport=CountingTransport(self.stats, self._transport()),
+            transport=CountingTransport(self.stats, self._transport(), self.wakes),
             timer_interval=self.interval,
             retry_attempts=self.retry_attempts,
             page_limit=self.page_limit,

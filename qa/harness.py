@@ -43,7 +43,7 @@ from qa.checker import (
 )
 from qa.device import Device, Recorder, plain_transport
 from qa.faults import FaultSchedule, FaultSpec
-from qa.latency import Change, convergence_latencies
+from qa.latency import Change, convergence_latencies, stages
 from qa.proxy import DeviceNetwork
 from qa.public import Presence, PublicAudit, Truth, seed_public
 from qa.report import QaOptions, QaReport
@@ -141,6 +141,7 @@ class Harness:
         self.report.latencies = convergence_latencies(
             self.changes, self.history.observations, range(self.o.devices)
         )
+        self.report.stages = stages(self.report.latencies, {d.index: d.wakes for d in self.devices})
         return self.report
 
     async def _measure_lag(self, period: float = 0.05) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from qa.checker import Observation
 
@@ -43,15 +43,19 @@ class Latencies:
 
     seconds: list[float]
     missed: int  # (change, device) pairs that never followed within the run
+    #: Per change measured: (the slowest device, the change's `at`, when that device followed).
+    slowest: list[tuple[int, float, float]] = field(default_factory=list)
 
     def summary_ms(self) -> dict[str, float | None]:
-        """`{"p50", "p95", "max"}` in milliseconds (nearest rank), None without samples."""
+        """`{"p50", "p95", "p99", "max"}` in milliseconds (nearest rank), None without
+        samples."""
         if not self.seconds:
-            return {"p50": None, "p95": None, "max": None}
+            return {"p50": None, "p95": None, "p99": None, "max": None}
         ordered = sorted(self.seconds)
         return {
             "p50": round(_rank(ordered, 0.50) * 1000, 1),
             "p95": round(_rank(ordered, 0.95) * 1000, 1),
+            "p99": round(_rank(ordered, 0.99) * 1000, 1),
             "max": round(ordered[-1] * 1000, 1),
         }
 
@@ -71,9 +75,11 @@ def convergence_latencies(
         seen.sort(key=lambda o: o.seq)
     device_list = list(devices)
     seconds: list[float] = []
+    slowest: list[tuple[int, float, float]] = []
     missed = 0
     for change in changes:
         worst: float | None = None
+        worst_at: tuple[int, float] = (-1, 0.0)
         for device in device_list:
             if device == change.device:
                 continue
@@ -92,7 +98,36 @@ def convergence_latencies(
                 missed += 1
                 continue
             latency = followed - change.at
-            worst = latency if worst is None else max(worst, latency)
+            if worst is None or latency > worst:
+                worst, worst_at = latency, (device, followed)
         if worst is not None:
             seconds.append(max(0.0, worst))
-    return Latencies(seconds, missed)
+            slowest.append((worst_at[0], change.at, worst_at[1]))
+    return Latencies(seconds, missed, slowest)
+
+
+def stages(latencies: Latencies, wakes: dict[int, list[float]]) -> dict[str, dict[str, float]]:
+    """Where the slowest device's time went, per change: from the change until that device's
+    watch answered 200 (the server's commit and wake-up, the answer's way back, the
+    harness's loop getting to it) and from there until its mirror followed (the pass: its
+    pages, point reads and the mirror's write). p50/p95/max in ms over the changes whose
+    slowest device had a watch answer in between; `n` says how many."""
+    first: list[float] = []
+    rest: list[float] = []
+    for device, at, followed in latencies.slowest:
+        woke = next((w for w in sorted(wakes.get(device, ())) if at <= w <= followed), None)
+        if woke is None:
+            continue
+        first.append(woke - at)
+        rest.append(followed - woke)
+    out: dict[str, dict[str, float]] = {}
+    for name, values in (("change_to_watch_answer", first), ("watch_answer_to_mirror", rest)):
+        ordered = sorted(values)
+        if ordered:
+            out[name] = {
+                "p50": round(_rank(ordered, 0.50) * 1000, 1),
+                "p95": round(_rank(ordered, 0.95) * 1000, 1),
+                "max": round(ordered[-1] * 1000, 1),
+                "n": len(ordered),
+            }
+    return out

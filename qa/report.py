@@ -69,6 +69,8 @@ class QaReport:
     op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
     loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
     latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
+    #: The slowest device's time per change, split at its watch's answer (`qa.latency.stages`).
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     workdir: str | None = None
     #: What the run added to the public routes (`Harness._extras`): control plane, restarts.
@@ -146,6 +148,7 @@ class QaReport:
             "convergence_ms": self.latencies.summary_ms(),
             "convergence_samples": len(self.latencies.seconds),
             "convergence_missed": self.latencies.missed,
+            "convergence_stages_ms": self.stages,
             "sessions": {"final": self.sessions_final, "deleted": self.deleted},
             "outbox_pending": self.outbox_pending,
             "residue_checked": self.residue_checked,
@@ -214,7 +217,8 @@ class QaReport:
         if ms["p95"] is not None:
             lines.append(
                 f"convergence latency over {len(self.latencies.seconds)} changes: "
-                f"p50 {ms['p50']:.0f} ms, p95 {ms['p95']:.0f} ms, max {ms['max']:.0f} ms"
+                f"p50 {ms['p50']:.0f} ms, p95 {ms['p95']:.0f} ms, p99 {ms['p99']:.0f} ms, "
+                f"max {ms['max']:.0f} ms"
                 + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
             )
         lines.append(f"extras: {self.extras_text()}")

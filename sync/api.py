@@ -10,6 +10,7 @@ items than the `limit` asked is refused. What an error answer or a lost connecti
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -43,6 +44,7 @@ from sync.models import (
     SessionPage,
     SessionView,
 )
+from sync.primed import PrimedPage
 from sync.proxies import environment_mounts
 from sync.sse import frames
 from sync.tls import client_context
@@ -67,6 +69,31 @@ class WatchAnswer:
     changed: bool
     applied: bool
     etag: str | None
+
+
+def _touches_index(method: str, path: str) -> bool:
+    """Whether an answer can tell the mirror's index rows something: every request but the
+    reads of transcripts, runs and artifacts (the content phase's traffic)."""
+    if method.upper() != "GET":
+        return True
+    return path.startswith("/v1/sessions") and not path.endswith("/events")
+
+
+def _session_page(response: Answer, limit: int, *, first: bool) -> SessionPage:
+    """An index page's body, checked; `first` pages carry the answer's ETag."""
+    body = json_of(response)
+    if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
+        raise UnexpectedResponse(
+            "The server sent a malformed session page.", status=response.status
+        )
+    check_items("session index", len(body["items"]), limit)
+    next_cursor = body.get("next_cursor")
+    return SessionPage(
+        items=[SessionView.from_json(item) for item in body["items"]],
+        next_cursor=next_cursor if isinstance(next_cursor, str) and next_cursor else None,
+        etag=response.headers.get("ETag") if first else None,
+        nbytes=len(response.body),
+    )
 
 
 def _seg(value: str) -> str:
@@ -127,9 +154,20 @@ class ApiClient:
         )
         #: The server's clock from the `Date` of its answers (`sync.server_clock`).
         self.clock = self._requester.clock
-        #: One bounded request with retries where safe (`sync.api_request.Requester`): the
-        #: routes below and the few callers outside this module send through it.
-        self.request = self._requester.request
+        self._send = self._requester.request
+        #: The first page a watch brought, for the pass it triggers (`sync.primed`).
+        self.primed = PrimedPage()
+
+    async def request(self, method: str, path: str, **options: Any) -> Answer:
+        """One bounded request with retries where safe (`sync.api_request.Requester`): the
+        routes below and the few callers outside this module send through it."""
+        if not _touches_index(method, path):
+            return await self._send(method, path, **options)
+        self.primed.begin()
+        try:
+            return await self._send(method, path, **options)
+        finally:
+            self.primed.end()
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -157,7 +195,12 @@ class ApiClient:
     async def list_sessions(
         self, *, limit: int = PAGE_LIMIT, cursor: str | None = None, etag: str | None = None
     ) -> SessionPage | None:
-        """One index page. With `etag` on the first page, None means 304: unchanged."""
+        """One index page. With `etag` on the first page, None means 304: unchanged. A
+        first page a watch has just brought (`sync.primed`) is answered without a request."""
+        if not cursor:
+            primed = self.primed.take(limit)
+            if primed is not None:
+                return None if etag and primed.etag == etag else primed
         params: dict[str, Any] = {"limit": limit}
         headers: dict[str, str] = {}
         if cursor:
@@ -188,33 +231,23 @@ class ApiClient:
             ) from exc
         if response.status == 304:
             return None
-        body = json_of(response)
-        if not isinstance(body, Mapping) or not isinstance(body.get("items"), list):
-            raise UnexpectedResponse(
-                "The server sent a malformed session page.", status=response.status
-            )
-        check_items("session index", len(body["items"]), limit)
-        next_cursor = body.get("next_cursor")
-        return SessionPage(
-            items=[SessionView.from_json(item) for item in body["items"]],
-            next_cursor=next_cursor if isinstance(next_cursor, str) and next_cursor else None,
-            etag=None if cursor else response.headers.get("ETag"),
-            nbytes=len(response.body),
-        )
+        return _session_page(response, limit, first=not cursor)
 
     async def watch_sessions(
-        self, etag: str, wait: int, margin: float = WATCH_READ_MARGIN
+        self, etag: str, wait: int, margin: float = WATCH_READ_MARGIN, *, limit: int = 1
     ) -> WatchAnswer:
         """Hold a conditional first page up to `wait` s for a change (CONTRACT §9.1).
 
-        `limit=1`: the answer only says whether the index changed (the caller reconciles);
-        the ETag does not depend on the limit. Silence `margin` s past the wait is a dead
+        The ETag does not depend on the limit. With `limit` the walk's page size, a 200's
+        page is kept for the pass it triggers (`sync.primed`, decision 0195); `limit=1`
+        only says whether the index changed. Silence `margin` s past the wait is a dead
         connection (`ResponseTooSlow` or a network error).
         """
-        response = await self.request(
+        mark = self.primed.mark()
+        response = await self._send(
             "GET",
             "/v1/sessions",
-            params={"limit": 1},
+            params={"limit": limit},
             headers={"If-None-Match": etag, "Prefer": f"wait={wait}"},
             ok=(200, 304),
             timeout=httpx.Timeout(10.0, connect=5.0, read=wait + margin),
@@ -222,6 +255,10 @@ class ApiClient:
             deadline=self.bounds.request_seconds + wait + margin,
         )
         applied = response.headers.get("Preference-Applied", "")
+        if response.status == 200 and limit > 1:
+            # A page the pass could not use either is not kept: the pass asks, and says why.
+            with contextlib.suppress(SyncError):
+                self.primed.keep(mark, limit, _session_page(response, limit, first=True))
         return WatchAnswer(
             changed=response.status == 200,
             applied="wait=" in applied.replace(" ", "").lower(),
@@ -318,6 +355,7 @@ class ApiClient:
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
         bounds = self.bounds
+        self.primed.begin()  # a stream's frames may reach the mirror too
         try:
             async with self._client.stream(
                 "GET", path, headers=headers, timeout=STREAM_TIMEOUT
@@ -342,6 +380,8 @@ class ApiClient:
             raise
         except httpx.HTTPError as exc:
             raise self._network_error(exc, "GET", path) from exc
+        finally:
+            self.primed.end()
 
     # -- artifacts --------------------------------------------------------------------------
 

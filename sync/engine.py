@@ -129,7 +129,7 @@ class SyncEngine:
             self._events.announce_transcripts,
         )
         self._timer = PassTimer(self.trigger, timer_interval)
-        self._watch = EngineWatch(api, mirror, self._coalescer, lambda: self._closed)
+        self._watch = EngineWatch(api, mirror, self._coalescer, lambda: self._closed, page_limit)
         self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
         self._background: set[asyncio.Task[object]] = set()
         self._closed = False

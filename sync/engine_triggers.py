@@ -58,8 +58,12 @@ class EngineWatch:
         mirror: Mirror,
         coalescer: Coalescer,
         closed: Callable[[], bool],
+        page_limit: int = 1,
     ) -> None:
+        """`page_limit`: the walk's page size, asked by the watch so that its 200 is the
+        pass's first page (`sync.primed`)."""
         self._api = api
+        self._page_limit = page_limit
         self._mirror = mirror
         self._coalescer = coalescer
         self._closed = closed
@@ -73,6 +77,7 @@ class EngineWatch:
                 current_etag=self._stored_etag,
                 changed=self._saw_change,
                 settled=self._needs_etag,
+                limit=self._page_limit,
             )
         self._watch.wait = wait
         if self._watch.state is not WatchState.UNSUPPORTED:

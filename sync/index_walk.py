@@ -126,7 +126,7 @@ class IndexWalk:
         return result
 
     def _read_state(self) -> dict[str, str | None]:
-        return {key: self.mirror.get_state(key) for key in WALK_KEYS}
+        return self.mirror.get_states(WALK_KEYS)
 
     async def _start(self, etag: str | None) -> None:
         result = self.result

@@ -55,7 +55,7 @@ from sync.mirror_schema import (
     migrate,
 )
 from sync.mirror_search import SEARCH_LIMIT, SearchHit, search
-from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, rebind_identity
+from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, get_states, rebind_identity
 from sync.models import Event, SessionView
 from sync.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
 from sync.transcripts import MirroredTranscript, TranscriptState
@@ -248,6 +248,11 @@ class Mirror:
     def get_state(self, key: str) -> str | None:
         with self._reading() as conn, Session(bind=conn) as session:
             return get_state(session, key)
+
+    def get_states(self, keys: Sequence[str]) -> dict[str, str | None]:
+        """`get_state` of each key, in one read transaction."""
+        with self._reading() as conn:
+            return get_states(conn, keys)
 
     def unconfirmed_deletes(self) -> set[str]:
         """Ids of rows whose delete was sent but never answered."""

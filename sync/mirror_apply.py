@@ -21,7 +21,7 @@ from sync.delete_marks import clear_marks
 from sync.file_index import forget_files_of
 from sync.mirror_rows import SessionRow, chunks, rows_by_id
 from sync.mirror_schema import REMOVED_MEMORY_SECONDS, RemovedSession, SessionRecord
-from sync.mirror_state import set_state
+from sync.mirror_state import set_states
 from sync.models import SessionView
 from sync.transcripts import forget as forget_transcripts
 
@@ -135,6 +135,6 @@ def write_changes(
         )
     for chunk in chunks(list(dict.fromkeys(settle)), 500):
         clear_marks(conn, chunk)
-    for key, value in (state or {}).items():
-        set_state(conn, key, value)
+    if state:
+        set_states(conn, state)
     return ApplyResult(inserted, updated, removed, files, rows=tuple(written))

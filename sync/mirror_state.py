@@ -10,6 +10,7 @@ forgets a walk in progress as well.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -37,10 +38,22 @@ def get_state(session: Session, key: str) -> str | None:
     return rec.value if rec is not None else None
 
 
+def get_states(conn: Any, keys: Sequence[str]) -> dict[str, str | None]:
+    """Several values in one statement (a pass reads the walk's six: one read, not six)."""
+    rows = conn.execute(select(SyncState.key, SyncState.value).where(SyncState.key.in_(keys)))
+    found = {key: value for key, value in rows}
+    return {key: found.get(key) for key in keys}
+
+
 def set_state(conn: Any, key: str, value: str | None) -> None:
+    set_states(conn, {key: value})
+
+
+def set_states(conn: Any, values: Mapping[str, str | None]) -> None:
+    """Upsert several values in one statement (a walk's page saves up to six)."""
     stmt = sqlite_insert(SyncState)
     stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
-    conn.execute(stmt, [{"key": key, "value": value}])
+    conn.execute(stmt, [{"key": key, "value": value} for key, value in values.items()])
 
 
 def rebind_identity(conn: Any, identity: str) -> bool:

@@ -103,12 +103,15 @@ class IndexWatch:
         margin: float = WATCH_READ_MARGIN,
         backoff: Backoff | None = None,
         clock: Callable[[], float] = _elapsed_clock,
+        limit: int = 1,
     ) -> None:
         """`current_etag`: the ETag of the last conclusive pass (None: none yet).
         `changed`: run a pass (coalesced with the other triggers); True when it concluded.
         `settled`: like `changed`, but joining a pass already running (for a first ETag);
-        default `changed`. `margin`: silence past `wait` that is a dead connection."""
+        default `changed`. `margin`: silence past `wait` that is a dead connection.
+        `limit`: the page size asked (the walk's: its 200 is the pass's first page)."""
         self.api = api
+        self.limit = limit
         self.wait = wait
         self.margin = margin
         self._clock = clock
@@ -169,7 +172,9 @@ class IndexWatch:
 
     async def _hold(self, etag: str) -> WatchAnswer | None:
         """One held watch; None when a conclusive pass proved it deaf (it was cancelled)."""
-        request = asyncio.ensure_future(self.api.watch_sessions(etag, self.wait, self.margin))
+        request = asyncio.ensure_future(
+            self.api.watch_sessions(etag, self.wait, self.margin, limit=self.limit)
+        )
         self._held_etag, self._held_since = etag, self._clock()
         try:
             while True:

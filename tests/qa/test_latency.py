@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from qa.checker import Observation, Source
-from qa.latency import Change, Latencies, convergence_latencies
+from qa.latency import Change, Latencies, convergence_latencies, stages
 
 _seq = itertools.count()
 
@@ -50,5 +50,17 @@ def test_a_create_counts_until_every_device_shows_the_row_and_a_laggard_is_misse
 
 def test_summary_is_nearest_rank_in_milliseconds() -> None:
     latencies = Latencies([i / 100 for i in range(1, 101)], 0)  # 10 ms .. 1000 ms
-    assert latencies.summary_ms() == {"p50": 500.0, "p95": 950.0, "max": 1000.0}
-    assert Latencies([], 0).summary_ms() == {"p50": None, "p95": None, "max": None}
+    assert latencies.summary_ms() == {"p50": 500.0, "p95": 950.0, "p99": 990.0, "max": 1000.0}
+    assert Latencies([], 0).summary_ms() == {"p50": None, "p95": None, "p99": None, "max": None}
+
+
+def test_stages_split_the_slowest_device_at_its_watch_answer() -> None:
+    observations = [seen(1, "n", True, 10.3), seen(2, "n", True, 10.9)]
+    result = convergence_latencies([Change("n", 0, 10.0, True)], observations, [0, 1, 2])
+    assert result.slowest == [(2, 10.0, 10.9)]  # device 2 followed last
+    # Device 2's watch answered at 10.6 (an answer before the change does not count).
+    split = stages(result, {1: [10.1], 2: [9.0, 10.6]})
+    assert split["change_to_watch_answer"]["p50"] == 600.0
+    assert split["watch_answer_to_mirror"]["p50"] == 300.0
+    assert split["change_to_watch_answer"]["n"] == 1
+    assert stages(result, {2: [11.5]}) == {}  # no answer in between: not split

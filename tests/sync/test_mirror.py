@@ -251,3 +251,37 @@ def test_a_connection_given_back_after_the_mirror_closed_is_closed_too(tmp_path:
     in_use.close()  # given back to the pool after the close
     with pytest.raises(sqlite_driver.DBAPI.ProgrammingError):
         raw.execute("SELECT 1")  # closed, not left for the collector
+
+
+def test_the_walk_state_is_read_in_one_statement(tmp_path: Path) -> None:
+    from sqlalchemy import event
+
+    from sync.mirror_state import WALK_CURSOR, WALK_ETAG, WALK_KEYS
+
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        mirror.apply([], state={WALK_CURSOR: "c1", WALK_ETAG: '"e2"'})
+        statements: list[str] = []
+
+        def seen(_conn: object, _cursor: object, sql: str, *_: object) -> None:
+            if "sync_state" in sql:
+                statements.append(sql)
+
+        event.listen(mirror._read, "before_cursor_execute", seen)
+        try:
+            states = mirror.get_states(WALK_KEYS)
+        finally:
+            event.remove(mirror._read, "before_cursor_execute", seen)
+        assert states == {key: mirror.get_state(key) for key in WALK_KEYS}
+        assert states[WALK_CURSOR] == "c1" and states[WALK_ETAG] == '"e2"'
+        assert len(statements) == 1  # the walk read its six keys one by one before
+        statements.clear()
+        event.listen(mirror._write, "before_cursor_execute", seen)
+        try:
+            mirror.apply([], state=dict.fromkeys(WALK_KEYS, "x"))
+        finally:
+            event.remove(mirror._write, "before_cursor_execute", seen)
+        assert len(statements) == 1  # ... and wrote them one statement each
+        assert mirror.get_states(WALK_KEYS) == dict.fromkeys(WALK_KEYS, "x")
+    finally:
+        mirror.close()

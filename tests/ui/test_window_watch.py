@@ -37,14 +37,13 @@ def _held(server: Any) -> int:
 
 
 def _watch_report(name: str, h: Harness) -> str:
-    """One window's watch, for a failure message: its state, the answers it got, the watch
-    requests it sent, and where its loop waits (or how it ended)."""
+    """One window's watch, for a failure message: its state, the answers it got, the index
+    requests the window sent (watches and passes: both ask the walk's page size since
+    decision 0195), and where its loop waits (or how it ended)."""
     watch = h.engine.watch
     if watch is None:
         return f"{name}: no watch"
-    sent = sum(
-        1 for m, p, q in h.faults.log if (m, p) == ("GET", "/v1/sessions") and "limit=1" in q
-    )
+    sent = sum(1 for m, p, _q in h.faults.log if (m, p) == ("GET", "/v1/sessions"))
     task = watch._task
     if task is None:
         where = "no task"
@@ -55,7 +54,7 @@ def _watch_report(name: str, h: Harness) -> str:
         where = " < ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
     return (
         f"{name}: {watch.state.value}, running {watch.running}, {watch.answers} answers to "
-        f"{sent} watch requests, waiting in {where}"
+        f"{sent} index requests, waiting in {where}"
     )
 
 
