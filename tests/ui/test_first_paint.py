@@ -112,7 +112,7 @@ def test_rows_selected_in_the_first_page_stay_selected_when_all_rows_arrive(
 async def _start_until_offline(desktop: Desktop) -> int:
     main = asyncio.ensure_future(desktop.main())
     window = desktop.window
-    await until(lambda: "Offline" in window.status.text(), what="the offline status")
+    await until(lambda: "showing saved history" in window.status.text(), what="the offline status")
     assert window.isVisible()
     window.close()
     return await main

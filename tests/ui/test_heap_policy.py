@@ -41,7 +41,7 @@ def test_a_stopped_desktop_no_longer_collects_when_the_app_goes_inactive(
 
     async def scenario() -> int:
         main = asyncio.ensure_future(desktop.main())
-        await until(lambda: "Offline" in desktop.window.status.text(), what="offline")
+        await until(lambda: "showing saved history" in desktop.window.status.text(), what="offline")
         _go_inactive_and_back()
         assert len(collections) == 1, "one collection per departure while the window runs"
         desktop.window.close()
