@@ -17,17 +17,46 @@ import httpx
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
+from pytestqt.qtbot import QtBot
 
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
+from sync.errors import SyncError
 from sync.mirror import SessionRow
 from sync.models import text_message
 from sync.profile import Profile
 from tests.sync.faults import FaultTransport
 from ui.controller import WindowController
+from ui.conversation_pane import ConversationPane
 from ui.main_window import MainWindow
 
 DEADLINE = 30.0
+
+
+@pytest.fixture
+def pane(qapp: QApplication, qtbot: QtBot) -> Iterator[ConversationPane]:
+    """A conversation pane shown on screen (900 x 700), a conversation open in it."""
+    widget = ConversationPane()
+    widget.resize(900, 700)
+    widget.show_session("ses_1", "Trip", "")
+    widget.show()
+    qtbot.waitExposed(widget)
+    try:
+        yield widget
+    finally:
+        widget.close()
+        widget.deleteLater()
+
+
+def caused_by(error: SyncError, os_errno: int) -> SyncError:
+    """`error` raised from an `OSError(os_errno)`, as httpx's failures reach the engine."""
+    try:
+        try:
+            raise OSError(os_errno, "from the operating system")
+        except OSError as cause:
+            raise error from cause
+    except SyncError as raised:
+        return raised
 
 
 @pytest.fixture

@@ -17,23 +17,12 @@ from sync.errors import (
     ResponseTooSlow,
     RunInProgress,
     ServerError,
-    SyncError,
     TlsError,
     Unauthenticated,
     Unavailable,
 )
+from tests.ui.conftest import caused_by
 from ui.failure_words import Cause, Fix, describe, host_of, index_unread
-
-
-def _caused_by(error: SyncError, os_errno: int) -> SyncError:
-    try:
-        try:
-            raise OSError(os_errno, "from the operating system")
-        except OSError as cause:
-            raise error from cause
-    except SyncError as raised:
-        return raised
-
 
 S, R = Fix.SETTINGS, Fix.RETRY
 
@@ -47,18 +36,18 @@ S, R = Fix.SETTINGS, Fix.RETRY
         (TlsError("x"), Cause.TLS, (S,), "secure connection"),
         (ConnectionFailed("x"), Cause.UNREACHABLE, (S, R), "Can't reach"),
         (
-            _caused_by(ConnectionFailed("x"), errno.ECONNREFUSED),
+            caused_by(ConnectionFailed("x"), errno.ECONNREFUSED),
             Cause.UNREACHABLE,
             (S, R),
             "Can't reach",
         ),
         (
-            _caused_by(ConnectionFailed("x"), errno.ENETUNREACH),
+            caused_by(ConnectionFailed("x"), errno.ENETUNREACH),
             Cause.OFFLINE,
             (R,),
             "You're offline",
         ),
-        (_caused_by(ConnectionFailed("x"), socket.EAI_AGAIN), Cause.OFFLINE, (R,), "offline"),
+        (caused_by(ConnectionFailed("x"), socket.EAI_AGAIN), Cause.OFFLINE, (R,), "offline"),
         (ResponseTooSlow("x"), Cause.SLOW, (R,), "didn't answer in time"),
         (NetworkError("x"), Cause.SLOW, (R,), "connection to"),
         (Unavailable("x", status=503), Cause.TROUBLE, (R,), "having trouble"),
@@ -100,7 +89,7 @@ def test_details_name_status_code_and_request_id() -> None:
 def test_the_list_names_a_setting_to_fix_but_not_a_passing_outage() -> None:
     assert index_unread(Unauthenticated("x", status=401), "h") is not None
     assert index_unread(ConnectionFailed("x"), "h") is not None  # a wrong URL: Settings
-    assert index_unread(_caused_by(ConnectionFailed("x"), errno.ENETUNREACH), "h") is None
+    assert index_unread(caused_by(ConnectionFailed("x"), errno.ENETUNREACH), "h") is None
     assert index_unread(Unavailable("x", status=503), "h") is None
     assert index_unread(None, "h") is None
 

@@ -4,31 +4,14 @@ land last; the view stays at the bottom, or on the row a reader scrolled to."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from tests.ui.test_transcript_view import long_transcript, user
 from ui.conversation_pane import ConversationPane
 
 TOTAL = 5_000
-
-
-@pytest.fixture
-def pane(qapp: QApplication, qtbot: QtBot) -> Iterator[ConversationPane]:
-    widget = ConversationPane()
-    widget.resize(900, 700)
-    widget.show_session("ses_1", "Trip", "")
-    widget.show()
-    qtbot.waitExposed(widget)
-    try:
-        yield widget
-    finally:
-        widget.close()
-        widget.deleteLater()
 
 
 def first_rows(qtbot: QtBot, pane: ConversationPane) -> None:

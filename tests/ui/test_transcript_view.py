@@ -40,20 +40,6 @@ def delta(text: str) -> Event:
     return event("message.assistant.delta", {"text": text})
 
 
-@pytest.fixture
-def pane(qapp: QApplication, qtbot: QtBot) -> Iterator[ConversationPane]:
-    widget = ConversationPane()
-    widget.resize(900, 700)
-    widget.show_session("ses_1", "Trip", "")
-    widget.show()
-    qtbot.waitExposed(widget)
-    try:
-        yield widget
-    finally:
-        widget.close()
-        widget.deleteLater()
-
-
 def long_transcript(count: int) -> list[Event]:
     events: list[Event] = []
     for n in range(count // 2):

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
 from sync import EngineState, EngineStatus
-from sync.errors import ConnectionFailed, SyncError
+from sync.errors import ConnectionFailed
 from tests.sync.hostile_server import hostile_server
-from tests.ui.conftest import run
+from tests.ui.conftest import caused_by, run
 from ui.main_window import MainWindow
 from ui.status_presenter import StatusPresenter
 
@@ -78,16 +78,6 @@ def test_trouble_after_offline_drops_the_banner_and_the_next_sync_reloads_once(
         window.close()
 
 
-def _caused_by(error: SyncError, os_errno: int) -> SyncError:
-    try:
-        try:
-            raise OSError(os_errno, "from the operating system")
-        except OSError as cause:
-            raise error from cause
-    except SyncError as raised:
-        return raised
-
-
 @pytest.mark.parametrize(
     ("os_errno", "words"),
     [
@@ -108,7 +98,7 @@ def test_the_status_line_says_offline_only_when_this_device_has_no_network(
     )
     presenter.host = lambda: "chat.example.org:8443"
     try:
-        problem = _caused_by(ConnectionFailed("no connection"), os_errno)
+        problem = caused_by(ConnectionFailed("no connection"), os_errno)
         presenter.show(EngineStatus(EngineState.OFFLINE, "no connection", problem=problem))
         assert window.status.text() == words
         banner = window.offline_banner.text()
