@@ -3,9 +3,8 @@ a bad token named in the pane with Open Settings (`pane_bad_token.png`), and a r
 that streams only keep-alives, with Stop and "Replying… 12 s" (`pane_running_stop.png`).
 
 Real stub server, real engine, real window, offscreen. The running shot waits 12 s of the
-run on purpose (the indicator counts real seconds).
-
-    .venv/bin/python scripts/render_pane_states.py [OUTPUT_DIR]
+run on purpose (the indicator counts real seconds). `scripts/render_screenshots.py` (`make
+screenshots`) calls `render` with a demo server of its own, in its light pass.
 """
 
 from __future__ import annotations
@@ -13,19 +12,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication
 
-from app.loop import ConvergeEventLoop
-from server_stub.config import ServerSettings
-from server_stub.runner import ServerThread
 from sync.engine import SyncEngine
 from sync.models import text_message
 from sync.profile import Profile
@@ -91,42 +84,3 @@ async def render(url: str, folder: Path, out: Path) -> None:
         await controller.shutdown()
         await engine.close()
         window.close()
-
-
-def main() -> int:
-    out = (
-        Path(sys.argv[1])
-        if len(sys.argv) > 1
-        else Path(__file__).parents[1] / "docs" / "screenshots"
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    font = QFont(app.font())
-    font.setPointSizeF(10.0)
-    app.setFont(font)
-    loop = ConvergeEventLoop(app)
-    asyncio.set_event_loop(loop)
-    try:
-        with tempfile.TemporaryDirectory(prefix="converge-pane-") as tmp:
-            folder = Path(tmp)
-            settings = ServerSettings(
-                database_url=f"sqlite:///{folder / 'server.sqlite3'}",
-                artifacts_dir=folder / "objects",
-                seed="demo",
-                control=True,
-                agent_delay=0.0,
-            )
-            server = ServerThread(settings).start()
-            try:
-                loop.run_until_complete(render(server.url, folder, out))
-            finally:
-                server.stop()
-    finally:
-        loop.close()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

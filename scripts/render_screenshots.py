@@ -23,7 +23,8 @@ import secrets
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
+import render_pane_states  # this folder, beside this script
 from PySide6.QtCore import QEvent, QItemSelectionModel, QPointF, Qt
 from PySide6.QtGui import QCursor, QFont, QHoverEvent, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
@@ -476,6 +478,26 @@ async def render_transcripts(app: QApplication, out: Path, suffix: str) -> None:
         pane.deleteLater()
 
 
+@contextmanager
+def demo_server() -> Iterator[tuple[ServerThread, Path]]:
+    """The stub with the demo seed and the control plane, on a thread, in a folder of its
+    own; stopped (and the folder removed) on the way out."""
+    with tempfile.TemporaryDirectory(prefix="converge-shots-") as tmp:
+        folder = Path(tmp)
+        settings = ServerSettings(
+            database_url=f"sqlite:///{folder / 'server.sqlite3'}",
+            artifacts_dir=folder / "objects",
+            seed="demo",
+            control=True,
+            agent_delay=0.0,
+        )
+        server = ServerThread(settings).start()
+        try:
+            yield server, folder
+        finally:
+            server.stop()
+
+
 def main() -> int:
     out = (
         Path(sys.argv[1])
@@ -496,23 +518,12 @@ def main() -> int:
     try:
         for suffix, palette in (("", light), ("_dark", dark_palette())):
             app.setPalette(palette)
-            with tempfile.TemporaryDirectory(prefix="converge-shots-") as tmp:
-                folder = Path(tmp)
-                settings = ServerSettings(
-                    database_url=f"sqlite:///{folder / 'server.sqlite3'}",
-                    artifacts_dir=folder / "objects",
-                    seed="demo",
-                    control=True,
-                    agent_delay=0.0,
-                )
-                server = ServerThread(settings).start()
-                try:
-                    loop.run_until_complete(
-                        render(app, server.url, folder, out, suffix, server.stop)
-                    )
-                    loop.run_until_complete(render_transcripts(app, out, suffix))
-                finally:
-                    server.stop()
+            with demo_server() as (server, folder):
+                loop.run_until_complete(render(app, server.url, folder, out, suffix, server.stop))
+                loop.run_until_complete(render_transcripts(app, out, suffix))
+            if not suffix:  # the chat loop's states, light only, on a server of their own
+                with demo_server() as (server, folder):
+                    loop.run_until_complete(render_pane_states.render(server.url, folder, out))
     finally:
         loop.close()
     return 0
