@@ -437,6 +437,5 @@ def run(args: list[str]) -> int:
                 loop.add_signal_handler(signum, desktop.window.close)
         return int(loop.run_until_complete(desktop.main()))
     finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+        loop.shut_down()
         asyncio.set_event_loop(None)

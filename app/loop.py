@@ -69,6 +69,40 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         finally:
             sys.set_asyncgen_hooks(*old_hooks)
 
+    def shut_down(self, timeout: float = 5.0) -> None:
+        """Finish what is left on the loop, then close it (the app's end and each UI test's).
+
+        An async generator dropped on the loop's last turn (the SSE stream of a run whose
+        task was cancelled at the window's stop) is finalised by a task that `aclose()`s it,
+        created from a queued callback and needing several turns (httpx closes its
+        connection there). `shutdown_asyncgens()` alone finishes in one turn and the loop
+        then closed under that task ("Task was destroyed but it is pending", an unclosed
+        transport): here the loop turns until no other task is left, cancelling what is
+        still running after `timeout`, then finalises the generators it still tracks.
+        """
+
+        async def settle() -> None:
+            me = asyncio.current_task()
+            deadline = self.time() + timeout
+            while True:
+                await asyncio.sleep(0)  # queued finalisers create their aclose() tasks
+                pending = {t for t in asyncio.all_tasks(self) if t is not me}
+                if not pending:
+                    break
+                left = deadline - self.time()
+                if left <= 0:
+                    for task in pending:
+                        task.cancel()
+                    await asyncio.wait(pending, timeout=timeout)
+                    break
+                await asyncio.wait(pending, timeout=left)
+            await self.shutdown_asyncgens()
+
+        try:
+            self.run_until_complete(settle())
+        finally:
+            self.close()
+
     def close(self) -> None:
         """Close, then kill qasync's pending Qt timers and delete its timer object now.
 

@@ -69,11 +69,8 @@ def loop(qapp: QApplication) -> Iterator[ConvergeEventLoop]:
         yield event_loop
     finally:
         try:
-            event_loop.run_until_complete(
-                asyncio.wait_for(event_loop.shutdown_asyncgens(), timeout=5)
-            )
+            event_loop.shut_down()
         finally:
-            event_loop.close()
             asyncio.set_event_loop(None)
 
 
