@@ -56,7 +56,8 @@ from ui.dialogs import (
 from ui.main_window import MainWindow
 from ui.session_delegate import more_rect
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.style import dark_palette, stylesheet
+from ui.style import dark_palette
+from ui.stylesheet import stylesheet
 
 TOKEN = "dev-alice"
 ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."
