@@ -21,10 +21,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import (
-    QCloseEvent,
-    QGuiApplication,
-)
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -41,6 +38,7 @@ from PySide6.QtWidgets import (
 from ui.conversation_pane import ConversationPane
 from ui.damage_banner import DamageBanner
 from ui.plain import plain_tooltip
+from ui.screen_fit import DEFAULT_SIZE, fit_to_screen, initial_size
 from ui.scroll_anchor import ScrollAnchor
 from ui.session_delegate import SessionDelegate
 from ui.session_model import SessionListModel
@@ -100,7 +98,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle(self.tr("Converge"))
-        self.resize(1100, 720)
+        screen = QGuiApplication.primaryScreen()
+        self.resize(initial_size(screen.availableGeometry()) if screen else DEFAULT_SIZE)
         self.apply_color_scheme()
         hints = QGuiApplication.styleHints()
         hints.colorSchemeChanged.connect(lambda _scheme: self.apply_color_scheme())
@@ -423,6 +422,10 @@ class MainWindow(QMainWindow):
             QEvent.Type.ApplicationFontChange,
         ):
             self.apply_color_scheme()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        fit_to_screen(self)  # now with the window manager's frame (`ui.screen_fit`)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closed.emit()

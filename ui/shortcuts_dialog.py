@@ -79,7 +79,10 @@ class ShortcutsDialog(QDialog):
         self.resize(420, 360)
 
     def rows(self) -> list[tuple[str, str]]:
-        return [
-            (self.table.item(row, 0).text(), self.table.item(row, 1).text())
-            for row in range(self.table.rowCount())
-        ]
+        """What the table shows, row by row."""
+
+        def text(row: int, column: int) -> str:
+            item = self.table.item(row, column)
+            return item.text() if item is not None else ""
+
+        return [(text(row, 0), text(row, 1)) for row in range(self.table.rowCount())]

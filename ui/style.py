@@ -72,7 +72,7 @@ def is_dark(palette: QPalette | None = None) -> bool:
     if isinstance(app, QGuiApplication):
         chosen = app.property(THEME_PROPERTY)
         if chosen in ("light", "dark"):
-            return chosen == "dark"
+            return bool(chosen == "dark")
         scheme = app.styleHints().colorScheme()
         if scheme == Qt.ColorScheme.Dark:
             return True
