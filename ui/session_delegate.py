@@ -241,9 +241,12 @@ class SessionDelegate(QStyledItemDelegate):
     @staticmethod
     def quiet_color(palette: QPalette, selected: bool, active: bool = True) -> QColor:
         """The secondary line's colour ("2 min ago", "Deleting…"): the row's text softened
-        towards the row's background, held to 4.5:1 against it (`ui.palette_text`)."""
-        background = QColor(ACCENT) if selected else None
-        return quiet_text(palette, selected=selected, background=background, active=active)
+        towards the row's background, held to 4.5:1 against it (`ui.palette_text`). On the
+        selected row's accent there is no room for a quieter tone (white is 4.7:1 on it):
+        the line keeps the highlighted-text colour."""
+        if selected:
+            return quiet_text(palette, selected=True, background=QColor(ACCENT), alpha=1.0)
+        return quiet_text(palette, active=active)
 
     @staticmethod
     def _title_font(base: QFont) -> QFont:

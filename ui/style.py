@@ -15,7 +15,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-ACCENT = "#2f6fde"
+ACCENT = "#2863cf"  # white on it: 5.6:1 (small text on a selected row stays AA)
 #: The least contrast a focus indicator needs against what surrounds it (WCAG 1.4.11).
 FOCUS_CONTRAST = 3.0
 FOCUS_WIDTH = 2

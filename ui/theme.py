@@ -49,20 +49,13 @@ class Appearance:
 
 @dataclass
 class _SystemLook:
-    """The platform's palette and font as they were before any choice replaced them."""
+    """The platform's palette and font, as they were when a choice last replaced them."""
 
-    palette: QPalette
-    font: QFont
-
-
-_system: _SystemLook | None = None
+    palette: QPalette | None = None
+    font: QFont | None = None
 
 
-def system_look(app: QGuiApplication) -> _SystemLook:
-    global _system
-    if _system is None:
-        _system = _SystemLook(QPalette(app.palette()), QFont(app.font()))
-    return _system
+_system = _SystemLook()
 
 
 def light_palette(app: QGuiApplication) -> QPalette:
@@ -72,22 +65,25 @@ def light_palette(app: QGuiApplication) -> QPalette:
 
 
 def apply_appearance(app: QCoreApplication | None, appearance: Appearance) -> None:
-    """Make `appearance` the application's (each window restyles itself on the change)."""
+    """Make `appearance` the application's (each window restyles itself on the change).
+    Leaving System keeps the platform's palette (and font) to go back to."""
     if not isinstance(app, QGuiApplication):
         return
-    system = system_look(app)
-    current = app.property(THEME_PROPERTY) or Theme.SYSTEM.value
+    before = current_appearance(app)
+    # Named first: the palette change restyles every window, which reads the choice.
     app.setProperty(THEME_PROPERTY, appearance.theme.value)
-    if appearance.theme == Theme.DARK:
-        app.setPalette(dark_palette())
-    elif appearance.theme == Theme.LIGHT:
-        app.setPalette(light_palette(app))
-    elif current != Theme.SYSTEM.value:  # back to the platform's palette
-        app.setPalette(system.palette)
-    app.setProperty(FONT_SIZE_PROPERTY, appearance.font_size)
-    font = QFont(system.font)
+    if appearance.theme != Theme.SYSTEM:
+        if before.theme == Theme.SYSTEM:
+            _system.palette = QPalette(app.palette())
+        app.setPalette(dark_palette() if appearance.theme == Theme.DARK else light_palette(app))
+    elif before.theme != Theme.SYSTEM and _system.palette is not None:
+        app.setPalette(_system.palette)
+    if before.font_size == 0 or _system.font is None:
+        _system.font = QFont(app.font())
+    font = QFont(_system.font)
     if appearance.font_size > 0:
         font.setPointSize(appearance.font_size)
+    app.setProperty(FONT_SIZE_PROPERTY, appearance.font_size)
     if font != app.font():
         app.setFont(font)
 
