@@ -13,33 +13,33 @@ from PySide6.QtWidgets import QComboBox, QFormLayout
 from ui.theme import FONT_SIZES, Appearance, Theme
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("AppearanceRows", text)
-
-
 class AppearanceRows:
     """Two combo boxes added to `form`, showing `current`."""
 
     def __init__(self, form: QFormLayout, current: Appearance) -> None:
         self.theme = QComboBox()
         self.theme.setObjectName("themeChoice")
-        self.theme.setAccessibleName(_tr("Theme"))
+        self.theme.setAccessibleName(QCoreApplication.translate("AppearanceRows", "Theme"))
         for theme, words in (
-            (Theme.SYSTEM, _tr("System")),
-            (Theme.LIGHT, _tr("Light")),
-            (Theme.DARK, _tr("Dark")),
+            (Theme.SYSTEM, QCoreApplication.translate("AppearanceRows", "System")),
+            (Theme.LIGHT, QCoreApplication.translate("AppearanceRows", "Light")),
+            (Theme.DARK, QCoreApplication.translate("AppearanceRows", "Dark")),
         ):
             self.theme.addItem(words, theme.value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(current.theme.value)))
         self.font_size = QComboBox()
         self.font_size.setObjectName("fontSizeChoice")
-        self.font_size.setAccessibleName(_tr("Font size"))
+        self.font_size.setAccessibleName(QCoreApplication.translate("AppearanceRows", "Font size"))
         for size in FONT_SIZES:
-            words = _tr("System default") if size == 0 else _tr("{0} pt").format(size)
+            words = (
+                QCoreApplication.translate("AppearanceRows", "System default")
+                if size == 0
+                else QCoreApplication.translate("AppearanceRows", "{0} pt").format(size)
+            )
             self.font_size.addItem(words, size)
         self.font_size.setCurrentIndex(max(0, self.font_size.findData(current.font_size)))
-        form.addRow(_tr("T&heme:"), self.theme)
-        form.addRow(_tr("&Font size:"), self.font_size)
+        form.addRow(QCoreApplication.translate("AppearanceRows", "T&heme:"), self.theme)
+        form.addRow(QCoreApplication.translate("AppearanceRows", "&Font size:"), self.font_size)
 
     def chosen(self) -> Appearance:
         return Appearance.parse(self.theme.currentData(), self.font_size.currentData())

@@ -15,10 +15,6 @@ from PySide6.QtWidgets import QMainWindow, QSizePolicy, QToolBar, QToolButton, Q
 from ui.icons import TOOLBAR_SIZE, ActionIcons
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("MainWindow", text)
-
-
 def quit_keys() -> list[QKeySequence]:
     """The platform's Quit key, and Ctrl+Q where the platform has none (or another)."""
     keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)
@@ -33,17 +29,21 @@ class WindowActions:
 
     def __init__(self, window: QMainWindow, delete_scope: QWidget) -> None:
         self.icons = ActionIcons()
-        self.new = QAction(_tr("New Conversation"), window)
+        self.new = QAction(QCoreApplication.translate("MainWindow", "New Conversation"), window)
         self.new.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
-        self.new.setToolTip(_tr("Start a new conversation (Ctrl+N)"))
+        self.new.setToolTip(
+            QCoreApplication.translate("MainWindow", "Start a new conversation (Ctrl+N)")
+        )
         self.icons.add(self.new, "square-pen")
 
-        self.refresh = QAction(_tr("Refresh"), window)
+        self.refresh = QAction(QCoreApplication.translate("MainWindow", "Refresh"), window)
         self.refresh.setShortcuts([QKeySequence("F5"), QKeySequence("Ctrl+R")])
-        self.refresh.setToolTip(_tr("Sync with the server now (F5)"))
+        self.refresh.setToolTip(
+            QCoreApplication.translate("MainWindow", "Sync with the server now (F5)")
+        )
         self.icons.add(self.refresh, "refresh-cw")
 
-        self.delete = QAction(_tr("Delete"), window)
+        self.delete = QAction(QCoreApplication.translate("MainWindow", "Delete"), window)
         self.delete.setShortcuts(
             [QKeySequence(QKeySequence.StandardKey.Delete), QKeySequence("Ctrl+Backspace")]
         )
@@ -52,23 +52,29 @@ class WindowActions:
         delete_scope.addAction(self.delete)
         self.icons.add(self.delete, "trash-2")
 
-        self.settings = QAction(_tr("Settings…"), window)
+        self.settings = QAction(QCoreApplication.translate("MainWindow", "Settings…"), window)
         self.settings.setShortcuts(
             [QKeySequence(QKeySequence.StandardKey.Preferences), QKeySequence("Ctrl+,")]
         )
-        self.settings.setToolTip(_tr("Connection, appearance and sending (Ctrl+,)"))
+        self.settings.setToolTip(
+            QCoreApplication.translate("MainWindow", "Connection, appearance and sending (Ctrl+,)")
+        )
         self.icons.add(self.settings, "settings")
 
-        self.shortcuts = QAction(_tr("Keyboard Shortcuts"), window)
+        self.shortcuts = QAction(
+            QCoreApplication.translate("MainWindow", "Keyboard Shortcuts"), window
+        )
         self.shortcuts.setShortcuts([QKeySequence("F1"), QKeySequence("Ctrl+/")])
-        self.shortcuts.setToolTip(_tr("Keyboard shortcuts (F1)"))
+        self.shortcuts.setToolTip(
+            QCoreApplication.translate("MainWindow", "Keyboard shortcuts (F1)")
+        )
         self.icons.add(self.shortcuts, "keyboard")
 
-        self.find = QAction(_tr("Search"), window)
+        self.find = QAction(QCoreApplication.translate("MainWindow", "Search"), window)
         self.find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
         window.addAction(self.find)
 
-        self.quit = QAction(_tr("Quit"), window)
+        self.quit = QAction(QCoreApplication.translate("MainWindow", "Quit"), window)
         self.quit.setShortcuts(quit_keys())
         self.quit.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self.quit.triggered.connect(window.close)  # the close button's orderly shutdown
@@ -78,13 +84,13 @@ class WindowActions:
         for action, _name in self.icons.named():
             action.setIconVisibleInMenu(True)  # the app turns menu icons off by default
 
-        toolbar = QToolBar(_tr("Main"))
+        toolbar = QToolBar(QCoreApplication.translate("MainWindow", "Main"))
         toolbar.setObjectName("toolbar")
         toolbar.setMovable(False)
         toolbar.setFloatable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.setIconSize(QSize(TOOLBAR_SIZE, TOOLBAR_SIZE))
-        toolbar.setAccessibleName(_tr("Main toolbar"))
+        toolbar.setAccessibleName(QCoreApplication.translate("MainWindow", "Main toolbar"))
         toolbar.addAction(self.new)
         toolbar.addAction(self.refresh)
         toolbar.addAction(self.delete)
@@ -97,7 +103,7 @@ class WindowActions:
         button = toolbar.widgetForAction(self.shortcuts)
         if isinstance(button, QToolButton):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
-            button.setAccessibleName(_tr("Keyboard Shortcuts"))
+            button.setAccessibleName(QCoreApplication.translate("MainWindow", "Keyboard Shortcuts"))
         window.addToolBar(Qt.ToolBarArea.TopToolBarArea, toolbar)
         self.toolbar = toolbar
 
