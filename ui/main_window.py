@@ -4,7 +4,8 @@
 Only layout and user intents live here: each intent is a signal (`refresh_requested`,
 `delete_requested`, …) that `ui.controller.WindowController` turns into engine calls. The
 sidebar's keyboard and "⋯" button are `ui.sidebar_keys`; its scroll position across updates
-is `ui.scroll_anchor`.
+is `ui.scroll_anchor`. The actions, their shortcuts, icons and the toolbar are
+`ui.window_actions`; the size that fits the screen is `ui.screen_fit`.
 """
 
 from __future__ import annotations
