@@ -96,6 +96,7 @@ QToolButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; border-radius: 4px; }
 #sessionList::item:selected {{ background: {ACCENT}; border-radius: 6px; }}
 #sidebarEmpty {{ color: {quiet}; padding: 24px; }}
 QLineEdit, QPlainTextEdit {{ placeholder-text-color: {quiet}; }}
+QLabel:disabled {{ color: {quiet}; }}
 #filter {{
     padding: 5px 8px;
     border: 1px solid palette(mid);

@@ -18,6 +18,7 @@ from ui.grouping import group_rows
 from ui.main_window import MainWindow
 from ui.palette_text import BODY, FOREGROUNDS, LARGE, painted_colours
 from ui.session_model import SessionListModel
+from ui.settings_dialog import ConnectionSettings, SettingsDialog
 from ui.style import ACCENT, contrast, is_dark
 
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
@@ -150,4 +151,22 @@ def test_placeholders_are_readable(qapp: QApplication, name: str) -> None:
         window.filter.clearFocus()
         QApplication.processEvents()
         assert widget_contrast(window.filter) >= BODY
+        window.close()
+
+
+@pytest.mark.parametrize("name", LOOKS)
+def test_the_settings_dialogs_quiet_notes_are_readable(qapp: QApplication, name: str) -> None:
+    with look(qapp, name):
+        window = _window(qapp)
+        dialog = SettingsDialog(window, ConnectionSettings("", ""), "x")
+        dialog.show()
+        QApplication.processEvents()
+        notes = [label for label in dialog.findChildren(QLabel) if not label.isEnabled()]
+        assert notes
+        for label in notes:
+            if label.isVisible() and label.text():
+                ratio = widget_contrast(label)
+                assert ratio >= BODY, (name, label.text(), round(ratio, 2))
+        dialog.close()
+        dialog.deleteLater()
         window.close()
