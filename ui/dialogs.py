@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from sync import wording
 from ui.plain import isolate, neutral, plain_tooltip
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.theme import Appearance
 
 DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
 CANCEL = wording.CANCEL_BUTTON
@@ -400,8 +401,8 @@ class Prompts(QObject):
         enter_sends: bool = True,
         token_storage: str = "",
         demo_token: str = "",
-    ) -> tuple[ConnectionSettings, bool] | None:
-        """(connection settings, Enter sends?) when saved, None when cancelled."""
+    ) -> tuple[ConnectionSettings, bool, Appearance] | None:
+        """(connection settings, Enter sends?, appearance) when saved, None when cancelled."""
         dialog = SettingsDialog(
             self._parent,
             current,
@@ -413,4 +414,4 @@ class Prompts(QObject):
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:
             return None
-        return dialog.values(), dialog.enter_sends.isChecked()
+        return dialog.values(), dialog.enter_sends.isChecked(), dialog.appearance.chosen()
