@@ -90,6 +90,7 @@ class Totals:
         self.stats.requests += other.stats.requests
         self.stats.statuses.update(other.stats.statuses)
         self.stats.network_errors += other.stats.network_errors
+        self.stats.routes.update(other.stats.routes)
         self.wakes.update(other.wakes)
         self.loop_lag.extend(other.loop_lag)
 
@@ -99,6 +100,7 @@ class Totals:
             "requests": self.stats.requests,
             "statuses": {str(k): v for k, v in self.stats.statuses.items()},
             "network_errors": self.stats.network_errors,
+            "routes": dict(self.stats.routes),
             "wakes": {str(k): v for k, v in self.wakes.items()},
             "loop_lag": self.loop_lag,
         }
@@ -109,6 +111,7 @@ class Totals:
             requests=int(data["requests"]),
             statuses=Counter({int(k): int(v) for k, v in data["statuses"].items()}),
             network_errors=int(data["network_errors"]),
+            routes=Counter({str(k): int(v) for k, v in data["routes"].items()}),
         )
         return cls(
             counters=Counter({str(k): int(v) for k, v in data["counters"].items()}),
