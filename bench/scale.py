@@ -6,8 +6,9 @@ a child process each, and keeps from each report the convergence latency (p50, p
 max: for every create and every confirmed delete, the time until the slowest other device's
 mirror followed), its split at the slowest device's watch answer, the requests (by route,
 and per pass), the worker processes the devices ran in (`--workers`, decision 0214), the
-event-loop lag of the harness and of the devices' loops, and the violations, with the machine's load average before and
-after (the machine is shared: say the load with each figure). `--page-limit 200` walks at
+event-loop lag of the harness and of the devices' loops, and the violations, with the
+machine's load average before and after (the machine is shared: say the load with each
+figure). `--page-limit 200` walks at
 the app's page size. `--database URL --servers 2` runs the two-process PostgreSQL fleet;
 `--postgres` makes a throwaway cluster for it (`tests.conftest.PostgresCluster`, a new
 database per run). Writes `bench/results/convergence-scale[-NAME].json`.
