@@ -169,10 +169,10 @@ class WorkerFleet:
         groups: dict[int, list[dict[str, Any]]] = {}
         for spec in specs:
             groups.setdefault(spec.index % self.count, []).append(dict(vars(spec)))
-            self.indices.append(spec.index)
         await asyncio.gather(
             *(self.workers[n].call("open", specs=group) for n, group in groups.items())
         )
+        self.indices.extend(spec.index for spec in specs)  # all open
 
     async def send(self, index: int, session_id: str | None, text: str) -> Sent:
         worker = self._of(index)
