@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="run the devices in N worker processes, each with its own event loop (0: in "
         "the harness's process; default: 0 up to 10 devices, else one per 10 devices, at "
-        "most two per core; docs/qa.md)",
+        "most one per core; docs/qa.md)",
     )
     p.add_argument(
         "--artifacts",

@@ -81,7 +81,7 @@ def test_default_worker_count_follows_devices_and_cores() -> None:
     assert default_workers(5, cpus=2) == 0
     assert default_workers(DEVICES_PER_WORKER, cpus=2) == 0
     assert default_workers(20, cpus=2) == 2
-    assert default_workers(50, cpus=2) == 4  # at most two per core
+    assert default_workers(50, cpus=2) == 2  # at most one per core
     assert default_workers(50, cpus=16) == 5
 
 
