@@ -4,9 +4,11 @@ Runs `converge qa --devices N --seed S --operations K --json` (the harness's own
 faults: the seeded workload with its restarts and outages) once per `--devices` value, as
 a child process each, and keeps from each report the convergence latency (p50, p95, p99,
 max: for every create and every confirmed delete, the time until the slowest other device's
-mirror followed), its split at the slowest device's watch answer, the requests, the
-harness's event-loop lag and the violations, with the machine's load average before and
-after (the machine is shared: say the load with each figure). `--page-limit 200` walks at
+mirror followed), its split at the slowest device's watch answer, the requests (by route,
+and per pass), the worker processes the devices ran in (`--workers`, decision 0214), the
+event-loop lag of the harness and of the devices' loops, and the violations, with the
+machine's load average before and after (the machine is shared: say the load with each
+figure). `--page-limit 200` walks at
 the app's page size. `--database URL --servers 2` runs the two-process PostgreSQL fleet;
 `--postgres` makes a throwaway cluster for it (`tests.conftest.PostgresCluster`, a new
 database per run). Writes `bench/results/convergence-scale[-NAME].json`.
@@ -42,6 +44,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--servers", type=int, default=1)
     p.add_argument(
         "--page-limit", type=int, help="the devices' page size (qa's default 20; the app's 200)"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="the harness's worker processes for the devices (default: its own choice)",
     )
     p.add_argument("--name", default="", help="results file suffix")
     p.add_argument("--label", default="", help="what was measured (recorded as is)")
@@ -84,6 +91,8 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
         command += ["--database", database, "--servers", str(args.servers)]
     if args.page_limit:
         command += ["--page-limit", str(args.page_limit)]
+    if args.workers is not None:
+        command += ["--workers", str(args.workers)]
     before = _load()
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
     after = _load()
@@ -98,7 +107,12 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
         "requests": qa["requests"]["requests"],
         "requests_per_second": qa["requests"]["per_second"],
         "passes": qa["engine"]["passes"],
+        "requests_per_pass": round(qa["requests"]["requests"] / max(1, qa["engine"]["passes"]), 2),
+        "requests_by_route": qa["requests"].get("by_route", {}),
+        "workers": qa["workers"]["processes"],
+        "clock": qa["workers"],
         "loop_lag_s": qa["loop_lag"],
+        "device_loop_lag_s": qa["device_loop_lag"],
         "workload_seconds": qa["seconds"]["workload"],
         "stages_ms": qa.get("convergence_stages_ms", {}),
         "violations": len(qa["violations"]),
@@ -111,8 +125,9 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
     }
     print(
         f"{devices:3d} devices: p50 {ms['p50']} ms, p95 {ms['p95']} ms, p99 {ms.get('p99')} ms, "
-        f"max {ms['max']} ms; {row['requests']} requests, loop lag p50 "
-        f"{qa['loop_lag']['p50'] * 1000:.0f} ms; {row['violations']} violations; "
+        f"max {ms['max']} ms; {row['requests']} requests, {row['passes']} passes, "
+        f"{row['workers']} workers, devices' loop lag p50 "
+        f"{(qa['device_loop_lag']['p50'] or 0) * 1000:.0f} ms; {row['violations']} violations; "
         f"load {before[0]:.2f} → {after[0]:.2f}",
         flush=True,
     )

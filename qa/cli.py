@@ -85,6 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
         "and killed in turn during the workload (N > 1 needs --database postgresql+psycopg://…)",
     )
     p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="run the devices in N worker processes, each with its own event loop (0: in "
+        "the harness's process; default: 0 up to 10 devices, else one per 10 devices, at "
+        "most one per core; docs/qa.md)",
+    )
+    p.add_argument(
         "--artifacts",
         metavar="DIR_OR_URL",
         help="the own servers' object store: a folder or s3://BUCKET/PREFIX (default: a "
@@ -156,6 +164,7 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         faults=args.faults,
         artifacts=args.artifacts,
         s3_endpoint=args.s3_endpoint,
+        workers=args.workers,
     )
 
 
@@ -188,6 +197,8 @@ def _main(argv: Sequence[str]) -> int:
         parser.error("--operations must not be negative")
     if (args.interval is not None and args.interval <= 0) or args.deadline <= 0:
         parser.error("--interval and --deadline must be positive")
+    if args.workers is not None and args.workers < 0:
+        parser.error("--workers must not be negative")
     if args.servers < 1:
         parser.error("--servers must be at least 1")
     if args.s3_endpoint and not (args.artifacts or "").startswith("s3://"):

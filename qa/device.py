@@ -41,6 +41,7 @@ class RequestStats:
     requests: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
     network_errors: int = 0
+    routes: Counter[str] = field(default_factory=Counter)  # requests by `route_of`
 
     @property
     def server_errors(self) -> int:
@@ -57,7 +58,30 @@ class RequestStats:
             "client_errors": self.client_errors,
             "server_errors": self.server_errors,
             "network_errors": self.network_errors,
+            "by_route": dict(sorted(self.routes.items())),
         }
+
+
+def route_of(request: httpx.Request) -> str:
+    """Which kind of request this is, for the per-pass figures: `watch` (a held index
+    request), `index` (a walk's first page), `index_page` (a page after a cursor),
+    `point_read`, `events` (the content phase), `run` (start, cancel, read), `create`,
+    `delete`, or `other`."""
+    parts = request.url.path.strip("/").split("/")[1:]  # after the version
+    method = request.method
+    if parts == ["sessions"]:
+        if method == "POST":
+            return "create"
+        if "prefer" in request.headers:
+            return "watch"
+        return "index_page" if "cursor" in request.url.params else "index"
+    if len(parts) == 2 and parts[0] == "sessions":
+        return "delete" if method == "DELETE" else "point_read"
+    if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "events":
+        return "events"
+    if "runs" in parts:
+        return "run"
+    return "other"
 
 
 def plain_transport(url: str) -> httpx.AsyncHTTPTransport:
@@ -82,6 +106,7 @@ class CountingTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.stats.requests += 1
+        self.stats.routes[route_of(request)] += 1
         try:
             response = await self._inner.handle_async_request(request)
         except httpx.TransportError:

@@ -30,7 +30,6 @@ import logging
 import shutil
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 from qa.checker import (
@@ -41,17 +40,18 @@ from qa.checker import (
     RowKey,
     check,
 )
-from qa.device import Device, Recorder, plain_transport
+from qa.device import plain_transport
 from qa.faults import FaultSchedule, FaultSpec
+from qa.fleet import ENGINE_COUNTERS, DeviceSpec, LocalFleet, SendStatus
 from qa.latency import Change, convergence_latencies, stages
 from qa.proxy import DeviceNetwork
 from qa.public import Presence, PublicAudit, Truth, seed_public
 from qa.report import QaOptions, QaReport
 from qa.server import ControlPlane, QaSetupError, ServerProcess
+from qa.workers import WorkerFleet, default_workers
 from qa.workload import Op, OpKind, choose, initial_histories, plan, plan_digest
-from sync.deletion import DeleteOutcome, DeleteStatus
-from sync.errors import NotFound, RunInProgress, SyncError, Unauthenticated
-from sync.reconcile import TriggerReason
+from sync.deletion import DeleteStatus
+from sync.errors import SyncError, Unauthenticated
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +93,16 @@ class Harness:
     def __init__(self, options: QaOptions) -> None:
         self.o = options
         self.report = QaReport(options)
-        self.recorder = Recorder()
         self.history = History(devices=options.devices, deadline=options.deadline)
-        self.devices: list[Device] = []
+        workers = options.workers
+        if workers is None:
+            workers = default_workers(options.devices)
+        self.report.workers = workers
+        # The devices: on this loop, or spread over worker processes (decision 0214).
+        self.fleet: LocalFleet | WorkerFleet = (
+            WorkerFleet(min(workers, options.devices)) if workers > 0 else LocalFleet()
+        )
+        self.wakes: dict[int, list[float]] = {}
         self.server: ServerProcess | None = None  # the first of `servers`
         self.servers: list[ServerProcess] = []
         self.control: ControlPlane | None = None  # the first of `controls`
@@ -141,7 +148,7 @@ class Harness:
         self.report.latencies = convergence_latencies(
             self.changes, self.history.observations, range(self.o.devices)
         )
-        self.report.stages = stages(self.report.latencies, {d.index: d.wakes for d in self.devices})
+        self.report.stages = stages(self.report.latencies, self.wakes)
         return self.report
 
     async def _measure_lag(self, period: float = 0.05) -> None:
@@ -208,21 +215,22 @@ class Harness:
             )
             self.network = DeviceNetwork(schedule, timeline=self.timeline)
             ports = list(await self.network.start(urls))
-        for index in range(self.o.devices):
-            device = Device(
-                index,
-                self.workdir / "devices" / f"d{index:03d}",
+        specs = [
+            DeviceSpec(
+                index=index,
+                folder=str(self.workdir / "devices" / f"d{index:03d}"),
                 url=urls[index],
                 token=self.o.token,
                 interval=self.o.interval,
-                stats=self.report.stats,
-                recorder=self.recorder,
                 page_limit=self.o.page_limit,
                 watch=self.o.watch,
                 proxy_port=ports[index],
             )
-            await device.open()
-            self.devices.append(device)
+            for index in range(self.o.devices)
+        ]
+        await self.fleet.open(specs)
+        if isinstance(self.fleet, WorkerFleet):
+            self.report.clock = self.fleet.clock()
 
     async def _require_api(self) -> None:
         """The public API answers and takes the token (the one thing a run needs)."""
@@ -247,24 +255,15 @@ class Harness:
         }
 
     async def _teardown(self) -> None:
-        for device in self.devices:
-            try:
-                await device.close()
-            except Exception:
-                log.exception("closing device %d failed", device.index)
-        r = self.recorder
-        by_source = Counter(o.source.value for o in r.observations)
-        self.report.engine = {
-            "passes": r.passes,
-            "inserted": by_source["inserted"],
-            "updated": by_source["updated"],
-            "pruned": by_source["pruned"],
-            "removed_by_delete": by_source["deleted"],
-            "point_reads": r.point_reads,
-            "rescued_by_point_read": r.rescued,
-            "kept_inconclusive": r.kept,
-            "events_out_of_commit_order": r.misordered,
-        }
+        try:
+            totals = await self.fleet.close()
+        except Exception:
+            log.exception("closing the devices failed")
+        else:
+            self.report.engine = {k: totals.counters[k] for k in ENGINE_COUNTERS}
+            self.report.stats = totals.stats
+            self.report.device_loop_lag = totals.loop_lag
+            self.wakes = totals.wakes
         if self.network is not None:
             await self.network.close()
             self.report.faults = self.network.to_json()
@@ -354,30 +353,29 @@ class Harness:
             text += " " + " ".join(WORDS) + " 👩‍💻 end"
         return text
 
-    async def _send(self, device: Device, session_id: str | None, text: str) -> str | None:
+    async def _send(self, device: int, session_id: str | None, text: str) -> str | None:
         """Start a run (in a new session when `session_id` is None); the session id or None."""
-        sent = time.monotonic()
-        try:
-            view, _run = await device.engine.send_message(session_id, text)
-        except RunInProgress:
+        sent = await self.fleet.send(device, session_id, text)
+        if sent.status is SendStatus.BUSY:
             self._outcome("run_busy")
             return None
-        except NotFound:
+        if sent.status is SendStatus.GONE:
             self._outcome("run_session_gone")
             if session_id is not None:
                 self._forget(session_id)
             return None
-        except SyncError as exc:
-            log.info("run on device %d failed: %s", device.index, exc.message)
-            self._outcome(f"run_failed_{type(exc).__name__}")
+        if sent.status is SendStatus.FAILED or sent.session_id is None:
+            log.info("run on device %d failed: %s", device, sent.error)
+            self._outcome(f"run_failed_{sent.error}")
             return None
         if session_id is None:
-            self.live.append(view.id)
-            self.changes.append(Change(view.id, device.index, sent, present=True))
+            self.live.append(sent.session_id)
+            # Timed from just before the request left, in the device's own process.
+            self.changes.append(Change(sent.session_id, device, sent.sent_at, present=True))
             self._outcome("created")
         else:
             self._outcome("turn_started")
-        return view.id
+        return sent.session_id
 
     def _forget(self, session_id: str) -> None:
         with contextlib.suppress(ValueError):
@@ -387,71 +385,65 @@ class Harness:
             self.deleted.append(session_id)
 
     async def _op_create(self, op: Op) -> None:
-        await self._send(self.devices[op.device], None, self._text(op))
+        await self._send(op.device, None, self._text(op))
 
     async def _op_artifact(self, op: Op) -> None:
         target = choose(self.live, op.pick) if op.flag else None
         text = f"/artifact qa-{op.index}.txt bytes of operation {op.index}"
-        await self._send(self.devices[op.device], target, text)
+        await self._send(op.device, target, text)
 
     async def _op_turn(self, op: Op) -> None:
         target = choose(self.live, op.pick)
         if target is None:
             await self._op_create(op)
             return
-        await self._send(self.devices[op.device], target, self._text(op))
+        await self._send(op.device, target, self._text(op))
 
-    async def _delete(
-        self, device: Device, session_id: str, *, stop_run: bool = False
-    ) -> DeleteOutcome:
-        """A server-first delete through the device's engine, recorded for the checker."""
+    async def _delete(self, device: int, session_id: str, *, stop_run: bool = False) -> bool:
+        """A server-first delete through the device's engine, recorded for the checker;
+        whether it was refused because a run is active."""
         if self.audit is not None and session_id not in self._deleted_set:
             await self.audit.record(session_id)  # what the purge must make unreachable
-        row_before = await device.has_row(session_id)
-        sent = time.monotonic()
-        if stop_run:
-            outcome = await device.engine.stop_run_and_delete(session_id, timeout=15.0)
-        else:
-            outcome = await device.engine.delete(session_id)
-        done = time.monotonic()
-        row_after = await device.has_row(session_id)
-        result = _RESULTS[outcome.status]
+        done = await self.fleet.delete(device, session_id, stop_run=stop_run)
+        result = _RESULTS[done.status]
         server_has: bool | None = None
         if result is DeleteResult.ACTIVE_RUN and self.truth is not None:
             server_has = await self.truth.exists(session_id)
         self.history.deletes.append(
             DeleteAttempt(
                 session_id=session_id,
-                device=device.index,
-                sent_at=sent,
-                done_at=done,
+                device=device,
+                sent_at=done.sent_at,
+                done_at=done.done_at,
                 result=result,
-                row_before=row_before,
-                row_after=row_after,
+                row_before=done.row_before,
+                row_after=done.row_after,
                 server_has_after=server_has,
             )
         )
         self._outcome(f"delete_{result.value}")
         if result is DeleteResult.DELETED:
-            # `done` is just after the 204 (the device's own mirror write in between).
-            self.changes.append(Change(session_id, device.index, done, False, sent_at=sent))
-        if outcome.removed:
+            # `done_at` is just after the 204 (the device's own mirror write in between).
+            self.changes.append(
+                Change(session_id, device, done.done_at, False, sent_at=done.sent_at)
+            )
+        if done.removed:
             self._forget(session_id)
-        return outcome
+        return done.status is DeleteStatus.ACTIVE_RUN
 
     async def _op_delete(self, op: Op) -> None:
         target = choose(self.live, op.pick)
         if target is None:
             self._outcome("delete_nothing_live")
             return
-        await self._delete(self.devices[op.device], target)
+        await self._delete(op.device, target)
 
     async def _op_delete_again(self, op: Op) -> None:
         target = choose(self.deleted, op.pick)
         if target is None:
             self._outcome("delete_again_nothing_deleted")
             return
-        await self._delete(self.devices[op.device], target)
+        await self._delete(op.device, target)
 
     async def _op_delete_active(self, op: Op) -> None:
         """Start a `/wait` run, then delete from another device: 409, row and session kept.
@@ -459,22 +451,20 @@ class Harness:
         With `flag`, the deleting device then takes the explicit second action: stop the
         run, observe its end, delete (ADR-0050 §4).
         """
-        starter = self.devices[op.device]
         target = choose(self.live, op.pick)
-        sid = await self._send(starter, target, f"/wait {WAIT_SECONDS}")
+        sid = await self._send(op.device, target, f"/wait {WAIT_SECONDS}")
         if sid is None:
             return
-        deleter = self.devices[op.other]
-        await deleter.engine.reconcile(TriggerReason.MANUAL)  # so it holds the row
-        outcome = await self._delete(deleter, sid)
-        if outcome.status is DeleteStatus.ACTIVE_RUN and op.flag:
-            await self._delete(deleter, sid, stop_run=True)
+        await self.fleet.reconcile(op.other)  # so it holds the row
+        refused = await self._delete(op.other, sid)
+        if refused and op.flag:
+            await self._delete(op.other, sid, stop_run=True)
 
     async def _op_trigger(self, op: Op) -> None:
-        self.devices[op.device].engine.trigger(TriggerReason.FOREGROUND)
+        await self.fleet.trigger(op.device)
 
     async def _op_reopen(self, op: Op) -> None:
-        await self.devices[op.device].reopen()
+        await self.fleet.reopen(op.device)
 
     async def _op_outage_start(self, op: Op) -> None:
         await self._object_store(False)
@@ -498,7 +488,7 @@ class Harness:
         if op.flag:
             target = choose(self.live, op.pick)
             if target is not None:
-                await self._delete(self.devices[op.other], target)
+                await self._delete(op.other, target)
         await asyncio.sleep(op.pause)  # deliberate downtime: the devices' timers fail meanwhile
         await server.start()
         self.report.restarts += 1
@@ -506,8 +496,9 @@ class Harness:
             await self._object_store(False)
 
     async def _sample_all(self) -> list[list[RowKey]]:
-        watched = set(self.deleted)
-        return list(await asyncio.gather(*(d.sample(watched) for d in self.devices)))
+        """Every device's mirror, in device order."""
+        rows = await self.fleet.sample(set(self.deleted))
+        return [rows[index] for index in range(self.o.devices)]
 
     # -- quiet phase and checks -------------------------------------------------------------
 
@@ -532,17 +523,17 @@ class Harness:
             await asyncio.sleep(poll)
         started = time.monotonic()
         self.report.settle_seconds = started - quiet_started
-        since: dict[int, float | None] = {d.index: None for d in self.devices}
+        since: dict[int, float | None] = dict.fromkeys(range(self.o.devices))
         while True:
             now = time.monotonic()
             truth = await self._truth_or_none()
             mirrors = await self._sample_all()
-            for device, rows in zip(self.devices, mirrors, strict=True):
+            for device, rows in enumerate(mirrors):
                 if truth is not None and rows == truth:
-                    if since[device.index] is None:
-                        since[device.index] = now - started
+                    if since[device] is None:
+                        since[device] = now - started
                 else:
-                    since[device.index] = None
+                    since[device] = None
             settled = truth is not None and not any(r.active_run_id for r in truth)
             if settled and all(t is not None for t in since.values()):
                 break
@@ -565,15 +556,12 @@ class Harness:
 
     async def _final_checks(self) -> None:
         assert self.truth is not None and self.audit is not None
-        for device in self.devices:
-            device.engine.stop_timer()
+        await self.fleet.stop_timers()
         truth = [RowKey.of(view) for view in await self.truth.index()]
         self.history.server_index = truth
         mirrors = await self._sample_all()
-        self.history.mirrors = {
-            d.index: rows for d, rows in zip(self.devices, mirrors, strict=True)
-        }
-        self.history.observations = list(self.recorder.observations)
+        self.history.mirrors = {device: rows for device, rows in enumerate(mirrors)}
+        self.history.observations = await self.fleet.observations()
         self.report.sessions_final = len(truth)
         self.report.deleted = len(self.deleted)
         if self.control is not None:

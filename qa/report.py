@@ -39,6 +39,9 @@ class QaOptions:
     # with the S3 server's endpoint (credentials from the AWS_* variables).
     artifacts: str | None = None
     s3_endpoint: str | None = None
+    # Worker processes for the devices (`qa.workers`, decision 0214): None picks from the
+    # device count and the cores, 0 keeps them on the harness's own loop.
+    workers: int | None = None
 
 
 @dataclass
@@ -68,6 +71,9 @@ class QaReport:
     server_log_errors: int | None = None  # ERROR lines and tracebacks in the child's log
     op_seconds: dict[str, list[float]] = field(default_factory=dict)  # latency by kind
     loop_lag: list[float] = field(default_factory=list)  # how late 50 ms sleeps woke up
+    device_loop_lag: list[float] = field(default_factory=list)  # ... on the devices' loops
+    workers: int = 0  # worker processes the devices ran in (0: the harness's own loop)
+    clock: dict[str, Any] = field(default_factory=dict)  # the workers' clock (`qa.workers`)
     latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
     #: The slowest device's time per change, split at its watch's answer (`qa.latency.stages`).
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -159,6 +165,8 @@ class QaReport:
                 for kind, v in sorted(self.op_seconds.items())
             },
             "loop_lag": self.lag_summary(),
+            "device_loop_lag": _lag(self.device_loop_lag),
+            "workers": {"processes": self.workers, **self.clock},
             "server_log_errors": self.server_log_errors,
             "violations": [v.to_json() for v in self.violations],
             "workdir": self.workdir,
@@ -167,14 +175,7 @@ class QaReport:
     def lag_summary(self) -> dict[str, float | None]:
         """How late the harness's own event loop was (a saturated harness inflates every
         other figure)."""
-        if not self.loop_lag:
-            return {"p50": None, "p95": None, "max": None}
-        ordered = sorted(self.loop_lag)
-        return {
-            "p50": round(ordered[len(ordered) // 2], 4),
-            "p95": round(ordered[int(len(ordered) * 0.95)], 4),
-            "max": round(ordered[-1], 4),
-        }
+        return _lag(self.loop_lag)
 
     def to_text(self) -> str:
         o = self.options
@@ -256,6 +257,12 @@ class QaReport:
         lag = self.lag_summary()
         if lag["p95"] is not None:
             lines.append(f"harness loop lag: p50 {lag['p50']:.4f}s, p95 {lag['p95']:.4f}s")
+        lag = _lag(self.device_loop_lag)
+        if self.workers and lag["p95"] is not None:
+            lines.append(
+                f"devices' loop lag ({self.workers} worker processes): "
+                f"p50 {lag['p50']:.4f}s, p95 {lag['p95']:.4f}s"
+            )
         if self.server_log_errors is not None:
             lines.append(f"server log: {self.server_log_errors} ERROR lines or tracebacks")
         if self.violations:
@@ -269,3 +276,15 @@ class QaReport:
         if self.workdir:
             lines.append(f"kept: {self.workdir}")
         return "\n".join(lines)
+
+
+def _lag(samples: list[float]) -> dict[str, float | None]:
+    """p50/p95/max in seconds of an event loop's lateness samples."""
+    if not samples:
+        return {"p50": None, "p95": None, "max": None}
+    ordered = sorted(samples)
+    return {
+        "p50": round(ordered[len(ordered) // 2], 4),
+        "p95": round(ordered[int(len(ordered) * 0.95)], 4),
+        "max": round(ordered[-1], 4),
+    }

@@ -200,7 +200,7 @@ async def run_deployment(argv: list[str], prefix: Path) -> Deployment:
     harness = Harness(options_from_args(args))
     run = asyncio.get_running_loop().create_task(harness.run())
     deadline = time.monotonic() + 60
-    while len(harness.devices) < args.devices:  # set-up done: both processes up
+    while len(harness.fleet) < args.devices:  # set-up done: both processes up
         if run.done():
             await run  # its own error, when it failed
             raise AssertionError("the qa run ended before its devices started")

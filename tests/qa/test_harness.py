@@ -246,6 +246,8 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     monkeypatch.setattr(sync.reconcile.Reconciler, "_point_read", always_absent)
     code, report = run_qa(
         capsys,
+        "--workers",
+        "0",  # the sabotage is in this process: so must the devices be
         "--server",
         live_server.url,
         "--devices",
