@@ -170,6 +170,10 @@ class Desktop:
                 self.options.profile, window_state.capture(self.window)
             )
         )
+        self.controller.language = translations.read_choice(options.profile)
+        self.controller.language_chosen.connect(
+            lambda code: translations.write_choice(self.options.profile, code)
+        )
         self.controller.settings_saved.connect(
             lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
         )
@@ -425,7 +429,7 @@ def run(args: list[str]) -> int:
     # window's title already starts with "Converge" (a screen reader read it twice).
     app.setQuitOnLastWindowClosed(False)
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, True)
-    translations.install(app)
+    translations.install(app, translations.locale_for(translations.read_choice(options.profile)))
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
     try:

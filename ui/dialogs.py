@@ -400,8 +400,9 @@ class Prompts(QObject):
         enter_sends: bool = True,
         token_storage: str = "",
         demo_token: str = "",
-    ) -> tuple[ConnectionSettings, bool] | None:
-        """(connection settings, Enter sends?) when saved, None when cancelled."""
+        language: str = "",
+    ) -> tuple[ConnectionSettings, bool, str] | None:
+        """(connection settings, Enter sends?, language) when saved, None when cancelled."""
         dialog = SettingsDialog(
             self._parent,
             current,
@@ -409,8 +410,9 @@ class Prompts(QObject):
             enter_sends=enter_sends,
             token_storage=token_storage,
             demo_token=demo_token,
+            language=language,
         )
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:
             return None
-        return dialog.values(), dialog.enter_sends.isChecked()
+        return dialog.values(), dialog.enter_sends.isChecked(), dialog.language.code()

@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP,
     QModelIndex,
     QPersistentModelIndex,
     QPointF,
@@ -45,13 +44,6 @@ H_PAD = 12
 V_PAD = 7
 LINE_GAP = 3
 MORE = "⋯"
-# The section names of `ui.grouping`, for the translation tools (shown translated).
-SECTION_NAMES = (
-    QT_TRANSLATE_NOOP("Sections", "Today"),
-    QT_TRANSLATE_NOOP("Sections", "Yesterday"),
-    QT_TRANSLATE_NOOP("Sections", "Previous 7 days"),
-    QT_TRANSLATE_NOOP("Sections", "Previous 30 days"),
-)
 MORE_WIDTH = 28
 
 
