@@ -55,9 +55,12 @@ def main() -> int:
             if len(installed) < 2:
                 raise SystemExit(f"no compiled translation for {code}: run make first")
             try:
-                with tempfile.TemporaryDirectory() as tmp, render_screenshots.demo_server() as (
-                    server,
-                    folder,
+                with (
+                    tempfile.TemporaryDirectory() as tmp,
+                    render_screenshots.demo_server() as (
+                        server,
+                        folder,
+                    ),
                 ):
                     suffix = f"_{code}"
                     loop.run_until_complete(
