@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from sync import wording
+from ui import delete_words
 from ui.plain import isolate, neutral, plain_tooltip
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
 
-DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
-CANCEL = wording.CANCEL_BUTTON
+DELETE_EVERYWHERE = delete_words.DELETE_EVERYWHERE
+CANCEL = delete_words.CANCEL
 # Source strings; shown through `_tr()` (context "Dialogs"), so a translation changes them.
 STOP_RUN_AND_DELETE = str(QT_TRANSLATE_NOOP("Dialogs", "Stop Run and Delete"))
 RETRY = str(QT_TRANSLATE_NOOP("Dialogs", "Retry"))
@@ -187,12 +188,12 @@ def build_delete_box(
     """The confirmation before a delete. Cancel is the default; Escape cancels. With
     `export`, an "Export…" button keeps a copy first (the dialog comes back afterwards)."""
     if len(titles) == 1:
-        text = wording.delete_question(isolate(titles[0]))
-        info = wording.delete_consequences(1)
+        text = delete_words.question(isolate(titles[0]))
+        info = delete_words.consequences(1)
     else:
-        text = wording.delete_question(None, len(titles))
-        info = f"{_names(titles)}\n\n{wording.delete_consequences(len(titles))}"
-    heading = wording.DELETE_CONFIRM_TITLE if len(titles) == 1 else DELETE_MANY_TITLE
+        text = delete_words.question(None, len(titles))
+        info = f"{_names(titles)}\n\n{delete_words.consequences(len(titles))}"
+    heading = delete_words.CONFIRM_TITLE if len(titles) == 1 else DELETE_MANY_TITLE
     box = _message_box(parent, QMessageBox.Icon.Warning, heading, text, info)
     delete = _add_button(box, DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
@@ -216,13 +217,13 @@ def build_delete_running_box(
     work is offered at once (a plain delete would only meet the server's 409)."""
     info = (
         f"A reply is running in it now. Stop Run and Delete stops the run first; once it "
-        f"has ended, the conversation is deleted.\n\n{wording.delete_consequences(1)}"
+        f"has ended, the conversation is deleted.\n\n{delete_words.consequences(1)}"
     )
     box = _message_box(
         parent,
         QMessageBox.Icon.Warning,
-        wording.DELETE_CONFIRM_TITLE,
-        wording.delete_question(isolate(title)),
+        delete_words.CONFIRM_TITLE,
+        delete_words.question(isolate(title)),
         info,
     )
     _offer_stop_run(box, active_run_id).setFocus()

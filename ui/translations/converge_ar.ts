@@ -337,6 +337,45 @@
             <source>Delete conversations?</source>
             <translation>حذف المحادثات؟</translation>
         </message>
+        <message>
+            <source>Delete conversation?</source>
+            <translation>حذف المحادثة؟</translation>
+        </message>
+        <message>
+            <source>Delete Everywhere</source>
+            <translation>حذف من كل مكان</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>إلغاء</translation>
+        </message>
+        <message>
+            <source>The conversation and its associated data (its messages and files, and the memories and knowledge derived from it) will be removed from the server and from every synchronized client. This cannot be undone.</source>
+            <translation>ستُزال المحادثة وبياناتها المرتبطة بها (رسائلها وملفاتها، والذكريات والمعارف المستمدة منها) من الخادم ومن كل عميل متزامن. لا يمكن التراجع عن ذلك.</translation>
+        </message>
+        <message>
+            <source>These conversations and their associated data (their messages and files, and the memories and knowledge derived from them) will be removed from the server and from every synchronized client. This cannot be undone.</source>
+            <translation>ستُزال هذه المحادثات وبياناتها المرتبطة بها (رسائلها وملفاتها، والذكريات والمعارف المستمدة منها) من الخادم ومن كل عميل متزامن. لا يمكن التراجع عن ذلك.</translation>
+        </message>
+        <message numerus="yes">
+            <source>Delete %n conversations?</source>
+            <translation>
+                <numerusform>حذف %Ln محادثة؟</numerusform>
+                <numerusform>حذف محادثة واحدة؟</numerusform>
+                <numerusform>حذف محادثتين؟</numerusform>
+                <numerusform>حذف %Ln محادثات؟</numerusform>
+                <numerusform>حذف %Ln محادثة؟</numerusform>
+                <numerusform>حذف %Ln محادثة؟</numerusform>
+            </translation>
+        </message>
+        <message>
+            <source>Delete “{0}”?</source>
+            <translation>حذف «{0}»؟</translation>
+        </message>
+        <message>
+            <source>Delete this untitled conversation?</source>
+            <translation>حذف هذه المحادثة غير المعنونة؟</translation>
+        </message>
     </context>
     <context>
         <name>FailureWords</name>

@@ -337,6 +337,41 @@
             <source>Delete conversations?</source>
             <translation>Unterhaltungen löschen?</translation>
         </message>
+        <message>
+            <source>Delete conversation?</source>
+            <translation>Unterhaltung löschen?</translation>
+        </message>
+        <message>
+            <source>Delete Everywhere</source>
+            <translation>Überall löschen</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>Abbrechen</translation>
+        </message>
+        <message>
+            <source>The conversation and its associated data (its messages and files, and the memories and knowledge derived from it) will be removed from the server and from every synchronized client. This cannot be undone.</source>
+            <translation>Die Unterhaltung und die zugehörigen Daten (ihre Nachrichten und Dateien sowie die daraus abgeleiteten Erinnerungen und Kenntnisse) werden vom Server und von jedem synchronisierten Client entfernt. Das lässt sich nicht rückgängig machen.</translation>
+        </message>
+        <message>
+            <source>These conversations and their associated data (their messages and files, and the memories and knowledge derived from them) will be removed from the server and from every synchronized client. This cannot be undone.</source>
+            <translation>Diese Unterhaltungen und die zugehörigen Daten (ihre Nachrichten und Dateien sowie die daraus abgeleiteten Erinnerungen und Kenntnisse) werden vom Server und von jedem synchronisierten Client entfernt. Das lässt sich nicht rückgängig machen.</translation>
+        </message>
+        <message numerus="yes">
+            <source>Delete %n conversations?</source>
+            <translation>
+                <numerusform>%Ln Unterhaltung löschen?</numerusform>
+                <numerusform>%Ln Unterhaltungen löschen?</numerusform>
+            </translation>
+        </message>
+        <message>
+            <source>Delete “{0}”?</source>
+            <translation>„{0}“ löschen?</translation>
+        </message>
+        <message>
+            <source>Delete this untitled conversation?</source>
+            <translation>Diese Unterhaltung ohne Titel löschen?</translation>
+        </message>
     </context>
     <context>
         <name>FailureWords</name>
