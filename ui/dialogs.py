@@ -154,7 +154,7 @@ def _message_box(
         label = box.findChild(QLabel, name)
         if label is not None:
             label.setWordWrap(True)
-    box.setAccessibleName(title)
+    box.setAccessibleName(box.windowTitle())  # translated above
     box.setAccessibleDescription(text)
     return box
 

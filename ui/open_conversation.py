@@ -40,7 +40,7 @@ from sync.errors import TlsError
 from ui.conversation_pane import ConversationPane
 from ui.failure_words import Cause, describe
 from ui.main_window import MainWindow
-from ui.session_model import UNTITLED, SidebarRow, display_title
+from ui.session_model import SidebarRow, display_title, untitled
 from ui.status_presenter import StatusPresenter, offline_words
 from ui.window_action import ActionRunner, WindowAction
 
@@ -387,7 +387,7 @@ class OpenConversation:
             if session_id is None:
                 self.session_id = view.id
                 self._last_seq = 0
-                self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
+                self.pane.show_session(view.id, view.title or untitled(), view.updated_at)
                 self._on_created(view.id)
             self._follow(run.id, None)
 

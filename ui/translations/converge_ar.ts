@@ -791,6 +791,36 @@ Profile: {1}</source>
         </message>
     </context>
     <context>
+        <name>SessionList</name>
+        <message>
+            <source>Untitled conversation</source>
+            <translation>محادثة بلا عنوان</translation>
+        </message>
+        <message>
+            <source>last activity {0}</source>
+            <extracomment>Ids of date-section header rows (`ui.grouping`) start with this; no session id does. The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
+            <translation>آخر نشاط {0}</translation>
+        </message>
+        <message>
+            <source>running</source>
+            <translation>قيد التشغيل</translation>
+        </message>
+        <message>
+            <source>deleting</source>
+            <translation>جارٍ الحذف</translation>
+        </message>
+        <message>
+            <source>, </source>
+            <translation>، </translation>
+        </message>
+        <message>
+            <source>{0}
+Last activity: {1}</source>
+            <translation>{0}
+آخر نشاط: {1}</translation>
+        </message>
+    </context>
+    <context>
         <name>SettingsDialog</name>
         <message>
             <source>Connection settings</source>

@@ -767,6 +767,36 @@ Profil: {1}</translation>
         </message>
     </context>
     <context>
+        <name>SessionList</name>
+        <message>
+            <source>Untitled conversation</source>
+            <translation>Unterhaltung ohne Titel</translation>
+        </message>
+        <message>
+            <source>last activity {0}</source>
+            <extracomment>Ids of date-section header rows (`ui.grouping`) start with this; no session id does. The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
+            <translation>letzte Aktivität {0}</translation>
+        </message>
+        <message>
+            <source>running</source>
+            <translation>läuft</translation>
+        </message>
+        <message>
+            <source>deleting</source>
+            <translation>wird gelöscht</translation>
+        </message>
+        <message>
+            <source>, </source>
+            <translation>, </translation>
+        </message>
+        <message>
+            <source>{0}
+Last activity: {1}</source>
+            <translation>{0}
+Letzte Aktivität: {1}</translation>
+        </message>
+    </context>
+    <context>
         <name>SettingsDialog</name>
         <message>
             <source>Connection settings</source>
