@@ -62,6 +62,7 @@ lint: $(STAMP)
 
 screenshots: $(STAMP)
 	$(PY) scripts/render_screenshots.py
+	$(PY) scripts/render_languages.py
 	$(PY) scripts/render_markdown.py
 
 # The standalone bundle, runnable without Python: dist/converge/converge (PyInstaller onedir,
