@@ -54,6 +54,7 @@ from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 from ui.settings_dialog import ConnectionSettings
+from ui.trust_rows import token_storage_words
 from ui.where import account_label, server_label
 
 if TYPE_CHECKING:
@@ -250,7 +251,7 @@ class Desktop:
             profile.server or "", profile.token or "", profile.ca_bundle or ""
         )
         location = profile.token_location
-        self.controller.token_storage = location.describe() if location else ""
+        self.controller.token_storage = token_storage_words(location)
         self.window.set_insecure_warning(plain_http_warning(profile.server))
         self.controller.demo_token = ""
         if profile.server:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sync.token_store import TokenLocation
 from tests.ui.conftest import row
 from ui.dialogs import build_delete_box
 from ui.grouping import group_rows
@@ -37,6 +38,7 @@ from ui.main_window import MainWindow
 from ui.relative_time import relative_time
 from ui.session_model import SessionListModel
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.trust_rows import token_storage_words
 
 OPEN = "⟦"
 DATA = {"Trip to Lisbon", "Notes", "alice", "http://127.0.0.1:8000", "dev-alice", "laptop"}
@@ -131,7 +133,11 @@ def test_every_visible_string_is_translatable(pseudo: None) -> None:
     texts += _texts(window)
     window.set_offline(True)
     texts += _texts(window)
-    settings = SettingsDialog(window, ConnectionSettings("http://127.0.0.1:8000", "dev-alice"))
+    settings = SettingsDialog(
+        window,
+        ConnectionSettings("http://127.0.0.1:8000", "dev-alice"),
+        token_storage=token_storage_words(TokenLocation("keychain", "a")),
+    )
     settings.show()
     texts += _texts(settings)
     settings.close()

@@ -14,12 +14,14 @@ from PySide6.QtWidgets import QApplication, QDialog
 
 from app import translations
 from app.loop import ConvergeEventLoop
+from sync.token_store import TokenLocation
 from tests.ui.conftest import run
 from ui.controller import WindowController
 from ui.grouping import sections
 from ui.main_window import MainWindow
 from ui.relative_time import full_time, relative_time
 from ui.settings_dialog import SettingsDialog
+from ui.trust_rows import token_storage_words
 
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 
@@ -112,3 +114,9 @@ def test_the_settings_dialog_chooses_the_language(loop: ConvergeEventLoop) -> No
     assert controller.language == "ar"
     run(loop, controller.shutdown())
     window.close()
+
+
+def test_where_the_token_is_kept_says_the_command_lines_english(qapp: QApplication) -> None:
+    for location in (TokenLocation("keychain", "a"), TokenLocation("file", path=Path("/p/t"))):
+        assert token_storage_words(location) == location.describe()
+    assert token_storage_words(None) == ""

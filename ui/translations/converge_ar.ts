@@ -925,5 +925,13 @@ Last activity: {1}</source>
             <source>All (*)</source>
             <translation>الكل (*)</translation>
         </message>
+        <message>
+            <source>Stored in the system keychain.</source>
+            <translation>محفوظ في سلسلة مفاتيح النظام.</translation>
+        </message>
+        <message>
+            <source>Stored in a file readable only by you: {0}</source>
+            <translation>محفوظ في ملف لا يقرؤه غيرك: {0}</translation>
+        </message>
     </context>
 </TS>

@@ -901,5 +901,13 @@ Letzte Aktivität: {1}</translation>
             <source>All (*)</source>
             <translation>Alle (*)</translation>
         </message>
+        <message>
+            <source>Stored in the system keychain.</source>
+            <translation>Im Schlüsselbund des Systems gespeichert.</translation>
+        </message>
+        <message>
+            <source>Stored in a file readable only by you: {0}</source>
+            <translation>In einer Datei gespeichert, die nur Sie lesen können: {0}</translation>
+        </message>
     </context>
 </TS>
