@@ -934,4 +934,43 @@ Last activity: {1}</source>
             <translation>محفوظ في ملف لا يقرؤه غيرك: {0}</translation>
         </message>
     </context>
+    <context>
+        <name>WindowAction</name>
+        <message>
+            <source>Couldn't open the conversation</source>
+            <translation>تعذّر فتح المحادثة</translation>
+        </message>
+        <message>
+            <source>Couldn't follow the live reply (it continues on the server)</source>
+            <translation>تعذّرت متابعة الرد المباشر (يستمر على الخادم)</translation>
+        </message>
+        <message>
+            <source>Couldn't send the message</source>
+            <translation>تعذّر إرسال الرسالة</translation>
+        </message>
+        <message>
+            <source>Couldn't stop the reply</source>
+            <translation>تعذّر إيقاف الرد</translation>
+        </message>
+        <message>
+            <source>Couldn't send the decision</source>
+            <translation>تعذّر إرسال القرار</translation>
+        </message>
+        <message>
+            <source>Couldn't read the memory</source>
+            <translation>تعذّرت قراءة الذكرى</translation>
+        </message>
+        <message>
+            <source>Couldn't list the conversations</source>
+            <translation>تعذّر عرض قائمة المحادثات</translation>
+        </message>
+        <message>
+            <source>Couldn't open {0}</source>
+            <translation>تعذّر فتح {0}</translation>
+        </message>
+        <message>
+            <source>Couldn't save {0}</source>
+            <translation>تعذّر حفظ {0}</translation>
+        </message>
+    </context>
 </TS>

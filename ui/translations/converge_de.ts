@@ -910,4 +910,43 @@ Letzte Aktivität: {1}</translation>
             <translation>In einer Datei gespeichert, die nur Sie lesen können: {0}</translation>
         </message>
     </context>
+    <context>
+        <name>WindowAction</name>
+        <message>
+            <source>Couldn't open the conversation</source>
+            <translation>Die Unterhaltung konnte nicht geöffnet werden</translation>
+        </message>
+        <message>
+            <source>Couldn't follow the live reply (it continues on the server)</source>
+            <translation>Der laufenden Antwort konnte nicht gefolgt werden (sie läuft auf dem Server weiter)</translation>
+        </message>
+        <message>
+            <source>Couldn't send the message</source>
+            <translation>Die Nachricht konnte nicht gesendet werden</translation>
+        </message>
+        <message>
+            <source>Couldn't stop the reply</source>
+            <translation>Die Antwort konnte nicht gestoppt werden</translation>
+        </message>
+        <message>
+            <source>Couldn't send the decision</source>
+            <translation>Die Entscheidung konnte nicht gesendet werden</translation>
+        </message>
+        <message>
+            <source>Couldn't read the memory</source>
+            <translation>Die Erinnerung konnte nicht gelesen werden</translation>
+        </message>
+        <message>
+            <source>Couldn't list the conversations</source>
+            <translation>Die Unterhaltungen konnten nicht aufgelistet werden</translation>
+        </message>
+        <message>
+            <source>Couldn't open {0}</source>
+            <translation>{0} konnte nicht geöffnet werden</translation>
+        </message>
+        <message>
+            <source>Couldn't save {0}</source>
+            <translation>{0} konnte nicht gespeichert werden</translation>
+        </message>
+    </context>
 </TS>
