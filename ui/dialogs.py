@@ -178,7 +178,7 @@ def _destructive(button: QAbstractButton) -> QAbstractButton:
 
 def _accessible(button: QAbstractButton, description: str) -> QAbstractButton:
     button.setAccessibleName(button.text())
-    button.setAccessibleDescription(description)
+    button.setAccessibleDescription(_tr(description))
     return button
 
 
@@ -215,10 +215,7 @@ def build_delete_running_box(
 ) -> QMessageBox:
     """The confirmation for a conversation known to be running: the one choice that can
     work is offered at once (a plain delete would only meet the server's 409)."""
-    info = (
-        f"A reply is running in it now. Stop Run and Delete stops the run first; once it "
-        f"has ended, the conversation is deleted.\n\n{delete_words.consequences(1)}"
-    )
+    info = f"{delete_words.running_info()}\n\n{delete_words.consequences(1)}"
     box = _message_box(
         parent,
         QMessageBox.Icon.Warning,
@@ -252,11 +249,9 @@ def build_run_in_progress_box(
     box = _message_box(
         parent,
         QMessageBox.Icon.Information,
-        "Run in progress",
-        f"{_quote(title)} is still running. Nothing was deleted.",
-        "A conversation can't be deleted while a run is in progress in it. "
-        "Stop Run and Delete stops the run first; once it has ended, the conversation "
-        "is deleted everywhere.",
+        delete_words.RUN_IN_PROGRESS,
+        delete_words.still_running(_quote(title)),
+        delete_words.RUN_IN_PROGRESS_INFO,
     )
     _offer_stop_run(box, active_run_id)
     box.setObjectName("runInProgress")
@@ -269,20 +264,19 @@ def build_unreachable_box(
     """Shown when the delete did not happen (no connection, a 5xx), or, `unconfirmed`, when
     it was sent but its answer was lost (CONTRACT §9.2: it may have happened). Either way the
     row is kept and retrying is safe."""
-    subject = _quote(titles[0]) if len(titles) == 1 else f"{len(titles)} conversations"
     reason = neutral(reason)  # the server's words inside our sentence
     detail = f"{reason.rstrip('.')}." if reason else ""
-    verb = "is" if len(titles) == 1 else "are"
     if unconfirmed:
         headline = NOT_CONFIRMED
         info = wording.delete_not_confirmed(detail or "the answer was lost.")
     else:
         headline = UNREACHABLE
-        info = f"{detail} {subject} {verb} kept. Deleting again is safe."
+        quoted = _quote(titles[0]) if len(titles) == 1 else None
+        info = delete_words.kept(detail, quoted, len(titles))
     box = _message_box(
         parent,
         QMessageBox.Icon.Warning,
-        "Delete not confirmed" if unconfirmed else "Delete failed",
+        delete_words.NOT_CONFIRMED_TITLE if unconfirmed else delete_words.FAILED_TITLE,
         headline,
         info.strip(),
     )

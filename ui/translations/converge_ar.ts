@@ -376,6 +376,70 @@
             <source>Delete this untitled conversation?</source>
             <translation>حذف هذه المحادثة غير المعنونة؟</translation>
         </message>
+        <message>
+            <source>Run in progress</source>
+            <translation>تشغيل جارٍ</translation>
+        </message>
+        <message>
+            <source>Delete not confirmed</source>
+            <translation>لم يُؤكَّد الحذف</translation>
+        </message>
+        <message>
+            <source>Delete failed</source>
+            <translation>فشل الحذف</translation>
+        </message>
+        <message>
+            <source>A conversation can't be deleted while a run is in progress in it. Stop Run and Delete stops the run first; once it has ended, the conversation is deleted everywhere.</source>
+            <translation>لا يمكن حذف محادثة أثناء تشغيل جارٍ فيها. «إيقاف التشغيل والحذف» يوقف التشغيل أولًا، وبعد انتهائه تُحذف المحادثة من كل مكان.</translation>
+        </message>
+        <message>
+            <source>Delete the conversation from the server and every device</source>
+            <extracomment>The buttons' descriptions for assistive technology, by their English.</extracomment>
+            <translation>حذف المحادثة من الخادم ومن كل جهاز</translation>
+        </message>
+        <message>
+            <source>Keep the conversation</source>
+            <translation>الإبقاء على المحادثة</translation>
+        </message>
+        <message>
+            <source>Save a copy of the conversation and its files first</source>
+            <translation>حفظ نسخة من المحادثة وملفاتها أولًا</translation>
+        </message>
+        <message>
+            <source>Stop the run, wait for it to end, then delete the conversation everywhere</source>
+            <translation>إيقاف التشغيل وانتظار انتهائه، ثم حذف المحادثة من كل مكان</translation>
+        </message>
+        <message>
+            <source>Keep the conversation and let the run continue</source>
+            <translation>الإبقاء على المحادثة وترك التشغيل يستمر</translation>
+        </message>
+        <message>
+            <source>Try the delete again</source>
+            <translation>محاولة الحذف مرة أخرى</translation>
+        </message>
+        <message>
+            <source>A reply is running in it now. Stop Run and Delete stops the run first; once it has ended, the conversation is deleted.</source>
+            <translation>يجري فيها رد الآن. «إيقاف التشغيل والحذف» يوقف التشغيل أولًا، وبعد انتهائه تُحذف المحادثة.</translation>
+        </message>
+        <message>
+            <source>{0} is still running. Nothing was deleted.</source>
+            <translation>لا تزال {0} قيد التشغيل. لم يُحذف شيء.</translation>
+        </message>
+        <message>
+            <source>{0} is kept. Deleting again is safe.</source>
+            <translation>بقيت {0}. إعادة الحذف آمنة.</translation>
+        </message>
+        <message numerus="yes">
+            <source>%n conversations are kept. Deleting again is safe.</source>
+            <translation>
+                <numerusform>بقيت %Ln محادثة. إعادة الحذف آمنة.</numerusform>
+                <numerusform>بقيت محادثة واحدة. إعادة الحذف آمنة.</numerusform>
+                <numerusform>بقيت محادثتان. إعادة الحذف آمنة.</numerusform>
+                <numerusform>بقيت %Ln محادثات. إعادة الحذف آمنة.</numerusform>
+                <numerusform>بقيت %Ln محادثة. إعادة الحذف آمنة.</numerusform>
+                <numerusform>بقيت %Ln محادثة. إعادة الحذف آمنة.</numerusform>
+            </translation>
+        </message>
     </context>
     <context>
         <name>FailureWords</name>

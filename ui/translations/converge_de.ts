@@ -372,6 +372,66 @@
             <source>Delete this untitled conversation?</source>
             <translation>Diese Unterhaltung ohne Titel löschen?</translation>
         </message>
+        <message>
+            <source>Run in progress</source>
+            <translation>Lauf aktiv</translation>
+        </message>
+        <message>
+            <source>Delete not confirmed</source>
+            <translation>Löschen nicht bestätigt</translation>
+        </message>
+        <message>
+            <source>Delete failed</source>
+            <translation>Löschen fehlgeschlagen</translation>
+        </message>
+        <message>
+            <source>A conversation can't be deleted while a run is in progress in it. Stop Run and Delete stops the run first; once it has ended, the conversation is deleted everywhere.</source>
+            <translation>Eine Unterhaltung kann nicht gelöscht werden, solange in ihr ein Lauf aktiv ist. „Lauf stoppen und löschen“ stoppt zuerst den Lauf; sobald er beendet ist, wird die Unterhaltung überall gelöscht.</translation>
+        </message>
+        <message>
+            <source>Delete the conversation from the server and every device</source>
+            <extracomment>The buttons' descriptions for assistive technology, by their English.</extracomment>
+            <translation>Die Unterhaltung vom Server und von jedem Gerät löschen</translation>
+        </message>
+        <message>
+            <source>Keep the conversation</source>
+            <translation>Die Unterhaltung behalten</translation>
+        </message>
+        <message>
+            <source>Save a copy of the conversation and its files first</source>
+            <translation>Zuerst eine Kopie der Unterhaltung und ihrer Dateien speichern</translation>
+        </message>
+        <message>
+            <source>Stop the run, wait for it to end, then delete the conversation everywhere</source>
+            <translation>Den Lauf stoppen, sein Ende abwarten und dann die Unterhaltung überall löschen</translation>
+        </message>
+        <message>
+            <source>Keep the conversation and let the run continue</source>
+            <translation>Die Unterhaltung behalten und den Lauf fortsetzen lassen</translation>
+        </message>
+        <message>
+            <source>Try the delete again</source>
+            <translation>Das Löschen erneut versuchen</translation>
+        </message>
+        <message>
+            <source>A reply is running in it now. Stop Run and Delete stops the run first; once it has ended, the conversation is deleted.</source>
+            <translation>Darin läuft gerade eine Antwort. „Lauf stoppen und löschen“ stoppt zuerst den Lauf; sobald er beendet ist, wird die Unterhaltung gelöscht.</translation>
+        </message>
+        <message>
+            <source>{0} is still running. Nothing was deleted.</source>
+            <translation>{0} läuft noch. Nichts wurde gelöscht.</translation>
+        </message>
+        <message>
+            <source>{0} is kept. Deleting again is safe.</source>
+            <translation>{0} bleibt erhalten. Erneutes Löschen ist unbedenklich.</translation>
+        </message>
+        <message numerus="yes">
+            <source>%n conversations are kept. Deleting again is safe.</source>
+            <translation>
+                <numerusform>%Ln Unterhaltung bleibt erhalten. Erneutes Löschen ist unbedenklich.</numerusform>
+                <numerusform>%Ln Unterhaltungen bleiben erhalten. Erneutes Löschen ist unbedenklich.</numerusform>
+            </translation>
+        </message>
     </context>
     <context>
         <name>FailureWords</name>
