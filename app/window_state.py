@@ -1,9 +1,11 @@
-"""The window's size, position and sidebar width, and what Enter does in the composer,
-remembered per profile.
+"""The window's size, position and sidebar width, what Enter does in the composer, and the
+appearance (theme and font size, `ui.theme`), remembered per profile.
 
 Two profiles are two devices side by side, so each keeps its own geometry (in
 `window.json` in the profile folder, next to its settings). Qt's own `saveGeometry()` bytes
-are stored as base64; a damaged or missing file just means the default size.
+are stored as base64; a damaged or missing file just means the default size. A restored
+geometry is clamped to the screen's available geometry (`ui.screen_fit`): one saved on a
+bigger screen, or at a smaller scale factor, must not open with the composer off-screen.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ import base64
 import binascii
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray
+from PySide6.QtCore import QByteArray, QCoreApplication
 
 from sync.errors import SyncError
 from sync.private_files import write_private
 from ui.main_window import MainWindow
+from ui.screen_fit import fit_to_screen
+from ui.theme import Appearance, apply_appearance, current_appearance
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,7 @@ class WindowState:
     geometry: bytes
     splitter: tuple[int, ...]
     enter_sends: bool = True
+    appearance: Appearance = field(default_factory=Appearance)
 
 
 def read_state(profile: Path) -> WindowState | None:
@@ -39,9 +44,10 @@ def read_state(profile: Path) -> WindowState | None:
         geometry = base64.b64decode(raw["geometry"], validate=True)
         splitter = tuple(int(size) for size in raw.get("splitter", []))
         enter_sends = raw.get("enter_sends", True) is not False
-    except (OSError, ValueError, KeyError, TypeError, binascii.Error):
+        appearance = Appearance.parse(raw.get("theme"), raw.get("font_size"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
         return None
-    return WindowState(geometry, splitter, enter_sends)
+    return WindowState(geometry, splitter, enter_sends, appearance)
 
 
 def capture(window: MainWindow) -> WindowState:
@@ -49,6 +55,7 @@ def capture(window: MainWindow) -> WindowState:
         bytes(window.saveGeometry().data()),
         tuple(window.splitter.sizes()),
         window.pane.enter_sends,
+        current_appearance(),
     )
 
 
@@ -57,6 +64,8 @@ def write_state(profile: Path, state: WindowState) -> None:
         "geometry": base64.b64encode(state.geometry).decode("ascii"),
         "splitter": list(state.splitter),
         "enter_sends": state.enter_sends,
+        "theme": state.appearance.theme.value,
+        "font_size": state.appearance.font_size,
     }
     try:
         write_private(profile, STATE_FILE, json.dumps(data))  # 0700 folder, 0600 file
@@ -65,10 +74,13 @@ def write_state(profile: Path, state: WindowState) -> None:
 
 
 def restore(window: MainWindow, state: WindowState | None) -> bool:
-    """Apply a saved state (before `show()`); False when there was none to apply."""
+    """Apply a saved state (before `show()`); False when there was none to apply. The
+    appearance applies to the whole application (the window restyles itself)."""
     if state is None:
         return False
+    apply_appearance(QCoreApplication.instance(), state.appearance)
     restored = window.restoreGeometry(QByteArray(state.geometry))
+    fit_to_screen(window)
     if len(state.splitter) == 2 and all(size > 0 for size in state.splitter):
         window.splitter.setSizes(list(state.splitter))
     window.pane.set_enter_sends(state.enter_sends)

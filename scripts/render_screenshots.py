@@ -1,5 +1,5 @@
 """Render the window and its dialogs to docs/screenshots/*.png (offscreen, real data),
-once with a light and once with a dark palette (`*_dark.png`).
+once in the Light and once in the Dark theme (`*_dark.png`, `ui.theme`).
 
 Starts the stub server with the demo seed in a temporary folder, opens a real engine and
 the real window, runs a showcase conversation (a tool approval, an artifact, a memory, a
@@ -7,7 +7,8 @@ run left waiting), adds titles that are long, right-to-left, CJK and emoji, and 
 state the README shows: the main window (date sections, running reply), a narrow window
 with a long title, the row's hover "⋯" menu, the delete confirmations (plain, running,
 bulk), the 409 and unreachable dialogs, a bulk result in the status line, the offline
-banner, Settings, a conversation deleted on another device, and the first launch.
+banner, Settings (with the appearance rows), the keyboard shortcuts, a conversation
+deleted on another device, and the first launch.
 
 CJK and emoji titles need fonts (`apt-get install fonts-noto-cjk fonts-noto-color-emoji`
 on Debian); without them those glyphs render as boxes. Tests never depend on them.
@@ -56,7 +57,9 @@ from ui.dialogs import (
 from ui.main_window import MainWindow
 from ui.session_delegate import more_rect
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.style import dark_palette, stylesheet
+from ui.shortcuts_dialog import ShortcutsDialog
+from ui.stylesheet import stylesheet
+from ui.theme import Appearance, Theme, apply_appearance
 
 TOKEN = "dev-alice"
 ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."
@@ -316,6 +319,8 @@ async def render(
             demo_token=secrets.token_urlsafe(32),
         )
         await show_box(app, demo, shot("settings_demo_token"))
+        # F1: every shortcut of the window's actions.
+        await show_box(app, ShortcutsDialog(window), shot("shortcuts_dialog"))
 
         # A bulk result in the status line (the words the delete flow writes there).
         headline, details = results_summary(
@@ -514,10 +519,10 @@ def main() -> int:
     app.setFont(font)
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
-    light = app.palette()
     try:
-        for suffix, palette in (("", light), ("_dark", dark_palette())):
-            app.setPalette(palette)
+        # Through the theme setting, as a user's choice of Light or Dark applies.
+        for suffix, theme in (("", Theme.LIGHT), ("_dark", Theme.DARK)):
+            apply_appearance(app, Appearance(theme))
             with demo_server() as (server, folder):
                 loop.run_until_complete(render(app, server.url, folder, out, suffix, server.stop))
                 loop.run_until_complete(render_transcripts(app, out, suffix))

@@ -47,6 +47,7 @@ from ui.settings_dialog import ConnectionSettings
 from ui.sidebar_refresher import RowSource, SidebarRefresher
 from ui.sidebar_search import SidebarSearch
 from ui.status_presenter import StatusPresenter
+from ui.theme import apply_appearance, current_appearance
 from ui.window_action import ActionRunner, WindowAction
 
 if TYPE_CHECKING:
@@ -420,12 +421,17 @@ class WindowController(QObject):
         )
         if result is None:
             return
-        settings, enter_sends, language = result
+        settings, enter_sends, appearance, language = result
         if language != self.language:
             self.language = language
             self.language_chosen.emit(language)
+        changed = appearance != current_appearance()
+        if changed:  # the open window restyles itself on the palette and font change
+            apply_appearance(QGuiApplication.instance(), appearance)
         if enter_sends != self.pane.enter_sends:
             self.pane.set_enter_sends(enter_sends)
+            changed = True
+        if changed:
             self.preferences_changed.emit()
         if settings != self.settings:
             self.settings = settings

@@ -27,6 +27,7 @@ from sync import wording
 from ui import delete_words
 from ui.plain import isolate, neutral, plain_tooltip
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.theme import Appearance
 
 DELETE_EVERYWHERE = delete_words.DELETE_EVERYWHERE
 CANCEL = delete_words.CANCEL
@@ -396,8 +397,9 @@ class Prompts(QObject):
         token_storage: str = "",
         demo_token: str = "",
         language: str = "",
-    ) -> tuple[ConnectionSettings, bool, str] | None:
-        """(connection settings, Enter sends?, language) when saved, None when cancelled."""
+    ) -> tuple[ConnectionSettings, bool, Appearance, str] | None:
+        """(connection settings, Enter sends?, appearance, language) when saved, None when
+        cancelled."""
         dialog = SettingsDialog(
             self._parent,
             current,
@@ -410,4 +412,9 @@ class Prompts(QObject):
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:
             return None
-        return dialog.values(), dialog.enter_sends.isChecked(), dialog.language.code()
+        return (
+            dialog.values(),
+            dialog.enter_sends.isChecked(),
+            dialog.appearance.chosen(),
+            dialog.language.code(),
+        )

@@ -4,7 +4,8 @@
 Only layout and user intents live here: each intent is a signal (`refresh_requested`,
 `delete_requested`, …) that `ui.controller.WindowController` turns into engine calls. The
 sidebar's keyboard and "⋯" button are `ui.sidebar_keys`; its scroll position across updates
-is `ui.scroll_anchor`.
+is `ui.scroll_anchor`. The actions, their shortcuts, icons and the toolbar are
+`ui.window_actions`; the size that fits the screen is `ui.screen_fit`.
 """
 
 from __future__ import annotations
@@ -21,12 +22,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-    QGuiApplication,
-    QKeySequence,
-)
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -34,10 +30,8 @@ from PySide6.QtWidgets import (
     QListView,
     QMainWindow,
     QMenu,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -45,12 +39,16 @@ from PySide6.QtWidgets import (
 from ui.conversation_pane import ConversationPane
 from ui.damage_banner import DamageBanner
 from ui.plain import plain_tooltip
+from ui.screen_fit import DEFAULT_SIZE, fit_to_screen, initial_size
 from ui.scroll_anchor import ScrollAnchor
 from ui.session_delegate import SessionDelegate
 from ui.session_model import SessionListModel
+from ui.shortcuts_dialog import ShortcutsDialog
 from ui.sidebar_keys import SidebarKeys
 from ui.status_line import StatusLine
-from ui.style import is_dark, stylesheet
+from ui.style import is_dark
+from ui.stylesheet import stylesheet
+from ui.window_actions import WindowActions
 
 FILTER_DEBOUNCE_MS = 250
 # Source strings; shown through `self.tr()` (context "MainWindow"), so a translation
@@ -101,7 +99,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle(self.tr("Converge"))
-        self.resize(1100, 720)
+        screen = QGuiApplication.primaryScreen()
+        self.resize(initial_size(screen.availableGeometry()) if screen else DEFAULT_SIZE)
         self.apply_color_scheme()
         hints = QGuiApplication.styleHints()
         hints.colorSchemeChanged.connect(lambda _scheme: self.apply_color_scheme())
@@ -222,59 +221,33 @@ class MainWindow(QMainWindow):
     # --- actions ------------------------------------------------------------------------
 
     def _build_actions(self) -> None:
-        self.new_action = QAction(self.tr("New Conversation"), self)
-        self.new_action.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
-        self.new_action.setToolTip(self.tr("Start a new conversation (Ctrl+N)"))
+        actions = WindowActions(self, self.list)
+        self.actions_ = actions
+        self.new_action, self.refresh_action = actions.new, actions.refresh
+        self.delete_action, self.settings_action = actions.delete, actions.settings
+        self.shortcuts_action, self.find_action = actions.shortcuts, actions.find
+        self.quit_action = actions.quit
+        self.toolbar = actions.toolbar
         self.new_action.triggered.connect(self.clear_filter)
         self.new_action.triggered.connect(self.new_requested)
-
-        self.refresh_action = QAction(self.tr("Refresh"), self)
-        self.refresh_action.setShortcuts([QKeySequence("F5"), QKeySequence("Ctrl+R")])
-        self.refresh_action.setToolTip(self.tr("Sync with the server now (F5)"))
         self.refresh_action.triggered.connect(self.refresh_requested)
-
-        self.delete_action = QAction(self.tr("Delete"), self)
-        self.delete_action.setShortcuts(
-            [QKeySequence(QKeySequence.StandardKey.Delete), QKeySequence("Ctrl+Backspace")]
-        )
-        # Only from the list: in the filter or the composer, Delete edits text.
-        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.delete_action.setToolTip(self.tr(DELETE_TIP))
         self.delete_action.triggered.connect(self.delete_requested)
-        self.list.addAction(self.delete_action)
-
-        self.settings_action = QAction(self.tr("Settings…"), self)
-        self.settings_action.setShortcuts(
-            [QKeySequence(QKeySequence.StandardKey.Preferences), QKeySequence("Ctrl+,")]
-        )
         self.settings_action.triggered.connect(self.settings_requested)
-
-        self.find_action = QAction(self.tr("Search"), self)
-        self.find_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
         self.find_action.triggered.connect(self._focus_filter)
-        self.addAction(self.find_action)
-
-        toolbar = QToolBar(self.tr("Main"))
-        toolbar.setObjectName("toolbar")
-        toolbar.setMovable(False)
-        toolbar.setFloatable(False)
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        toolbar.setAccessibleName(self.tr("Main toolbar"))
-        toolbar.addAction(self.new_action)
-        toolbar.addAction(self.refresh_action)
-        toolbar.addAction(self.delete_action)
-        spacer = QWidget()
-        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        toolbar.addWidget(spacer)
-        toolbar.addAction(self.settings_action)
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, toolbar)
-        self.toolbar = toolbar
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        actions.icons.tint(self.palette())
 
     def toolbar_buttons(self) -> list[QWidget]:
         """The toolbar's buttons, left to right."""
-        actions = (self.new_action, self.refresh_action, self.delete_action, self.settings_action)
-        buttons = [self.toolbar.widgetForAction(action) for action in actions]
-        return [button for button in buttons if button is not None]
+        return self.actions_.toolbar_buttons()
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        """The list of every shortcut the window's actions have (non-modal, F1)."""
+        dialog = ShortcutsDialog(self)
+        dialog.show()
+        self.shortcuts_dialog = dialog
+        return dialog
 
     def _set_tab_order(self) -> None:
         """Tab walks the toolbar, the search box, the list, then the pane (its buttons,
@@ -288,11 +261,15 @@ class MainWindow(QMainWindow):
             QWidget.setTabOrder(first, second)
 
     def apply_color_scheme(self) -> None:
-        """Follow the system's light or dark scheme (also when it changes while open)."""
+        """Follow the theme (the system's light or dark scheme, or the one chosen) and the
+        font size, also when they change while open: stylesheet, icons, quiet colours."""
         palette = QGuiApplication.palette()
         sheet = stylesheet(is_dark(palette), palette)  # the focus ring follows the palette
         if sheet != self.styleSheet():  # restyling itself sends a PaletteChange
             self.setStyleSheet(sheet)
+        actions = getattr(self, "actions_", None)
+        if actions is not None:
+            actions.icons.tint(palette)
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.list.indexAt(pos)
@@ -312,9 +289,12 @@ class MainWindow(QMainWindow):
         menu = QMenu(self)
         menu.setObjectName("rowMenu")
         menu.setAccessibleName(self.tr("Conversation actions"))
-        export = menu.addAction(self.tr("Export…"))
+        icons, palette = self.actions_.icons, self.palette()
+        export = menu.addAction(icons.icon("download", palette), self.tr("Export…"))
         export.triggered.connect(lambda: self.export_requested.emit(session_id))
-        copy = menu.addAction(self.tr("Copy ID"))
+        copy = menu.addAction(icons.icon("copy", palette), self.tr("Copy ID"))
+        for action in (export, copy):
+            action.setIconVisibleInMenu(True)
         copy.triggered.connect(lambda: self.copy_id_requested.emit(session_id))
         menu.addSeparator()
         menu.addAction(self.delete_action)
@@ -437,8 +417,16 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange):
+        if event.type() in (
+            QEvent.Type.ApplicationPaletteChange,
+            QEvent.Type.PaletteChange,
+            QEvent.Type.ApplicationFontChange,
+        ):
             self.apply_color_scheme()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        fit_to_screen(self)  # now with the window manager's frame (`ui.screen_fit`)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closed.emit()

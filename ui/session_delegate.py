@@ -22,10 +22,11 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.elided_label import is_rtl
+from ui.palette_text import header_text, quiet_text, readable
 from ui.relative_time import relative_time
 from ui.session_model import SessionListModel, SidebarRow, display_title
 from ui.snippet_layout import draw_snippet
-from ui.style import FOCUS_WIDTH, row_focus_ring
+from ui.style import ACCENT, FOCUS_WIDTH, row_focus_ring
 
 if TYPE_CHECKING:
     from sync.search_text import Snippet
@@ -36,8 +37,9 @@ RUNNING_COLOR_DARK = QColor("#5fd08f")
 
 def running_color(palette: QPalette) -> QColor:
     """Green that reads on the list's background, light or dark."""
-    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
-    return RUNNING_COLOR_DARK if dark else RUNNING_COLOR
+    base = palette.color(QPalette.ColorRole.Base)
+    green = RUNNING_COLOR_DARK if base.lightness() < 128 else RUNNING_COLOR
+    return readable(green, (base,))  # 4.5:1, like the rest of the line
 
 
 H_PAD = 12
@@ -105,8 +107,7 @@ class SessionDelegate(QStyledItemDelegate):
             )
             text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
             text_color = palette.color(group, text_role)
-            quiet = QColor(text_color)
-            quiet.setAlphaF(0.62)
+            quiet = self.quiet_color(palette, selected, group == QPalette.ColorGroup.Active)
             if pending:
                 text_color = QColor(quiet)
 
@@ -176,8 +177,7 @@ class SessionDelegate(QStyledItemDelegate):
             if option.state & QStyle.StateFlag.State_Active
             else QPalette.ColorGroup.Inactive
         )
-        quiet = QColor(text_color)
-        quiet.setAlphaF(0.62)
+        quiet = self.quiet_color(palette, selected, group == QPalette.ColorGroup.Active)
         small_font = self._small_font(option.font)
         small_metrics = QFontMetrics(small_font)
         painter.setFont(small_font)
@@ -252,13 +252,21 @@ class SessionDelegate(QStyledItemDelegate):
             font = self._small_font(option.font)
             font.setWeight(QFont.Weight.DemiBold)
             painter.setFont(font)
-            color = QColor(option.palette.color(QPalette.ColorRole.Text))
-            color.setAlphaF(0.55)
-            painter.setPen(color)
+            painter.setPen(header_text(option.palette))
             rect = option.rect.adjusted(H_PAD, V_PAD, -H_PAD, -4)
             painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, label)
         finally:
             painter.restore()
+
+    @staticmethod
+    def quiet_color(palette: QPalette, selected: bool, active: bool = True) -> QColor:
+        """The secondary line's colour ("2 min ago", "Deleting…"): the row's text softened
+        towards the row's background, held to 4.5:1 against it (`ui.palette_text`). On the
+        selected row's accent there is no room for a quieter tone (white is 4.7:1 on it):
+        the line keeps the highlighted-text colour."""
+        if selected:
+            return quiet_text(palette, selected=True, background=QColor(ACCENT), alpha=1.0)
+        return quiet_text(palette, active=active)
 
     @staticmethod
     def _title_font(base: QFont) -> QFont:

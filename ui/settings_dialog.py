@@ -1,5 +1,6 @@
 """Settings: the server, the token and the CA bundle kept in the profile, how a second device
-joins the demo server, whether Enter sends, and the language (`ui.language_row`).
+joins the demo server, whether Enter sends, the appearance (`ui.appearance_rows`) and
+the language (`ui.language_row`).
 
 `ConnectionSettings` is what it edits (an empty server means the built-in demo server; an
 empty CA bundle, the system's trusted certificates only). `ui.dialogs.Prompts.settings`
@@ -25,8 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.appearance_rows import AppearanceRows
 from ui.demo_token import DemoTokenField
 from ui.language_row import LanguageRow
+from ui.theme import current_appearance
 from ui.trust_rows import TrustRows
 
 
@@ -93,6 +96,7 @@ class SettingsDialog(QDialog):
         self.enter_sends.setChecked(enter_sends)
         self.enter_sends.setAccessibleName(self.tr("Enter sends a message"))
         form.addRow("", self.enter_sends)
+        self.appearance = AppearanceRows(form, current_appearance())  # theme, font size
         self.language = LanguageRow(form, language, self)
         note = QLabel(self.tr("Saved in this profile. Saving reconnects with these settings."))
         note.setWordWrap(True)

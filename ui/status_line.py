@@ -74,10 +74,8 @@ class StatusLine:
         bar; the profile's whole path is in the tooltip. Each name is isolated: an
         account or a host cannot reorder the sentence around it (`ui.plain`)."""
         account, server = isolate(account), isolate(server)
-        self._window.setWindowTitle(
-            QCoreApplication.translate("MainWindow", "Converge — {0} on {1}").format(
-                account, server
-            )
+        title = QCoreApplication.translate("MainWindow", "Converge — {0} on {1}").format(
+            account, server
         )
         text = QCoreApplication.translate("MainWindow", "{0} · {1}").format(account, server)
         tip = QCoreApplication.translate("MainWindow", "Signed in as {0} on {1}").format(
@@ -85,11 +83,17 @@ class StatusLine:
         )
         if profile:
             name = profile.rstrip("/").rsplit("/", 1)[-1] or profile
+            # Two profiles on one account are two devices: their titles must differ.
+            title = QCoreApplication.translate("MainWindow", "{0} · profile {1}").format(
+                title, isolate(name)
+            )
             text = QCoreApplication.translate("MainWindow", "{0} · profile {1}").format(
                 text, isolate(name)
             )
             tip = QCoreApplication.translate("MainWindow", "{0}\nProfile: {1}").format(
                 tip, isolate(profile)
             )
+        # The app's name once: no application display name is set, which Qt would append.
+        self._window.setWindowTitle(title)
         self.where.setText(text)
         self.where.setToolTip(plain_tooltip(tip))

@@ -1,10 +1,7 @@
-"""The window's stylesheet: quiet surfaces, readable bubbles, one accent colour, in a light
-and a dark variant that follow the system's colour scheme.
-
-Only the custom pieces are styled (bubbles, cards, header, banners, status line), plus the
-push buttons, so that every one of them can draw the focus ring; other standard widgets
-keep the platform's look and palette. Sizes are left to the system font except the
-conversation title, which is relative to it.
+"""The window's colours: one accent, the light and dark variants' custom colours (the
+stylesheet, `ui.stylesheet`, and the transcript's delegate paint with them), a dark palette,
+and the contrast arithmetic. Which variant applies follows the theme setting (`ui.theme`:
+System follows the system's colour scheme, Light and Dark force one).
 
 Keyboard focus is always visible (decision 0186): a 2 px ring in `focus_ring`'s colour on
 buttons, toolbar buttons, the search box, the composer and the sidebar list (whose current
@@ -18,7 +15,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-ACCENT = "#2f6fde"
+ACCENT = "#2863cf"  # white on it: 5.6:1 (small text on a selected row stays AA)
 #: The least contrast a focus indicator needs against what surrounds it (WCAG 1.4.11).
 FOCUS_CONTRAST = 3.0
 FOCUS_WIDTH = 2
@@ -63,10 +60,19 @@ _DARK = {
 }
 
 
+#: The application property naming the theme chosen in the settings ("light", "dark";
+#: unset or "system": follow the system). Set by `ui.theme.apply_appearance`.
+THEME_PROPERTY = "convergeTheme"
+
+
 def is_dark(palette: QPalette | None = None) -> bool:
-    """Dark when the system says so, or when the palette's window colour is dark."""
+    """Dark when the user chose Dark; with System, when the system says so, or when the
+    palette's window colour is dark."""
     app = QGuiApplication.instance()
     if isinstance(app, QGuiApplication):
+        chosen = app.property(THEME_PROPERTY)
+        if chosen in ("light", "dark"):
+            return bool(chosen == "dark")
         scheme = app.styleHints().colorScheme()
         if scheme == Qt.ColorScheme.Dark:
             return True
@@ -164,110 +170,3 @@ def dark_palette() -> QPalette:
 def colours(dark: bool) -> dict[str, str]:
     """The custom colours of one variant (the transcript's delegate paints with them)."""
     return dict(_DARK if dark else _LIGHT)
-
-
-def stylesheet(dark: bool | None = None, palette: QPalette | None = None) -> str:
-    c = _DARK if (is_dark() if dark is None else dark) else _LIGHT
-    if palette is None:
-        palette = QGuiApplication.palette() if QGuiApplication.instance() else QPalette()
-    ring = focus_ring(palette).name()
-    return f"""
-QPushButton {{
-    border: 1px solid palette(mid);
-    border-radius: 6px;
-    padding: 5px 14px;
-    background: palette(button);
-    color: palette(button-text);
-}}
-QPushButton:hover {{ background: palette(midlight); }}
-QPushButton:pressed {{ background: palette(mid); }}
-QPushButton:disabled {{ color: palette(mid); }}
-QPushButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 4px 13px; }}
-QToolButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; border-radius: 4px; }}
-#sidebar {{ background: palette(window); }}
-#toolbar {{ spacing: 4px; padding: 3px 8px; border-bottom: 1px solid palette(midlight); }}
-#toolbar QToolButton {{
-    padding: 4px 10px;
-    border: 1px solid transparent;
-    border-radius: 6px;
-}}
-#toolbar QToolButton:hover {{ background: palette(midlight); }}
-#toolbar QToolButton:pressed {{ background: palette(mid); }}
-#toolbar QToolButton:disabled {{ color: palette(mid); }}
-#toolbar QToolButton:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 3px 9px; }}
-#bannerBox {{ background: palette(base); }}
-#sessionList {{
-    border: 1px solid transparent;
-    background: palette(base);
-    border-radius: 8px;
-    outline: 0;
-}}
-#sessionList:focus {{ border: 1px solid {ring}; }}
-#sessionList::item:hover {{ background: palette(alternate-base); border-radius: 6px; }}
-#sessionList::item:selected {{ background: {ACCENT}; border-radius: 6px; }}
-#sidebarEmpty {{ color: palette(mid); padding: 24px; }}
-#filter {{
-    padding: 5px 8px;
-    border: 1px solid palette(mid);
-    border-radius: 6px;
-    background: palette(base);
-}}
-#filter:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 4px 7px; }}
-#paneHeader {{ border-bottom: 1px solid palette(midlight); background: palette(base); }}
-#paneTitle {{ font-size: 15pt; font-weight: 600; }}
-#paneSubtitle {{ color: palette(mid); }}
-#conversationPane, #transcript, #transcriptScroll {{ background: palette(base); }}
-#emptyState {{ color: palette(mid); background: palette(base); }}
-#banner {{
-    background: {c["banner_bg"]};
-    color: {c["banner_fg"]};
-    border: 1px solid {c["banner_border"]};
-    border-radius: 6px;
-    padding: 8px 10px;
-}}
-#offlineBanner, #insecureBanner, #damageBanner {{
-    background: {c["offline_bg"]};
-    color: {c["offline_fg"]};
-    font-weight: 600;
-    padding: 8px 16px;
-}}
-#userBubble {{ background: {ACCENT}; border-radius: 12px; }}
-#userBubble QLabel {{ color: white; }}
-#assistantBubble {{ background: {c["assistant_bg"]}; border-radius: 12px; }}
-#assistantBubble QLabel {{ color: {c["assistant_fg"]}; }}
-#toolCard, #approvalCard, #artifactCard {{
-    border: 1px solid {c["card_border"]};
-    border-radius: 8px;
-    background: {c["card_bg"]};
-}}
-#approvalCard {{ border-color: {c["approval_border"]}; background: {c["approval_bg"]}; }}
-#cardHeading {{ font-weight: 600; color: {c["heading"]}; }}
-#cardDetail {{ color: {c["detail"]}; }}
-#toolOutput {{ font-family: monospace; color: {c["tool"]}; }}
-#note {{ color: {c["note"]}; font-style: italic; }}
-#errorNote {{ color: {c["error"]}; }}
-#jumpToLatest {{
-    background: {ACCENT};
-    color: white;
-    border-radius: 14px;
-    padding: 5px 14px;
-    font-weight: 600;
-}}
-#runIndicator {{ color: {c["running"]}; font-weight: 600; }}
-#composerBar {{ border-top: 1px solid palette(midlight); background: palette(window); }}
-#composer {{
-    border: 1px solid palette(mid);
-    border-radius: 8px;
-    padding: 4px;
-    background: palette(base);
-}}
-#composer:focus {{ border: {FOCUS_WIDTH}px solid {ring}; padding: 3px; }}
-#sendButton, #stopButton {{ min-width: 76px; padding: 6px 12px; }}
-#sendButton:focus, #stopButton:focus {{ padding: 5px 11px; }}
-#syncStatus {{ color: palette(window-text); padding: 2px 6px; }}
-#syncStatus[error="true"] {{ color: {c["error"]}; }}
-#whereLabel {{ color: palette(window-text); padding: 2px 8px; }}
-"""
-
-
-STYLESHEET = stylesheet(dark=False)

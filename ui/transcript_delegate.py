@@ -39,8 +39,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTextEdit, QWidget
 
+from ui.palette_text import painted_colours
 from ui.rich_text import InertDocument
-from ui.style import ACCENT, colours, is_dark
+from ui.style import ACCENT, is_dark
 from ui.transcript_model import CARDS, MESSAGES, Kind, TranscriptItem, TranscriptModel
 
 type AnyIndex = QModelIndex | QPersistentModelIndex
@@ -298,7 +299,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             self.sizeHintChanged.emit(self._plain_index(index))
         frame = self.frame(item, rect, ideal)
         palette: QPalette = option.palette
-        c = colours(self.dark)
+        c = painted_colours(palette, self.dark)  # each held to contrast (decision 0205)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)

@@ -214,13 +214,21 @@ def frame(tree: Node) -> Node:
 
 def test_the_window_title_names_the_app_the_account_and_the_server(tree: Node) -> None:
     title = frame(tree)["name"].translate(ISOLATES)
-    assert re.fullmatch(r"Converge — alice on 127\.0\.0\.1:\d+ \(built-in demo\)", title), title
+    assert re.fullmatch(
+        r"Converge — alice on 127\.0\.0\.1:\d+ \(built-in demo\) · profile \S+", title
+    ), title
 
 
 def test_the_toolbar_buttons_are_named_and_reachable_by_keyboard(tree: Node) -> None:
     toolbar = find(tree, role="tool bar")
     buttons = [n for n in toolbar["children"] if n["role"] == "push button" and n["showing"]]
-    assert [b["name"] for b in buttons] == ["New Conversation", "Refresh", "Delete", "Settings"]
+    assert [b["name"] for b in buttons] == [
+        "New Conversation",
+        "Refresh",
+        "Delete",
+        "Settings",
+        "Keyboard Shortcuts",
+    ]
     assert all(b["focusable"] for b in buttons), buttons
 
 

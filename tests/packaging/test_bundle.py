@@ -120,6 +120,9 @@ def test_the_bundle_holds_what_the_window_needs(bundle: Path) -> None:
     for library in ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1"):
         assert (internal / library).exists(), library
     assert (internal / "app" / "icons" / "io.converge.Converge-256.png").exists()
+    for svg in (ROOT / "ui" / "icons" / "lucide").glob("*.svg"):  # the toolbar's icons
+        assert (internal / "ui" / "icons" / "lucide" / svg.name).exists(), svg.name
+    assert (internal / "ui" / "icons" / "lucide" / "LICENSE").exists()
     assert any((internal / "server_stub" / "db" / "migrations" / "versions").glob("0001_*.py"))
     assert not (internal / "pytest").exists() and not (internal / "boto3").exists()
     # The window's compiled translations and Qt's own for its standard buttons (decision 0206).

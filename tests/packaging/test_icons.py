@@ -79,3 +79,4 @@ def test_every_window_gets_the_icon_and_the_desktop_id(qapp: QApplication) -> No
 def test_the_icons_are_package_data_so_a_wheel_carries_them() -> None:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"app" = ["icons/*.svg", "icons/*.png"]' in text
+    assert '"ui" = ["icons/lucide/*.svg", "icons/lucide/LICENSE"]' in text

@@ -2,7 +2,7 @@
 
 A pseudo translator maps every source string to a marked form ("⟦Send⟧"); the window is
 built in its states (empty, with conversations and date sections, a conversation open,
-the offline banner, the settings dialog, the delete confirmation) and every visible text
+the offline banner, the settings dialog, the delete confirmation, the shortcuts dialog) and every visible text
 is walked: labels, buttons, actions, menus, placeholders, tooltips, window titles, the
 status line, and the sidebar's painted texts through the model and the formatting
 functions. A text without the marker was not translatable. Conversation titles and
@@ -141,6 +141,10 @@ def test_every_visible_string_is_translatable(pseudo: None) -> None:
     settings.show()
     texts += _texts(settings)
     settings.close()
+    shortcuts = window.show_shortcuts()
+    texts += _texts(shortcuts)
+    texts += [(f"shortcut {i}", name) for i, (name, _keys) in enumerate(shortcuts.rows())]
+    shortcuts.close()
     box: QMessageBox = build_delete_box(window, ["Trip to Lisbon"])
     box.show()
     texts += _texts(box)

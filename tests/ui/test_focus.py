@@ -79,10 +79,10 @@ def test_tab_walks_toolbar_search_list_pane_buttons_composer_and_send(
     pane_button = QPushButton("Allow", window.pane)
     pane_button.show()
     QApplication.processEvents()
-    new, refresh, delete, settings = window.toolbar_buttons()
-    order = [new, refresh, delete, settings, window.filter, window.list, pane_button]
+    new, refresh, delete, settings, shortcuts = window.toolbar_buttons()
+    order = [new, refresh, delete, settings, shortcuts, window.filter, window.list, pane_button]
     tail = [window.pane.composer, window.pane.send_button]
-    seen = _walk(window, new, 14)
+    seen = _walk(window, new, 15)
     names = [w.accessibleName() or w.objectName() or type(w).__name__ for w in seen]
     assert seen[: len(order)] == order, names
     rest = seen[len(order) :]
@@ -93,7 +93,7 @@ def test_tab_walks_toolbar_search_list_pane_buttons_composer_and_send(
     # Shift+Tab goes back the same way.
     window.filter.setFocus(Qt.FocusReason.TabFocusReason)
     QTest.keyClick(window.filter, Qt.Key.Key_Backtab)
-    assert QApplication.focusWidget() is settings
+    assert QApplication.focusWidget() is shortcuts
     window.close()
 
 

@@ -148,7 +148,7 @@ def test_the_status_bar_shows_server_words_as_plain_text(qapp: QApplication) -> 
     # The server's override cannot turn "(503)." around, in the line or the window title.
     assert line.status.text() == "Failed: abcdef (503)."
     assert window.windowTitle() == (
-        f"Converge — {FSI}{MARKUP}{PDI} on {FSI}https://abcdef.example{PDI}"
+        f"Converge — {FSI}{MARKUP}{PDI} on {FSI}https://abcdef.example{PDI} · profile {FSI}p{PDI}"
     )
     window.close()
 

@@ -51,7 +51,9 @@ def test_a_device_started_with_server_shows_that_server_in_settings_and_the_titl
         assert live_server.url in dialog.in_use.text() and "alice" in dialog.in_use.text()
         dialog.deleteLater()
         host = live_server.url.removeprefix("http://")
-        assert desktop.window.windowTitle() == f"Converge — {isolate('alice')} on {isolate(host)}"
+        assert desktop.window.windowTitle() == (
+            f"Converge — {isolate('alice')} on {isolate(host)} · profile {isolate('p')}"
+        )
         assert (
             desktop.window.where.text()
             == f"{isolate('alice')} · {isolate(host)} · profile {isolate('p')}"

@@ -2,6 +2,45 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="ar_EG">
     <context>
+        <name>AppearanceRows</name>
+        <message>
+            <source>Theme</source>
+            <translation>السمة</translation>
+        </message>
+        <message>
+            <source>System</source>
+            <translation>النظام</translation>
+        </message>
+        <message>
+            <source>Light</source>
+            <translation>فاتح</translation>
+        </message>
+        <message>
+            <source>Dark</source>
+            <translation>داكن</translation>
+        </message>
+        <message>
+            <source>Font size</source>
+            <translation>حجم الخط</translation>
+        </message>
+        <message>
+            <source>System default</source>
+            <translation>افتراضي النظام</translation>
+        </message>
+        <message>
+            <source>{0} pt</source>
+            <translation>{0} نقطة</translation>
+        </message>
+        <message>
+            <source>T&amp;heme:</source>
+            <translation>السمة (&amp;H):</translation>
+        </message>
+        <message>
+            <source>&amp;Font size:</source>
+            <translation>حجم الخط (&amp;F):</translation>
+        </message>
+    </context>
+    <context>
         <name>ConversationPane</name>
         <message>
             <source>Send the message (Enter; Shift+Enter for a new line)</source>
@@ -665,8 +704,24 @@ Start one with “New Conversation”.</source>
             <translation>الإعدادات…</translation>
         </message>
         <message>
+            <source>Connection, appearance and sending (Ctrl+,)</source>
+            <translation>الاتصال والمظهر والإرسال (Ctrl+,)</translation>
+        </message>
+        <message>
+            <source>Keyboard Shortcuts</source>
+            <translation>اختصارات لوحة المفاتيح</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts (F1)</source>
+            <translation>اختصارات لوحة المفاتيح (F1)</translation>
+        </message>
+        <message>
             <source>Search</source>
             <translation>بحث</translation>
+        </message>
+        <message>
+            <source>Quit</source>
+            <translation>إنهاء</translation>
         </message>
         <message>
             <source>Main</source>
@@ -945,6 +1000,25 @@ Last activity: {1}</source>
         <message>
             <source>Saved in this profile. Saving reconnects with these settings.</source>
             <translation>تُحفظ في هذا الملف الشخصي، والحفظ يعيد الاتصال بهذه الإعدادات.</translation>
+        </message>
+    </context>
+    <context>
+        <name>ShortcutsDialog</name>
+        <message>
+            <source>Keyboard Shortcuts</source>
+            <translation>اختصارات لوحة المفاتيح</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts</source>
+            <translation>اختصارات لوحة المفاتيح</translation>
+        </message>
+        <message>
+            <source>Action</source>
+            <translation>الإجراء</translation>
+        </message>
+        <message>
+            <source>Keys</source>
+            <translation>المفاتيح</translation>
         </message>
     </context>
     <context>

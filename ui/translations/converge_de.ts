@@ -2,6 +2,45 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="de_DE">
     <context>
+        <name>AppearanceRows</name>
+        <message>
+            <source>Theme</source>
+            <translation>Farbschema</translation>
+        </message>
+        <message>
+            <source>System</source>
+            <translation>System</translation>
+        </message>
+        <message>
+            <source>Light</source>
+            <translation>Hell</translation>
+        </message>
+        <message>
+            <source>Dark</source>
+            <translation>Dunkel</translation>
+        </message>
+        <message>
+            <source>Font size</source>
+            <translation>Schriftgröße</translation>
+        </message>
+        <message>
+            <source>System default</source>
+            <translation>Systemvorgabe</translation>
+        </message>
+        <message>
+            <source>{0} pt</source>
+            <translation>{0} pt</translation>
+        </message>
+        <message>
+            <source>T&amp;heme:</source>
+            <translation>&amp;Farbschema:</translation>
+        </message>
+        <message>
+            <source>&amp;Font size:</source>
+            <translation>&amp;Schriftgröße:</translation>
+        </message>
+    </context>
+    <context>
         <name>ConversationPane</name>
         <message>
             <source>Send the message (Enter; Shift+Enter for a new line)</source>
@@ -653,8 +692,24 @@ Beginnen Sie eine mit „Neue Unterhaltung“.</translation>
             <translation>Einstellungen…</translation>
         </message>
         <message>
+            <source>Connection, appearance and sending (Ctrl+,)</source>
+            <translation>Verbindung, Darstellung und Senden (Strg+,)</translation>
+        </message>
+        <message>
+            <source>Keyboard Shortcuts</source>
+            <translation>Tastenkürzel</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts (F1)</source>
+            <translation>Tastenkürzel (F1)</translation>
+        </message>
+        <message>
             <source>Search</source>
             <translation>Suchen</translation>
+        </message>
+        <message>
+            <source>Quit</source>
+            <translation>Beenden</translation>
         </message>
         <message>
             <source>Main</source>
@@ -917,6 +972,25 @@ Letzte Aktivität: {1}</translation>
         <message>
             <source>Saved in this profile. Saving reconnects with these settings.</source>
             <translation>Wird in diesem Profil gespeichert. Beim Speichern wird mit diesen Einstellungen neu verbunden.</translation>
+        </message>
+    </context>
+    <context>
+        <name>ShortcutsDialog</name>
+        <message>
+            <source>Keyboard Shortcuts</source>
+            <translation>Tastenkürzel</translation>
+        </message>
+        <message>
+            <source>Keyboard shortcuts</source>
+            <translation>Tastenkürzel</translation>
+        </message>
+        <message>
+            <source>Action</source>
+            <translation>Aktion</translation>
+        </message>
+        <message>
+            <source>Keys</source>
+            <translation>Tasten</translation>
         </message>
     </context>
     <context>
