@@ -2,12 +2,12 @@
 
 A pseudo translator maps every source string to a marked form ("⟦Send⟧"); the window is
 built in its states (empty, with conversations and date sections, a conversation open,
-the offline banner, the settings dialog, the delete confirmation, the shortcuts dialog) and every visible text
-is walked: labels, buttons, actions, menus, placeholders, tooltips, window titles, the
-status line, and the sidebar's painted texts through the model and the formatting
-functions. A text without the marker was not translatable. Conversation titles and
-content from the fixture are data, excluded by their known values; so are the server's
-and the profile's names the status bar shows.
+the offline banner, the settings dialog, the delete confirmation, the shortcuts dialog)
+and every visible text is walked: labels, buttons, actions, menus, placeholders,
+tooltips, window titles, the status line, and the sidebar's painted texts through the
+model and the formatting functions. A text without the marker was not translatable.
+Conversation titles and content from the fixture are data, excluded by their known
+values; so are the server's and the profile's names the status bar shows.
 """
 
 from __future__ import annotations
