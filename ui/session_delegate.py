@@ -18,7 +18,7 @@ from PySide6.QtCore import (
     QSize,
     Qt,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.elided_label import is_rtl
@@ -50,8 +50,10 @@ MORE_WIDTH = 28
 
 
 def more_rect(row: QRect) -> QRect:
-    """Where a hovered row shows its "⋯" button (clicking there opens the row's menu)."""
-    return QRect(row.right() - MORE_WIDTH - 4, row.top() + 4, MORE_WIDTH, row.height() - 8)
+    """Where a hovered row shows its "⋯" button (clicking there opens the row's menu): at
+    the end side, the left edge in Arabic."""
+    logical = QRect(row.right() - MORE_WIDTH - 4, row.top() + 4, MORE_WIDTH, row.height() - 8)
+    return QStyle.visualRect(QGuiApplication.layoutDirection(), row, logical)
 
 
 class SessionDelegate(QStyledItemDelegate):

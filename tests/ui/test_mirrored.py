@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
-from ui.session_delegate import SessionDelegate
+from ui.session_delegate import SessionDelegate, more_rect
 from ui.transcript_delegate import TranscriptDelegate
 from ui.transcript_model import Kind, TranscriptItem
 
@@ -66,3 +66,15 @@ def test_the_running_badge_is_mirrored_under_right_to_left(qapp: QApplication) -
         assert mirrored.left() - line.left() == line.right() - box.right()
     assert ltr["dot"].left() > line.left() + 20  # after the time, not over it
     assert rtl["dot"].right() < line.right() - 20
+
+
+def test_the_rows_more_button_sits_on_the_end_side(qapp: QApplication) -> None:
+    row = QRect(0, 0, 300, 44)
+    assert more_rect(row).right() > 250
+    qapp.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
+    try:
+        mirrored = more_rect(row)
+    finally:
+        qapp.setLayoutDirection(Qt.LayoutDirection.LeftToRight)
+    assert mirrored.left() < 50
+    assert mirrored.size() == more_rect(row).size()
