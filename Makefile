@@ -3,18 +3,36 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test server bench lint screenshots clean lock dist
+.PHONY: run test server bench lint screenshots clean lock dist translations
 
 $(PY):
 	@PYTHON=$$(scripts/find-python.sh) && echo "Creating $(VENV) with $$PYTHON" && "$$PYTHON" -m venv $(VENV)
 
 # Installs exactly what requirements.lock pins, checked against its hashes (no resolution:
 # a fresh install is downloads only), then the project itself without its dependencies.
-$(STAMP): $(PY) pyproject.toml requirements.lock
+$(VENV)/.packages: $(PY) pyproject.toml requirements.lock
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps -e .
+	@touch $@
+
+# The window's translations: the .ts sources are committed, the .qm files the window loads
+# are compiled from them here (build output, git-ignored; decision 0206). `make run`,
+# `make test` and `make dist` all depend on the stamp, so they always have current .qm files.
+TS := $(wildcard ui/translations/converge_*.ts)
+QM := $(TS:.ts=.qm)
+
+ui/translations/%.qm: ui/translations/%.ts $(VENV)/.packages
+	$(VENV)/bin/pyside6-lrelease -silent $< -qm $@
+
+$(STAMP): $(VENV)/.packages $(QM)
 	@touch $(STAMP)
+
+# Refresh the .ts sources from the code (new strings arrive `unfinished`: translate them;
+# tests/ui/test_translation_files.py fails while one is left). Then `make` compiles them.
+translations: $(VENV)/.packages
+	$(VENV)/bin/pyside6-lupdate -no-obsolete -locations none $(wildcard ui/*.py app/*.py) \
+		-ts $(TS)
 
 # Re-pin after changing the dependencies in pyproject.toml (uv resolves for every platform
 # and Python >= 3.12, with hashes).
@@ -44,6 +62,7 @@ lint: $(STAMP)
 
 screenshots: $(STAMP)
 	$(PY) scripts/render_screenshots.py
+	$(PY) scripts/render_languages.py
 	$(PY) scripts/render_markdown.py
 
 # The standalone bundle, runnable without Python: dist/converge/converge (PyInstaller onedir,

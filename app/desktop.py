@@ -54,6 +54,7 @@ from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 from ui.settings_dialog import ConnectionSettings
+from ui.trust_rows import token_storage_words
 from ui.where import account_label, server_label
 
 if TYPE_CHECKING:
@@ -170,6 +171,10 @@ class Desktop:
                 self.options.profile, window_state.capture(self.window)
             )
         )
+        self.controller.language = translations.read_choice(options.profile)
+        self.controller.language_chosen.connect(
+            lambda code: translations.write_choice(self.options.profile, code)
+        )
         self.controller.settings_saved.connect(
             lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
         )
@@ -246,7 +251,7 @@ class Desktop:
             profile.server or "", profile.token or "", profile.ca_bundle or ""
         )
         location = profile.token_location
-        self.controller.token_storage = location.describe() if location else ""
+        self.controller.token_storage = token_storage_words(location)
         self.window.set_insecure_warning(plain_http_warning(profile.server))
         self.controller.demo_token = ""
         if profile.server:
@@ -425,7 +430,7 @@ def run(args: list[str]) -> int:
     # window's title already starts with "Converge" (a screen reader read it twice).
     app.setQuitOnLastWindowClosed(False)
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, True)
-    translations.install(app)
+    translations.install(app, translations.locale_for(translations.read_choice(options.profile)))
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
     try:

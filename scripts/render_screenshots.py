@@ -60,6 +60,7 @@ from ui.settings_dialog import ConnectionSettings, SettingsDialog
 from ui.shortcuts_dialog import ShortcutsDialog
 from ui.stylesheet import stylesheet
 from ui.theme import Appearance, Theme, apply_appearance
+from ui.trust_rows import token_storage_words
 
 TOKEN = "dev-alice"
 ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."
@@ -306,7 +307,7 @@ async def render(
         titles = [r.title or "Untitled conversation" for r in window.model.sessions()[1:4]]
         await show_box(app, build_delete_box(window, titles), shot("bulk_delete_dialog"))
         # The sentence a desktop with a keychain shows (these machines have none).
-        stored = TokenLocation("keychain").describe()
+        stored = token_storage_words(TokenLocation("keychain"))
         settings = SettingsDialog(
             window, controller.settings, controller.in_use, token_storage=stored
         )

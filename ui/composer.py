@@ -7,7 +7,16 @@ translation context ("ConversationPane").
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QCoreApplication,
+    QElapsedTimer,
+    QEvent,
+    QObject,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
@@ -44,23 +53,29 @@ class ComposerBar(QFrame):
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("composer")
         self.editor.installEventFilter(self)
-        self.editor.setAccessibleName(tr("Message"))
+        self.editor.setAccessibleName(QCoreApplication.translate("ConversationPane", "Message"))
         self.editor.setTabChangesFocus(True)
         self.editor.setFixedHeight(76)
         self.set_enter_sends(True)
-        self.send_button = QPushButton(tr("Send"))
+        self.send_button = QPushButton(QCoreApplication.translate("ConversationPane", "Send"))
         self.send_button.setObjectName("sendButton")
-        self.send_button.setAccessibleName(tr("Send message"))
+        self.send_button.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Send message")
+        )
         self.send_button.setToolTip(tr(SEND_TIP))
         self.send_button.clicked.connect(self._send)
-        self.stop_button = QPushButton(tr("Stop"))
+        self.stop_button = QPushButton(QCoreApplication.translate("ConversationPane", "Stop"))
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setAccessibleName(tr("Stop the running reply"))
+        self.stop_button.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Stop the running reply")
+        )
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.hide()
         self.indicator = QLabel("")
         self.indicator.setObjectName("runIndicator")
-        self.indicator.setAccessibleName(tr("Reply status"))
+        self.indicator.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Reply status")
+        )
         self.indicator.hide()
 
         buttons = QVBoxLayout()
@@ -114,17 +129,23 @@ class ComposerBar(QFrame):
     def _update_indicator(self) -> None:
         seconds = self._elapsed.elapsed() // 1000 if self._elapsed.isValid() else 0
         if seconds < 2:
-            self.indicator.setText(tr("●  Replying…"))
+            self.indicator.setText(QCoreApplication.translate("ConversationPane", "●  Replying…"))
         else:
-            self.indicator.setText(tr("●  Replying… {0} s").format(seconds))
+            self.indicator.setText(
+                QCoreApplication.translate("ConversationPane", "●  Replying… {0} s").format(seconds)
+            )
 
     def set_enter_sends(self, enter_sends: bool) -> None:
         """Enter sends and Shift+Enter breaks the line (the default), or the other way."""
         self.enter_sends = enter_sends
         self.editor.setPlaceholderText(
-            tr("Write a message…  (Enter to send, Shift+Enter for a new line)")
+            QCoreApplication.translate(
+                "ConversationPane", "Write a message…  (Enter to send, Shift+Enter for a new line)"
+            )
             if enter_sends
-            else tr("Write a message…  (Ctrl+Enter to send)")
+            else QCoreApplication.translate(
+                "ConversationPane", "Write a message…  (Ctrl+Enter to send)"
+            )
         )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

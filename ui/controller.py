@@ -67,6 +67,7 @@ class WindowController(QObject):
     rows_applied = Signal()
     settings_saved = Signal(object)  # ConnectionSettings
     preferences_changed = Signal()  # e.g. what Enter does in the composer
+    language_chosen = Signal(str)  # "" (the system's), "en", "de", "ar": for the next start
 
     def __init__(
         self,
@@ -91,6 +92,7 @@ class WindowController(QObject):
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
         self.token_storage = ""  # where the saved token is kept, in words (Settings shows it)
         self.demo_token = ""  # the built-in demo server's token when it is in use
+        self.language = ""  # the profile's language setting (app.translations)
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.sidebar = SidebarRefresher(
@@ -415,10 +417,14 @@ class WindowController(QObject):
             enter_sends=self.pane.enter_sends,
             token_storage=self.token_storage,
             demo_token=self.demo_token,
+            language=self.language,
         )
         if result is None:
             return
-        settings, enter_sends, appearance = result
+        settings, enter_sends, appearance, language = result
+        if language != self.language:
+            self.language = language
+            self.language_chosen.emit(language)
         changed = appearance != current_appearance()
         if changed:  # the open window restyles itself on the palette and font change
             apply_appearance(QGuiApplication.instance(), appearance)

@@ -13,7 +13,7 @@ focus and accessible names for free. Every other row is painted.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from sync import ApprovalRequested, ArtifactCreated, ToolInvocation
@@ -54,7 +54,9 @@ def tool_item(payload: ToolInvocation, created_at: str = "") -> TranscriptItem:
     """A tool that ran: its name and status, then its output (JSON shown as JSON)."""
     tool = isolate(payload.tool) if payload.tool else "tool"
     status = isolate(payload.status) if payload.status else ""
-    heading = f"{tr('Tool')}: {tool} — {status}".rstrip(" —")
+    heading = f"{QCoreApplication.translate('ConversationPane', 'Tool')}: {tool} — {status}".rstrip(
+        " —"
+    )
     return TranscriptItem(Kind.TOOL, heading, payload.output_text or "", created_at)
 
 
@@ -62,11 +64,15 @@ def approval_item(
     payload: ApprovalRequested, run_id: str | None, created_at: str = ""
 ) -> TranscriptItem:
     """A tool waiting for the user's decision: Approve and Deny until it is resolved."""
-    tool = isolate(payload.tool) if payload.tool else tr("a tool")
+    tool = (
+        isolate(payload.tool)
+        if payload.tool
+        else QCoreApplication.translate("ConversationPane", "a tool")
+    )
     return TranscriptItem(
         Kind.APPROVAL,
-        tr("Approval needed: run “{0}”?").format(tool),
-        tr("The reply is waiting for your decision."),
+        QCoreApplication.translate("ConversationPane", "Approval needed: run “{0}”?").format(tool),
+        QCoreApplication.translate("ConversationPane", "The reply is waiting for your decision."),
         created_at,
         run_id=run_id,
         key=payload.approval_id,
@@ -85,7 +91,7 @@ def artifact_item(payload: ArtifactCreated, created_at: str = "") -> TranscriptI
     name = payload.name or "file"
     return TranscriptItem(
         Kind.ARTIFACT,
-        tr("File: {0}").format(isolate(name)),
+        QCoreApplication.translate("ConversationPane", "File: {0}").format(isolate(name)),
         created_at=created_at,
         key=payload.artifact_id,
         name=name,
@@ -110,13 +116,33 @@ class CardButtons(QWidget):
         row.addStretch(1)
         if item.kind == Kind.APPROVAL:
             actions = [
-                ("approve", tr("Approve"), tr("Approve running {0}").format(item.name)),
-                ("deny", tr("Deny"), tr("Deny running {0}").format(item.name)),
+                (
+                    "approve",
+                    QCoreApplication.translate("ConversationPane", "Approve"),
+                    QCoreApplication.translate("ConversationPane", "Approve running {0}").format(
+                        item.name
+                    ),
+                ),
+                (
+                    "deny",
+                    QCoreApplication.translate("ConversationPane", "Deny"),
+                    QCoreApplication.translate("ConversationPane", "Deny running {0}").format(
+                        item.name
+                    ),
+                ),
             ]
         else:
             actions = [
-                ("open", tr("Open"), tr("Open {0}").format(item.name)),
-                ("save", tr("Save…"), tr("Save {0}").format(item.name)),
+                (
+                    "open",
+                    QCoreApplication.translate("ConversationPane", "Open"),
+                    QCoreApplication.translate("ConversationPane", "Open {0}").format(item.name),
+                ),
+                (
+                    "save",
+                    QCoreApplication.translate("ConversationPane", "Save…"),
+                    QCoreApplication.translate("ConversationPane", "Save {0}").format(item.name),
+                ),
             ]
         for action, text, accessible in actions:
             button = QPushButton(text)

@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from sync import wording
+from ui import delete_words
 from ui.plain import isolate, neutral, plain_tooltip
 from ui.settings_dialog import ConnectionSettings, SettingsDialog
 from ui.theme import Appearance
 
-DELETE_EVERYWHERE = wording.DELETE_EVERYWHERE_BUTTON
-CANCEL = wording.CANCEL_BUTTON
+DELETE_EVERYWHERE = delete_words.DELETE_EVERYWHERE
+CANCEL = delete_words.CANCEL
 # Source strings; shown through `_tr()` (context "Dialogs"), so a translation changes them.
 STOP_RUN_AND_DELETE = str(QT_TRANSLATE_NOOP("Dialogs", "Stop Run and Delete"))
 RETRY = str(QT_TRANSLATE_NOOP("Dialogs", "Retry"))
@@ -154,7 +155,7 @@ def _message_box(
         label = box.findChild(QLabel, name)
         if label is not None:
             label.setWordWrap(True)
-    box.setAccessibleName(title)
+    box.setAccessibleName(box.windowTitle())  # translated above
     box.setAccessibleDescription(text)
     return box
 
@@ -178,7 +179,7 @@ def _destructive(button: QAbstractButton) -> QAbstractButton:
 
 def _accessible(button: QAbstractButton, description: str) -> QAbstractButton:
     button.setAccessibleName(button.text())
-    button.setAccessibleDescription(description)
+    button.setAccessibleDescription(_tr(description))
     return button
 
 
@@ -188,12 +189,12 @@ def build_delete_box(
     """The confirmation before a delete. Cancel is the default; Escape cancels. With
     `export`, an "Export…" button keeps a copy first (the dialog comes back afterwards)."""
     if len(titles) == 1:
-        text = wording.delete_question(isolate(titles[0]))
-        info = wording.delete_consequences(1)
+        text = delete_words.question(isolate(titles[0]))
+        info = delete_words.consequences(1)
     else:
-        text = wording.delete_question(None, len(titles))
-        info = f"{_names(titles)}\n\n{wording.delete_consequences(len(titles))}"
-    heading = wording.DELETE_CONFIRM_TITLE if len(titles) == 1 else DELETE_MANY_TITLE
+        text = delete_words.question(None, len(titles))
+        info = f"{_names(titles)}\n\n{delete_words.consequences(len(titles))}"
+    heading = delete_words.CONFIRM_TITLE if len(titles) == 1 else DELETE_MANY_TITLE
     box = _message_box(parent, QMessageBox.Icon.Warning, heading, text, info)
     delete = _add_button(box, DELETE_EVERYWHERE, QMessageBox.ButtonRole.DestructiveRole)
     cancel = _add_button(box, CANCEL, QMessageBox.ButtonRole.RejectRole)
@@ -215,15 +216,12 @@ def build_delete_running_box(
 ) -> QMessageBox:
     """The confirmation for a conversation known to be running: the one choice that can
     work is offered at once (a plain delete would only meet the server's 409)."""
-    info = (
-        f"A reply is running in it now. Stop Run and Delete stops the run first; once it "
-        f"has ended, the conversation is deleted.\n\n{wording.delete_consequences(1)}"
-    )
+    info = f"{delete_words.running_info()}\n\n{delete_words.consequences(1)}"
     box = _message_box(
         parent,
         QMessageBox.Icon.Warning,
-        wording.DELETE_CONFIRM_TITLE,
-        wording.delete_question(isolate(title)),
+        delete_words.CONFIRM_TITLE,
+        delete_words.question(isolate(title)),
         info,
     )
     _offer_stop_run(box, active_run_id).setFocus()
@@ -252,11 +250,9 @@ def build_run_in_progress_box(
     box = _message_box(
         parent,
         QMessageBox.Icon.Information,
-        "Run in progress",
-        f"{_quote(title)} is still running. Nothing was deleted.",
-        "A conversation can't be deleted while a run is in progress in it. "
-        "Stop Run and Delete stops the run first; once it has ended, the conversation "
-        "is deleted everywhere.",
+        delete_words.RUN_IN_PROGRESS,
+        delete_words.still_running(_quote(title)),
+        delete_words.RUN_IN_PROGRESS_INFO,
     )
     _offer_stop_run(box, active_run_id)
     box.setObjectName("runInProgress")
@@ -269,20 +265,19 @@ def build_unreachable_box(
     """Shown when the delete did not happen (no connection, a 5xx), or, `unconfirmed`, when
     it was sent but its answer was lost (CONTRACT §9.2: it may have happened). Either way the
     row is kept and retrying is safe."""
-    subject = _quote(titles[0]) if len(titles) == 1 else f"{len(titles)} conversations"
     reason = neutral(reason)  # the server's words inside our sentence
     detail = f"{reason.rstrip('.')}." if reason else ""
-    verb = "is" if len(titles) == 1 else "are"
     if unconfirmed:
         headline = NOT_CONFIRMED
         info = wording.delete_not_confirmed(detail or "the answer was lost.")
     else:
         headline = UNREACHABLE
-        info = f"{detail} {subject} {verb} kept. Deleting again is safe."
+        quoted = _quote(titles[0]) if len(titles) == 1 else None
+        info = delete_words.kept(detail, quoted, len(titles))
     box = _message_box(
         parent,
         QMessageBox.Icon.Warning,
-        "Delete not confirmed" if unconfirmed else "Delete failed",
+        delete_words.NOT_CONFIRMED_TITLE if unconfirmed else delete_words.FAILED_TITLE,
         headline,
         info.strip(),
     )
@@ -401,8 +396,10 @@ class Prompts(QObject):
         enter_sends: bool = True,
         token_storage: str = "",
         demo_token: str = "",
-    ) -> tuple[ConnectionSettings, bool, Appearance] | None:
-        """(connection settings, Enter sends?, appearance) when saved, None when cancelled."""
+        language: str = "",
+    ) -> tuple[ConnectionSettings, bool, Appearance, str] | None:
+        """(connection settings, Enter sends?, appearance, language) when saved, None when
+        cancelled."""
         dialog = SettingsDialog(
             self._parent,
             current,
@@ -410,8 +407,14 @@ class Prompts(QObject):
             enter_sends=enter_sends,
             token_storage=token_storage,
             demo_token=demo_token,
+            language=language,
         )
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:
             return None
-        return dialog.values(), dialog.enter_sends.isChecked(), dialog.appearance.chosen()
+        return (
+            dialog.values(),
+            dialog.enter_sends.isChecked(),
+            dialog.appearance.chosen(),
+            dialog.language.code(),
+        )

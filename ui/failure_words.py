@@ -16,6 +16,8 @@ import socket
 from dataclasses import dataclass
 from enum import StrEnum
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
 from sync.errors import (
     ApiError,
     CertificateError,
@@ -52,6 +54,14 @@ class Fix(StrEnum):
     SETTINGS = "Open Settings"
     RETRY = "Retry"
     SAVE = "Save…"
+
+
+#: The fixes' words for lupdate: they are translated where shown (ui/pane_notice.py).
+_FIX_WORDS = (
+    QT_TRANSLATE_NOOP("ConversationPane", "Open Settings"),
+    QT_TRANSLATE_NOOP("ConversationPane", "Retry"),
+    QT_TRANSLATE_NOOP("ConversationPane", "Save…"),
+)
 
 
 class Cause(StrEnum):
@@ -109,52 +119,136 @@ def network_down(error: BaseException) -> bool:
 def _cause(error: BaseException, host: str) -> tuple[Cause, str, tuple[Fix, ...]]:
     """The cause, its clause ("the server refused this device's token") and its fixes."""
     settings, retry = Fix.SETTINGS, Fix.RETRY
-    where = isolate(host) if host else "the server"
+    where = isolate(host) if host else QCoreApplication.translate("FailureWords", "the server")
     match error:
         case Unauthenticated():
-            return Cause.TOKEN, "The server refused this device's token", (settings,)
+            return (
+                Cause.TOKEN,
+                QCoreApplication.translate(
+                    "FailureWords", "The server refused this device's token"
+                ),
+                (settings,),
+            )
         case Forbidden():
             scope = error.required_scope
-            needs = f" (it needs the “{isolate(scope)}” permission)" if scope else ""
-            clause = f"This device's token is read-only for this{needs}"
+            clause = (
+                QCoreApplication.translate(
+                    "FailureWords",
+                    "This device's token is read-only for this (it needs the “{0}” permission)",
+                ).format(isolate(scope))
+                if scope
+                else QCoreApplication.translate(
+                    "FailureWords", "This device's token is read-only for this"
+                )
+            )
             return Cause.READ_ONLY, clause, (settings,)
         case CertificateError():
-            clause = f"The certificate of {where} could not be verified"
+            clause = QCoreApplication.translate(
+                "FailureWords", "The certificate of {0} could not be verified"
+            ).format(where)
             return Cause.CERTIFICATE, clause, (settings,)
         case TlsError():
-            clause = f"A secure connection to {where} could not be set up"
+            clause = QCoreApplication.translate(
+                "FailureWords", "A secure connection to {0} could not be set up"
+            ).format(where)
             return Cause.TLS, clause, (settings,)
         case ConnectionFailed() if network_down(error):
-            return Cause.OFFLINE, "You're offline", (retry,)
+            return (
+                Cause.OFFLINE,
+                QCoreApplication.translate("FailureWords", "You're offline"),
+                (retry,),
+            )
         case ConnectionFailed():
-            return Cause.UNREACHABLE, f"Can't reach {where}", (settings, retry)
+            return (
+                Cause.UNREACHABLE,
+                QCoreApplication.translate("FailureWords", "Can't reach {0}").format(where),
+                (settings, retry),
+            )
         case DeadlineExceeded():
-            return Cause.SLOW, f"{where} didn't answer in time", (retry,)
+            return (
+                Cause.SLOW,
+                QCoreApplication.translate("FailureWords", "{0} didn't answer in time").format(
+                    where
+                ),
+                (retry,),
+            )
         case NetworkError():
-            return Cause.SLOW, f"The connection to {where} was lost", (retry,)
+            return (
+                Cause.SLOW,
+                QCoreApplication.translate("FailureWords", "The connection to {0} was lost").format(
+                    where
+                ),
+                (retry,),
+            )
         case Unavailable():
-            return Cause.TROUBLE, "The server is having trouble; retrying…", (retry,)
+            return (
+                Cause.TROUBLE,
+                QCoreApplication.translate(
+                    "FailureWords", "The server is having trouble; retrying…"
+                ),
+                (retry,),
+            )
         case RateLimited():
             return Cause.LIMITED, error.message.rstrip("."), (retry,)
         case RunInProgress():
-            return Cause.BUSY, "A reply is still running here. Stop it or wait for it to end", ()
+            return (
+                Cause.BUSY,
+                QCoreApplication.translate(
+                    "FailureWords", "A reply is still running here. Stop it or wait for it to end"
+                ),
+                (),
+            )
         case Conflict():
-            return Cause.CONFLICT, "It conflicts with what the server has now", (retry,)
+            return (
+                Cause.CONFLICT,
+                QCoreApplication.translate(
+                    "FailureWords", "It conflicts with what the server has now"
+                ),
+                (retry,),
+            )
         case PayloadTooLarge():
-            return Cause.REJECTED, "It is larger than the server accepts", ()
+            return (
+                Cause.REJECTED,
+                QCoreApplication.translate("FailureWords", "It is larger than the server accepts"),
+                (),
+            )
         case InvalidRequest():
-            return Cause.REJECTED, "The server did not accept it", ()
+            return (
+                Cause.REJECTED,
+                QCoreApplication.translate("FailureWords", "The server did not accept it"),
+                (),
+            )
         case NotFound():
-            return Cause.GONE, "It is no longer on the server", ()
+            return (
+                Cause.GONE,
+                QCoreApplication.translate("FailureWords", "It is no longer on the server"),
+                (),
+            )
         case ServerError():
-            return Cause.SERVER, "The server had a problem", (retry,)
+            return (
+                Cause.SERVER,
+                QCoreApplication.translate("FailureWords", "The server had a problem"),
+                (retry,),
+            )
         case ApiError():
-            return Cause.SERVER, f"{where} answered something unexpected", (settings, retry)
+            return (
+                Cause.SERVER,
+                QCoreApplication.translate(
+                    "FailureWords", "{0} answered something unexpected"
+                ).format(where),
+                (settings, retry),
+            )
         case LocalFileError() | MirrorError():
             return Cause.LOCAL, error.message.rstrip("."), ()
         case SyncError():
             return Cause.SERVER, error.message.rstrip("."), (retry,)
-    return Cause.INTERNAL, "An internal error happened (details are in the log)", ()
+    return (
+        Cause.INTERNAL,
+        QCoreApplication.translate(
+            "FailureWords", "An internal error happened (details are in the log)"
+        ),
+        (),
+    )
 
 
 def details_of(error: BaseException) -> str:
@@ -179,7 +273,11 @@ def describe(error: BaseException, what: str = "", host: str = "") -> Failure:
     """`what` failed because of `error`: "Couldn't send the message: Can't reach
     example.org." The clause alone when `what` is empty."""
     cause, clause, fixes = _cause(error, host)
-    words = f"{what}. {clause}." if what else f"{clause}."
+    words = (
+        QCoreApplication.translate("FailureWords", "{0}. {1}.").format(what, clause)
+        if what
+        else QCoreApplication.translate("FailureWords", "{0}.").format(clause)
+    )
     network = isinstance(error, NetworkError) and not isinstance(error, TlsError)
     return Failure(cause, words, fixes, details_of(error), network)
 
@@ -189,7 +287,9 @@ def index_unread(error: SyncError | None, host: str) -> Failure | None:
     busy: the sidebar says this instead of "No conversations yet"."""
     if error is None:
         return None
-    failure = describe(error, "Couldn't list the conversations", host)
+    failure = describe(
+        error, QCoreApplication.translate("FailureWords", "Couldn't list the conversations"), host
+    )
     if failure.cause in (Cause.OFFLINE, Cause.SLOW, Cause.TROUBLE, Cause.LIMITED):
         return None  # the status line says offline or "having trouble"; it passes
     return failure

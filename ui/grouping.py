@@ -1,7 +1,8 @@
 """Date sections for the sidebar: Today, Yesterday, Previous 7 days, Previous 30 days, then
 one per month ("October", or "October 2025" in an earlier year).
 
-Pure Python, no Qt. The rows arrive in the mirror's order (`updated_at` descending), so a
+The labels are translated and the month names come from the default `QLocale` (set at
+start-up). The rows arrive in the mirror's order (`updated_at` descending), so a
 section's start is found by a binary search on the timestamps (contract timestamps are
 fixed-width UTC strings and compare as text): a sidebar of 100,000 rows gets its headers in
 a few dozen comparisons plus one list copy, never a parse of every date.
@@ -17,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from PySide6.QtCore import QCoreApplication, QDate, QLocale
+
 from ui.relative_time import server_now
 from ui.session_model import HEADER_PREFIX, SidebarRow
 
@@ -28,20 +31,6 @@ __all__ = [
     "section_of",
     "sections",
 ]
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 
 @dataclass(frozen=True)
@@ -74,24 +63,42 @@ def sections(now: datetime, oldest: str) -> list[tuple[str, str, str]]:
     local = now  # an aware moment in the zone whose days count (the caller's local zone)
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
     out = [
-        ("today", "Today", _stamp(midnight)),
-        ("yesterday", "Yesterday", _stamp(midnight - timedelta(days=1))),
-        ("week", "Previous 7 days", _stamp(midnight - timedelta(days=7))),
-        ("month", "Previous 30 days", _stamp(midnight - timedelta(days=30))),
+        ("today", QCoreApplication.translate("Grouping", "Today"), _stamp(midnight)),
+        (
+            "yesterday",
+            QCoreApplication.translate("Grouping", "Yesterday"),
+            _stamp(midnight - timedelta(days=1)),
+        ),
+        (
+            "week",
+            QCoreApplication.translate("Grouping", "Previous %Ln days", None, 7),
+            _stamp(midnight - timedelta(days=7)),
+        ),
+        (
+            "month",
+            QCoreApplication.translate("Grouping", "Previous %Ln days", None, 30),
+            _stamp(midnight - timedelta(days=30)),
+        ),
     ]
+    locale = QLocale()
     # Months, from the one holding "30 days ago" backwards, until the oldest row.
     cursor = (midnight - timedelta(days=30)).replace(day=1)
     while True:
         start = _stamp(cursor)
-        label = _MONTHS[cursor.month - 1]
-        if cursor.year != local.year:
-            label = f"{label} {cursor.year}"
+        month = QDate(cursor.year, cursor.month, 1)
+        # For translators: QLocale date patterns for a month's header (MMMM: the month's name)
+        label = locale.toString(
+            month,
+            QCoreApplication.translate("Grouping", "MMMM")
+            if cursor.year == local.year
+            else QCoreApplication.translate("Grouping", "MMMM yyyy"),
+        )
         out.append((f"{cursor.year:04d}-{cursor.month:02d}", label, start))
         if start <= oldest or cursor.year < 1971:
             break
         previous = cursor - timedelta(days=1)
         cursor = previous.replace(day=1)
-    out.append(("older", "Older", ""))
+    out.append(("older", QCoreApplication.translate("Grouping", "Older"), ""))
     return out
 
 
@@ -129,13 +136,16 @@ def group_rows(rows: Sequence[SidebarRow], now: datetime | None = None) -> list[
 
 
 @functools.lru_cache(maxsize=64)
-def _sections_to(now: datetime, local: str, month: str) -> tuple[tuple[str, str, str], ...]:
+def _sections_to(
+    now: datetime, local: str, month: str, language: str
+) -> tuple[tuple[str, str, str], ...]:
     """`sections` from `now` back past the UTC month `month` ("2026-03"), once per pair: a
     delta asks for a row's section once or twice per row, and building the list each time
     (a `strftime` per month) was 70 % of the UI thread's work applying a 2,000-row delta.
     Not all the way back to 1970 at once: that first call alone cost a step 5-30 ms.
     `local` (`now.isoformat()`) is part of the key because aware datetimes of the same
-    instant in two zones are equal, and their days are not."""
+    instant in two zones are equal, and their days are not; `language` because the labels
+    are in it."""
     return tuple(sections(now, month))
 
 
@@ -143,7 +153,7 @@ def section_of(updated_at: str, now: datetime) -> SectionHeader:
     """The header of the section a row with this `updated_at` belongs to, as `group_rows`
     builds it with the same `now`."""
     before = "\uffff"
-    for key, label, start in _sections_to(now, now.isoformat(), updated_at[:7]):
+    for key, label, start in _sections_to(now, now.isoformat(), updated_at[:7], QLocale().name()):
         if start <= updated_at:
             return SectionHeader(HEADER_PREFIX + key, label, updated_at=start, before=before)
         before = start

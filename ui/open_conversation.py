@@ -40,7 +40,7 @@ from sync.errors import TlsError
 from ui.conversation_pane import ConversationPane
 from ui.failure_words import Cause, describe
 from ui.main_window import MainWindow
-from ui.session_model import UNTITLED, SidebarRow, display_title
+from ui.session_model import SidebarRow, display_title, untitled
 from ui.status_presenter import StatusPresenter, offline_words
 from ui.window_action import ActionRunner, WindowAction
 
@@ -162,7 +162,7 @@ class OpenConversation:
         self._last_seq = mirrored.events[-1].sequence if mirrored.events else 0
         offline = engine.status.state is EngineState.OFFLINE
         if offline:
-            self.pane.show_banner(offline_words(mirrored, "Offline"))
+            self.pane.show_banner(offline_words(mirrored))
         elif not mirrored.events and not mirrored.state.current:
             self.pane.show_banner("Loading…")  # only when the mirror has nothing to show
         if await self.refresh() and row is not None and row.active_run_id:
@@ -181,7 +181,7 @@ class OpenConversation:
             return False
         if not fetched and engine.status.state is EngineState.OFFLINE:
             self.load_failed = True  # the mirror had it all; the server is still unreached
-            self.pane.show_banner(offline_words(self.saved, "Offline"))
+            self.pane.show_banner(offline_words(self.saved))
             return False
         self.load_failed = False
         self.pane.clear_sentence()
@@ -224,7 +224,7 @@ class OpenConversation:
             if not isinstance(error, NetworkError) or isinstance(error, TlsError):
                 return False
             failure = describe(error, host=self._actions.host())
-            lead = "Offline" if failure.cause is Cause.OFFLINE else failure.words.rstrip(".")
+            lead = "" if failure.cause is Cause.OFFLINE else failure.words.rstrip(".")
             failure = replace(failure, words=offline_words(self.saved, lead))
             self.pane.show_failure(failure, self._actions.fixes(action), action.what)
             self._presenter.suspect_offline()
@@ -387,7 +387,7 @@ class OpenConversation:
             if session_id is None:
                 self.session_id = view.id
                 self._last_seq = 0
-                self.pane.show_session(view.id, view.title or UNTITLED, view.updated_at)
+                self.pane.show_session(view.id, view.title or untitled(), view.updated_at)
                 self._on_created(view.id)
             self._follow(run.id, None)
 

@@ -44,19 +44,23 @@ class PaneNotice(QWidget):
         self.owner = ""  # the action whose failure it is (its own success clears it)
         self.details_box: QMessageBox | None = None
         self.label = text_label("", "banner")
-        self.label.setAccessibleName(_tr("Notice"))
+        self.label.setAccessibleName(QCoreApplication.translate("ConversationPane", "Notice"))
         self.buttons: dict[Fix, QPushButton] = {}
         self._actions: dict[Fix, Callable[[], object]] = {}
-        self.details_button = QPushButton(_tr("Details"))
+        self.details_button = QPushButton(QCoreApplication.translate("ConversationPane", "Details"))
         self.details_button.setObjectName("noticeDetails")
-        self.details_button.setAccessibleName(_tr("Show the details of the failure"))
+        self.details_button.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Show the details of the failure")
+        )
         self.details_button.clicked.connect(self._show_details)
         self.dismiss_button = QToolButton()
         self.dismiss_button.setObjectName("noticeDismiss")
         self.dismiss_button.setText("✕")
         self.dismiss_button.setAutoRaise(True)
-        self.dismiss_button.setAccessibleName(_tr("Dismiss the notice"))
-        self.dismiss_button.setToolTip(_tr("Dismiss"))
+        self.dismiss_button.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Dismiss the notice")
+        )
+        self.dismiss_button.setToolTip(QCoreApplication.translate("ConversationPane", "Dismiss"))
         self.dismiss_button.clicked.connect(self._dismiss)
 
         self._row = QHBoxLayout()
@@ -131,7 +135,12 @@ class PaneNotice(QWidget):
 
         if self.failure is None:
             return
-        box = build_details_box(self, _tr("Details"), self.failure.words, self.failure.details)
+        box = build_details_box(
+            self,
+            QCoreApplication.translate("ConversationPane", "Details"),
+            self.failure.words,
+            self.failure.details,
+        )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         box.show()  # non-modal: no nested event loop (PITFALLS §4)
         self.details_box = box

@@ -1,7 +1,9 @@
 """Human wording of a contract timestamp relative to now: "2 min ago", "Yesterday", "12 Nov".
 
-Pure functions (no Qt), evaluated at paint time only for the visible rows, so a sidebar of
-100,000 sessions never formats 100,000 dates.
+Evaluated at paint time only for the visible rows, so a sidebar of 100,000 sessions never
+formats 100,000 dates. The words go through Qt's translator ("vor 2 Std.") and the dates
+and numbers through the default `QLocale` (month and day names, Arabic-Indic digits), set
+at start-up by `app.translations.install`.
 
 "Now" is the server's clock when it is known (`set_server_offset`, fed by the controller
 from `SyncEngine.server_clock_offset`): the timestamps are the server's, and a machine
@@ -14,10 +16,17 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+from PySide6.QtCore import QCoreApplication, QDate, QDateTime, QLocale, QTime
+
 _server_offset = timedelta(0)
 
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+def _date(moment: datetime, pattern: str) -> str:
+    """`moment` (local) in the default locale with a `QLocale` pattern."""
+    when = QDateTime(
+        QDate(moment.year, moment.month, moment.day), QTime(moment.hour, moment.minute)
+    )
+    return QLocale().toString(when, pattern)
 
 
 @lru_cache(maxsize=4096)
@@ -53,22 +62,26 @@ def relative_time(value: str, now: datetime | None = None) -> str:
     now = now or server_now()
     delta = now - moment
     if delta < timedelta(minutes=1):
-        return "Just now"
+        return QCoreApplication.translate("RelativeTime", "Just now")
     if delta < timedelta(hours=1):
-        return f"{int(delta.total_seconds() // 60)} min ago"
+        return QCoreApplication.translate(
+            "RelativeTime", "%Ln min ago", None, int(delta.total_seconds() // 60)
+        )
     local_now = now.astimezone()
     local = moment.astimezone(local_now.tzinfo)
     days = (local_now.date() - local.date()).days
     if days <= 0:
         hours = int(delta.total_seconds() // 3600)
-        return f"{hours} h ago"
+        return QCoreApplication.translate("RelativeTime", "%Ln h ago", None, hours)
     if days == 1:
-        return "Yesterday"
+        return QCoreApplication.translate("RelativeTime", "Yesterday")
     if days < 7:
-        return _WEEKDAYS[local.weekday()]
+        return QLocale().standaloneDayName(local.weekday() + 1, QLocale.FormatType.LongFormat)
     if local.year == local_now.year:
-        return f"{local.day} {_MONTHS[local.month - 1]}"
-    return f"{local.day} {_MONTHS[local.month - 1]} {local.year}"
+        # For translators: a QLocale date pattern: d day, MMM short month name
+        return _date(local, QCoreApplication.translate("RelativeTime", "d MMM"))
+    # For translators: a QLocale date pattern: d day, MMM short month name, yyyy year
+    return _date(local, QCoreApplication.translate("RelativeTime", "d MMM yyyy"))
 
 
 def full_time(value: str) -> str:
@@ -76,5 +89,7 @@ def full_time(value: str) -> str:
     moment = parse_timestamp(value)
     if moment is None:
         return value
-    local = moment.astimezone()
-    return f"{local.day} {_MONTHS[local.month - 1]} {local.year}, {local:%H:%M}"
+    # For translators: a QLocale date and time pattern (d day, MMM month, yyyy year, HH:mm time)
+    return _date(
+        moment.astimezone(), QCoreApplication.translate("RelativeTime", "d MMM yyyy, HH:mm")
+    )

@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP,
     QModelIndex,
     QPersistentModelIndex,
     QPointF,
@@ -19,7 +18,7 @@ from PySide6.QtCore import (
     QSize,
     Qt,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ui.elided_label import is_rtl
@@ -47,19 +46,14 @@ H_PAD = 12
 V_PAD = 7
 LINE_GAP = 3
 MORE = "⋯"
-# The section names of `ui.grouping`, for the translation tools (shown translated).
-SECTION_NAMES = (
-    QT_TRANSLATE_NOOP("Sections", "Today"),
-    QT_TRANSLATE_NOOP("Sections", "Yesterday"),
-    QT_TRANSLATE_NOOP("Sections", "Previous 7 days"),
-    QT_TRANSLATE_NOOP("Sections", "Previous 30 days"),
-)
 MORE_WIDTH = 28
 
 
 def more_rect(row: QRect) -> QRect:
-    """Where a hovered row shows its "⋯" button (clicking there opens the row's menu)."""
-    return QRect(row.right() - MORE_WIDTH - 4, row.top() + 4, MORE_WIDTH, row.height() - 8)
+    """Where a hovered row shows its "⋯" button (clicking there opens the row's menu): at
+    the end side, the left edge in Arabic."""
+    logical = QRect(row.right() - MORE_WIDTH - 4, row.top() + 4, MORE_WIDTH, row.height() - 8)
+    return QStyle.visualRect(QGuiApplication.layoutDirection(), row, logical)
 
 
 class SessionDelegate(QStyledItemDelegate):
@@ -134,13 +128,20 @@ class SessionDelegate(QStyledItemDelegate):
             room = rect.width() - (MORE_WIDTH if hovered else 0)
             title_rect = QRect(rect.left(), rect.top(), room, title_metrics.height())
             rtl = is_rtl(title)
+            mirrored = option.direction == Qt.LayoutDirection.RightToLeft
+            title_rect = QStyle.visualRect(option.direction, rect, title_rect)
+            # Elide modes are logical: ElideRight drops a right-to-left title's end, which
+            # is drawn on the left. A left-to-right title in the mirrored window keeps its
+            # "…" at its end (a mark after it), and sits on the start side like the rest.
+            shown = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
+            if mirrored and not rtl:
+                shown += "\u200e"
             painter.drawText(
                 title_rect,
-                (Qt.AlignmentFlag.AlignRight if rtl else Qt.AlignmentFlag.AlignLeft)
+                (Qt.AlignmentFlag.AlignRight if rtl or mirrored else Qt.AlignmentFlag.AlignLeft)
+                | Qt.AlignmentFlag.AlignAbsolute
                 | Qt.AlignmentFlag.AlignVCenter,
-                # Elide modes are logical: ElideRight drops a right-to-left title's end,
-                # which is drawn on the left.
-                title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, room),
+                shown,
             )
             if hovered and not pending:
                 painter.drawText(
@@ -189,29 +190,50 @@ class SessionDelegate(QStyledItemDelegate):
         if found is not None and not row.active_run_id:
             x = line.left() + small_metrics.horizontalAdvance(when + " · ")
             painter.drawText(
-                line.adjusted(small_metrics.horizontalAdvance(when), 0, 0, 0),
+                QStyle.visualRect(
+                    option.direction,
+                    line,
+                    line.adjusted(small_metrics.horizontalAdvance(when), 0, 0, 0),
+                ),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 " · ",
             )
+            room = line.right() - x
+            if option.direction == Qt.LayoutDirection.RightToLeft:  # the snippet's box, mirrored
+                x = line.left()
             mark = palette.color(group, QPalette.ColorRole.Highlight)
             mark.setAlphaF(0.28)
             painter.setPen(text_color)
-            draw_snippet(painter, found, small_font, QPointF(x, line.top()), line.right() - x, mark)
+            draw_snippet(painter, found, small_font, QPointF(x, line.top()), room, mark)
         if row.active_run_id:
-            x = line.left() + small_metrics.horizontalAdvance(when) + 10
-            dot = small_metrics.height() // 2 - 1
-            color = QColor("#ffffff") if selected else running_color(palette)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            painter.setBrush(color)
-            painter.setPen(Qt.PenStyle.NoPen)
-            cy = line.center().y()
-            painter.drawEllipse(x, cy - dot // 2, dot, dot)
-            painter.setPen(color)
-            painter.drawText(
-                QRect(x + dot + 5, line.top(), line.right() - x, line.height()),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                self.tr("Running"),
-            )
+            for part, area in self.badge_rects(option, line, when):
+                if part == "dot":
+                    color = QColor("#ffffff") if selected else running_color(palette)
+                    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+                    painter.setBrush(color)
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.drawEllipse(area)
+                    painter.setPen(color)
+                else:  # laid out from the start side, mirrored in Arabic
+                    painter.drawText(
+                        area, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, part
+                    )
+
+    def badge_rects(
+        self, option: QStyleOptionViewItem, line: QRect, when: str
+    ) -> list[tuple[str, QRect]]:
+        """Where the "● Running" badge after the time goes: ("dot", rect), (words, rect),
+        in `line`'s logical order, mirrored (`QStyle.visualRect`) under right to left."""
+        metrics = QFontMetrics(self._small_font(option.font))
+        x = line.left() + metrics.horizontalAdvance(when) + 10
+        dot = metrics.height() // 2 - 1
+        cy = line.center().y()
+        words = self.tr("Running")
+        logical = [
+            ("dot", QRect(x, cy - dot // 2, dot, dot)),
+            (words, QRect(x + dot + 5, line.top(), line.right() - x - dot - 5, line.height())),
+        ]
+        return [(part, QStyle.visualRect(option.direction, line, r)) for part, r in logical]
 
     @staticmethod
     def _paint_focus(painter: QPainter, option: QStyleOptionViewItem, selected: bool) -> None:

@@ -19,8 +19,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractListModel,
     QByteArray,
+    QCoreApplication,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -34,7 +36,7 @@ from ui.relative_time import full_time, relative_time
 
 log = logging.getLogger(__name__)
 
-UNTITLED = "Untitled conversation"
+UNTITLED = str(QT_TRANSLATE_NOOP("SessionList", "Untitled conversation"))  # shown translated
 #: Ids of date-section header rows (`ui.grouping`) start with this; no session id does.
 HEADER_PREFIX = "§section:"
 
@@ -79,11 +81,16 @@ def shown_title(title: str) -> str:
     return title.rstrip(" ,.;:-–—") + "…"
 
 
+def untitled() -> str:
+    """The wording for a conversation without a title, in the user's language."""
+    return QCoreApplication.translate("SessionList", UNTITLED)
+
+
 def display_title(row: SidebarRow) -> str:
     """The row's title as shown, or the wording for a conversation without one; without
     bidi controls of its own, which could reorder what is drawn after it (`ui.plain`)."""
     title = neutral(row.title) if row.title else ""
-    return shown_title(title) if title else UNTITLED
+    return shown_title(title) if title else untitled()
 
 
 def sort_key(row: SidebarRow) -> tuple[str, str]:
@@ -135,15 +142,20 @@ class SessionListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return display_title(row)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            parts = [display_title(row), f"last activity {relative_time(row.updated_at)}"]
+            when = relative_time(row.updated_at)
+            parts = [
+                display_title(row),
+                QCoreApplication.translate("SessionList", "last activity {0}").format(when),
+            ]
             if row.active_run_id:
-                parts.append("running")
+                parts.append(QCoreApplication.translate("SessionList", "running"))
             if row.id in self._pending:
-                parts.append("deleting")
-            return ", ".join(parts)
+                parts.append(QCoreApplication.translate("SessionList", "deleting"))
+            return QCoreApplication.translate("SessionList", ", ").join(parts)
         if role == Qt.ItemDataRole.ToolTipRole:
             when = full_time(row.updated_at)
-            return plain_tooltip(f"{isolate(display_title(row))}\nLast activity: {when}")
+            words = QCoreApplication.translate("SessionList", "{0}\nLast activity: {1}")
+            return plain_tooltip(words.format(isolate(display_title(row)), when))
         if role == self.IdRole:
             return row.id
         if role == self.RowRole:

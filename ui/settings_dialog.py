@@ -1,5 +1,6 @@
 """Settings: the server, the token and the CA bundle kept in the profile, how a second device
-joins the demo server, whether Enter sends, and the appearance (`ui.appearance_rows`).
+joins the demo server, whether Enter sends, the appearance (`ui.appearance_rows`) and
+the language (`ui.language_row`).
 
 `ConnectionSettings` is what it edits (an empty server means the built-in demo server; an
 empty CA bundle, the system's trusted certificates only). `ui.dialogs.Prompts.settings`
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from ui.appearance_rows import AppearanceRows
 from ui.demo_token import DemoTokenField
+from ui.language_row import LanguageRow
 from ui.theme import current_appearance
 from ui.trust_rows import TrustRows
 
@@ -53,6 +55,7 @@ class SettingsDialog(QDialog):
         enter_sends: bool = True,
         token_storage: str = "",
         demo_token: str = "",
+        language: str = "",
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Connection settings"))
@@ -67,7 +70,7 @@ class SettingsDialog(QDialog):
         self.token.setPlaceholderText(self.tr("Bearer token, e.g. dev-alice"))
         self.token.setAccessibleName(self.tr("Token"))
         form = QFormLayout()
-        self.in_use = QLabel(in_use or "Not connected")
+        self.in_use = QLabel(in_use or self.tr("Not connected"))
         self.in_use.setObjectName("serverInUse")
         self.in_use.setTextFormat(Qt.TextFormat.PlainText)
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -94,6 +97,7 @@ class SettingsDialog(QDialog):
         self.enter_sends.setAccessibleName(self.tr("Enter sends a message"))
         form.addRow("", self.enter_sends)
         self.appearance = AppearanceRows(form, current_appearance())  # theme, font size
+        self.language = LanguageRow(form, language, self)
         note = QLabel(self.tr("Saved in this profile. Saving reconnects with these settings."))
         note.setWordWrap(True)
         note.setEnabled(False)

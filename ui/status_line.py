@@ -25,12 +25,14 @@ class StatusLine:
         self._window = window
         self.status = QLabel("")
         self.status.setObjectName("syncStatus")
-        self.status.setAccessibleName(_tr("Sync status"))
+        self.status.setAccessibleName(QCoreApplication.translate("MainWindow", "Sync status"))
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.details_button = QToolButton()
         self.details_button.setObjectName("statusDetails")
-        self.details_button.setText(_tr("Details"))
-        self.details_button.setAccessibleName(_tr("Show the details"))
+        self.details_button.setText(QCoreApplication.translate("MainWindow", "Details"))
+        self.details_button.setAccessibleName(
+            QCoreApplication.translate("MainWindow", "Show the details")
+        )
         self.details_button.setAutoRaise(True)
         self.details_button.hide()
         self.details_button.clicked.connect(self._show_details)
@@ -39,7 +41,7 @@ class StatusLine:
         self.where = QLabel("")
         self.where.setObjectName("whereLabel")
         self.where.setTextFormat(Qt.TextFormat.PlainText)
-        self.where.setAccessibleName(_tr("Account and server"))
+        self.where.setAccessibleName(QCoreApplication.translate("MainWindow", "Account and server"))
         bar = window.statusBar()
         bar.addWidget(self.status, 1)
         bar.addWidget(self.details_button)
@@ -60,7 +62,9 @@ class StatusLine:
         from ui.dialogs import build_details_box
 
         text, details = self.details
-        box = build_details_box(self._window, _tr("Details"), text, details)
+        box = build_details_box(
+            self._window, QCoreApplication.translate("MainWindow", "Details"), text, details
+        )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         box.show()  # non-modal: no nested event loop, the window stays usable
         self.details_box = box
@@ -70,15 +74,25 @@ class StatusLine:
         bar; the profile's whole path is in the tooltip. Each name is isolated: an
         account or a host cannot reorder the sentence around it (`ui.plain`)."""
         account, server = isolate(account), isolate(server)
-        title = _tr("Converge — {0} on {1}").format(account, server)
-        text = _tr("{0} · {1}").format(account, server)
-        tip = _tr("Signed in as {0} on {1}").format(account, server)
+        title = QCoreApplication.translate("MainWindow", "Converge — {0} on {1}").format(
+            account, server
+        )
+        text = QCoreApplication.translate("MainWindow", "{0} · {1}").format(account, server)
+        tip = QCoreApplication.translate("MainWindow", "Signed in as {0} on {1}").format(
+            account, server
+        )
         if profile:
             name = profile.rstrip("/").rsplit("/", 1)[-1] or profile
             # Two profiles on one account are two devices: their titles must differ.
-            title = _tr("{0} · profile {1}").format(title, isolate(name))
-            text = _tr("{0} · profile {1}").format(text, isolate(name))
-            tip = _tr("{0}\nProfile: {1}").format(tip, isolate(profile))
+            title = QCoreApplication.translate("MainWindow", "{0} · profile {1}").format(
+                title, isolate(name)
+            )
+            text = QCoreApplication.translate("MainWindow", "{0} · profile {1}").format(
+                text, isolate(name)
+            )
+            tip = QCoreApplication.translate("MainWindow", "{0}\nProfile: {1}").format(
+                tip, isolate(profile)
+            )
         # The app's name once: no application display name is set, which Qt would append.
         self._window.setWindowTitle(title)
         self.where.setText(text)

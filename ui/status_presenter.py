@@ -57,18 +57,26 @@ async def _nothing() -> None:
 _LAST_WORD_STAYS = (EngineState.TROUBLE, EngineState.WALKING)
 
 
-def offline_words(saved: MirroredTranscript | None, lead: str = "Offline") -> str:
+def offline_words(saved: MirroredTranscript | None, lead: str = "") -> str:
     """What the pane shows while the server can't be reached: the copy saved on this device
     and how recent it is, or that there is none to show until the connection is back.
     `lead` names why ("Offline", "Can't reach chat.example.org": `ui.failure_words`)."""
+    lead = lead or QCoreApplication.translate("MainWindow", "Offline")
     if saved is None or saved.state is None or not saved.events:
-        return (
-            f"{lead} – this conversation isn't saved on this device, so it can't be shown "
-            "until the connection is back."
-        )
-    when = relative_time(saved.events[-1].created_at) or "earlier"
-    missing = "" if saved.state.current else " It may lack the latest messages."
-    return f"{lead} – showing the copy saved on this device (last message: {when}).{missing}"
+        return QCoreApplication.translate(
+            "MainWindow",
+            "{0} – this conversation isn't saved on this device, so it can't be shown "
+            "until the connection is back.",
+        ).format(lead)
+    when = relative_time(saved.events[-1].created_at) or QCoreApplication.translate(
+        "MainWindow", "earlier"
+    )
+    words = QCoreApplication.translate(
+        "MainWindow", "{0} – showing the copy saved on this device (last message: {1})."
+    ).format(lead, when)
+    if not saved.state.current:
+        words += " " + QCoreApplication.translate("MainWindow", "It may lack the latest messages.")
+    return words
 
 
 def synced_words(last_success: float | None, now: float | None = None) -> str:
@@ -77,10 +85,10 @@ def synced_words(last_success: float | None, now: float | None = None) -> str:
         return ""
     age = max(0.0, (now or time.time()) - last_success)
     if age < 60:
-        return "Synced just now"
+        return QCoreApplication.translate("MainWindow", "Synced just now")
     if age < 3600:
-        return f"Synced {int(age // 60)} min ago"
-    return f"Synced {int(age // 3600)} h ago"
+        return QCoreApplication.translate("MainWindow", "Synced %Ln min ago", None, int(age // 60))
+    return QCoreApplication.translate("MainWindow", "Synced %Ln h ago", None, int(age // 3600))
 
 
 class StatusPresenter(QObject):
@@ -135,7 +143,11 @@ class StatusPresenter(QObject):
             self.update_placeholder()
         if status.state is EngineState.SYNCING and previous.state is EngineState.OFFLINE:
             # No flicker while probing.
-            self.window.set_status(f"{self._offline_words(previous)} · reconnecting…")
+            self.window.set_status(
+                QCoreApplication.translate("MainWindow", "{0} · reconnecting…").format(
+                    self._offline_words(previous)
+                )
+            )
         elif status.state is EngineState.SYNCING and previous.state in _LAST_WORD_STAYS:
             # Still the last word: the trouble, or the walk's count while it goes on.
             self.window.set_status(previous.message or TROUBLE)

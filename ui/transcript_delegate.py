@@ -32,6 +32,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetrics,
+    QGuiApplication,
     QPainter,
     QPalette,
     QTextOption,
@@ -99,7 +100,9 @@ class DocumentCache:
 
 
 def _font_for(item: TranscriptItem, font: QFont) -> QFont:
-    if item.kind in (Kind.NOTE, Kind.MEMORY):
+    # Notes are italic, but not in Arabic: the script has no italic, and the fonts' oblique
+    # faces lack its glyphs (the words rendered as boxes).
+    if item.kind in (Kind.NOTE, Kind.MEMORY) and not QGuiApplication.isRightToLeft():
         font = QFont(font)
         font.setItalic(True)
     return font
@@ -163,9 +166,10 @@ class TranscriptDelegate(QStyledItemDelegate):
         left, width = self.column()
         top = rect.top() + GAP
         height = rect.height() - 2 * GAP
-        if item.kind == Kind.USER:
+        if item.kind == Kind.USER:  # on the end side: the right, the left in Arabic
             box_w = min(ideal + 2 * PAD_X, int(width * USER_SHARE))
-            box = QRect(left + width - box_w, top, box_w, height)
+            start = left if QGuiApplication.isRightToLeft() else left + width - box_w
+            box = QRect(start, top, box_w, height)
         elif item.kind in MESSAGES or item.kind in CARDS:
             box = QRect(left, top, width, height)
         else:

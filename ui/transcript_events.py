@@ -24,7 +24,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QCoreApplication, QTimer
 
 from sync import (
     ApprovalRequested,
@@ -53,7 +53,7 @@ from ui.conversation_items import (
     tool_item,
 )
 from ui.plain import isolate
-from ui.transcript_model import Kind, TranscriptItem, TranscriptModel, tr
+from ui.transcript_model import Kind, TranscriptItem, TranscriptModel
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,9 @@ class TranscriptBuilder:
             case MemoryFormed(memory_id=memory_id, reinforced=reinforced):
                 return self._add_memory(memory_id, reinforced, at)
             case SkillPublished():
-                self._add(note_item(tr("Skill published"), at))
+                self._add(
+                    note_item(QCoreApplication.translate("ConversationPane", "Skill published"), at)
+                )
             case RunCompleted() | RunFailed() | RunCancelled() as end:
                 self._end_run(run_id, end, at)
             case UnknownPayload(reason=reason):
@@ -181,9 +183,13 @@ class TranscriptBuilder:
         if item is None:
             return
         if memory_id in self.reinforced:
-            words = tr("Remembered again: “{0}”").format(isolate(text))
+            words = QCoreApplication.translate(
+                "ConversationPane", "Remembered again: “{0}”"
+            ).format(isolate(text))
         else:
-            words = tr("Remembered: “{0}”").format(isolate(text))
+            words = QCoreApplication.translate("ConversationPane", "Remembered: “{0}”").format(
+                isolate(text)
+            )
         self._set_text(item, words)
 
     def close_cards(self) -> None:
@@ -235,12 +241,20 @@ class TranscriptBuilder:
         """A run's terminal event: its reply is final, and an approval it still waited for
         loses its buttons (a decision would only get a 409 now)."""
         self.streaming.pop(run_id, None)
-        words = tr("The reply ended before a decision.")
+        words = QCoreApplication.translate("ConversationPane", "The reply ended before a decision.")
         if isinstance(end, RunFailed):
-            self._add(note_item(tr("The reply failed."), at, Kind.ERROR))
+            self._add(
+                note_item(
+                    QCoreApplication.translate("ConversationPane", "The reply failed."),
+                    at,
+                    Kind.ERROR,
+                )
+            )
         elif isinstance(end, RunCancelled):
-            self._add(note_item(tr("Stopped."), at))
-            words = tr("Cancelled: the reply was stopped.")
+            self._add(note_item(QCoreApplication.translate("ConversationPane", "Stopped."), at))
+            words = QCoreApplication.translate(
+                "ConversationPane", "Cancelled: the reply was stopped."
+            )
         for item in self.approvals.values():
             if item.run_id == run_id and item.buttons:
                 self._set_detail(item, words, buttons=False)
@@ -249,7 +263,11 @@ class TranscriptBuilder:
         """One note per memory, however often its event is seen (a replay, a catch-up)."""
         if memory_id in self.memories:
             return []
-        words = tr("Memory reinforced") if reinforced else tr("Memory formed")
+        words = (
+            QCoreApplication.translate("ConversationPane", "Memory reinforced")
+            if reinforced
+            else QCoreApplication.translate("ConversationPane", "Memory formed")
+        )
         item = note_item(words, at, Kind.MEMORY)
         self._add(item)
         if not memory_id:

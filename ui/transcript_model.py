@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractListModel,
     QCoreApplication,
     QModelIndex,
@@ -60,18 +61,18 @@ CARDS = frozenset({Kind.TOOL, Kind.APPROVAL, Kind.ARTIFACT})
 
 # Who says a row, for assistive technology (context "ConversationPane").
 _SPEAKERS = {
-    Kind.USER: "You",
-    Kind.ASSISTANT: "Assistant",
-    Kind.TOOL: "Tool",
-    Kind.APPROVAL: "Approval",
-    Kind.ARTIFACT: "File",
-    Kind.NOTE: "Note",
-    Kind.ERROR: "Note",
-    Kind.MEMORY: "Memory",
+    Kind.USER: str(QT_TRANSLATE_NOOP("ConversationPane", "You")),
+    Kind.ASSISTANT: str(QT_TRANSLATE_NOOP("ConversationPane", "Assistant")),
+    Kind.TOOL: str(QT_TRANSLATE_NOOP("ConversationPane", "Tool")),
+    Kind.APPROVAL: str(QT_TRANSLATE_NOOP("ConversationPane", "Approval")),
+    Kind.ARTIFACT: str(QT_TRANSLATE_NOOP("ConversationPane", "File")),
+    Kind.NOTE: str(QT_TRANSLATE_NOOP("ConversationPane", "Note")),
+    Kind.ERROR: str(QT_TRANSLATE_NOOP("ConversationPane", "Note")),
+    Kind.MEMORY: str(QT_TRANSLATE_NOOP("ConversationPane", "Memory")),
 }
 _DESCRIPTIONS = {
-    Kind.USER: "Your message",
-    Kind.ASSISTANT: "Assistant's reply",
+    Kind.USER: str(QT_TRANSLATE_NOOP("ConversationPane", "Your message")),
+    Kind.ASSISTANT: str(QT_TRANSLATE_NOOP("ConversationPane", "Assistant's reply")),
 }
 
 

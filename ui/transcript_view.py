@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import (
+    QCoreApplication,
     QEvent,
     QItemSelectionModel,
     QModelIndex,
@@ -59,7 +60,7 @@ from ui.plain import plain_tooltip
 from ui.rich_text import COPY_SCHEME, link_target
 from ui.style import is_dark
 from ui.transcript_delegate import TranscriptDelegate
-from ui.transcript_model import MESSAGES, TranscriptItem, TranscriptModel, tr
+from ui.transcript_model import MESSAGES, TranscriptItem, TranscriptModel
 
 FOLLOW_SLACK = 24  # px from the bottom that still count as "at the bottom"
 
@@ -72,7 +73,7 @@ class TranscriptView(QListView):
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("transcript")
-        self.setAccessibleName(tr("Transcript"))
+        self.setAccessibleName(QCoreApplication.translate("ConversationPane", "Transcript"))
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setUniformItemSizes(False)
         self.setResizeMode(QListView.ResizeMode.Adjust)
@@ -92,8 +93,10 @@ class TranscriptView(QListView):
 
         self.jump = QToolButton(self)
         self.jump.setObjectName("jumpToLatest")
-        self.jump.setText(tr("Jump to latest ↓"))
-        self.jump.setAccessibleName(tr("Jump to latest"))
+        self.jump.setText(QCoreApplication.translate("ConversationPane", "Jump to latest ↓"))
+        self.jump.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Jump to latest")
+        )
         self.jump.setCursor(Qt.CursorShape.PointingHandCursor)
         self.jump.clicked.connect(self.follow_bottom)
         self.jump.hide()
@@ -260,8 +263,13 @@ class TranscriptView(QListView):
         if not selection.isSelected(index):
             selection.select(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
         menu = QMenu(self)
-        menu.addAction(tr("Copy message"), self.copy_selection)
-        menu.addAction(tr("Select words"), lambda: self.select_words(index))
+        menu.addAction(
+            QCoreApplication.translate("ConversationPane", "Copy message"), self.copy_selection
+        )
+        menu.addAction(
+            QCoreApplication.translate("ConversationPane", "Select words"),
+            lambda: self.select_words(index),
+        )
         menu.exec(event.globalPos())
         menu.deleteLater()
 
@@ -311,7 +319,7 @@ class TranscriptView(QListView):
                 url = link_target(href)
                 shown = url.toString() if url is not None else href
                 if href.startswith(f"{COPY_SCHEME}:"):
-                    shown = tr("Copy this code")
+                    shown = QCoreApplication.translate("ConversationPane", "Copy this code")
                 QToolTip.showText(event.globalPos(), plain_tooltip(shown), self.viewport())
                 return True
         return super().viewportEvent(event)

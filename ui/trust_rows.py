@@ -8,7 +8,7 @@ knows no keychain and no TLS).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from sync import plain_http_warning
+from sync.token_store import TokenLocation
 
 
 class TrustRows(QObject):
@@ -84,3 +85,15 @@ class TrustRows(QObject):
         chooser.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         chooser.fileSelected.connect(self.ca_bundle.setText)
         chooser.open()
+
+
+def token_storage_words(location: TokenLocation | None) -> str:
+    """Where the saved token is kept, in the user's language (`TokenLocation.describe` is
+    the English of the command line)."""
+    if location is None:
+        return ""
+    if location.store == "keychain":
+        return QCoreApplication.translate("TrustRows", "Stored in the system keychain.")
+    return QCoreApplication.translate(
+        "TrustRows", "Stored in a file readable only by you: {0}"
+    ).format(location.path)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sync.errors import SyncError, loggable
+from ui.action_words import couldnt
 from ui.failure_words import Failure, Fix, describe
 
 if TYPE_CHECKING:
@@ -113,9 +114,9 @@ class ActionRunner:
         """Show that `action` failed with `error` (also for a failure noticed later)."""
         if action.quiet:
             return
-        failure = describe(error, f"Couldn't {action.what}", self._host())
+        failure = describe(error, couldnt(action.what), self._host())
         self.last_failure = failure
-        self.window.set_status(f"Couldn't {action.what}.", error=True, details=failure.details)
+        self.window.set_status(f"{couldnt(action.what)}.", error=True, details=failure.details)
         if not action.in_pane():
             return  # reported on the status line only, where a pass would replace it at once
         self.window.pane.show_failure(failure, self.fixes(action), action.what)

@@ -125,6 +125,10 @@ def test_the_bundle_holds_what_the_window_needs(bundle: Path) -> None:
     assert (internal / "ui" / "icons" / "lucide" / "LICENSE").exists()
     assert any((internal / "server_stub" / "db" / "migrations" / "versions").glob("0001_*.py"))
     assert not (internal / "pytest").exists() and not (internal / "boto3").exists()
+    # The window's compiled translations and Qt's own for its standard buttons (decision 0206).
+    for language in ("de", "ar"):
+        assert (internal / "ui" / "translations" / f"converge_{language}.qm").exists()
+        assert (internal / "PySide6" / "Qt" / "translations" / f"qtbase_{language}.qm").exists()
 
 
 @pytest.mark.parametrize("close", ["wm_delete", "sigterm"])
