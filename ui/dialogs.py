@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLocale, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -297,9 +297,13 @@ def results_summary(lines: Sequence[tuple[str, bool, str]]) -> tuple[str, str]:
     name and the successes counted."""
     deleted = sum(1 for _, ok, _ in lines if ok)
     if deleted == len(lines):
-        text = f"Deleted {len(lines)} conversations everywhere."
+        text = QCoreApplication.translate(
+            "Dialogs", "Deleted %n conversations everywhere.", None, len(lines)
+        )
     else:
-        text = f"{deleted} of {len(lines)} conversations deleted. The others are kept."
+        text = QCoreApplication.translate(
+            "Dialogs", "{0} of %n conversations deleted. The others are kept.", None, len(lines)
+        ).format(QLocale().toString(deleted))
     if len(lines) <= RESULT_LINES:
         body = "\n".join(
             f"{'✓' if ok else '✗'}  {isolate(title)} — {neutral(result)}"
@@ -311,8 +315,12 @@ def results_summary(lines: Sequence[tuple[str, bool, str]]) -> tuple[str, str]:
         ]
         shown = failures[:RESULT_LINES]
         if len(failures) > RESULT_LINES:
-            shown.append(f"…and {len(failures) - RESULT_LINES} more not deleted")
-        body = "\n".join([f"✓  {deleted} deleted", *shown])
+            more = len(failures) - RESULT_LINES
+            shown.append(
+                QCoreApplication.translate("Dialogs", "…and %n more not deleted", None, more)
+            )
+        done = QCoreApplication.translate("Dialogs", "%n deleted", None, deleted)
+        body = "\n".join([f"✓  {done}", *shown])
     return text, body
 
 

@@ -120,3 +120,15 @@ def test_where_the_token_is_kept_says_the_command_lines_english(qapp: QApplicati
     for location in (TokenLocation("keychain", "a"), TokenLocation("file", path=Path("/p/t"))):
         assert token_storage_words(location) == location.describe()
     assert token_storage_words(None) == ""
+
+
+@pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_a_bulk_deletes_result_is_worded_in_german(language: str) -> None:
+    from ui.dialogs import results_summary
+
+    lines = [(f"Chat {i}", i % 50 != 0, "Gelöscht") for i in range(200)]
+    text, body = results_summary(lines)
+    assert text == "196 von 200 Unterhaltungen gelöscht. Die anderen bleiben erhalten."
+    assert body.startswith("✓  196 gelöscht")
+    text, _body = results_summary([("Eins", True, "Gelöscht")])
+    assert text == "1 Unterhaltung überall gelöscht."
