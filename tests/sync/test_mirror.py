@@ -11,7 +11,8 @@ from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile
 from sync.mirror import Mirror
-from sync.mirror_schema import SCHEMA_VERSION, read_schema_version
+from sync.mirror_migrations import SCHEMA_VERSION
+from sync.mirror_schema import read_schema_version
 from sync.models import SessionView
 
 
