@@ -10,7 +10,8 @@ Start-up order, so that the window is never blank or frozen:
    on connect, then on foreground and every 30 s.
 
 Nothing imported before the first paint loads SQLAlchemy or httpx: `sync` defers its heavy
-two names (`SyncEngine`, `Mirror`) to first use, and `ui` imports only its light ones (`tests/ui/test_first_paint.py`).
+two names (`SyncEngine`, `Mirror`) to first use, and `ui` imports only its light ones
+(`tests/ui/test_first_paint.py`).
 
 The application quits when the main window closes (not when the last window closes: a
 dialog can be the only visible window for a moment, PITFALLS §4). On the way out the engine
