@@ -185,7 +185,7 @@ class Desktop:
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
-        self._heap = heap.HeapPolicy(self.controller.rows_applied)  # see app.heap
+        self._heap = heap.HeapPolicy()  # see app.heap
 
     def _on_closed(self) -> None:
         window_state.write_state(self.options.profile, window_state.capture(self.window))

@@ -24,7 +24,7 @@ VARIANTS = ("none", "no_defer", "no_freeze", "no_gil_yield", "no_young", "all")
 class _NoHeapPolicy:
     """`app.heap.HeapPolicy` taken out: no freezing, no idle collection."""
 
-    def __init__(self, refreshed: object) -> None:
+    def __init__(self) -> None:
         pass
 
     def uninstall(self) -> None:
