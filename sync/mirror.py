@@ -45,7 +45,8 @@ from sync.legacy_mirror import IDENTITY_KEY
 from sync.mirror_apply import ApplyResult, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
 from sync.mirror_migrations import SCHEMA_VERSION
-from sync.mirror_rows import SessionRow, read_rows, row_of
+from sync.mirror_reader import query_rows
+from sync.mirror_rows import SessionRow, row_of
 from sync.mirror_schema import (
     SessionRecord,
     busy_timeout_ms,
@@ -228,7 +229,7 @@ class Mirror:
     def rows(self, filter_text: str = "") -> list[SessionRow]:
         """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
         with self._reading() as conn:
-            return read_rows(conn, filter_text)
+            return query_rows(conn.exec_driver_sql, filter_text)
 
     def get(self, session_id: str) -> SessionRow | None:
         with self._reading() as conn, Session(bind=conn) as session:

@@ -76,7 +76,7 @@ def stale_references() -> set[str]:
         seen = f"{where.relative_to(ROOT)}: "
         for match in DOTTED.finditer(text):
             package, parts = match.group(1), match.group(2)[1:].split(".")
-            if parts[-1] in {"py", "md"} or parts[0].startswith("__"):
+            if parts[-1] in {"py", "md", "json"} or parts[0].startswith("__"):
                 continue
             if package == "app" and parts[0] in NOT_OUR_APP:
                 continue
