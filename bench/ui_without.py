@@ -5,7 +5,8 @@ its place (docs/performance.md, "Which workarounds still earn their place").
 VARIANT: `none` (all measures in place), `no_defer` (`sync.gc_pause.full_collections_deferred`),
 `no_freeze` (the heap policy of `app.heap`), `no_gil_yield` (the `time.sleep(0)` hand-overs
 of the mirror's full reads), `no_young` (`sync.gc_pause.collect_young` during the walk), or
-`all` (every one of them out). Prints one JSON line.
+`all` (every one of them out). Prints one JSON line and adds it to the runs of
+`bench/results/ui-without.json` (`python -m bench ui_without --fresh` empties that first).
 """
 
 from __future__ import annotations
@@ -51,7 +52,22 @@ def _take_out(variant: str) -> None:
         setattr(sync.reconcile, "collect_young", lambda: None)  # noqa: B010
 
 
+def _record(run: dict[str, Any]) -> None:
+    from bench.report import RESULTS_DIR, save
+
+    path = RESULTS_DIR / "ui-without.json"
+    runs: list[dict[str, Any]] = []
+    if path.exists():
+        runs = json.loads(path.read_text())["figures"]["runs"]
+    save("ui-without", {"runs": [*runs, run]})
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--fresh"]:
+        from bench.report import RESULTS_DIR
+
+        (RESULTS_DIR / "ui-without.json").unlink(missing_ok=True)
+        return 0
     if not argv or argv[0] not in VARIANTS:
         print(f"usage: python -m bench ui_without {{{','.join(VARIANTS)}}} [rows]")
         return 2
@@ -62,7 +78,12 @@ def main(argv: list[str]) -> int:
 
     _take_out(variant)
     figures = bench_reconcile(rows)
-    out: dict[str, Any] = {"variant": variant, "rows": rows, "load_avg_1m": os.getloadavg()[0]}
+    out: dict[str, Any] = {
+        "variant": variant,
+        "rows": rows,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "at": time.strftime("%H:%M:%SZ", time.gmtime()),
+    }
     for phase in ("cold", "churn"):
         f = figures[phase]
         out[phase] = {
@@ -72,6 +93,7 @@ def main(argv: list[str]) -> int:
         }
     out["one_row_ui_ms"] = figures["one_row_ui_ms"]
     print(json.dumps(out))
+    _record(out)
     return 0
 
 
