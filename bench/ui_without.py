@@ -3,9 +3,10 @@ the client's garbage-collector and GIL measures taken out, to re-check that each
 its place (docs/performance.md, "Which workarounds still earn their place").
 
 VARIANT: `none` (all measures in place), `no_defer` (`sync.gc_pause.full_collections_deferred`),
-`no_freeze` (the heap policy of `app.heap`), `no_gil_yield` (the `time.sleep(0)` hand-overs
-of the mirror's full reads), `no_young` (`sync.gc_pause.collect_young` during the walk), or
-`all` (every one of them out). Prints one JSON line and adds it to the runs of
+`no_freeze` (the heap policy of `app.heap`), `no_young` (`sync.gc_pause.collect_young`
+during the walk), or `all` (every one of them out). (`no_gil_yield` went with the hand-overs
+of the mirror's full reads it took out, removed on 2026-11-30; the one left is the first
+paint's, outside these passes.) Prints one JSON line and adds it to the runs of
 `bench/results/ui-without.json` (`python -m bench ui_without --fresh` empties that first).
 """
 
@@ -16,10 +17,9 @@ import json
 import os
 import sys
 import time
-from types import SimpleNamespace
 from typing import Any
 
-VARIANTS = ("none", "no_defer", "no_freeze", "no_gil_yield", "no_young", "all")
+VARIANTS = ("none", "no_defer", "no_freeze", "no_young", "all")
 
 
 class _NoHeapPolicy:
@@ -34,7 +34,6 @@ class _NoHeapPolicy:
 
 def _take_out(variant: str) -> None:
     import app.heap
-    import sync.mirror_rows
     import sync.reconcile
     import ui.sidebar_refresher
 
@@ -44,10 +43,6 @@ def _take_out(variant: str) -> None:
         setattr(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)  # noqa: B010
     if every or variant == "no_freeze":
         setattr(app.heap, "HeapPolicy", _NoHeapPolicy)  # noqa: B010
-    if every or variant == "no_gil_yield":
-        no_sleep = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
-        no_sleep.sleep = lambda _seconds: None
-        setattr(sync.mirror_rows, "time", no_sleep)  # noqa: B010
     if every or variant == "no_young":
         setattr(sync.reconcile, "collect_young", lambda: None)  # noqa: B010
 
