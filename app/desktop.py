@@ -9,8 +9,9 @@ Start-up order, so that the window is never blank or frozen:
 4. the engine is loaded on a worker thread (SQLAlchemy, httpx) and attached: one reconcile
    on connect, then on foreground and every 30 s.
 
-Nothing imported before the first paint loads SQLAlchemy or httpx: `sync` loads its names on
-first use, and `ui` imports only its light ones (`tests/ui/test_first_paint.py`).
+Nothing imported before the first paint loads SQLAlchemy or httpx: `sync` defers its heavy
+two names (`SyncEngine`, `Mirror`) to first use, and `ui` imports only its light ones
+(`tests/ui/test_first_paint.py`).
 
 The application quits when the main window closes (not when the last window closes: a
 dialog can be the only visible window for a moment, PITFALLS §4). On the way out the engine
@@ -189,7 +190,7 @@ class Desktop:
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
-        self._heap = heap.HeapPolicy(self.controller.rows_applied)  # see app.heap
+        self._heap = heap.HeapPolicy()  # see app.heap
 
     def _on_closed(self) -> None:
         window_state.write_state(self.options.profile, window_state.capture(self.window))

@@ -250,7 +250,7 @@ async def _reconcile_stalls(url: str, folder: Path, db: Path, ids: list[str]) ->
     window = MainWindow()
     window.show()
     controller = WindowController(window, sync_interval=0)
-    heap.HeapPolicy(controller.rows_applied)  # as the application does
+    heap.HeapPolicy()  # as the application does
     engine = await SyncEngine.open(Profile(folder / "profile", server=url, token=TOKEN))
     meter = StallMeter()
     out: dict[str, Any] = {}

@@ -3,9 +3,11 @@ the client's garbage-collector and GIL measures taken out, to re-check that each
 its place (docs/performance.md, "Which workarounds still earn their place").
 
 VARIANT: `none` (all measures in place), `no_defer` (`sync.gc_pause.full_collections_deferred`),
-`no_freeze` (the heap policy of `app.heap`), `no_gil_yield` (the `time.sleep(0)` hand-overs
-of the mirror's full reads), `no_young` (`sync.gc_pause.collect_young` during the walk), or
-`all` (every one of them out). Prints one JSON line.
+`no_freeze` (the heap policy of `app.heap`), `no_young` (`sync.gc_pause.collect_young`
+during the walk), or `all` (every one of them out). (`no_gil_yield` went with the hand-overs
+of the mirror's full reads it took out, removed on 2026-11-30; the one left is the first
+paint's, outside these passes.) Prints one JSON line and adds it to the runs of
+`bench/results/ui-without.json` (`python -m bench ui_without --fresh` empties that first).
 """
 
 from __future__ import annotations
@@ -15,16 +17,15 @@ import json
 import os
 import sys
 import time
-from types import SimpleNamespace
 from typing import Any
 
-VARIANTS = ("none", "no_defer", "no_freeze", "no_gil_yield", "no_young", "all")
+VARIANTS = ("none", "no_defer", "no_freeze", "no_young", "all")
 
 
 class _NoHeapPolicy:
     """`app.heap.HeapPolicy` taken out: no freezing, no idle collection."""
 
-    def __init__(self, refreshed: object) -> None:
+    def __init__(self) -> None:
         pass
 
     def uninstall(self) -> None:
@@ -33,7 +34,6 @@ class _NoHeapPolicy:
 
 def _take_out(variant: str) -> None:
     import app.heap
-    import sync.mirror_rows
     import sync.reconcile
     import ui.sidebar_refresher
 
@@ -43,15 +43,26 @@ def _take_out(variant: str) -> None:
         setattr(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)  # noqa: B010
     if every or variant == "no_freeze":
         setattr(app.heap, "HeapPolicy", _NoHeapPolicy)  # noqa: B010
-    if every or variant == "no_gil_yield":
-        no_sleep = SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
-        no_sleep.sleep = lambda _seconds: None
-        setattr(sync.mirror_rows, "time", no_sleep)  # noqa: B010
     if every or variant == "no_young":
         setattr(sync.reconcile, "collect_young", lambda: None)  # noqa: B010
 
 
+def _record(run: dict[str, Any]) -> None:
+    from bench.report import RESULTS_DIR, save
+
+    path = RESULTS_DIR / "ui-without.json"
+    runs: list[dict[str, Any]] = []
+    if path.exists():
+        runs = json.loads(path.read_text())["figures"]["runs"]
+    save("ui-without", {"runs": [*runs, run]})
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--fresh"]:
+        from bench.report import RESULTS_DIR
+
+        (RESULTS_DIR / "ui-without.json").unlink(missing_ok=True)
+        return 0
     if not argv or argv[0] not in VARIANTS:
         print(f"usage: python -m bench ui_without {{{','.join(VARIANTS)}}} [rows]")
         return 2
@@ -62,7 +73,12 @@ def main(argv: list[str]) -> int:
 
     _take_out(variant)
     figures = bench_reconcile(rows)
-    out: dict[str, Any] = {"variant": variant, "rows": rows, "load_avg_1m": os.getloadavg()[0]}
+    out: dict[str, Any] = {
+        "variant": variant,
+        "rows": rows,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "at": time.strftime("%H:%M:%SZ", time.gmtime()),
+    }
     for phase in ("cold", "churn"):
         f = figures[phase]
         out[phase] = {
@@ -72,6 +88,7 @@ def main(argv: list[str]) -> int:
         }
     out["one_row_ui_ms"] = figures["one_row_ui_ms"]
     print(json.dumps(out))
+    _record(out)
     return 0
 
 

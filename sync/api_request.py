@@ -2,32 +2,25 @@
 
 Each exchange is streamed and read within its bounds (`sync.api_body`: a byte cap per
 answer kind; here: a total deadline for connect, headers and body together, so a body that
-trickles a byte every few seconds ends anyway). Retries (tenacity, exponential backoff with
-jitter) apply only to idempotent methods (GET, DELETE: the contract makes DELETE idempotent
-through its tombstone) and only to failures that say nothing happened: a connection that
-was never established, or a 429 or 503 whose `Retry-After` is short and ends before the
-pass must (`sync.bounds.remaining`); a 503 without one waits the normal backoff (CONTRACT
-§10.2: "the server is having trouble", retried, not a hard error). A POST is never
-retried; a read error after the request was sent is never retried here (the caller
-decides: the reconciler keeps rows, the delete service says nothing was confirmed).
+trickles a byte every few seconds ends anyway). Retries (a plain loop, exponential backoff
+with jitter) apply only to idempotent methods (GET, DELETE: the contract makes DELETE
+idempotent through its tombstone) and only to failures that say nothing happened: a
+connection that was never established, or a 429 or 503 whose `Retry-After` is short and
+ends before the pass must (`sync.bounds.remaining`); a 503 without one waits the normal
+backoff (CONTRACT §10.2: "the server is having trouble", retried, not a hard error). A
+POST is never retried; a read error after the request was sent is never retried here (the
+caller decides: the reconciler keeps rows, the delete service says nothing was confirmed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
-from tenacity import (
-    AsyncRetrying,
-    AttemptManager,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
 
 from sync.api_body import Answer, read_capped
 from sync.api_errors import error_from_response, network_error
@@ -49,6 +42,12 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 class _NotSent(Exception):
     """Internal: the connection was never established, so the request had no effect."""
+
+
+def backoff(attempt_number: int, initial: float, most: float) -> float:
+    """Seconds before the next attempt: `initial` doubled per attempt, plus up to `initial`
+    of jitter (so clients that failed together do not retry together), at most `most`."""
+    return min(most, initial * 2.0 ** (attempt_number - 1) + random.uniform(0, initial))
 
 
 class Requester:
@@ -125,6 +124,10 @@ class Requester:
                     )
                 finally:
                     await response.aclose()
+                    # httpx's response and the stream wrapping it refer to each other
+                    # (`BoundAsyncStream`); read and closed, the stream is let go, so the
+                    # exchange is freed by reference counting, not by the collector.
+                    response.stream = httpx.ByteStream(b"")
         except TimeoutError as exc:
             raise self._too_slow(method, path, deadline) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
@@ -171,18 +174,10 @@ class Requester:
                 return self._may_wait(exc.retry_after)
             return isinstance(exc, _NotSent)
 
-        backoff = wait_exponential_jitter(
-            multiplier=self._retry_initial_wait,
-            max=self._retry_max_wait,
-            jitter=self._retry_initial_wait,
-        )
-
-        def wait(retry_state: RetryCallState) -> float:
-            outcome = retry_state.outcome
-            exc = outcome.exception() if outcome is not None else None
+        def wait(exc: ApiError | _NotSent, attempt_number: int) -> float:
             if isinstance(exc, (RateLimited, Unavailable)) and exc.retry_after is not None:
                 return exc.retry_after
-            return backoff(retry_state)
+            return backoff(attempt_number, self._retry_initial_wait, self._retry_max_wait)
 
         async def attempt() -> Answer:
             answer = await self._send_once(
@@ -200,35 +195,27 @@ class Requester:
                 return answer
             raise self._error_from_response(answer, has_cursor=has_cursor)
 
-        # Tenacity's retrying object and its call state refer to each other, and the state
-        # holds the last outcome: without letting go of it, every response (a 1,000-row
-        # page) and every error answer (its traceback, frames and response) waited for the
-        # garbage collector. 500 point reads answering 404 left 41,000 such objects, freed
-        # in one young collection on the UI thread (95 ms on a loaded machine, measured with
-        # `python -m bench ui`).
-        state: AttemptManager | None = None
+        # A plain loop, not a retry library's: tenacity's retrying object and its call
+        # state refer to each other, and the state holds the last outcome (the error, its
+        # traceback's frames, the response), so every request left a cycle for the garbage
+        # collector (500 point reads answering 404: 41,000 objects freed in one young
+        # collection on the UI thread, 95 ms on a loaded machine). Here a caught error is
+        # let go when its `except` block ends (`tests/sync/test_api_garbage.py`).
         try:
-            async for state in AsyncRetrying(
-                retry=retry_if_exception(retryable),
-                stop=stop_after_attempt(self._retry_attempts),
-                wait=wait,
-                reraise=True,
-                before_sleep=lambda rs: log.info(
-                    "retrying %s %s after %r (attempt %d)",
-                    method,
-                    path,
-                    rs.outcome.exception() if rs.outcome else None,
-                    rs.attempt_number,
-                ),
-            ):
-                with state:
+            for attempt_number in range(1, self._retry_attempts + 1):
+                try:
                     return await attempt()
+                except (RateLimited, Unavailable, _NotSent) as exc:
+                    if attempt_number == self._retry_attempts or not retryable(exc):
+                        raise
+                    delay = wait(exc, attempt_number)
+                    log.info(
+                        "retrying %s %s after %r (attempt %d)", method, path, exc, attempt_number
+                    )
+                await asyncio.sleep(delay)
         except _NotSent as exc:
             cause = exc.args[0] if exc.args and isinstance(exc.args[0], httpx.HTTPError) else None
             if cause is None:
                 raise ConnectionFailed(f"Cannot reach the server at {self.base_url}.") from exc
             raise self._network_error(cause, method, path, sent=False) from cause
-        finally:
-            if state is not None:
-                state.retry_state.outcome = None
         raise AssertionError("unreachable")  # pragma: no cover

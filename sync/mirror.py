@@ -41,11 +41,13 @@ from sync import sqlite_driver, transcripts
 from sync.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile, forget_files_of, read_cached_file, record_cached_file
+from sync.legacy_mirror import IDENTITY_KEY
 from sync.mirror_apply import ApplyResult, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
-from sync.mirror_rows import SessionRow, read_rows, row_of
+from sync.mirror_migrations import SCHEMA_VERSION
+from sync.mirror_reader import query_rows
+from sync.mirror_rows import SessionRow, row_of
 from sync.mirror_schema import (
-    SCHEMA_VERSION,
     SessionRecord,
     busy_timeout_ms,
     disk_full_error,
@@ -55,7 +57,7 @@ from sync.mirror_schema import (
     migrate,
 )
 from sync.mirror_search import SEARCH_LIMIT, SearchHit, search
-from sync.mirror_state import ETAG_KEY, IDENTITY_KEY, get_state, get_states, rebind_identity
+from sync.mirror_state import ETAG_KEY, get_state, get_states, rebind_identity
 from sync.models import Event, SessionView
 from sync.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
 from sync.transcripts import MirroredTranscript, TranscriptState
@@ -227,7 +229,7 @@ class Mirror:
     def rows(self, filter_text: str = "") -> list[SessionRow]:
         """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
         with self._reading() as conn:
-            return read_rows(conn, filter_text)
+            return query_rows(conn.exec_driver_sql, filter_text)
 
     def get(self, session_id: str) -> SessionRow | None:
         with self._reading() as conn, Session(bind=conn) as session:

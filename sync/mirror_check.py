@@ -22,8 +22,9 @@ from pathlib import Path
 
 from sync import sqlite_driver
 from sync.errors import MirrorDamaged
+from sync.mirror_migrations import SCHEMA_VERSION
 from sync.mirror_reader import open_read_only
-from sync.mirror_schema import SCHEMA_VERSION, Base, busy_timeout_ms, read_schema_version
+from sync.mirror_schema import Base, busy_timeout_ms, read_schema_version
 
 log = logging.getLogger(__name__)
 

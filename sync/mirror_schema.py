@@ -21,8 +21,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
-from sync.mirror_migrations import MIGRATIONS as MIGRATIONS
-from sync.mirror_migrations import SCHEMA_VERSION as SCHEMA_VERSION
+from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
 from sync.mirror_reader import open_read_only
 from sync.search_text import fold as search_fold
 from sync.title_filter import fold

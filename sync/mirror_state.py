@@ -18,7 +18,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 # Defined beside its SQLAlchemy-free reader; named here too for `sync.mirror`.
-from sync.legacy_mirror import IDENTITY_KEY as IDENTITY_KEY
+from sync.legacy_mirror import IDENTITY_KEY
 from sync.mirror_schema import SyncState
 
 ETAG_KEY = "sessions_first_page_etag"

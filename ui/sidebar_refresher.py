@@ -152,9 +152,9 @@ class SidebarRefresher:
         if self._source is None:
             return
         self._running = True
-        # A full read holds a fresh copy of every row (100,000 objects) until the heap policy
-        # freezes them on `rows_applied`: no full collection over them meanwhile (50 ms, in
-        # whichever thread allocates; see sync.gc_pause).
+        # A full read holds a fresh copy of every row (100,000 objects) while it runs: no
+        # full collection over them meanwhile (50 ms, in whichever thread allocates; see
+        # sync.gc_pause).
         try:
             with full_collections_deferred():
                 while True:

@@ -11,7 +11,8 @@ from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile
 from sync.mirror import Mirror
-from sync.mirror_schema import SCHEMA_VERSION, read_schema_version
+from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror_schema import read_schema_version
 from sync.models import SessionView
 
 
@@ -143,7 +144,7 @@ def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
     mirror.apply([view("ses_a", "2026-01-01T00:00:01.000000Z")])
     mirror.close()
     future_step = ("CREATE TABLE future_notes (session_id TEXT PRIMARY KEY, body TEXT)",)
-    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, future_step))
+    monkeypatch.setattr(schema, "MIGRATIONS", (*MIGRATIONS, future_step))
     for module in (schema, mirror_module):
         monkeypatch.setattr(module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     upgraded = mirror_module.Mirror.open(path)
@@ -165,7 +166,7 @@ def test_a_failed_migration_step_leaves_the_old_version(
     path = tmp_path / "m.sqlite3"
     Mirror.open(path).close()
     broken = ("CREATE TABLE ok_table (x INTEGER)", "THIS IS NOT SQL")
-    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
+    monkeypatch.setattr(schema, "MIGRATIONS", (*MIGRATIONS, broken))
     for module in (schema, mirror_module):
         monkeypatch.setattr(module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     with pytest.raises(MirrorError) as info:

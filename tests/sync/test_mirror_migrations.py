@@ -18,7 +18,8 @@ from sqlalchemy import create_engine
 
 from sync import sqlite_driver
 from sync.mirror import Mirror
-from sync.mirror_schema import SCHEMA_VERSION, SEARCH_TABLES, Base
+from sync.mirror_migrations import SCHEMA_VERSION
+from sync.mirror_schema import SEARCH_TABLES, Base
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, inspect
 
 from sync.mirror import Mirror
-from sync.mirror_schema import SCHEMA_VERSION, SEARCH_TABLES, Base
+from sync.mirror_migrations import SCHEMA_VERSION
+from sync.mirror_schema import SEARCH_TABLES, Base
 
 
 def test_the_migrations_build_exactly_the_tables_the_models_describe(tmp_path: Path) -> None:

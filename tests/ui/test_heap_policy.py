@@ -6,6 +6,8 @@ suite) one state change cost seconds of blocked loop and later tests timed out."
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,32 @@ def test_a_stopped_desktop_no_longer_collects_when_the_app_goes_inactive(
     assert run(loop, scenario()) == 0
     _go_inactive_and_back()
     assert len(collections) == 1, "the stopped window's handler is gone"
+
+
+class _Cycle:
+    """Cyclic garbage, the kind only the collector frees (a retry state, an error's frames)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_cyclic_garbage_from_before_a_refresh_is_still_collected(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    """The policy used to freeze after every sidebar refresh: whatever garbage was pending
+    then (1,000 cycles here) went to the permanent generation, and no collection could
+    free it until the application left the foreground. Freezing happens once, at start."""
+    desktop = Desktop(DesktopOptions(tmp_path / "profile", UNREACHABLE, TOKEN, 0.0))
+    try:
+        gc.disable()  # the cycles are pending when the refresh comes, as between collections
+        cycles = [_Cycle() for _ in range(1_000)]
+        refs = [weakref.ref(cycle) for cycle in cycles]
+        del cycles
+        desktop.controller.rows_applied.emit()
+        gc.enable()
+        gc.collect()
+        survivors = sum(ref() is not None for ref in refs)
+        assert survivors == 0, f"{survivors} of 1,000 cycles pinned by a freeze"
+    finally:
+        gc.enable()
+        run(loop, desktop.stop())
