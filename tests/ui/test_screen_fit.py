@@ -24,14 +24,14 @@ CHILD = """
 import json, sys
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
-app = QApplication([])
+application = QApplication([])
 from app import window_state
 from ui.main_window import MainWindow
 window = MainWindow()
 profile = Path(sys.argv[1])
 window_state.restore(window, window_state.read_state(profile))
 window.show()
-app.processEvents()
+application.processEvents()
 available = window.screen().availableGeometry()
 frame = window.frameGeometry()
 print(json.dumps({
