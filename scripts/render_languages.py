@@ -23,8 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import render_screenshots  # this folder, beside this script
 from PySide6.QtCore import QLocale
-from PySide6.QtGui import QCursor, QFont
-from PySide6.QtWidgets import QApplication
 
 from app import translations
 from app.loop import ConvergeEventLoop
@@ -34,19 +32,7 @@ KEPT = ("main_window", "settings_dialog", "delete_dialog", "offline")
 
 
 def main() -> int:
-    out = (
-        Path(sys.argv[1])
-        if len(sys.argv) > 1
-        else Path(__file__).resolve().parent.parent / "docs" / "screenshots"
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    QCursor.setPos(5000, 5000)
-    font = QFont(app.font())
-    font.setPointSizeF(10.0)
-    app.setFont(font)
+    app, out = render_screenshots.screenshot_app()
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -73,7 +59,7 @@ def main() -> int:
             finally:
                 translations.uninstall(app, installed)
     finally:
-        loop.close()
+        loop.shut_down()
     return 0
 
 

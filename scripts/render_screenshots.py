@@ -504,7 +504,9 @@ def demo_server() -> Iterator[tuple[ServerThread, Path]]:
             server.stop()
 
 
-def main() -> int:
+def screenshot_app() -> tuple[QApplication, Path]:
+    """The application every shot is taken in (10 pt, the pointer out of the way), and the
+    output folder (the first argument, else docs/screenshots), created."""
     out = (
         Path(sys.argv[1])
         if len(sys.argv) > 1
@@ -518,6 +520,11 @@ def main() -> int:
     font = QFont(app.font())
     font.setPointSizeF(10.0)
     app.setFont(font)
+    return app, out
+
+
+def main() -> int:
+    app, out = screenshot_app()
     loop = ConvergeEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -531,7 +538,7 @@ def main() -> int:
                 with demo_server() as (server, folder):
                     loop.run_until_complete(render_pane_states.render(server.url, folder, out))
     finally:
-        loop.close()
+        loop.shut_down()
     return 0
 
 
