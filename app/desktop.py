@@ -54,7 +54,7 @@ from sync.private_files import PrivateRotatingFileHandler, private_dir
 from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
-from ui.settings_dialog import ConnectionSettings
+from ui.settings_dialog import ConnectionSettings, connection_in_use
 from ui.trust_rows import token_storage_words
 from ui.where import account_label, server_label
 
@@ -282,10 +282,8 @@ class Desktop:
             )
         bundled = self.bundled is not None
         who = DEMO_PRINCIPAL if bundled else account_label(token)
-        self.controller.in_use = (
-            f"{url} as {who}"
-            + (" (the built-in demo server)" if bundled else "")
-            + f"\nprofile {self.options.profile}"
+        self.controller.in_use = connection_in_use(
+            url, who, str(self.options.profile), bundled=bundled
         )
         self.window.set_where(who, server_label(url, bundled=bundled), str(self.options.profile))
         engine_profile = Profile(

@@ -56,7 +56,7 @@ from ui.dialogs import (
 )
 from ui.main_window import MainWindow
 from ui.session_delegate import more_rect
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.settings_dialog import ConnectionSettings, SettingsDialog, connection_in_use
 from ui.shortcuts_dialog import ShortcutsDialog
 from ui.stylesheet import stylesheet
 from ui.theme import Appearance, Theme, apply_appearance
@@ -220,7 +220,7 @@ async def render(
     try:
         window.set_where("alice", host, str(profile.root))
         window.show()
-        controller.in_use = f"{url} as alice\nprofile {profile.root}"
+        controller.in_use = connection_in_use(url, "alice", str(profile.root), bundled=False)
         controller.settings = ConnectionSettings(url, TOKEN)
         controller.attach(engine, connect=False)
         await engine.reconcile()
@@ -316,7 +316,7 @@ async def render(
         demo = SettingsDialog(
             window,
             ConnectionSettings("", ""),
-            "http://127.0.0.1:8799 as alice (the built-in demo server)\nprofile /tmp/device1",
+            connection_in_use("http://127.0.0.1:8799", "alice", "/tmp/device1", bundled=True),
             demo_token=secrets.token_urlsafe(32),
         )
         await show_box(app, demo, shot("settings_demo_token"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from ui.appearance_rows import AppearanceRows
 from ui.demo_token import DemoTokenField
 from ui.language_row import LanguageRow
+from ui.plain import isolate
 from ui.theme import current_appearance
 from ui.trust_rows import TrustRows
 
@@ -41,6 +42,19 @@ class ConnectionSettings:
     server: str
     token: str
     ca_bundle: str = ""
+
+
+def connection_in_use(url: str, who: str, profile: str, *, bundled: bool) -> str:
+    """The dialog's "In use" line, in the user's language: server, account and profile (the
+    address and the folder isolated, so a right-to-left sentence keeps their own order)."""
+    url, profile = isolate(url), isolate(profile)
+    if bundled:
+        line = QCoreApplication.translate(
+            "SettingsDialog", "{0} as {1} (the built-in demo server)"
+        ).format(url, who)
+    else:
+        line = QCoreApplication.translate("SettingsDialog", "{0} as {1}").format(url, who)
+    return line + "\n" + QCoreApplication.translate("SettingsDialog", "profile {0}").format(profile)
 
 
 class SettingsDialog(QDialog):

@@ -132,3 +132,13 @@ def test_a_bulk_deletes_result_is_worded_in_german(language: str) -> None:
     assert body.startswith("✓  196 gelöscht")
     text, _body = results_summary([("Eins", True, "Gelöscht")])
     assert text == "1 Unterhaltung überall gelöscht."
+
+
+@pytest.mark.parametrize("language", ["de"], indirect=True)
+def test_the_connection_in_use_is_worded_in_german(language: str) -> None:
+    from ui.plain import isolate
+    from ui.settings_dialog import connection_in_use
+
+    text = connection_in_use("http://127.0.0.1:8799", "alice", "/home/a/p", bundled=True)
+    url, folder = isolate("http://127.0.0.1:8799"), isolate("/home/a/p")
+    assert text == f"{url} als alice (der eingebaute Demo-Server)\nProfil {folder}"

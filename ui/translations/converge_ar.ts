@@ -987,6 +987,18 @@ Last activity: {1}</source>
 <context>
     <name>SettingsDialog</name>
     <message>
+        <source>{0} as {1} (the built-in demo server)</source>
+        <translation>{0} باسم {1} (الخادم التجريبي المدمج)</translation>
+    </message>
+    <message>
+        <source>{0} as {1}</source>
+        <translation>{0} باسم {1}</translation>
+    </message>
+    <message>
+        <source>profile {0}</source>
+        <translation>الملف الشخصي {0}</translation>
+    </message>
+    <message>
         <source>Connection settings</source>
         <translation>إعدادات الاتصال</translation>
     </message>

@@ -943,6 +943,18 @@ Letzte Aktivität: {1}</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
+        <source>{0} as {1} (the built-in demo server)</source>
+        <translation>{0} als {1} (der eingebaute Demo-Server)</translation>
+    </message>
+    <message>
+        <source>{0} as {1}</source>
+        <translation>{0} als {1}</translation>
+    </message>
+    <message>
+        <source>profile {0}</source>
+        <translation>Profil {0}</translation>
+    </message>
+    <message>
         <source>Connection settings</source>
         <translation>Verbindungseinstellungen</translation>
     </message>
