@@ -34,7 +34,8 @@ CODES = frozenset(code for code, _name in LANGUAGES)
 def read_choice(profile: Path) -> str:
     """The profile's language setting: "" (the system's) or one of `CODES`."""
     try:
-        code = (profile / CHOICE_FILE).read_text(encoding="utf-8").strip()
+        with (profile / CHOICE_FILE).open("rb") as file:
+            code = file.read(16).decode("utf-8").strip()  # a code is 2 bytes: read no more
     except (OSError, UnicodeDecodeError):
         return ""
     return code if code in CODES else ""

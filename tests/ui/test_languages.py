@@ -87,6 +87,8 @@ def test_the_language_setting_is_kept_in_the_profile(tmp_path: Path) -> None:
     assert translations.locale_for("ar").language() == QLocale.Language.Arabic
     (tmp_path / translations.CHOICE_FILE).write_text("../../etc\n", encoding="utf-8")
     assert translations.read_choice(tmp_path) == ""  # anything else is the system's
+    (tmp_path / translations.CHOICE_FILE).write_bytes(b"\xff" * 1_000_000)
+    assert translations.read_choice(tmp_path) == ""  # read only as far as a code goes
 
 
 def test_the_settings_dialog_chooses_the_language(loop: ConvergeEventLoop) -> None:
