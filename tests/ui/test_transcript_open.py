@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, QPoint
 from pytestqt.qtbot import QtBot
 
-from tests.ui.test_transcript_view import long_transcript, user
+from tests.ui.test_transcript_view import LOAD_TIMEOUT_MS, long_transcript, user
 from ui.conversation_pane import ConversationPane
 
 TOTAL = 5_000
@@ -21,7 +21,7 @@ def first_rows(qtbot: QtBot, pane: ConversationPane) -> None:
 
 def loaded(qtbot: QtBot, pane: ConversationPane) -> None:
     if pane.loading:
-        with qtbot.waitSignal(pane.transcript_loaded):
+        with qtbot.waitSignal(pane.transcript_loaded, timeout=LOAD_TIMEOUT_MS):
             pass
 
 

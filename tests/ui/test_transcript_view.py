@@ -19,6 +19,10 @@ from ui.rich_text import RenderedText
 from ui.transcript_delegate import MAX_COLUMN
 from ui.transcript_model import Kind, TranscriptItem, TranscriptModel
 
+#: How long a test waits for an open of thousands of rows to finish: it is sliced over the
+#: event loop, so a loaded machine (or tracemalloc) stretches it well past pytest-qt's 5 s.
+LOAD_TIMEOUT_MS = 60_000
+
 _sequence = iter(range(1, 10_000_000))
 AT = "2026-11-30T05:14:13.123456Z"
 
@@ -52,7 +56,7 @@ def settle(qtbot: QtBot, pane: ConversationPane) -> None:
     """Let the open bring in all its rows, the view's delayed layout and the first paint run."""
     view = pane.transcript
     if pane.loading:
-        with qtbot.waitSignal(pane.transcript_loaded):
+        with qtbot.waitSignal(pane.transcript_loaded, timeout=LOAD_TIMEOUT_MS):
             pass
     qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 0)
     qtbot.wait(0)
