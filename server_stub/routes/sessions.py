@@ -24,6 +24,7 @@ from server_stub.history import (
     VERSION_OF,
     append_event,
     bump_version,
+    derived_title,
     etag_for,
     event_view,
     first_user_message,
@@ -36,6 +37,7 @@ from server_stub.history import (
     tombstone_of,
 )
 from server_stub.leases import claim
+from server_stub.legacytitles import DerivedTitles, Missing
 from server_stub.routes.common import (
     parse_cursor,
     parse_int,
@@ -131,7 +133,9 @@ async def list_sessions(request: Request) -> Response:
         # Only the first page carries an ETag; a walk's other pages skip the version read.
         version = index_version(s, who.tenant, who.principal) if known is None else known
         rows = s.connection().execute(stmt, params).all()
-        return rows, _index_views(s, rows[:limit]), version
+        views = _index_views(s, rows[:limit], st.titles)
+        assert views is not None  # a Session derives what is not remembered
+        return rows, views, version
 
     page = None
     if st.pg_reader is not None:
@@ -197,13 +201,13 @@ async def _pg_page(
     known: int | None,
 ) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
     """PostgreSQL: a page read on the loop, version first (an ETag is never newer than its
-    page); None when a legacy session needs its title derived (the thread path does that)."""
+    page); None when a legacy session's title is not remembered yet (the thread path
+    derives it, `server_stub.legacytitles`)."""
     assert st.pg_reader is not None
     version = await _pg_version(st, who) if known is None else known
     rows = cast(Sequence[_IndexRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
-    if any(row[2] == "legacy" for row in rows[:limit]):
-        return None
-    return rows, _index_views(None, rows[:limit]), version
+    views = _index_views(None, rows[:limit], st.titles)
+    return None if views is None else (rows, views, version)
 
 
 def _sqlite_page(
@@ -216,8 +220,8 @@ def _sqlite_page(
 ) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
     """SQLite: a page read on the loop through the driver's cursor (`Database.fetch_now`,
     decision 0160), version first (an ETag is never newer than its page); None when the
-    database is locked at that instant or a legacy session needs its title derived (the
-    Session path does both: a worker thread, `first_user_message`)."""
+    database is locked at that instant or a legacy session's title is not remembered yet
+    (the Session path does both: a worker thread, `server_stub.legacytitles`)."""
     statements = []
     if known is None:
         version_sql, version_defaults = _sqlite_sql(VERSION_OF)
@@ -229,11 +233,12 @@ def _sqlite_page(
     except LockedNow:
         return None
     rows = cast(Sequence[_IndexRow], results[-1])
-    if any(row[2] == "legacy" for row in rows[:limit]):
+    views = _index_views(None, rows[:limit], st.titles)
+    if views is None:
         return None
     if known is None:
         known = int(results[0][0][0] or 0) if results[0] else 0
-    return rows, _index_views(None, rows[:limit]), known
+    return rows, views, known
 
 
 @functools.cache
@@ -293,15 +298,22 @@ _NEXT_PAGE = (
 _IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
 
 
-def _index_views(s: Session | None, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
+def _index_views(
+    s: Session | None, rows: Sequence[_IndexRow], titles: DerivedTitles
+) -> list[dict[str, Any]] | None:
     """SessionViews (the shape of `history.session_view`) of `_INDEX_COLUMNS` rows; a legacy
-    session's title is derived from its first user message, as on every read path."""
+    session's title is derived from its first user message, as on every read path, and
+    remembered (`server_stub.legacytitles`). Without a Session (a direct read on the loop)
+    only remembered titles can be used: None when one is missing."""
     views = []
     for sid, title, title_state, created_at, updated_at, active_run_id, last_run_id in rows:
         if title_state == "legacy":
-            assert s is not None, "a legacy title is derived on the thread path"
-            message = first_user_message(s, sid)
-            title = title_from_message(message) if message else None
+            known = titles.get(sid)
+            if isinstance(known, Missing):
+                if s is None:
+                    return None
+                known = derived_title(s, sid, titles)
+            title = known
         views.append(
             {
                 "id": sid,
@@ -436,7 +448,7 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
             row = s.get(SessionRow, session_id)
             if owned(row, who.tenant, who.principal):
                 assert row is not None
-                return session_views(s, [row])[0]
+                return session_views(s, [row], st.titles)[0]
             # The tombstone is read for a foreign live session too, so that its 404 costs
             # the same statements as a missing id's (issue 16: the time told them apart).
             tomb = tombstone_of(s, session_id)
@@ -458,6 +470,8 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
 async def delete_session(session_id: str, request: Request, st: StateDep) -> Response:
     who = st.tokens.require(request, "session.write")
     outcome = await st.run(lambda: purge.delete_session(st.db, who, session_id))
+    if outcome.kind == "deleted":
+        st.titles.drop(session_id)  # nothing of a deleted conversation is kept (§9.2)
     if outcome.kind == "not_found":
         raise _plain_404()
     if outcome.kind == "active":
