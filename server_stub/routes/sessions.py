@@ -555,39 +555,53 @@ async def list_events(session_id: str, request: Request, st: StateDep) -> Respon
     after = parse_int(request, "after", 0, 0, 2**62)
     limit = parse_limit(request, 200, 1000)
 
-    def work() -> dict[str, Any]:
-        # Plain rows, in one read transaction: the ORM's `get` of the session and its event
-        # objects were most of this route's time (issue 20 item 5: a pass reads one page
-        # per moved conversation, so 50 devices read each one 50 times).
-        with st.db.read() as s:
-            conn = s.connection()
+    def work(s: Session) -> dict[str, Any]:
+        # Plain rows (the ORM's `get` of the session and its event objects were most of this
+        # route's time, issue 20 item 5), read by `st.read`: on SQLite on the loop, where
+        # each statement is its own snapshot. So the page is read with the ownership in the
+        # same statement (events of a session the caller owns at that instant); only an
+        # empty page asks whether the session is the caller's, and a foreign id and a
+        # missing one run the same two statements (issue 16).
+        conn = s.connection()
+        params = {
+            "sid": session_id,
+            "tenant": who.tenant,
+            "principal": who.principal,
+            "after": sequence_after(after or 0),
+            "limit": limit,
+        }
+        rows = conn.execute(_OWNED_EVENTS_PAGE, params).all()
+        if not rows:
             owner = conn.execute(_SESSION_OWNER, {"sid": session_id}).first()
             if owner is None or (owner[0], owner[1]) != (who.tenant, who.principal):
                 raise _plain_404()
-            params = {"sid": session_id, "after": sequence_after(after or 0), "limit": limit}
-            rows = conn.execute(_EVENTS_PAGE, params).all()
-            next_after = rows[-1][2] if len(rows) == limit else None
-            items = [
-                {
-                    "session_id": sid,
-                    "run_id": run_id,
-                    "sequence": sequence,
-                    "type": type_,
-                    "created_at": created_at,
-                    "data": data,
-                }
-                for sid, run_id, sequence, type_, created_at, data in rows
-            ]
-            return {"items": items, "next_after": next_after}
+        items = [
+            {
+                "session_id": sid,
+                "run_id": run_id,
+                "sequence": sequence,
+                "type": type_,
+                "created_at": created_at,
+                "data": data,
+            }
+            for sid, run_id, sequence, type_, created_at, data in rows
+        ]
+        next_after = rows[-1][2] if len(rows) == limit else None
+        return {"items": items, "next_after": next_after}
 
-    return JSONResponse(await st.run(work))
+    return JSONResponse(await st.read(work))
+
+
+async def events_of(session_id: str, request: Request) -> Response:
+    """`list_events` for `server_stub.indexpath`, which serves it without the router."""
+    return await list_events(session_id, request, get_state(request))
 
 
 # The events route's two statements, built once (the shape of `history.event_view`).
 _SESSION_OWNER = select(SessionRow.tenant, SessionRow.principal).where(
     SessionRow.id == bindparam("sid")
 )
-_EVENTS_PAGE = (
+_OWNED_EVENTS_PAGE = (
     select(
         EventRow.session_id,
         EventRow.run_id,
@@ -596,7 +610,13 @@ _EVENTS_PAGE = (
         EventRow.created_at,
         EventRow.data,
     )
-    .where(EventRow.session_id == bindparam("sid"), EventRow.sequence > bindparam("after"))
+    .join(SessionRow, SessionRow.id == EventRow.session_id)
+    .where(
+        EventRow.session_id == bindparam("sid"),
+        SessionRow.tenant == bindparam("tenant"),
+        SessionRow.principal == bindparam("principal"),
+        EventRow.sequence > bindparam("after"),
+    )
     .order_by(EventRow.sequence)
     .limit(bindparam("limit"))
 )

@@ -10,50 +10,21 @@ them, so a page read directly executes none there.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Engine, event
 
 from server_stub.state import AppState
 from tests.conftest import LiveServer
 from tests.server.conftest import message
-from tests.server.test_equal_cost_404s import QUIET
+from tests.server.test_equal_cost_404s import QUIET, _Statements
 
 
 @pytest.fixture
 def live_server(start_server: Callable[..., LiveServer]) -> LiveServer:
     """A server whose background loops stay quiet during the test."""
     return start_server(**QUIET)
-
-
-class _Statements:
-    """Every statement the server's engines execute (the loop's `read_now` included)."""
-
-    def __init__(self, server: LiveServer) -> None:
-        db = _state(server).db
-        quick: Engine | None = db._quick  # the loop's engine (SQLite)
-        self.engines = [db.engine] + ([] if quick is None else [quick])
-        self.seen: list[str] = []
-        self._lock = threading.Lock()
-        for engine in self.engines:
-            event.listen(engine, "before_cursor_execute", self._record)
-
-    def _record(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        with self._lock:
-            self.seen.append(statement)
-
-    def take(self) -> list[str]:
-        with self._lock:
-            taken, self.seen = self.seen, []
-        return taken
-
-    def close(self) -> None:
-        for engine in self.engines:
-            event.remove(engine, "before_cursor_execute", self._record)
 
 
 @pytest.fixture
