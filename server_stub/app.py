@@ -48,7 +48,7 @@ from server_stub.ratelog import RepeatLog, flush_every
 from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router, route_templates
 from server_stub.routes.runs import read_after
-from server_stub.routes.sessions import list_sessions
+from server_stub.routes.sessions import events_of, list_sessions
 from server_stub.scrub import Scrubber
 from server_stub.singleprocess import SqliteProcessLock, sqlite_path
 from server_stub.state import AppState, RequestThreads
@@ -161,7 +161,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     if settings.control:
         app.include_router(control.router)
     # Added first, so innermost: every check below still runs before it (`indexpath`).
-    app.add_middleware(IndexPathMiddleware, endpoint=list_sessions)
+    app.add_middleware(IndexPathMiddleware, endpoint=list_sessions, events=events_of)
     app.add_middleware(BodyLimitMiddleware, deadline=settings.body_timeout)
     app.add_middleware(RateLimitMiddleware, settings=settings)  # outside: refuses unread
     # Just inside the Host check: a rebinding page never reads /metrics (`observe`).

@@ -110,7 +110,7 @@ async def create_history(request: Request, st: StateDep) -> Response:
                     row.title_state = "stored"
             row.updated_at = base
             bump_version(s, who.tenant, who.principal)
-            return session_views(s, [row])[0]
+            return session_views(s, [row], st.titles)[0]
 
     return JSONResponse(await st.run(work), status_code=201)
 

@@ -29,6 +29,7 @@ from server_stub.db.models import (
     RunRow,
     SessionRow,
 )
+from server_stub.legacytitles import DerivedTitles, Missing
 from server_stub.titles import title_from_message
 
 ACTIVE_STATUSES = frozenset({"queued", "running", "waiting_for_approval"})
@@ -171,14 +172,28 @@ def first_user_message(s: Session, session_id: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def derived_titles(s: Session, sessions: list[SessionRow]) -> dict[str, str | None]:
+def derived_title(s: Session, session_id: str, titles: DerivedTitles | None = None) -> str | None:
+    """A legacy session's title, derived from its immutable first user message (the title
+    rule); remembered in `titles` once that message exists (`server_stub.legacytitles`)."""
+    if titles is not None:
+        known = titles.get(session_id)
+        if not isinstance(known, Missing):
+            return known
+        titles.derivations += 1
+    message = first_user_message(s, session_id)
+    title = title_from_message(message) if message else None
+    if titles is not None and message is not None:
+        titles.put(session_id, title)
+    return title
+
+
+def derived_titles(
+    s: Session, sessions: list[SessionRow], titles: DerivedTitles | None = None
+) -> dict[str, str | None]:
     """Titles for legacy sessions, derived from their immutable first user message."""
-    result: dict[str, str | None] = {}
-    for row in sessions:
-        if row.title_state == "legacy":
-            message = first_user_message(s, row.id)
-            result[row.id] = title_from_message(message) if message else None
-    return result
+    return {
+        row.id: derived_title(s, row.id, titles) for row in sessions if row.title_state == "legacy"
+    }
 
 
 def session_view(row: SessionRow, title: str | None = None) -> dict[str, Any]:
@@ -193,9 +208,11 @@ def session_view(row: SessionRow, title: str | None = None) -> dict[str, Any]:
     }
 
 
-def session_views(s: Session, rows: list[SessionRow]) -> list[dict[str, Any]]:
+def session_views(
+    s: Session, rows: list[SessionRow], titles: DerivedTitles | None = None
+) -> list[dict[str, Any]]:
     """SessionViews of several rows, deriving legacy titles."""
-    derived = derived_titles(s, rows)
+    derived = derived_titles(s, rows, titles)
     return [session_view(r, derived.get(r.id)) for r in rows]
 
 

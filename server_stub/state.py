@@ -20,6 +20,7 @@ from server_stub.db.pgloop import PgLoopReader
 from server_stub.feeds import RunFeeds
 from server_stub.indexlease import IndexLease
 from server_stub.indexversions import IndexVersions
+from server_stub.legacytitles import DerivedTitles
 from server_stub.metrics import Metrics
 from server_stub.notifier import RunNotifier
 from server_stub.objectstore import ObjectStore
@@ -85,6 +86,8 @@ class AppState:
     lease: IndexLease | None = None
     #: The request threads, shared with `feeds` (which was given `threads.run`).
     threads: RequestThreads = field(default_factory=RequestThreads)
+    #: Legacy sessions' derived titles remembered by this process (`legacytitles`).
+    titles: DerivedTitles = field(default_factory=DerivedTitles)
     #: The app's metrics (`server_stub.metrics`), bound to this state by the lifespan.
     metrics: Metrics = field(default_factory=Metrics)
     extra: dict[str, object] = field(default_factory=dict)

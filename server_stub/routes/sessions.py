@@ -24,8 +24,8 @@ from server_stub.history import (
     VERSION_OF,
     append_event,
     bump_version,
+    derived_title,
     etag_for,
-    event_view,
     first_user_message,
     index_version,
     lock_session,
@@ -36,6 +36,7 @@ from server_stub.history import (
     tombstone_of,
 )
 from server_stub.leases import claim
+from server_stub.legacytitles import DerivedTitles, Missing
 from server_stub.routes.common import (
     parse_cursor,
     parse_int,
@@ -131,7 +132,9 @@ async def list_sessions(request: Request) -> Response:
         # Only the first page carries an ETag; a walk's other pages skip the version read.
         version = index_version(s, who.tenant, who.principal) if known is None else known
         rows = s.connection().execute(stmt, params).all()
-        return rows, _index_views(s, rows[:limit]), version
+        views = _index_views(s, rows[:limit], st.titles)
+        assert views is not None  # a Session derives what is not remembered
+        return rows, views, version
 
     page = None
     if st.pg_reader is not None:
@@ -197,13 +200,13 @@ async def _pg_page(
     known: int | None,
 ) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
     """PostgreSQL: a page read on the loop, version first (an ETag is never newer than its
-    page); None when a legacy session needs its title derived (the thread path does that)."""
+    page); None when a legacy session's title is not remembered yet (the thread path
+    derives it, `server_stub.legacytitles`)."""
     assert st.pg_reader is not None
     version = await _pg_version(st, who) if known is None else known
     rows = cast(Sequence[_IndexRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
-    if any(row[2] == "legacy" for row in rows[:limit]):
-        return None
-    return rows, _index_views(None, rows[:limit]), version
+    views = _index_views(None, rows[:limit], st.titles)
+    return None if views is None else (rows, views, version)
 
 
 def _sqlite_page(
@@ -216,8 +219,8 @@ def _sqlite_page(
 ) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
     """SQLite: a page read on the loop through the driver's cursor (`Database.fetch_now`,
     decision 0160), version first (an ETag is never newer than its page); None when the
-    database is locked at that instant or a legacy session needs its title derived (the
-    Session path does both: a worker thread, `first_user_message`)."""
+    database is locked at that instant or a legacy session's title is not remembered yet
+    (the Session path does both: a worker thread, `server_stub.legacytitles`)."""
     statements = []
     if known is None:
         version_sql, version_defaults = _sqlite_sql(VERSION_OF)
@@ -229,11 +232,12 @@ def _sqlite_page(
     except LockedNow:
         return None
     rows = cast(Sequence[_IndexRow], results[-1])
-    if any(row[2] == "legacy" for row in rows[:limit]):
+    views = _index_views(None, rows[:limit], st.titles)
+    if views is None:
         return None
     if known is None:
         known = int(results[0][0][0] or 0) if results[0] else 0
-    return rows, _index_views(None, rows[:limit]), known
+    return rows, views, known
 
 
 @functools.cache
@@ -293,15 +297,22 @@ _NEXT_PAGE = (
 _IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
 
 
-def _index_views(s: Session | None, rows: Sequence[_IndexRow]) -> list[dict[str, Any]]:
+def _index_views(
+    s: Session | None, rows: Sequence[_IndexRow], titles: DerivedTitles
+) -> list[dict[str, Any]] | None:
     """SessionViews (the shape of `history.session_view`) of `_INDEX_COLUMNS` rows; a legacy
-    session's title is derived from its first user message, as on every read path."""
+    session's title is derived from its first user message, as on every read path, and
+    remembered (`server_stub.legacytitles`). Without a Session (a direct read on the loop)
+    only remembered titles can be used: None when one is missing."""
     views = []
     for sid, title, title_state, created_at, updated_at, active_run_id, last_run_id in rows:
         if title_state == "legacy":
-            assert s is not None, "a legacy title is derived on the thread path"
-            message = first_user_message(s, sid)
-            title = title_from_message(message) if message else None
+            known = titles.get(sid)
+            if isinstance(known, Missing):
+                if s is None:
+                    return None
+                known = derived_title(s, sid, titles)
+            title = known
         views.append(
             {
                 "id": sid,
@@ -436,7 +447,7 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
             row = s.get(SessionRow, session_id)
             if owned(row, who.tenant, who.principal):
                 assert row is not None
-                return session_views(s, [row])[0]
+                return session_views(s, [row], st.titles)[0]
             # The tombstone is read for a foreign live session too, so that its 404 costs
             # the same statements as a missing id's (issue 16: the time told them apart).
             tomb = tombstone_of(s, session_id)
@@ -458,6 +469,8 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
 async def delete_session(session_id: str, request: Request, st: StateDep) -> Response:
     who = st.tokens.require(request, "session.write")
     outcome = await st.run(lambda: purge.delete_session(st.db, who, session_id))
+    if outcome.kind == "deleted":
+        st.titles.drop(session_id)  # nothing of a deleted conversation is kept (§9.2)
     if outcome.kind == "not_found":
         raise _plain_404()
     if outcome.kind == "active":
@@ -542,23 +555,68 @@ async def list_events(session_id: str, request: Request, st: StateDep) -> Respon
     after = parse_int(request, "after", 0, 0, 2**62)
     limit = parse_limit(request, 200, 1000)
 
-    def work() -> dict[str, Any]:
-        with st.db.read() as s:
-            row = s.get(SessionRow, session_id)
-            if not owned(row, who.tenant, who.principal):
+    def work(s: Session) -> dict[str, Any]:
+        # Plain rows (the ORM's `get` of the session and its event objects were most of this
+        # route's time, issue 20 item 5), read by `st.read`: on SQLite on the loop, where
+        # each statement is its own snapshot. So the page is read with the ownership in the
+        # same statement (events of a session the caller owns at that instant); only an
+        # empty page asks whether the session is the caller's, and a foreign id and a
+        # missing one run the same two statements (issue 16).
+        conn = s.connection()
+        params = {
+            "sid": session_id,
+            "tenant": who.tenant,
+            "principal": who.principal,
+            "after": sequence_after(after or 0),
+            "limit": limit,
+        }
+        rows = conn.execute(_OWNED_EVENTS_PAGE, params).all()
+        if not rows:
+            owner = conn.execute(_SESSION_OWNER, {"sid": session_id}).first()
+            if owner is None or (owner[0], owner[1]) != (who.tenant, who.principal):
                 raise _plain_404()
-            rows = list(
-                s.scalars(
-                    select(EventRow)
-                    .where(
-                        EventRow.session_id == session_id,
-                        EventRow.sequence > sequence_after(after or 0),
-                    )
-                    .order_by(EventRow.sequence)
-                    .limit(limit)
-                )
-            )
-            next_after = rows[-1].sequence if len(rows) == limit else None
-            return {"items": [event_view(e) for e in rows], "next_after": next_after}
+        items = [
+            {
+                "session_id": sid,
+                "run_id": run_id,
+                "sequence": sequence,
+                "type": type_,
+                "created_at": created_at,
+                "data": data,
+            }
+            for sid, run_id, sequence, type_, created_at, data in rows
+        ]
+        next_after = rows[-1][2] if len(rows) == limit else None
+        return {"items": items, "next_after": next_after}
 
-    return JSONResponse(await st.run(work))
+    return JSONResponse(await st.read(work))
+
+
+async def events_of(session_id: str, request: Request) -> Response:
+    """`list_events` for `server_stub.indexpath`, which serves it without the router."""
+    return await list_events(session_id, request, get_state(request))
+
+
+# The events route's two statements, built once (the shape of `history.event_view`).
+_SESSION_OWNER = select(SessionRow.tenant, SessionRow.principal).where(
+    SessionRow.id == bindparam("sid")
+)
+_OWNED_EVENTS_PAGE = (
+    select(
+        EventRow.session_id,
+        EventRow.run_id,
+        EventRow.sequence,
+        EventRow.type,
+        EventRow.created_at,
+        EventRow.data,
+    )
+    .join(SessionRow, SessionRow.id == EventRow.session_id)
+    .where(
+        EventRow.session_id == bindparam("sid"),
+        SessionRow.tenant == bindparam("tenant"),
+        SessionRow.principal == bindparam("principal"),
+        EventRow.sequence > bindparam("after"),
+    )
+    .order_by(EventRow.sequence)
+    .limit(bindparam("limit"))
+)

@@ -36,15 +36,18 @@ def live_server(start_server: Callable[..., LiveServer]) -> LiveServer:
 
 
 class _Statements:
-    """Every statement the server's engine executes while `recording` is set."""
+    """Every statement the server's engines execute while `recording` is set."""
 
     def __init__(self, server: LiveServer) -> None:
         state = server.thread.app.state.converge
         assert isinstance(state, AppState)
-        self.engine = state.db.engine
+        # The worker threads' engine and, on SQLite, the loop's (`Database.read_now`).
+        quick = state.db._quick
+        self.engines = [state.db.engine] + ([] if quick is None else [quick])
         self.seen: list[str] = []
         self._lock = threading.Lock()
-        event.listen(self.engine, "before_cursor_execute", self._record)
+        for engine in self.engines:
+            event.listen(engine, "before_cursor_execute", self._record)
 
     def _record(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         with self._lock:
@@ -56,7 +59,8 @@ class _Statements:
         return taken
 
     def close(self) -> None:
-        event.remove(self.engine, "before_cursor_execute", self._record)
+        for engine in self.engines:
+            event.remove(engine, "before_cursor_execute", self._record)
 
 
 @pytest.fixture
