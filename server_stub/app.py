@@ -47,8 +47,9 @@ from server_stub.ratelimit import RateLimitMiddleware
 from server_stub.ratelog import RepeatLog, flush_every
 from server_stub.recall import backfill as backfill_recall_index
 from server_stub.routes import api_router, route_templates
+from server_stub.routes.events import events_of
 from server_stub.routes.runs import read_after
-from server_stub.routes.sessions import events_of, list_sessions
+from server_stub.routes.sessions import list_sessions
 from server_stub.scrub import Scrubber
 from server_stub.singleprocess import SqliteProcessLock, sqlite_path
 from server_stub.state import AppState, RequestThreads

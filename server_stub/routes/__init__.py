@@ -8,9 +8,18 @@ PREFIX = "/v1"
 
 
 def _routers() -> list[APIRouter]:
-    from server_stub.routes import approvals, artifacts, knowledge, memories, runs, sessions, skills
+    from server_stub.routes import (
+        approvals,
+        artifacts,
+        events,
+        knowledge,
+        memories,
+        runs,
+        sessions,
+        skills,
+    )
 
-    modules = (sessions, runs, approvals, artifacts, memories, knowledge, skills)
+    modules = (sessions, events, runs, approvals, artifacts, memories, knowledge, skills)
     return [module.router for module in modules]
 
 

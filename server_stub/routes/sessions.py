@@ -1,4 +1,5 @@
-"""Routes 1–6: the session index, sessions, their deletion, run start and event pages."""
+"""Routes 1–5: the session index, sessions, their deletion and run start (the event pages,
+route 6, are `server_stub.routes.events`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from server_stub import clock, ids, purge, schemas
 from server_stub.auth import Principal
 from server_stub.cursors import Position
 from server_stub.db.engine import LockedNow
-from server_stub.db.models import EventRow, RunRow, SessionRow
+from server_stub.db.models import RunRow, SessionRow
 from server_stub.errors import ApiError, invalid_state, not_found
 from server_stub.history import (
     VERSION_OF,
@@ -39,10 +40,8 @@ from server_stub.leases import claim
 from server_stub.legacytitles import DerivedTitles, Missing
 from server_stub.routes.common import (
     parse_cursor,
-    parse_int,
     parse_limit,
     read_json_object,
-    sequence_after,
     validate_message,
 )
 from server_stub.state import AppState, get_state
@@ -55,7 +54,7 @@ StateDep = Annotated[AppState, Depends(get_state)]
 SESSION_NOT_FOUND = "session not found"
 
 
-def _plain_404() -> ApiError:
+def plain_404() -> ApiError:
     return not_found(SESSION_NOT_FOUND)
 
 
@@ -454,7 +453,7 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
             mine = tomb is not None and (tomb.tenant, tomb.principal) == (who.tenant, who.principal)
             if row is None and mine:
                 raise ApiError(404, SESSION_NOT_FOUND, {"reason": "deleted"})
-            raise _plain_404()
+            raise plain_404()
 
     return JSONResponse(await st.run(work))
 
@@ -472,7 +471,7 @@ async def delete_session(session_id: str, request: Request, st: StateDep) -> Res
     if outcome.kind == "deleted":
         st.titles.drop(session_id)  # nothing of a deleted conversation is kept (§9.2)
     if outcome.kind == "not_found":
-        raise _plain_404()
+        raise plain_404()
     if outcome.kind == "active":
         raise invalid_state(
             "a run is active in this session",
@@ -503,7 +502,7 @@ async def start_run(session_id: str, request: Request, st: StateDep) -> Response
         with st.db.write() as s:
             row = lock_session(s, session_id)
             if not owned(row, who.tenant, who.principal):
-                raise _plain_404()
+                raise plain_404()
             assert row is not None
             if row.active_run_id is not None:
                 raise invalid_state(
@@ -541,82 +540,3 @@ async def start_run(session_id: str, request: Request, st: StateDep) -> Response
     view = await st.run(work)
     st.agents.start(view["id"])
     return JSONResponse(view, status_code=202)
-
-
-@router.get(
-    "/sessions/{session_id}/events",
-    response_model=schemas.EventPage,
-    responses=schemas.errors(400, 401, 403, 404),
-    openapi_extra=schemas.parameters(schemas.AFTER, schemas.limit(200, 1000)),
-    summary="Page through a session's events by sequence",
-)
-async def list_events(session_id: str, request: Request, st: StateDep) -> Response:
-    who = st.tokens.require(request, "run.read")
-    after = parse_int(request, "after", 0, 0, 2**62)
-    limit = parse_limit(request, 200, 1000)
-
-    def work(s: Session) -> dict[str, Any]:
-        # Plain rows (the ORM's `get` of the session and its event objects were most of this
-        # route's time, issue 20 item 5), read by `st.read`: on SQLite on the loop, where
-        # each statement is its own snapshot. So the page is read with the ownership in the
-        # same statement (events of a session the caller owns at that instant); only an
-        # empty page asks whether the session is the caller's, and a foreign id and a
-        # missing one run the same two statements (issue 16).
-        conn = s.connection()
-        params = {
-            "sid": session_id,
-            "tenant": who.tenant,
-            "principal": who.principal,
-            "after": sequence_after(after or 0),
-            "limit": limit,
-        }
-        rows = conn.execute(_OWNED_EVENTS_PAGE, params).all()
-        if not rows:
-            owner = conn.execute(_SESSION_OWNER, {"sid": session_id}).first()
-            if owner is None or (owner[0], owner[1]) != (who.tenant, who.principal):
-                raise _plain_404()
-        items = [
-            {
-                "session_id": sid,
-                "run_id": run_id,
-                "sequence": sequence,
-                "type": type_,
-                "created_at": created_at,
-                "data": data,
-            }
-            for sid, run_id, sequence, type_, created_at, data in rows
-        ]
-        next_after = rows[-1][2] if len(rows) == limit else None
-        return {"items": items, "next_after": next_after}
-
-    return JSONResponse(await st.read(work))
-
-
-async def events_of(session_id: str, request: Request) -> Response:
-    """`list_events` for `server_stub.indexpath`, which serves it without the router."""
-    return await list_events(session_id, request, get_state(request))
-
-
-# The events route's two statements, built once (the shape of `history.event_view`).
-_SESSION_OWNER = select(SessionRow.tenant, SessionRow.principal).where(
-    SessionRow.id == bindparam("sid")
-)
-_OWNED_EVENTS_PAGE = (
-    select(
-        EventRow.session_id,
-        EventRow.run_id,
-        EventRow.sequence,
-        EventRow.type,
-        EventRow.created_at,
-        EventRow.data,
-    )
-    .join(SessionRow, SessionRow.id == EventRow.session_id)
-    .where(
-        EventRow.session_id == bindparam("sid"),
-        SessionRow.tenant == bindparam("tenant"),
-        SessionRow.principal == bindparam("principal"),
-        EventRow.sequence > bindparam("after"),
-    )
-    .order_by(EventRow.sequence)
-    .limit(bindparam("limit"))
-)
