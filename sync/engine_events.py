@@ -93,9 +93,9 @@ class StatusChanged:
 @dataclass(frozen=True)
 class TranscriptChanged:
     """Events were added to these conversations' mirrored transcripts (the content phase,
-    `SyncEngine.refresh_transcript`): a pane showing one re-reads it with
-    `SyncEngine.mirrored_transcript`. A transcript removed with its row comes as
-    `IndexChanged.removed`; an evicted one changes nothing a pane shows."""
+    `SyncEngine.refresh_transcript`): a pane showing one pulls the events after the last
+    sequence it shows with `SyncEngine.mirrored_transcript`. A transcript removed with its
+    row comes as `IndexChanged.removed`; an evicted one changes nothing a pane shows."""
 
     session_ids: tuple[str, ...]
 

@@ -93,6 +93,7 @@ class SidebarRefresher:
         self._source = source
         self._changes = changes
         self.shown_seq = None
+        self._heard = 0
         self._full = True
 
     def set_filter(self, text: str) -> None:
