@@ -45,7 +45,7 @@ class SessionRecord(Base):
     active_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
     synced_at: Mapped[float] = mapped_column(default=0.0)
-    #: The change sequence of the write that last wrote the row (`sync.mirror_changes`).
+    #: The change sequence of the write that last wrote the row (`sync.mirror_apply`).
     change_seq: Mapped[int] = mapped_column(Integer, default=0, index=True)
 
     __table_args__ = (Index("ix_sessions_order", updated_at.desc(), id.desc()),)
