@@ -40,24 +40,26 @@ from sync.models import SessionView
 class Source(Enum):
     """Where an observation of a device's mirror came from."""
 
-    INSERTED = "inserted"  # an IndexChanged event listed the id as inserted
-    UPDATED = "updated"  # ... as updated
+    INSERTED = "inserted"  # a pull of the device's mirror found the id new to its view
+    UPDATED = "updated"  # ... changed in it
     PRUNED = "pruned"  # a reconcile pass removed it (point read answered 404)
     DELETED = "deleted"  # the device's own server-first delete removed it (204/404)
     REFRESHED_AWAY = "refreshed_away"  # a single-row refresh got 404 and removed it
+    REMOVED = "removed"  # a pull found it removed before the write's event told why
     SAMPLE = "sample"  # the harness read the mirror
 
     @property
     def is_removal(self) -> bool:
-        return self in (Source.PRUNED, Source.DELETED, Source.REFRESHED_AWAY)
+        return self in (Source.PRUNED, Source.DELETED, Source.REFRESHED_AWAY, Source.REMOVED)
 
 
 @dataclass(frozen=True)
 class Observation:
     """What one device's mirror showed about one session at one moment.
 
-    `seq` orders observations of the whole run (a sample takes its number before it reads
-    the mirror, an event when it is emitted after the write), `at` is `time.monotonic()`.
+    `seq` orders observations of the whole run (a sample or a pull of what changed takes
+    its number before it reads the mirror, one read at a time per device), `at` is
+    `time.monotonic()`.
     """
 
     seq: int

@@ -6,15 +6,18 @@ watches a device in two ways: the engine's `IndexChanged` events (what was inser
 updated, pruned, deleted, and when) and samples of the mirror, both turned into
 `qa_checker.Observation`s; its HTTP traffic is counted by a wrapping transport.
 
-Events are numbered in the order they are emitted, and that is the order their mirror writes
-committed: the engine announces every write through `sync.index_writer.IndexWriter`, and
-`IndexChanged.seq` (the mirror's commit sequence) strictly increases per engine. The device
-checks it, so a misordered event (which would fake a "reappeared" violation) is logged as a
-harness-level error rather than silently recorded.
+A device's view is its mirror at a change sequence (decision 0209), as the window's
+sidebar is: on an `IndexChanged` with a larger number than the view's, the device pulls
+what changed since (`SyncEngine.changes_since`) and records each changed row as present and
+each removed id as absent, in the mirror's order, whatever the order the events came in.
+Pulls and samples read the mirror one at a time, each numbered before its read, so the
+observations' order is the order of the mirror states they read. The events still say why
+a row left (a pass's prune, the device's own delete) and what a pass cost.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import time
@@ -28,6 +31,7 @@ import httpx
 from qa.checker import Observation, RowKey, Source
 from qa.proxy import proxied_transport
 from sync.engine import EngineEvent, IndexChanged, SyncEngine
+from sync.models import SessionView
 from sync.profile import Profile
 from sync.reconcile import TriggerReason
 
@@ -132,7 +136,7 @@ class Recorder:
         self.point_reads = 0  # mirror rows the walk missed, read one by one
         self.rescued = 0  # ... that answered 200: they moved during the walk, kept
         self.kept = 0  # ... whose point read was inconclusive, kept
-        self.misordered = 0  # IndexChanged events older than one already recorded (never)
+        self.pulls = 0  # reads of what changed in a device's mirror since its view
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -191,7 +195,14 @@ class Device:
         self._unsubscribe: Any = None
         self.reopened = 0
         self._sampled: dict[str, bool] = {}
-        self._last_seq = 0  # the open engine's last IndexChanged.seq
+        # The view: the mirror's change sequence it shows (None: read whole next) and its
+        # ids; kept across a reopen (the same mirror file).
+        self._view_seq: int | None = None
+        self._view: set[str] = set()
+        self._heard = 0  # the largest IndexChanged.seq heard
+        self._why: dict[str, Source] = {}  # removals an event explained, until pulled
+        self._reading = asyncio.Lock()  # pulls and samples read one at a time
+        self._puller: asyncio.Task[None] | None = None
         self.wakes: list[float] = []  # its watch's 200s, when their heads arrived
 
     @property
@@ -211,7 +222,6 @@ class Device:
             page_limit=self.page_limit,
         )
         self._engine = engine
-        self._last_seq = 0  # a new engine and mirror object: a new commit sequence
         self._unsubscribe = engine.subscribe(self._on_event)
         engine.start_timer(self.interval)
         engine.trigger(TriggerReason.CONNECT)
@@ -231,6 +241,10 @@ class Device:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        puller, self._puller = self._puller, None
+        if puller is not None:
+            puller.cancel()
+            await asyncio.gather(puller, return_exceptions=True)
         await engine.close()
 
     async def reopen(self) -> None:
@@ -242,29 +256,52 @@ class Device:
     def _on_event(self, event: EngineEvent) -> None:
         if not isinstance(event, IndexChanged):
             return
-        if event.seq <= self._last_seq:
-            self.recorder.misordered += 1
-            log.error(
-                "device %d: IndexChanged seq %d after %d (out of commit order)",
-                self.index,
-                event.seq,
-                self._last_seq,
-            )
-        self._last_seq = max(self._last_seq, event.seq)
         report = event.report
         if report is not None:
             point_reads = max(0, report.requests - report.pages)
             self.recorder.point_reads += point_reads
             self.recorder.kept += len(report.kept)
             self.recorder.rescued += max(0, point_reads - len(report.pruned) - len(report.kept))
-        for sid in event.inserted:
-            self.recorder.observe(self.index, sid, True, Source.INSERTED)
-        for sid in event.updated:
-            self.recorder.observe(self.index, sid, True, Source.UPDATED)
         # A pass reports its prunes; the delete service and single-row refreshes do not.
         removal = Source.PRUNED if event.report is not None else Source.DELETED
         for sid in event.removed:
-            self.recorder.observe(self.index, sid, False, removal)
+            self._why[sid] = removal
+        self._heard = max(self._heard, event.seq)
+        if self._puller is None and (self._view_seq is None or event.seq > self._view_seq):
+            self._puller = asyncio.ensure_future(self._pull())
+
+    async def _pull(self) -> None:
+        """Bring the view up to the largest number heard (events meanwhile: once more)."""
+        try:
+            while self._view_seq is None or self._heard > self._view_seq:
+                async with self._reading:
+                    seq, at = self.recorder.next_seq(), time.monotonic()
+                    changes = await self.engine.changes_since(self._view_seq)
+                self.recorder.pulls += 1
+                self._record(changes.rows, changes.removed, changes.whole, seq, at)
+                self._view_seq = changes.seq
+        except Exception:
+            log.exception("device %d: reading its mirror's changes failed", self.index)
+        finally:
+            self._puller = None
+
+    def _record(
+        self, rows: list[SessionView], removed: list[str], whole: bool, seq: int, at: float
+    ) -> None:
+        ids = {row.id for row in rows}
+        if whole:
+            removed = sorted(self._view - ids)
+        for sid in removed:
+            if sid in self._view and sid not in ids:
+                self._view.discard(sid)
+                source = self._why.pop(sid, Source.REMOVED)
+                self.recorder.observe(self.index, sid, False, source, seq=seq, at=at)
+        for row in rows:
+            if whole and row.id in self._view:
+                continue  # a whole read says only what changed against the view
+            source = Source.UPDATED if row.id in self._view else Source.INSERTED
+            self._view.add(row.id)
+            self.recorder.observe(self.index, row.id, True, source, seq=seq, at=at)
 
     async def has_row(self, session_id: str) -> bool:
         return await self.engine.row(session_id) is not None
@@ -272,9 +309,10 @@ class Device:
     async def sample(self, watched: set[str]) -> list[RowKey]:
         """Read the mirror; record presence or absence of each `watched` id (the deleted
         ones: the only ids whose later presence can be a violation)."""
-        seq = self.recorder.next_seq()
-        at = time.monotonic()
-        rows = await self.engine.rows()
+        async with self._reading:
+            seq = self.recorder.next_seq()
+            at = time.monotonic()
+            rows = await self.engine.rows()
         ids = {row.id for row in rows}
         for sid in sorted(watched):
             present = sid in ids

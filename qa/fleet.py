@@ -257,7 +257,7 @@ class LocalFleet:
                 "point_reads": r.point_reads,
                 "rescued_by_point_read": r.rescued,
                 "kept_inconclusive": r.kept,
-                "events_out_of_commit_order": r.misordered,
+                "mirror_pulls": r.pulls,
             }
         )
         wakes = {i: list(d.wakes) for i, d in self.devices.items()}
@@ -276,5 +276,5 @@ ENGINE_COUNTERS = (
     "point_reads",
     "rescued_by_point_read",
     "kept_inconclusive",
-    "events_out_of_commit_order",
+    "mirror_pulls",
 )

@@ -31,7 +31,7 @@ class DeleteOutcome:
     message: str
     active_run_id: str | None = None
     error: SyncError | None = field(default=None, compare=False)
-    seq: int = 0  # the mirror commit sequence of the local removal (0: nothing written)
+    seq: int = 0  # the change sequence of the local removal (0: no row was removed)
 
     @property
     def removed(self) -> bool:

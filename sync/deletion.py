@@ -9,8 +9,8 @@ observed), then deletes. A request that may have reached the server but whose an
 lost keeps the row, marked "not confirmed" until a retry or a reconcile settles it (§9.2);
 anything else keeps the row and says that nothing was deleted.
 
-The local removal goes through `IndexWriter`: `on_applied` runs right after it commits and
-before any other announced write, so listeners hear of it in commit order.
+The local removal's result goes to `on_applied` right after it commits (the engine
+announces it with the change sequence it took).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from sync.errors import (
     SyncError,
     loggable,
 )
-from sync.index_writer import IndexWriter
 from sync.mirror import Mirror
 from sync.mirror_apply import ApplyResult
 from sync.ports import SessionIndexApi
@@ -66,22 +65,22 @@ class DeleteService:
         *,
         on_removed: Callable[[str], None] | None = None,
         concurrency: int = 4,
-        writer: IndexWriter | None = None,
         on_applied: Callable[[ApplyResult], None] | None = None,
     ) -> None:
         self.api = api
         self.mirror = mirror
         self.cache_dir = cache_dir
         self._on_removed = on_removed  # before the write: the id joins the engine's skip set
-        self._on_applied = on_applied  # right after the commit, in commit order
-        self._writer = writer if writer is not None else IndexWriter(mirror)
+        self._on_applied = on_applied  # right after the commit
         self._limit = asyncio.Semaphore(max(1, concurrency))
 
     async def _remove_locally(self, session_id: str) -> int:
-        """Remove the row and its cached bytes; returns the write's commit sequence."""
+        """Remove the row and its cached bytes; returns the write's change sequence."""
         if self._on_removed is not None:
             self._on_removed(session_id)
-        applied = await self._writer.apply((), [session_id], announce=self._on_applied)
+        applied = await asyncio.to_thread(self.mirror.apply, (), [session_id])
+        if self._on_applied is not None:
+            self._on_applied(applied)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         return applied.seq
 

@@ -2,9 +2,9 @@
 
 It owns the API client and the profile's mirror, runs reconcile passes (one at a time,
 triggers coalesced) and their content phase (`sync.content_sync`), deletes server-first,
-opens, searches and follows conversations. Listeners get `IndexChanged` (rows, in commit
-order through one `IndexWriter`), `TranscriptChanged` and `StatusChanged`, on the event
-loop's thread, and should be quick. No Qt here; the events (`sync.engine_events`), the
+opens, searches and follows conversations. Listeners get `IndexChanged` ("the mirror
+changed up to N": they pull with `changes_since`), `TranscriptChanged` and `StatusChanged`,
+on the event loop's thread, and should be quick. No Qt here; the events (`sync.engine_events`), the
 triggers (`sync.engine_triggers`) and the delete outcomes are plain values the window
 imports before this module and its SQLAlchemy and httpx are loaded.
 """
@@ -46,8 +46,7 @@ from sync.errors import (
     loggable,
 )
 from sync.index_walk import PageHook
-from sync.index_writer import IndexWriter
-from sync.mirror import Mirror
+from sync.mirror import Mirror, MirrorChanges
 from sync.mirror_rows import SessionRow
 from sync.mirror_search import SEARCH_LIMIT, SearchHit
 from sync.models import Approval, Event, RunView, SessionView, text_message
@@ -97,7 +96,6 @@ class SyncEngine:
         self._events = EngineEvents()
         self._deleted: set[str] = set()
         self._status = EngineStatus(EngineState.IDLE)
-        self._writer = IndexWriter(mirror)
         self.reconciler = Reconciler(
             api,
             mirror,
@@ -106,7 +104,6 @@ class SyncEngine:
             use_etag=use_etag,
             skip=self._deleted.__contains__,
             page_hook=page_hook,
-            writer=self._writer,
             on_report=self._events.announce_pass,
             bounds=bounds,
         )
@@ -117,7 +114,6 @@ class SyncEngine:
             profile.cache_dir,
             on_removed=self._deleted.add,
             concurrency=delete_concurrency,
-            writer=self._writer,
             on_applied=self._events.announce_write,
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
@@ -200,11 +196,12 @@ class SyncEngine:
         """Sidebar rows (updated_at DESC, id DESC), read off the event loop thread."""
         return await asyncio.to_thread(self.mirror.rows, filter_text)
 
-    @property
-    def last_change_seq(self) -> int:
-        """`Mirror.last_change_seq`: read it just before `rows()`, then apply the
-        `IndexChanged` deltas whose `seq` is larger."""
-        return self.mirror.last_change_seq
+    async def changes_since(
+        self, since: int | None, filter_text: str = "", limit: int | None = None
+    ) -> MirrorChanges:
+        """`Mirror.changes_since` off the event loop thread: what a view of
+        `rows(filter_text)` at change sequence `since` applies to show the mirror now."""
+        return await asyncio.to_thread(self.mirror.changes_since, since, filter_text, limit)
 
     async def row(self, session_id: str) -> SessionRow | None:
         return await asyncio.to_thread(self.mirror.get, session_id)
@@ -357,14 +354,15 @@ class SyncEngine:
         try:
             view = await self.api.get_session(session_id)
         except NotFound:
-            await self._writer.apply((), [session_id], announce=self._events.announce_write)
-            return None
+            view = None
         except SyncError as exc:
             log.info("refresh of %s failed: %s", session_id, loggable(exc))
             return None
-        await self._writer.apply(
-            [view], (), skip=self._deleted.__contains__, announce=self._events.announce_write
+        upserts, removals = ([view], []) if view is not None else ([], [session_id])
+        applied = await asyncio.to_thread(
+            self.mirror.apply, upserts, removals, skip=self._deleted.__contains__
         )
+        self._events.announce_write(applied)
         return view
 
     # -- conversations ----------------------------------------------------------------------
@@ -373,9 +371,10 @@ class SyncEngine:
         """All pages of the session's events from the server, in sequence order."""
         return await transcript(self.api, session_id)
 
-    async def mirrored_transcript(self, session_id: str) -> MirroredTranscript:
-        """What the mirror holds of a conversation, at once and offline (`docs/sync.md`)."""
-        return await asyncio.to_thread(self.mirror.mirrored_transcript, session_id)
+    async def mirrored_transcript(self, session_id: str, after: int = 0) -> MirroredTranscript:
+        """What the mirror holds of a conversation (after sequence `after`), at once and
+        offline (`docs/sync.md`)."""
+        return await asyncio.to_thread(self.mirror.mirrored_transcript, session_id, after)
 
     async def refresh_transcript(self, session_id: str) -> bool:
         """Fetch what the mirror lacks of one conversation (all of it when evicted); True

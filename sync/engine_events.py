@@ -1,11 +1,11 @@
 """What `SyncEngine` tells its listeners, and the one place those events are sent from.
 
-Two kinds of event: `IndexChanged` after anything changed the mirror (with the rows, so
-the sidebar applies a delta) and `StatusChanged` when the sync state moves. `EngineEvents`
-keeps the listeners, turns a pass's report or a write's result into an `IndexChanged`, and
-checks that those arrive in commit order: every announced write goes through one
-`IndexWriter`, which emits a write's event before any other announced write can commit
-(`sync/index_writer.py`), so `seq` strictly increases.
+Two kinds of event: `IndexChanged` after anything changed the mirror's rows and
+`StatusChanged` when the sync state moves. `IndexChanged` says "the mirror changed up to
+`seq`" (its change sequence, decision 0209) and which ids, for listeners that count them;
+it carries no rows. A screen that shows the mirror at some number pulls what changed since
+(`SyncEngine.changes_since`) when an event names a larger one, and ignores it otherwise, so
+the order in which events arrive, or one that never does, cannot leave it wrong.
 
 `TriggerReason` goes the other way: why the window (or a timer, or the watch) asks for a
 pass.
@@ -33,7 +33,7 @@ from sync.errors import (
 )
 
 if TYPE_CHECKING:
-    from sync.mirror import ApplyResult, SessionRow
+    from sync.mirror import ApplyResult
     from sync.reconcile import ReconcileReport
 
 log = logging.getLogger("sync.engine")  # the engine's log, where these lines always went
@@ -74,22 +74,15 @@ class EngineStatus:
 
 @dataclass(frozen=True)
 class IndexChanged:
-    """The mirror changed: ids inserted, updated, removed. `report` when a pass did it.
-
-    `seq` is the write's mirror commit sequence; one engine emits these in commit order
-    (strictly increasing `seq`), so a later event always describes a later state.
-    """
+    """The mirror changed up to change sequence `seq`: ids inserted, updated, removed by
+    the write that took it. `report` when a pass did it. A listener that already shows
+    `seq` or more ignores it; otherwise it pulls what changed since what it shows."""
 
     inserted: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     report: ReconcileReport | None = field(default=None, compare=False)
     seq: int = field(default=0, compare=False)
-    #: The inserted and updated rows' values: the sidebar applies them as a delta.
-    rows: tuple[SessionRow, ...] = field(default=(), compare=False, repr=False)
-    #: The seq of the mirror's previous row-changing write: when it is not the last seq a
-    #: listener saw, that listener missed a change (re-read the mirror whole).
-    after: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -100,9 +93,9 @@ class StatusChanged:
 @dataclass(frozen=True)
 class TranscriptChanged:
     """Events were added to these conversations' mirrored transcripts (the content phase,
-    `SyncEngine.refresh_transcript`): a pane showing one re-reads it with
-    `SyncEngine.mirrored_transcript`. A transcript removed with its row comes as
-    `IndexChanged.removed`; an evicted one changes nothing a pane shows."""
+    `SyncEngine.refresh_transcript`): a pane showing one pulls the events after the last
+    sequence it shows with `SyncEngine.mirrored_transcript`. A transcript removed with its
+    row comes as `IndexChanged.removed`; an evicted one changes nothing a pane shows."""
 
     session_ids: tuple[str, ...]
 
@@ -119,7 +112,6 @@ class EngineEvents:
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
-        self._last_index_seq = 0
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Add a listener; returns the function that removes it."""
@@ -138,28 +130,11 @@ class EngineEvents:
             except Exception:
                 log.exception("engine listener failed on %r", type(event).__name__)
 
-    def emit_index(self, event: IndexChanged) -> None:
-        """Emit a write's event; called only by `IndexWriter` announcements (commit order)."""
-        if event.seq <= self._last_index_seq:  # cannot happen through IndexWriter
-            log.error(
-                "IndexChanged %d after %d: out of commit order", event.seq, self._last_index_seq
-            )
-        self._last_index_seq = max(self._last_index_seq, event.seq)
-        self.emit(event)
-
     def announce_pass(self, report: ReconcileReport) -> None:
         """A pass's write, when it changed anything (`Reconciler`'s `on_report`)."""
         if report.changed:
-            self.emit_index(
-                IndexChanged(
-                    report.inserted,
-                    report.updated,
-                    report.pruned,
-                    report,
-                    report.seq,
-                    report.rows,
-                    report.after,
-                )
+            self.emit(
+                IndexChanged(report.inserted, report.updated, report.pruned, report, report.seq)
             )
 
     def announce_transcripts(self, session_ids: tuple[str, ...]) -> None:
@@ -168,16 +143,14 @@ class EngineEvents:
             self.emit(TranscriptChanged(session_ids))
 
     def announce_write(self, applied: ApplyResult) -> None:
-        """Any other announced write (a delete, a refreshed row), when it changed rows."""
-        if applied.inserted or applied.updated or applied.removed:
-            self.emit_index(
+        """Any other write (a delete, a refreshed row), when it changed rows."""
+        if applied.seq:
+            self.emit(
                 IndexChanged(
                     tuple(applied.inserted),
                     tuple(applied.updated),
                     tuple(applied.removed),
                     seq=applied.seq,
-                    rows=applied.rows,
-                    after=applied.after,
                 )
             )
 

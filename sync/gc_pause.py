@@ -18,7 +18,6 @@ ordinary rule says so (on a heap without the pass's objects).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import threading
@@ -64,15 +63,3 @@ def collect_young() -> None:
     collection: 83 ms on the UI thread on a loaded machine (`python -m bench ui`, churn).
     """
     gc.collect(0)
-
-
-async def drop_in_slices(items: list[object], size: int) -> None:
-    """Let go of a big list's items `size` at a time, one slice per event-loop turn.
-
-    Freeing 100,000 rows (each with its strings) is one uninterruptible stretch of C code:
-    15-20 ms on these machines, a visible stall on the UI thread. The caller hands over the
-    last references it holds; whatever else still refers to an item keeps it alive.
-    """
-    while items:
-        del items[-size:]
-        await asyncio.sleep(0)

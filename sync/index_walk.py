@@ -34,8 +34,7 @@ from datetime import datetime
 from sync.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
 from sync.gc_pause import collect_young
-from sync.index_writer import Announce, IndexWriter
-from sync.mirror import Mirror
+from sync.mirror import ApplyResult, Mirror
 from sync.mirror_state import (
     WALK_CURSOR,
     WALK_ESTIMATE,
@@ -58,6 +57,8 @@ YOUNG_COLLECTION_PAGES = 8
 
 #: Called after each page is fetched and written (tests interleave mutations here).
 PageHook = Callable[[int, SessionPage], Awaitable[None]]
+#: Told of each page's write right after it committed (the engine announces it).
+Announce = Callable[[ApplyResult], None]
 
 
 @dataclass
@@ -93,7 +94,6 @@ class IndexWalk:
         self,
         api: SessionIndexApi,
         mirror: Mirror,
-        writer: IndexWriter,
         bounds: Bounds,
         *,
         page_limit: int,
@@ -101,7 +101,7 @@ class IndexWalk:
         skip: Callable[[str], bool] | None,
         announce: Announce,
     ) -> None:
-        self.api, self.mirror, self.writer, self.bounds = api, mirror, writer, bounds
+        self.api, self.mirror, self.bounds = api, mirror, bounds
         self.page_limit, self.page_hook, self.skip = page_limit, page_hook, skip
         self._announce = announce
         self.result = WalkResult(etag=None)
@@ -155,7 +155,7 @@ class IndexWalk:
         result.estimate = int(state.get(WALK_ESTIMATE) or 0)
         result.etag = state.get(WALK_ETAG)
         if result.seen > self.bounds.walk_total_items:
-            await self.writer.apply(state=clear_walk())  # abandoned: its pages stay
+            await asyncio.to_thread(self.mirror.apply, state=clear_walk())  # abandoned: pages stay
             raise WalkOutOfBounds(
                 f"The server's session index went on past {self.bounds.walk_total_items:,} "
                 "items over several passes; the sync stopped there and nothing was removed.",
@@ -224,9 +224,10 @@ class IndexWalk:
         state: dict[str, str | None] = {WALK_CURSOR: cursor or "", WALK_SEEN: str(result.seen)}
         state.update(extra or {})
 
-        applied = await self.writer.apply(
-            views, state=state, skip=self.skip, announce=self._announce, seen_at=result.generation
+        applied = await asyncio.to_thread(
+            self.mirror.apply, views, state=state, skip=self.skip, seen_at=result.generation
         )
+        self._announce(applied)
         result.inserted.extend(applied.inserted)
         result.updated.extend(applied.updated)
         if result.pages % YOUNG_COLLECTION_PAGES == 0:

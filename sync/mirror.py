@@ -11,12 +11,13 @@ the WAL pragma would touch it).
 Threads: every method is synchronous and meant to run off the event loop
 (`asyncio.to_thread`). Each call opens its own `Session`/connection from a pool; nothing is
 shared across threads. Writes are serialised inside the process by a lock and across
-processes by `BEGIN IMMEDIATE` plus `busy_timeout`. Each `apply` takes the next number of an
-in-process commit sequence while it holds the write lock, so `ApplyResult.seq` orders this
-process's writes as they committed (`sync.index_writer` relies on it).
+processes by `BEGIN IMMEDIATE` plus `busy_timeout`. The mirror is the only place that
+orders changes (decision 0209): a write that changes rows takes the next change sequence
+inside its transaction (`sync.mirror_apply`), and `changes_since(n)` answers what changed
+after n, whichever process or mirror object wrote it.
 
-This module owns the file, its connections, the write lock and transaction, the commit
-order and the post-removal scrub; what a transaction does is in the modules beside it:
+This module owns the file, its connections, the write lock and transaction and the
+post-removal scrub; what a transaction does is in the modules beside it:
 `sync.mirror_rows` (reading rows), `sync.mirror_apply` (the write path),
 `sync.delete_marks` (unconfirmed deletes), `sync.file_index` (cached artifact files) and
 `sync.mirror_state` (the ETag and the connection identity).
@@ -25,7 +26,6 @@ order and the post-removal scrub; what a transaction does is in the modules besi
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import threading
 import time
@@ -45,7 +45,7 @@ from sync.legacy_mirror import IDENTITY_KEY
 from sync.mirror_apply import ApplyResult, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
 from sync.mirror_migrations import SCHEMA_VERSION
-from sync.mirror_reader import query_rows
+from sync.mirror_reader import MirrorChanges, query_changes, query_rows
 from sync.mirror_rows import SessionRow, row_of
 from sync.mirror_schema import (
     SessionRecord,
@@ -68,6 +68,7 @@ __all__ = [
     "ApplyResult",
     "CachedFile",
     "Mirror",
+    "MirrorChanges",
     "SessionRow",
 ]
 
@@ -86,8 +87,6 @@ class Mirror:
         self._write = write_engine
         self._read = read_engine
         self._write_lock = threading.Lock()
-        self._commit_seq = 0  # guarded by _write_lock
-        self._change_seq = 0  # the seq of the last committed write that changed rows
         self._scrub_pending = False  # a removal whose WAL frames may still hold content
         self._closed = False
         for engine in (write_engine, read_engine):
@@ -231,6 +230,15 @@ class Mirror:
         with self._reading() as conn:
             return query_rows(conn.exec_driver_sql, filter_text)
 
+    def changes_since(
+        self, since: int | None, filter_text: str = "", limit: int | None = None
+    ) -> MirrorChanges:
+        """What changed after change sequence `since`, in one read (see `query_changes`):
+        the rows to apply and the ids to remove for a view of `rows(filter_text)`, or the
+        whole rows when `since` is None, too old, or more than `limit` changed."""
+        with self._reading() as conn:
+            return query_changes(conn.exec_driver_sql, since, filter_text, limit)
+
     def get(self, session_id: str) -> SessionRow | None:
         with self._reading() as conn, Session(bind=conn) as session:
             rec = session.get(SessionRecord, session_id)
@@ -287,15 +295,14 @@ class Mirror:
 
         Rows are classified as inserted or updated against the mirror as it is inside this
         transaction, so a concurrent change is reported truthfully; an unchanged row is not
-        rewritten. `skip(id)` drops an upsert at write time (a session
+        rewritten. A write that changed rows returns the change sequence it stamped them
+        with (`ApplyResult.seq`). `skip(id)` drops an upsert at write time (a session
         this device deleted since the walk saw it must not come back). `settle` names rows
         the server has just shown to exist: their unconfirmed-delete marks are cleared.
         `seen_at`: an index walk's generation, marking its rows seen (`sync.index_walk`).
         """
         now = time.time()
         with self._writing() as conn:
-            self._commit_seq += 1  # under the write lock: commit order
-            seq = self._commit_seq
             done = write_changes(
                 conn,
                 upserts,
@@ -306,21 +313,9 @@ class Mirror:
                 settle=settle,
                 seen_at=seen_at,
             )
-            after = self._change_seq
-        if done.rows or done.removed:
-            # After the commit (so a reader that reads this seq first sees the write), which
-            # is outside the lock: a writer that reads a stale `after` meanwhile makes its
-            # listeners re-read the mirror whole (safe), never skip a write.
-            self._change_seq = max(self._change_seq, seq)
         if done.removed or done.removed_files or self._scrub_pending:
             self.scrub()
-        return dataclasses.replace(done, seq=seq, after=after)
-
-    @property
-    def last_change_seq(self) -> int:
-        """The `seq` of the last write that changed session rows: read it before a full
-        read of the rows, and deltas with a larger `seq` are the ones that read may lack."""
-        return self._change_seq
+        return done
 
     def bind_identity(self, identity: str) -> bool:
         """Record which server and token this mirror follows; on a change, forget the ETag.
@@ -350,11 +345,11 @@ class Mirror:
         with self._reading() as conn:
             return transcripts.read(conn, session_id)
 
-    def mirrored_transcript(self, session_id: str) -> MirroredTranscript:
-        """Events and state in one read transaction (they agree)."""
+    def mirrored_transcript(self, session_id: str, after: int = 0) -> MirroredTranscript:
+        """Events (those after sequence `after`) and state in one read transaction."""
         with self._reading() as conn:
             return MirroredTranscript(
-                transcripts.read(conn, session_id), transcripts.state_of(conn, session_id)
+                transcripts.read(conn, session_id, after), transcripts.state_of(conn, session_id)
             )
 
     def store_events(

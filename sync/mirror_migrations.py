@@ -79,5 +79,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             text, content='', tokenize='trigram case_sensitive 1', detail=none, columnsize=0
         )""",
     ),
+    (
+        # The change sequence (decision 0209, `sync.mirror_apply`): every write that
+        # changes rows takes the next number and stamps it on each row it wrote and each
+        # removal it remembered, so a reader asks "what changed since N"
+        # (`sync.mirror_reader.query_changes`). The rows and removals already here are
+        # numbered 1, and the counter goes on from there.
+        "ALTER TABLE sessions ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0",
+        "UPDATE sessions SET change_seq = 1",
+        "CREATE INDEX ix_sessions_change_seq ON sessions (change_seq)",
+        "ALTER TABLE removed_sessions ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0",
+        "UPDATE removed_sessions SET change_seq = 1",
+        "CREATE INDEX ix_removed_sessions_change_seq ON removed_sessions (change_seq)",
+        """INSERT OR REPLACE INTO sync_state (key, value) SELECT 'change_seq', '1'
+            WHERE EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM removed_sessions)""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,6 +1,11 @@
 """The mirror's one row reader: `query_rows`, the sidebar's rows in its order and with its
 filter, used by `Mirror.rows` (through SQLAlchemy's connection) and by the window's first
 paint (through the standard library's, `read_mirror_rows`): one SQL text, one row type.
+`query_changes` is the same reader asked "what changed since N" (decision 0209): every
+write that changes rows numbers itself in the mirror and stamps that number on each row it
+wrote and each removal it remembered, so a screen that shows the mirror at N pulls the
+rows and removals numbered above N, in one read, whoever wrote them (this process or
+another), and the order in which it heard of them does not matter.
 
 `Mirror.open` needs SQLAlchemy (0.3–0.5 s to import) and may create or migrate the file; the
 window should not wait for either to show the history it already has. This reader opens the
@@ -21,13 +26,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sync import sqlite_driver
 from sync.mirror_migrations import SCHEMA_VERSION
 from sync.models import SessionView
-from sync.title_filter import fold, like_pattern
+from sync.title_filter import fold, like_pattern, matches_filter
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +44,72 @@ _SELECT = "SELECT id, title, created_at, updated_at, active_run_id, last_run_id 
 _FILTER = " WHERE fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\'"
 # The order of `Mirror.rows`, served by the index `ix_sessions_order`; LIMIT -1 is no limit.
 _ORDER = " ORDER BY updated_at DESC, id DESC LIMIT ?"
+
+
+#: `sync_state` keys: the mirror's change sequence (the number of its last row-changing
+#: write) and the removals' floor (removals numbered up to it were forgotten, after
+#: `REMOVED_MEMORY_SECONDS`: a reader that shows less must read whole).
+CHANGE_SEQ_KEY = "change_seq"
+REMOVED_FLOOR_KEY = "removed_floor"
+_STATE = "SELECT value FROM sync_state WHERE key = ?"
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorChanges:
+    """What a reader that shows the mirror at some change sequence applies to show it at
+    `seq`: the changed `rows` that match its filter, and the ids to take away (`removed`:
+    rows removed, and changed rows that no longer match the filter). `whole`: the reader's
+    number was too old (or unknown, or from another file) or more changed than it asked
+    to take as a delta, so `rows` are all the rows, in sidebar order, to diff against."""
+
+    seq: int
+    rows: list[SessionView]
+    removed: list[str]
+    whole: bool
+
+
+def query_changes(
+    execute: Callable[[str, tuple[Any, ...]], Any],
+    since: int | None,
+    filter_text: str = "",
+    limit: int | None = None,
+) -> MirrorChanges:
+    """The changes since `since` (None: read whole), or the whole rows when `since` is
+    below the removals' floor or above the mirror's seq, or when more than `limit` rows and
+    removals changed. Run it inside one read transaction: the parts then agree."""
+    seq = _state_int(execute, CHANGE_SEQ_KEY)
+    floor = _state_int(execute, REMOVED_FLOOR_KEY)
+    if since is not None and floor <= since <= seq and limit is not None:
+        (count,) = execute(
+            "SELECT (SELECT count(*) FROM sessions WHERE change_seq > ?)"
+            " + (SELECT count(*) FROM removed_sessions WHERE change_seq > ?)",
+            (since, since),
+        ).fetchone()
+        if count > limit:
+            since = None
+    if since is None or not floor <= since <= seq:
+        return MirrorChanges(seq, query_rows(execute, filter_text), [], whole=True)
+    changed = [
+        SessionView(*row)
+        for row in execute(_SELECT + " WHERE change_seq > ? ORDER BY change_seq", (since,))
+    ]
+    here = {row.id for row in changed}  # a row written again since its removal is here
+    removed = [
+        sid
+        for (sid,) in execute(
+            "SELECT session_id FROM removed_sessions WHERE change_seq > ? ORDER BY change_seq",
+            (since,),
+        )
+        if sid not in here
+    ]
+    rows = [row for row in changed if matches_filter(row.id, row.title, filter_text)]
+    removed += [row.id for row in changed if not matches_filter(row.id, row.title, filter_text)]
+    return MirrorChanges(seq, rows, removed, whole=False)
+
+
+def _state_int(execute: Callable[[str, tuple[Any, ...]], Any], key: str) -> int:
+    found = execute(_STATE, (key,)).fetchone()
+    return int(found[0]) if found is not None and found[0] is not None else 0
 
 
 def _sql_fold(value: str | bytes | int | float | None) -> str | bytes | int | float | None:

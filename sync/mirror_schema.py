@@ -45,6 +45,8 @@ class SessionRecord(Base):
     active_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
     synced_at: Mapped[float] = mapped_column(default=0.0)
+    #: The change sequence of the write that last wrote the row (`sync.mirror_apply`).
+    change_seq: Mapped[int] = mapped_column(Integer, default=0, index=True)
 
     __table_args__ = (Index("ix_sessions_order", updated_at.desc(), id.desc()),)
 
@@ -76,12 +78,14 @@ class UnconfirmedDelete(Base):
 
 class RemovedSession(Base):
     """Ids of sessions removed from this mirror in the last day (ids only, no content), so a
-    download that finishes after its session left is not recorded (see record_cached_file)."""
+    download that finishes after its session left is not recorded (see record_cached_file),
+    and a reader asking what changed since N learns of the removals numbered above N."""
 
     __tablename__ = "removed_sessions"
 
     session_id: Mapped[str] = mapped_column(String, primary_key=True)
     removed_at: Mapped[float] = mapped_column()
+    change_seq: Mapped[int] = mapped_column(Integer, default=0, index=True)
 
 
 class Transcript(Base):

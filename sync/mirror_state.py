@@ -17,8 +17,9 @@ from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-# Defined beside its SQLAlchemy-free reader; named here too for `sync.mirror`.
+# Defined beside their SQLAlchemy-free readers; named here too for `sync.mirror`.
 from sync.legacy_mirror import IDENTITY_KEY
+from sync.mirror_reader import CHANGE_SEQ_KEY, REMOVED_FLOOR_KEY
 from sync.mirror_schema import SyncState
 
 ETAG_KEY = "sessions_first_page_etag"
@@ -69,3 +70,34 @@ def rebind_identity(conn: Any, identity: str) -> bool:
     for key in WALK_KEYS:  # a walk of another server's index proves nothing here
         set_state(conn, key, None)
     return True
+
+
+def next_change_seq(conn: Any) -> int:
+    """Inside a write transaction: take the mirror's next change sequence (decision 0209).
+    `BEGIN IMMEDIATE` serialises writers, in this process and others, so numbers follow
+    commit order and none is taken twice."""
+    return int(
+        conn.exec_driver_sql(
+            "INSERT INTO sync_state (key, value) VALUES (?, '1') ON CONFLICT (key) DO UPDATE"
+            " SET value = CAST(coalesce(value, '0') AS INTEGER) + 1 RETURNING value",
+            (CHANGE_SEQ_KEY,),
+        ).scalar_one()
+    )
+
+
+def change_seq(conn: Any) -> int:
+    """The mirror's current change sequence (0: nothing numbered yet)."""
+    value = conn.execute(
+        select(SyncState.value).where(SyncState.key == CHANGE_SEQ_KEY)
+    ).scalar_one_or_none()
+    return int(value) if value else 0
+
+
+def raise_removed_floor(conn: Any, forgotten: int) -> None:
+    """Removals numbered up to `forgotten` are about to be forgotten: a reader that shows
+    less than that must read whole (`sync.mirror_reader.query_changes`)."""
+    current = conn.execute(
+        select(SyncState.value).where(SyncState.key == REMOVED_FLOOR_KEY)
+    ).scalar_one_or_none()
+    if forgotten > int(current or 0):
+        set_state(conn, REMOVED_FLOOR_KEY, str(forgotten))

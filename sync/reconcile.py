@@ -15,7 +15,8 @@ A pass is bounded (`sync.bounds`, CONTRACT §10.1): a total deadline, and a `Wal
 (repeating cursors, a page cap refused; items, bytes and memory a budget per pass, which
 ends it as `WalkUnfinished`); a walk past `Bounds.walk_total_items` over all its passes is
 abandoned, nothing pruned.
-Writes go through `IndexWriter` (its `on_report` runs after each commit, in commit order).
+Each write's report goes to `on_report` after it commits, with the change sequence it took
+(listeners pull from the mirror, so the order they hear in does not matter, decision 0209).
 """
 
 from __future__ import annotations
@@ -40,18 +41,13 @@ from sync.bounds import (
 from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import MirrorError, NotFound, SyncError, loggable
-from sync.gc_pause import drop_in_slices, full_collections_deferred
+from sync.gc_pause import full_collections_deferred
 from sync.index_walk import IndexWalk, PageHook, WalkResult, clear_walk
-from sync.index_writer import IndexWriter
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
-from sync.models import SessionView
 from sync.plan import PointRead, PointReadOutcome, WalkPlan, most_telling, plan_prunes
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
-
-#: Rows let go of per event-loop turn after a big pass (about half a millisecond each).
-RELEASE_SLICE = 5_000
 
 
 @dataclass(frozen=True)
@@ -80,9 +76,7 @@ class ReconcileReport:
     error: SyncError | None = field(default=None, compare=False)
     duration: float = 0.0
     point_read_error: SyncError | None = field(default=None, compare=False)
-    seq: int = 0  # the mirror commit sequence of the pass's write (0: nothing written)
-    rows: tuple[SessionView, ...] = field(default=(), compare=False, repr=False)  # written
-    after: int = 0  # the seq of the mirror's previous row-changing write (ApplyResult.after)
+    seq: int = 0  # the change sequence of the pass's write (0: it changed no row)
 
     @property
     def ok(self) -> bool:
@@ -113,14 +107,12 @@ class Reconciler:
         use_etag: bool = True,
         skip: Callable[[str], bool] | None = None,
         page_hook: PageHook | None = None,
-        writer: IndexWriter | None = None,
         on_report: Callable[[ReconcileReport], None] | None = None,
         bounds: Bounds = DEFAULT_BOUNDS,
     ) -> None:
         self.api = api
         self.bounds = bounds
         self.mirror = mirror
-        self.writer = writer if writer is not None else IndexWriter(mirror)
         self.on_report = on_report
         self.cache_dir = cache_dir
         self.page_limit = page_limit
@@ -133,16 +125,7 @@ class Reconciler:
         # The pass's objects are many and acyclic: a full collection in its middle would
         # stall the UI thread for nothing (sync.gc_pause).
         with full_collections_deferred():
-            report = await self._run_pass(reason)
-            if len(report.rows) > RELEASE_SLICE:
-                # The written rows went out with the pass's IndexChanged; the report keeps
-                # none, and the pass's own copies (a cold pass's 100,000 walked views) are
-                # let go a slice per loop turn: freeing them at once took 15-20 ms of the
-                # UI thread in one step (`python -m bench ui`, cold).
-                rows: list[object] = list(report.rows)
-                report = dataclasses.replace(report, rows=())
-                await drop_in_slices(rows, RELEASE_SLICE)
-            return report
+            return await self._run_pass(reason)
 
     async def _run_pass(self, reason: TriggerReason) -> ReconcileReport:
         # The pass deadline covers what the server controls (the walk, the point reads),
@@ -158,7 +141,6 @@ class Reconciler:
         walker = IndexWalk(
             self.api,
             self.mirror,
-            self.writer,
             self.bounds,
             page_limit=self.page_limit,
             page_hook=self.page_hook,
@@ -211,8 +193,6 @@ class Reconciler:
                     updated=tuple(applied.updated),
                     duration=time.monotonic() - started,
                     seq=applied.seq,
-                    rows=applied.rows,
-                    after=applied.after,
                 )
             )
 
@@ -245,52 +225,43 @@ class Reconciler:
                 **clear_walk(),
                 ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None,
             }
-        reports: list[ReconcileReport] = []
-
-        def announce(applied: ApplyResult) -> None:
-            # Runs right after the commit, before any other announced write (IndexWriter).
-            reports.append(
-                ReconcileReport(
-                    reason=reason,
-                    inserted=tuple(applied.inserted),
-                    updated=tuple(applied.updated),
-                    pruned=tuple(applied.removed),
-                    kept=tuple(prunes.kept),
-                    not_modified=walk.not_modified,
-                    complete=True,
-                    restarted=walk.restarted,
-                    pages=walk.pages,
-                    requests=walk.pages + len(plan.point_reads),
-                    walked=walk.walked,
-                    duration=time.monotonic() - started,
-                    point_read_error=unconfirmed if prunes.kept else None,
-                    seq=applied.seq,
-                    rows=applied.rows,
-                    after=applied.after,
-                )
-            )
-            if self.on_report is not None:
-                self.on_report(reports[0])
-
         try:
-            applied = await self.writer.apply(
+            applied = await asyncio.to_thread(
+                self.mirror.apply,
                 prunes.refreshes,
                 prunes.prunes,
                 state=state,
                 skip=self._skip,
-                announce=announce,
                 settle=[*settled, *(view.id for view in prunes.refreshes)],
             )
         except MirrorError as exc:  # locked by another process, disk full: the plan not written
             log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
             return _cut_short(reason, exc, walk, started)
+        concluded = ReconcileReport(
+            reason=reason,
+            inserted=tuple(applied.inserted),
+            updated=tuple(applied.updated),
+            pruned=tuple(applied.removed),
+            kept=tuple(prunes.kept),
+            not_modified=walk.not_modified,
+            complete=True,
+            restarted=walk.restarted,
+            pages=walk.pages,
+            requests=walk.pages + len(plan.point_reads),
+            walked=walk.walked,
+            duration=time.monotonic() - started,
+            point_read_error=unconfirmed if prunes.kept else None,
+            seq=applied.seq,
+        )
+        if self.on_report is not None:
+            self.on_report(concluded)
         await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         # The pages' own writes were announced as they committed; the pass's report counts
         # them all.
         report = dataclasses.replace(
-            reports[0],
-            inserted=(*walk.inserted, *reports[0].inserted),
-            updated=(*walk.updated, *reports[0].updated),
+            concluded,
+            inserted=(*walk.inserted, *concluded.inserted),
+            updated=(*walk.updated, *concluded.updated),
         )
         log.info(
             "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",

@@ -151,12 +151,12 @@ def _joined(texts: Sequence[str]) -> str:
     return "\n".join(texts)
 
 
-def read(conn: Connection, session_id: str) -> list[Event]:
-    """The mirrored events of a conversation, in sequence order."""
+def read(conn: Connection, session_id: str, after: int = 0) -> list[Event]:
+    """The mirrored events of a conversation after sequence `after`, in sequence order."""
     rows = conn.exec_driver_sql(
         "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
-        " WHERE session_id = ? ORDER BY sequence",
-        (session_id,),
+        " WHERE session_id = ? AND sequence > ? ORDER BY sequence",
+        (session_id, after),
     ).all()
     return [event_of_row(*row) for row in rows]
 

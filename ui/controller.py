@@ -219,7 +219,7 @@ class WindowController(QObject):
         whenever its index watch sees a change on the server."""
         self.detach()
         self.engine = engine
-        self.sidebar.set_source(self.search.source(engine), lambda: engine.last_change_seq)
+        self.sidebar.set_source(self.search.source(engine), self.search.changes(engine))
         self._unsubscribe = engine.subscribe(self._on_engine_event)
         self.presenter.show(engine.status)
         if connect:

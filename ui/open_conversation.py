@@ -256,10 +256,12 @@ class OpenConversation:
                 self.pane.append_event(event)
 
     async def _append_mirrored(self) -> None:
+        """Pull only the events after the last one shown (the pane keeps the rest)."""
         assert self.session_id is not None
-        mirrored = await self._engine().mirrored_transcript(self.session_id)
+        mirrored = await self._engine().mirrored_transcript(self.session_id, self._last_seq)
         if mirrored.state is not None:
-            self.saved = mirrored
+            kept = self.saved.events if self.saved is not None else []
+            self.saved = replace(mirrored, events=[*kept, *mirrored.events])
         self._append(mirrored.events)
 
     def transcript_changed(self) -> None:

@@ -1,16 +1,19 @@
-"""Keeps the sidebar model equal to the mirror: by deltas, and by a full read when needed.
+"""Keeps the sidebar model equal to the mirror: it pulls what changed since what it shows.
 
-A mirror write reaches the window as `sync.IndexChanged`, which carries the written rows'
-values, the removed ids, the write's `seq` and `after` (the seq of the mirror's previous
-row-changing write). The refresher applies each delta in place (`ui.sidebar_delta`): a
-pass that changes one row costs the UI thread a few bisections and one row signal. It
-reads the mirror whole (and diffs, `SessionListModel.update`) only at start, when the
-filter or the day changes, after the window's own writes (create, delete), and when a
-delta's `after` is not the last seq it applied: it missed a write, and the full read is
-the resync.
+The model shows the mirror at a change sequence (`shown_seq`, decision 0209). A mirror
+write reaches the window as `sync.IndexChanged`, which says "changed up to N": when N is
+larger than what the model shows, the refresher asks the engine what changed since
+(`SyncEngine.changes_since`, read off the UI thread) and applies it in place
+(`ui.sidebar_delta`): a pass that changes one row costs the UI thread a few bisections and
+one row signal. Events that come late, out of order or not at all cannot leave the list
+wrong: the next pull brings whatever the mirror numbered since, whoever wrote it (another
+window, `converge sync` in a terminal). It reads the mirror whole (and diffs,
+`SessionListModel.update`) at start, when the filter or the day changes, after the
+window's own writes, while search results are shown, and when the mirror answers that the
+shown number is too old or that more changed than `DELTA_LIMIT`.
 
 One loop does both, one step at a time, so a delta is never applied halfway through a
-sliced diff; events arriving meanwhile queue up and the loop runs again (the coalescing).
+sliced diff; events arriving meanwhile fold into one more pull (the coalescing).
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sync import IndexChanged, SessionRow, full_collections_deferred
+
+if TYPE_CHECKING:
+    from sync.mirror_reader import MirrorChanges
 from ui.grouping import group_rows
 from ui.relative_time import server_now
 from ui.session_model import SessionListModel, SidebarRow
@@ -31,11 +37,13 @@ from ui.sidebar_delta import NeedsResync, apply_delta
 log = logging.getLogger(__name__)
 
 type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
+#: `SyncEngine.changes_since(since, filter_text, limit)`.
+type ChangeSource = Callable[[int | None, str, int], Awaitable[MirrorChanges]]
 type Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
 
-#: A delta larger than this (a cold pass, a mass change) goes the full-read way: the sliced
+#: A change larger than this (a cold pass, a mass change) goes the full-read way: the sliced
 #: diff plans it as moves and a layout change, while row-by-row signals would cost a view
-#: of 100,000 rows a relayout each.
+#: of 100,000 rows a relayout each (the mirror answers it with the whole rows).
 DELTA_LIMIT = 2_000
 #: Rows of a delta applied between two looks at the clock, and the UI-thread budget of one
 #: slice (the rest waits for the next event-loop iteration).
@@ -67,25 +75,25 @@ class SidebarRefresher:
         self._spawn = spawn
         self._on_applied = on_applied
         self._source: RowSource | None = None
-        self._change_seq: Callable[[], int] | None = None
-        self._seen: int | None = None  # the mirror's change seq the model shows; None: unknown
+        self._changes: ChangeSource | None = None
+        #: The mirror's change sequence the model shows; None: unknown (read whole).
+        self.shown_seq: int | None = None
         self._grouped_at: datetime | None = None  # the `now` of the shown date sections
-        self._deltas: list[IndexChanged] = []
+        self._heard = 0  # the largest IndexChanged.seq heard
         self._full = True
         self._running = False
         self._again = False
         self._epoch = 0  # bumped by set_source: a delta sliced across it is abandoned
 
-    def set_source(
-        self, source: RowSource | None, change_seq: Callable[[], int] | None = None
-    ) -> None:
-        """Where rows come from; `change_seq` (`SyncEngine.last_change_seq`) when deltas
-        follow. The next step is a full read."""
+    def set_source(self, source: RowSource | None, changes: ChangeSource | None = None) -> None:
+        """Where rows come from (a search's merged rows, for a filter text), and where the
+        changes since a number come from (`SyncEngine.changes_since`) when the model follows
+        the mirror's writes. The next step is a full read."""
         self._epoch += 1
         self._source = source
-        self._change_seq = change_seq
-        self._seen = None
-        self._deltas.clear()
+        self._changes = changes
+        self.shown_seq = None
+        self._heard = 0
         self._full = True
 
     def set_filter(self, text: str) -> None:
@@ -122,15 +130,14 @@ class SidebarRefresher:
         self._kick()
 
     def index_changed(self, event: IndexChanged) -> None:
-        """A mirror write: apply its delta (or resync when one was missed)."""
-        if self.searching or len(event.rows) + len(event.removed) > DELTA_LIMIT:
-            # Applied by a full read, which starts after this write committed. The event is
-            # not kept: holding it until the next delta made that delta's step free its
-            # rows (a cold pass's 100,000 walked views: 12 ms of the UI thread).
-            self.request_full()
+        """The mirror changed up to `event.seq`: pull what changed since what is shown,
+        unless the model already shows that much."""
+        if self.searching or self._changes is None:
+            self.request_full()  # search results: read again whole (`ui.sidebar_search`)
             return
-        self._deltas.append(event)
-        self._kick()
+        self._heard = max(self._heard, event.seq)
+        if self.shown_seq is None or event.seq > self.shown_seq or not event.seq:
+            self._kick()
 
     async def refresh_now(self) -> None:
         """A full read, and wait until the sidebar shows the mirror (tests, start-up)."""
@@ -159,10 +166,12 @@ class SidebarRefresher:
             with full_collections_deferred():
                 while True:
                     self._again = False
-                    if self._full or self._seen is None:
+                    if self._full or self.shown_seq is None:
                         await self._read_whole()
                     else:
-                        await self._apply_deltas()
+                        await self._pull()
+                    if self.shown_seq is not None and self._heard <= self.shown_seq:
+                        self._again = False  # what was heard meanwhile is shown already
                     if not (self._again or self._full) or self._source is None:
                         break
         finally:
@@ -173,15 +182,24 @@ class SidebarRefresher:
         if source is None:
             return
         self._full = False
-        # Before the read: a write committed after this value is in a later delta (applied
-        # again if the read already had it, which changes nothing).
-        seen = self._change_seq() if self._change_seq is not None else None
         epoch = self._epoch
         text = self.filter_text
-        rows = await source(text)
+        if self._changes is not None and not self.searching:
+            # The rows and the number they are at, in one read of the mirror.
+            whole = await self._changes(None, text, DELTA_LIMIT)
+            seq: int | None = whole.seq
+            rows = whole.rows
+        else:
+            seq, rows = None, await source(text)
         if self._full or epoch != self._epoch:  # the filter or the source changed: again
             self._full = True
             return
+        await self._show_whole(rows, seq, text, epoch)
+
+    async def _show_whole(
+        self, rows: list[SessionRow], seq: int | None, text: str, epoch: int
+    ) -> None:
+        """Diff the model to `rows` (the mirror at `seq`), in slices."""
         self._grouped_at = server_now().astimezone() if self.group_by_date else None
         shown: Sequence[SidebarRow] = rows
         if self._grouped_at is not None:
@@ -192,46 +210,45 @@ class SidebarRefresher:
                 return
         self.shown_filter, self._bringing = None, text
         if await self.model.update(shown):
-            self._seen = seen
+            self.shown_seq = seq
             self._on_applied()
         else:
-            self._seen = None
+            self.shown_seq = None
             self._bringing = None
 
-    async def _apply_deltas(self) -> None:
-        applied = False
+    async def _pull(self) -> None:
+        """Apply what changed since `shown_seq` (or, when the mirror says so, the whole)."""
+        changes, since = self._changes, self.shown_seq
+        if changes is None or since is None:
+            self._full = True
+            return
+        epoch, text = self._epoch, self.filter_text
+        got = await changes(since, text, DELTA_LIMIT)
+        if self._full or epoch != self._epoch or since != self.shown_seq:
+            return  # a full read was asked for meanwhile, or the source changed
+        if got.whole:
+            await self._show_whole(got.rows, got.seq, text, epoch)
+            return
         deadline = time.perf_counter() + SLICE_SECONDS
-        while self._deltas and not self._full:
-            event = self._deltas.pop(0)
-            seen = self._seen
-            if seen is None:
-                break
-            if event.seq <= seen:
-                continue  # the last full read already had it
-            if event.after != seen:
-                log.info("sidebar missed a mirror write (after %d, saw %d)", event.after, seen)
-                self._full = True
-                break
-            try:
-                for start in range(0, max(len(event.rows), len(event.removed)), DELTA_CHUNK):
-                    apply_delta(
-                        self.model,
-                        event.rows[start : start + DELTA_CHUNK],
-                        event.removed[start : start + DELTA_CHUNK],
-                        filter_text=self.filter_text,
-                        grouped_at=self._grouped_at,
-                    )
-                    if time.perf_counter() >= deadline:
-                        epoch = self._epoch
-                        await asyncio.sleep(0)
-                        if epoch != self._epoch:
-                            return
-                        deadline = time.perf_counter() + SLICE_SECONDS
-            except NeedsResync as exc:
-                log.info("sidebar delta not applicable (%s): re-reading", exc)
-                self._full = True
-                break
-            self._seen = event.seq
-            applied = True
-        if applied:
+        try:
+            for start in range(0, max(len(got.rows), len(got.removed)), DELTA_CHUNK):
+                apply_delta(
+                    self.model,
+                    got.rows[start : start + DELTA_CHUNK],
+                    got.removed[start : start + DELTA_CHUNK],
+                    filter_text=text,
+                    grouped_at=self._grouped_at,
+                )
+                if time.perf_counter() >= deadline:
+                    await asyncio.sleep(0)
+                    if epoch != self._epoch or self._full:
+                        self.shown_seq = None  # half applied: the next step reads whole
+                        return
+                    deadline = time.perf_counter() + SLICE_SECONDS
+        except NeedsResync as exc:
+            log.info("sidebar delta not applicable (%s): re-reading", exc)
+            self._full = True
+            return
+        self.shown_seq = got.seq
+        if got.rows or got.removed:
             self._on_applied()

@@ -22,10 +22,11 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLineEdit, QListView
 
 from sync import SessionRow
-from ui.sidebar_refresher import RowSource, SidebarRefresher
+from ui.sidebar_refresher import ChangeSource, RowSource, SidebarRefresher
 
 if TYPE_CHECKING:
     from sync import SyncEngine
+    from sync.mirror_reader import MirrorChanges
     from sync.search_text import Snippet
 
 #: From the last keystroke to the read that shows titles and text together.
@@ -87,6 +88,18 @@ class SidebarSearch(QObject):
             return merged
 
         return rows
+
+    def changes(self, engine: SyncEngine) -> ChangeSource:
+        """What changed since a number (`SyncEngine.changes_since`): the list follows the
+        mirror this way while no search is shown, so a whole read of it ends one."""
+
+        async def changes(since: int | None, filter_text: str, limit: int) -> MirrorChanges:
+            got = await engine.changes_since(since, filter_text, limit)
+            if got.whole and not filter_text:
+                self._show("", {})
+            return got
+
+        return changes
 
     def _show(self, text: str, snippets: dict[str, Snippet]) -> None:
         self.shown_for = text

@@ -37,7 +37,6 @@ from hypothesis.stateful import (
 )
 
 from sync.deletion import DeleteService, DeleteStatus
-from sync.index_writer import IndexWriter
 from sync.mirror import Mirror, SessionRow
 from sync.models import SessionPage
 from sync.reconcile import Reconciler
@@ -56,18 +55,14 @@ class Device:
         self.deleted: set[str] = set()
         self.churn: list[str] = []  # what happens on the server after the first page
         self.index = index
-        writer = IndexWriter(self.mirror)
         self.reconciler = Reconciler(
             self.api,
             self.mirror,
             page_limit=PAGE,
             skip=self.deleted.__contains__,
-            writer=writer,
             page_hook=self._during_walk,
         )
-        self.deleter = DeleteService(
-            self.api, self.mirror, None, on_removed=self.deleted.add, writer=writer
-        )
+        self.deleter = DeleteService(self.api, self.mirror, None, on_removed=self.deleted.add)
         self.seen: set[str] = set()
 
     async def _during_walk(self, page_number: int, _page: SessionPage) -> None:

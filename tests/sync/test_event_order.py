@@ -1,97 +1,76 @@
-"""Listeners hear about mirror writes in the order the writes committed.
+"""The order in which listeners hear of mirror writes does not matter (decision 0209): a
+listener pulls what changed since the number it shows, so an event that comes late, early
+or twice changes nothing it shows.
 
-The soak's false "reappeared" (docs/reliability.md, "Soak"): a pass committed "ses_x
-updated", the device's own delete then committed "ses_x removed", but the two events came
-out the other way round. These tests force that interleaving deterministically.
+The soak's false "reappeared" (docs/reliability.md, "Soak") came from a device that
+recorded events in the order it heard them: a pass committed "ses_x updated", the device's
+own delete then committed "ses_x removed", and the two events came out the other way round.
+The QA device now pulls from its mirror; these tests hand it the events reversed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-import sync.reconcile
-from qa.checker import DeleteAttempt, DeleteResult, check_reappearance
+from qa.checker import DeleteAttempt, DeleteResult, Source, check_reappearance
 from qa.device import Device, Recorder, RequestStats
-from sync.engine import EngineEvent, IndexChanged
+from sync.engine import EngineEvent, IndexChanged, SyncEngine
 from tests.sync.helpers import Server, device, run
 
 
-def test_a_delete_during_a_pass_is_heard_after_the_pass_that_committed_first(
-    live_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _observer(folder: Path, url: str, engine: SyncEngine, recorder: Recorder) -> Device:
+    """A QA device recording what `engine`'s mirror shows (the harness's own recording)."""
+    observer = Device(
+        0, folder, url=url, token="dev-alice", interval=60, stats=RequestStats(), recorder=recorder
+    )
+    observer._engine = engine
+    return observer
+
+
+async def _pulled(observer: Device) -> None:
+    async with asyncio.timeout(20):
+        while observer._puller is not None:
+            await asyncio.sleep(0.005)
+
+
+def test_a_removal_heard_before_the_update_that_committed_first_records_no_reappearance(
+    live_server: Any, tmp_path: Path
 ) -> None:
-    """The pass commits "updated" first and is then held (its cached-file clean-up blocks)
-    until the listener has heard the delete's removal, which commits second. The listener
-    must hear updated → removed, and the QA checker must see no reappearance."""
-    delete_heard = threading.Event()
-    pass_held = threading.Event()
-    real_remove = sync.reconcile.remove_cached_files  # type: ignore[attr-defined]
-    held_once = False
-
-    def slow_clean_up(cache_dir: Path | None, names: list[str]) -> None:
-        nonlocal held_once
-        if not held_once:  # only the pass under test; runs in a worker thread
-            held_once = True
-            pass_held.set()
-            # bounded: a fixed engine never makes this wait long (the delete runs meanwhile)
-            delete_heard.wait(timeout=20)
-        real_remove(cache_dir, names)
-
     async def go() -> None:
         async with Server(live_server.url) as server:
             target = (await server.create("to be changed, then deleted")).id
             other = (await server.create("stays")).id
             async with device(live_server.url, tmp_path / "a") as (engine, _transport):
-                assert (await engine.reconcile()).ok
-                await server.wait_run(await server.start(target, "a turn"))  # → "updated"
+                first = await engine.reconcile()
+                recorder = Recorder()
+                observer = _observer(tmp_path / "observer", live_server.url, engine, recorder)
+                observer._on_event(IndexChanged(seq=first.seq))
+                await _pulled(observer)
 
                 events: list[IndexChanged] = []
-                recorder = Recorder()
-                observer = Device(
-                    0,
-                    tmp_path / "observer",
-                    url=live_server.url,
-                    token="dev-alice",
-                    interval=60,
-                    stats=RequestStats(),
-                    recorder=recorder,
-                )
 
                 def listen(event: EngineEvent) -> None:
                     if isinstance(event, IndexChanged):
                         events.append(event)
-                        observer._on_event(event)  # the QA harness's own recording
-                        if target in event.removed:
-                            delete_heard.set()
 
                 engine.subscribe(listen)
-                monkeypatch.setattr(sync.reconcile, "remove_cached_files", slow_clean_up)
-                pass_task = asyncio.create_task(engine.reconcile())
-                async with asyncio.timeout(20):  # the pass's write has committed
-                    while not pass_held.is_set():
-                        await asyncio.sleep(0.005)
+                await server.wait_run(await server.start(target, "a turn"))
+                report = await engine.reconcile()
+                assert target in report.updated
                 sent = time.monotonic()
                 outcome = await engine.delete(target)
-                assert outcome.removed and outcome.seq > 0
-                report = await pass_task
-                assert target in report.updated  # the pass did commit first...
-                assert report.seq < outcome.seq  # ...as its commit sequence says
+                assert outcome.removed and report.seq < outcome.seq  # the mirror's order
 
-                heard = [(e.seq, set(e.updated) | set(e.inserted), set(e.removed)) for e in events]
-                assert [seq for seq, _, _ in heard] == sorted(seq for seq, _, _ in heard)
-                assert len({seq for seq, _, _ in heard}) == len(heard)
+                for event in reversed(events):  # "removed" heard first, then "updated"
+                    observer._on_event(event)
+                    await _pulled(observer)
                 about_target = [
-                    "removed" if target in removed else "present"
-                    for _, present, removed in heard
-                    if target in present | removed
+                    (o.present, o.source) for o in recorder.observations if o.session_id == target
                 ]
-                assert about_target == ["present", "removed"], heard
-                assert recorder.misordered == 0
+                assert about_target == [(True, Source.INSERTED), (False, Source.DELETED)]
                 deletes = [
                     DeleteAttempt(
                         target, 0, sent, time.monotonic(), DeleteResult.DELETED, True, False
@@ -103,11 +82,11 @@ def test_a_delete_during_a_pass_is_heard_after_the_pass_that_committed_first(
     run(go())
 
 
-def test_index_events_carry_strictly_increasing_commit_sequences(
+def test_every_announced_change_has_its_own_number_and_the_newest_is_the_mirrors(
     live_server: Any, tmp_path: Path
 ) -> None:
-    """Passes, deletes and single-row refreshes racing each other: every event a listener
-    hears is newer than the one before."""
+    """Passes, deletes and single-row refreshes racing each other: each event names the
+    number its write took (none twice), and the newest is where the mirror stands."""
 
     async def go() -> None:
         async with Server(live_server.url) as server:
@@ -126,7 +105,9 @@ def test_index_events_carry_strictly_increasing_commit_sequences(
                     engine.send_message(ids[4], "hello"),
                     engine.reconcile(),
                 )
-                assert len(seqs) >= 3
-                assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+                assert len(seqs) >= 3 and len(set(seqs)) == len(seqs), seqs
+                whole = await engine.changes_since(None)
+                assert whole.seq == max(seqs)
+                assert whole.rows == await engine.rows()
 
     run(go())

@@ -47,6 +47,16 @@ def test_stored_events_read_back_in_sequence_order_and_repeats_are_ignored(
     assert mirror.stale_transcripts(10) == []
 
 
+def test_a_pane_pulls_only_the_events_after_the_last_sequence_it_shows(mirror: Mirror) -> None:
+    mirror.apply([view("ses_a", "2026-01-02T00:00:00.000000Z")])
+    stored = [message("ses_a", n, f"turn {n}") for n in (1, 2, 3)]
+    mirror.store_events("ses_a", stored, fetched_at="2026-01-02T00:00:00.000000Z")
+    after_two = mirror.mirrored_transcript("ses_a", after=2)
+    assert [e.sequence for e in after_two.events] == [3]
+    assert after_two.state is not None and after_two.state.up_to == 3
+    assert [e.sequence for e in mirror.mirrored_transcript("ses_a").events] == [1, 2, 3]
+
+
 def test_a_conversation_whose_row_moved_is_stale_and_newest_come_first(mirror: Mirror) -> None:
     mirror.apply(
         [view("ses_old", "2026-01-01T00:00:00.000000Z"), view("ses_new", "2026-01-05T00:00:00Z")]

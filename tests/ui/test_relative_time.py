@@ -12,6 +12,7 @@ import pytest
 from app.loop import ConvergeEventLoop
 from sync import SessionRow
 from sync.engine_events import EngineState, EngineStatus, StatusChanged
+from sync.mirror_reader import MirrorChanges
 from tests.ui.conftest import row, run
 from ui.relative_time import parse_timestamp, relative_time, server_now, set_server_offset
 
@@ -53,7 +54,6 @@ class _EngineOnAServerTwoDaysAhead:
 
     server_clock_offset = 2 * 86400.0
     status = EngineStatus(EngineState.IDLE)
-    last_change_seq = 0
 
     def __init__(self, rows: list[SessionRow] | None = None) -> None:
         self.listeners: list[Callable[[object], None]] = []
@@ -61,6 +61,11 @@ class _EngineOnAServerTwoDaysAhead:
 
     async def rows(self, filter_text: str = "") -> list[SessionRow]:
         return self._rows
+
+    async def changes_since(
+        self, since: int | None, filter_text: str = "", limit: int | None = None
+    ) -> MirrorChanges:
+        return MirrorChanges(0, self._rows, [], whole=True)
 
     def status_changed(self) -> None:
         """What a pass announces; the controller then reads `server_clock_offset`."""

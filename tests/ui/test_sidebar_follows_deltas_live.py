@@ -1,9 +1,12 @@
-"""The window's sidebar follows a real engine's mirror writes by deltas, and re-reads the
-mirror whole only when it missed a write."""
+"""The window's sidebar follows a real engine's mirror by pulling what changed since what it
+shows: a pass is a delta, and a write the engine never announced (another process on the
+same file) is pulled with the next announcement (decision 0209)."""
 
 from __future__ import annotations
 
-from sync import SessionRow, SessionView
+from sync import SessionView
+from sync.mirror import Mirror
+from sync.mirror_reader import MirrorChanges
 from tests.ui.conftest import Harness, run
 
 
@@ -11,25 +14,28 @@ def ts(hour: int, minute: int = 0) -> str:
     return f"2026-11-29T{hour:02d}:{minute:02d}:00.000000Z"
 
 
-def _count_full_reads(harness: Harness) -> list[str]:
-    """Route the sidebar's full reads through a counter (the engine's own read behind it)."""
-    reads: list[str] = []
+def _count_whole_reads(harness: Harness) -> list[int | None]:
+    """Route the sidebar's pulls through a counter (the engine's own read behind it);
+    returns the `since` of every pull the mirror answered whole."""
+    wholes: list[int | None] = []
     engine = harness.engine
 
-    async def rows(filter_text: str) -> list[SessionRow]:
-        reads.append(filter_text)
-        return await engine.rows(filter_text)
+    async def changes(since: int | None, filter_text: str, limit: int) -> MirrorChanges:
+        got = await engine.changes_since(since, filter_text, limit)
+        if got.whole:
+            wholes.append(since)
+        return got
 
-    harness.controller.sidebar.set_source(rows, lambda: engine.last_change_seq)
-    return reads
+    harness.controller.sidebar.set_source(engine.rows, changes)
+    return wholes
 
 
 def test_a_pass_reaches_the_sidebar_as_a_delta_without_a_full_read(harness: Harness) -> None:
     old = harness.create("Oldest plan", ts(8))
-    reads = _count_full_reads(harness)
+    wholes = _count_whole_reads(harness)
     run(harness.loop, harness.sync())
     assert harness.ids() == [old]
-    reads.clear()  # the start: full reads
+    wholes.clear()  # the start: whole reads
 
     new = harness.create("Newest plan", ts(11))
     harness.api().post(f"/v1/sessions/{old}/messages", json={"text": "again"})
@@ -39,22 +45,26 @@ def test_a_pass_reaches_the_sidebar_as_a_delta_without_a_full_read(harness: Harn
     shown = list(harness.window.model.rows())
     assert {r.id for r in shown} == {old, new}
     assert shown == sorted(shown, key=lambda r: (r.updated_at, r.id), reverse=True)
-    assert reads == [], "the pass was applied as a delta"
+    assert wholes == [], "the pass was applied as a delta"
     assert [r.title for r in shown if r.id == new] == ["Newest plan"]
 
 
-def test_a_write_the_sidebar_missed_makes_it_read_the_mirror_whole(harness: Harness) -> None:
+def test_a_write_by_another_process_on_the_mirror_is_pulled_with_the_next_change(
+    harness: Harness,
+) -> None:
     first = harness.create("First", ts(8))
-    reads = _count_full_reads(harness)
+    wholes = _count_whole_reads(harness)
     run(harness.loop, harness.sync())
-    reads.clear()
+    wholes.clear()
 
-    # A write nobody announced (another writer of this mirror object).
+    # Another writer of the same file (`converge sync` in a terminal): nobody announces it.
     stray = SessionView("ses_stray", "Stray", ts(1), ts(9), None, None)
-    harness.engine.mirror.apply([stray])
-    second = harness.create("Second", ts(10))
-    run(harness.loop, harness.engine.reconcile())  # announced, but after the stray write
+    other = Mirror.open(harness.engine.mirror.path)
+    try:
+        other.apply([stray])
+    finally:
+        other.close()
+    run(harness.loop, harness.engine.delete(first))  # announced: "changed up to N"
     run(harness.loop, harness.controller.wait_idle())
-
-    assert reads == [""], "the gap was noticed and the mirror re-read"
-    assert set(harness.ids()) == {first, second}  # the pass pruned the stray (404)
+    assert wholes == [], "pulled as a delta"
+    assert harness.ids() == ["ses_stray"]

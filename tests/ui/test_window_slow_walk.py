@@ -62,7 +62,7 @@ def test_an_unfinished_walk_shows_its_progress_sentence_not_an_error_nor_offline
                 elif isinstance(event, IndexChanged):
                     sidebar.index_changed(event)
 
-            sidebar.set_source(engine.rows, lambda: engine.last_change_seq)
+            sidebar.set_source(engine.rows, engine.changes_since)
             unsubscribe = engine.subscribe(on_event)
             try:
                 _stalled(transport).left = 1
