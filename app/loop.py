@@ -12,6 +12,7 @@ application and in the tests.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from typing import Any
 
@@ -81,9 +82,10 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         still running after `timeout`, then finalises the generators it still tracks.
         """
 
-        async def settle() -> None:
+        deadline = self.time() + timeout
+
+        async def quiet() -> None:
             me = asyncio.current_task()
-            deadline = self.time() + timeout
             while True:
                 await asyncio.sleep(0)  # queued finalisers create their aclose() tasks
                 pending = {t for t in asyncio.all_tasks(self) if t is not me}
@@ -96,7 +98,16 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
                     await asyncio.wait(pending, timeout=timeout)
                     break
                 await asyncio.wait(pending, timeout=left)
+
+        async def settle() -> None:
+            await quiet()
+            # A generator that is garbage only now (its task just ended) would otherwise be
+            # collected after the close, its queued aclose() dropped with qasync's timers
+            # ("coroutine method 'aclose' ... was never awaited", then an unclosed transport).
+            gc.collect()
+            await quiet()
             await self.shutdown_asyncgens()
+            await quiet()
 
         try:
             self.run_until_complete(settle())
