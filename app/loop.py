@@ -79,7 +79,9 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         connection there). `shutdown_asyncgens()` alone finishes in one turn and the loop
         then closed under that task ("Task was destroyed but it is pending", an unclosed
         transport): here the loop turns until no other task is left, cancelling what is
-        still running after `timeout`, then finalises the generators it still tracks.
+        still running after `timeout`; collects garbage and turns again, so a generator that
+        is garbage only now is finalised on the loop rather than in `close()`; then finalises
+        the generators it still tracks and turns once more for the tasks that made.
         """
 
         deadline = self.time() + timeout
