@@ -56,6 +56,12 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     only while it runs."""
 
     def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
+        if self.is_closed():
+            # A thread's `call_soon_threadsafe` is a queued Qt signal: one posted before the
+            # close (an executor job `close()` waited for) arrives after `close()` deleted
+            # the timer. Nothing can run it on a closed loop.
+            handle.cancel()
+            return handle
         self._timer.add_callback(_WhileRunning(self, handle), delay)
         return handle
 

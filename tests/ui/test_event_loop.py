@@ -4,6 +4,7 @@ runs, whoever else makes Qt process events."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 
 from PySide6.QtWidgets import QApplication
@@ -55,3 +56,20 @@ def test_shutting_down_finishes_a_stream_abandoned_on_the_last_turn(qapp: QAppli
     event_loop.shut_down()
     assert closed == [True]
     assert event_loop.is_closed()
+
+
+def test_a_callback_a_thread_posted_before_the_close_is_dropped_after_it(
+    qapp: QApplication,
+) -> None:
+    """An executor thread that finishes while the loop closes (`close()` waits for it) posts
+    its `call_soon_threadsafe` as a queued Qt signal, delivered after the loop deleted its
+    timer: that delivery must be dropped, not raise inside Qt's event loop."""
+    loop = ConvergeEventLoop(qapp)
+    ran: list[str] = []
+    worker = threading.Thread(target=loop.call_soon_threadsafe, args=(ran.append, "late"))
+    worker.start()
+    worker.join()
+    # the signal is still queued: nothing has processed Qt events since it was posted
+    loop.close()
+    qapp.processEvents()
+    assert ran == []
