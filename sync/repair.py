@@ -186,13 +186,32 @@ async def _build(
 
 def _replace(fresh: Path, path: Path) -> None:
     """Put the new file in the old one's place. The old -wal and -shm go first: SQLite would
-    otherwise replay the old file's WAL onto the new one."""
+    otherwise replay the old file's WAL onto the new one. The new file's WAL is emptied into
+    it first: the engine's checkpoint at close gives up while a reader holds older frames,
+    and deleting a WAL that still holds the rebuild would leave an empty mirror."""
+    _fold_wal(fresh)
     for suffix in SIDE_FILES:
         path.with_name(path.name + suffix).unlink(missing_ok=True)
-    for suffix in SIDE_FILES:  # the new file was closed and checkpointed: these are empty
+    for suffix in SIDE_FILES:  # checkpointed above: nothing of the rebuild is in these
         fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
     os.replace(fresh, path)
     tighten(path, PRIVATE_FILE_MODE)
+
+
+def _fold_wal(fresh: Path) -> None:
+    """Copy every frame of `fresh`'s WAL into it and leave journal mode DELETE (which
+    checkpoints and removes the WAL); nobody else has the file open now. A checkpoint that
+    cannot finish is a MirrorError: the damaged file stays until a rebuild succeeds."""
+    try:
+        conn = sqlite_driver.connect(str(fresh))
+        try:
+            mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()
+        finally:
+            conn.close()
+    except sqlite_driver.Error as exc:
+        raise MirrorError(f"The rebuilt copy could not be finished: {exc}") from exc
+    if mode is None or str(mode[0]).lower() != "delete":
+        raise MirrorError("The rebuilt copy could not be finished: its journal stayed open.")
 
 
 def _with_message(result: RepairResult) -> RepairResult:
