@@ -21,6 +21,7 @@ from tests.sync.helpers import run as run_sync
 from tests.sync.mirror_damage import btree_page
 from tests.sync.test_cli_live import conn, converge
 from tests.ui.conftest import run, until
+from ui.damage_banner import FAILED
 from ui.main_window import LOADING
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -62,11 +63,13 @@ def test_a_damaged_mirror_shows_the_banner_and_rebuild_fills_the_list(
             await asyncio.sleep(0)
             window.grab().save(str(SHOTS / "damaged-mirror-banner.png"))
         QTest.mouseClick(banner.rebuild, Qt.MouseButton.LeftButton)
-        await until(
-            lambda: {s.id for s in window.model.sessions()} == on_server,
-            timeout=30,
-            what="the server's rows",
-        )
+
+        def rebuilt() -> bool:
+            # A failed rebuild says so at once, with its reason, rather than as a timeout.
+            assert banner.text.text() != FAILED, banner.toolTip()
+            return {s.id for s in window.model.sessions()} == on_server
+
+        await until(rebuilt, timeout=30, what="the server's rows")
         assert not banner.isVisible()
         window.close()
         return await main
@@ -108,7 +111,6 @@ def test_a_rebuild_that_fails_with_an_os_error_offers_rebuild_again(
     so in words and the log keeps the traceback."""
     from app import mirror_rebuild
     from sync import Profile
-    from ui.damage_banner import FAILED
     from ui.main_window import MainWindow
 
     async def replace_fails(profile: Profile, *, force: bool) -> None:
