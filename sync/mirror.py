@@ -77,6 +77,8 @@ log = logging.getLogger(__name__)
 #: A checkpoint blocked by a reader is tried this many times, this many seconds apart.
 CHECKPOINT_TRIES = 10
 CHECKPOINT_PAUSE = 0.02
+#: How long `close` waits for worker threads to give back the connections they hold.
+CLOSE_WAIT = 10.0
 
 
 class Mirror:
@@ -89,13 +91,23 @@ class Mirror:
         self._write_lock = threading.Lock()
         self._scrub_pending = False  # a removal whose WAL frames may still hold content
         self._closed = False
+        self._idle = threading.Condition()  # notified as each connection comes back
+        self._in_use = 0
         for engine in (write_engine, read_engine):
+            event.listen(engine, "checkout", self._on_checkout)
             event.listen(engine, "checkin", self._on_checkin)
 
+    def _on_checkout(self, *_args: Any) -> None:
+        with self._idle:
+            self._in_use += 1
+
     def _on_checkin(self, dbapi_connection: Any, _record: Any) -> None:
+        with self._idle:
+            self._in_use = max(0, self._in_use - 1)
+            self._idle.notify_all()
         # `dispose()` closes only the connections in the pool: one a worker thread gives back
-        # after `close()` (a cancelled pass's thread finishing its statement) would stay open
-        # until the garbage collector found it (a ResourceWarning).
+        # after `close()` gave up waiting for it would stay open until the garbage collector
+        # found it (a ResourceWarning).
         if self._closed and dbapi_connection is not None:
             dbapi_connection.close()
 
@@ -144,6 +156,21 @@ class Mirror:
         return mirror
 
     def close(self) -> None:
+        """Close every connection, once the worker threads still inside the mirror are out.
+
+        `SyncEngine.close()` cancels passes whose worker threads may be mid-statement; a
+        connection they hold would keep the file open after `close()` returned, so the
+        closing checkpoint would give up and a rebuild could not take the file out of WAL
+        (`sync.repair`). Waiting is bounded by `CLOSE_WAIT`: a stuck thread delays the
+        shutdown, it does not hang it. Call it from a thread holding no connection.
+        """
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._in_use == 0, CLOSE_WAIT):
+                log.warning(
+                    "mirror close: %d connection(s) still in use after %.0f s; closing anyway",
+                    self._in_use,
+                    CLOSE_WAIT,
+                )
         if self._scrub_pending:
             with contextlib.suppress(MirrorError):
                 self.scrub()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
 from pathlib import Path
 
 import pytest
 
+from sync import mirror as mirror_module
 from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile
@@ -240,18 +243,64 @@ def test_a_chunked_upsert_is_still_one_transaction(
         mirror.close()
 
 
-def test_a_connection_given_back_after_the_mirror_closed_is_closed_too(tmp_path: Path) -> None:
+def test_close_waits_for_a_worker_thread_to_give_back_its_connection(tmp_path: Path) -> None:
     """`SyncEngine.close()` cancels a pass whose worker thread may still be inside the
-    mirror: the connection it gives back after `close()` must not stay open in the disposed
-    pool until the garbage collector warns about it (ResourceWarning, a test failure)."""
-    mirror = Mirror.open(tmp_path / "m.sqlite3")
-    in_use = mirror._read.connect()  # held by a worker thread across the close
-    raw = in_use.connection.dbapi_connection
-    assert raw is not None
-    mirror.close()
-    in_use.close()  # given back to the pool after the close
+    mirror. `close()` returns only once that thread has given its connection back, and then
+    no connection holds the file: a rebuild switches the closed file out of WAL at once
+    (`sync.repair`), which failed with "database is locked" under load before."""
+    path = tmp_path / "m.sqlite3"
+    mirror = Mirror.open(path)
+    mirror.apply([view("ses_1", "2026-01-01T00:00:00.000000Z")])
+    holding, release = threading.Event(), threading.Event()
+    raws: list[object] = []
+
+    def worker() -> None:
+        with mirror._read.connect() as conn:  # autobegun: a read transaction holds WAL frames
+            conn.exec_driver_sql("SELECT count(*) FROM sessions").scalar_one()
+            raws.append(conn.connection.dbapi_connection)
+            holding.set()
+            release.wait()
+
+    reader = threading.Thread(target=worker)
+    reader.start()
+    assert holding.wait(30)
+    closer = threading.Thread(target=mirror.close)
+    closer.start()
+    try:
+        closer.join(0.2)
+        assert closer.is_alive()  # still waiting for the reader (the old close returned at once)
+    finally:
+        release.set()
+        reader.join(30)
+    closer.join(30)
+    assert not closer.is_alive()
     with pytest.raises(sqlite_driver.DBAPI.ProgrammingError):
-        raw.execute("SELECT 1")  # closed, not left for the collector
+        raws[0].execute("SELECT 1")  # type: ignore[attr-defined]  # closed, not left for the GC
+    conn = sqlite_driver.connect(path, timeout=0)
+    try:
+        assert conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+    finally:
+        conn.close()
+
+
+def test_close_gives_up_waiting_for_a_connection_never_given_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A thread stuck inside the mirror does not hang the app's shutdown: `close()` waits
+    `CLOSE_WAIT` seconds, says so in the log, and closes what it can."""
+    monkeypatch.setattr(mirror_module, "CLOSE_WAIT", 0.01)
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    stuck = mirror._read.connect()
+    raw = stuck.connection.dbapi_connection
+    assert raw is not None
+    try:
+        with caplog.at_level(logging.WARNING, logger="sync.mirror"):
+            mirror.close()
+        assert "still in use" in caplog.text
+    finally:
+        stuck.close()  # given back after the close: closed, not pooled
+    with pytest.raises(sqlite_driver.DBAPI.ProgrammingError):
+        raw.execute("SELECT 1")
 
 
 def test_the_walk_state_is_read_in_one_statement(tmp_path: Path) -> None:
