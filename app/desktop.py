@@ -369,7 +369,10 @@ BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
 
 
 def load_engine_class() -> type[SyncEngine]:
-    """`SyncEngine`, on a worker thread: its import loads SQLAlchemy and httpx (0.3–0.5 s)."""
+    """`SyncEngine`, on a worker thread: its import loads SQLAlchemy and httpx (0.3–0.5 s).
+    The Markdown renderer comes along (`ui.rich_text` defers it past the first paint), so
+    the first conversation opened does not import it on the UI thread."""
+    import ui.markdown_html  # noqa: F401  (loaded for later, not used here)
     from sync import SyncEngine
 
     return SyncEngine

@@ -8,8 +8,8 @@ unreachable server, and prints one JSON line of seconds since SPAWNED (the paren
 - `imports_s`: interpreter start and `import app.desktop` (the first thing `app.main` does);
 - `first_paint_s`: the sidebar's viewport gets its first paint event with rows;
 - `all_rows_s`: the sidebar holds ROWS rows; `engine_s`: the engine is attached;
-- `rss_mb` then, and `heavy_at_paint`: which of SQLAlchemy and httpx were loaded at the
-  first paint (the start-up path promises none).
+- `rss_mb` then, and `heavy_at_paint`: which of SQLAlchemy, httpx, markdown-it and Pygments
+  were loaded at the first paint (the start-up path promises none).
 
 Only the standard library is imported before the start-up path, so the clock measures that
 path and nothing of the benchmark's own. The probe is a subclass of `Desktop` that installs an
@@ -22,7 +22,9 @@ import json
 import sys
 import time
 
-HEAVY = ("sqlalchemy", "httpx")
+#: What the start-up path defers past the first paint: the engine's libraries and the
+#: Markdown renderer's (markdown-it, Pygments).
+HEAVY = ("sqlalchemy", "httpx", "markdown_it", "pygments")
 #: The unreachable server (the discard port): start-up paints from the mirror, then goes
 #: offline.
 UNREACHABLE = "http://127.0.0.1:9"

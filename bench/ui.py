@@ -419,7 +419,11 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
     rows: list[list[Any]] = [
         ["first paint, 100k-row mirror (s), median of 3", paint["first_paint_s"], "< 0.5"],
         ["  of which Python + imports (s)", paint["imports_s"], ""],
-        ["  SQLAlchemy/httpx loaded at first paint", ",".join(paint["heavy_at_paint"]) or "no", ""],
+        [
+            "  deferred libraries loaded at first paint",
+            ",".join(paint["heavy_at_paint"]) or "no",
+            "",
+        ],
         ["all 100k rows in the sidebar (s)", paint["all_rows_s"], ""],
         ["engine attached (s)", paint["engine_s"], ""],
         ["RSS with 100k rows, engine attached (MB)", paint["rss_mb"], "< 200"],

@@ -26,8 +26,6 @@ from functools import lru_cache
 from PySide6.QtCore import QObject, QUrl
 from PySide6.QtGui import QColor, QImage, QTextDocument
 
-from ui.markdown_html import clean, to_html
-
 #: The scheme of the anchors that copy a code block: `converge-copy:3` copies block 3.
 COPY_SCHEME = "converge-copy"
 #: Longer texts are shown as plain paragraphs, not parsed (the parse is linear, but in
@@ -50,6 +48,11 @@ class RenderedText:
 def render_message(text: str, *, dark: bool = False) -> RenderedText:
     """`text` as inert rich text: Markdown when it is within the bounds, else escaped
     paragraphs that keep its line breaks."""
+    # Imported here, not at the top: markdown-it and Pygments are a tenth of the start-up's
+    # imports and the first paint needs neither; `app.desktop.load_engine_class` loads them
+    # on its worker thread after the paint (decision 0216).
+    from ui.markdown_html import clean, to_html
+
     plain = clean(text)
     rendered = (
         to_html(plain, dark=dark, link_target=link_target)

@@ -55,10 +55,12 @@ def fill(path: Path, n: int) -> list[str]:
     return [v.id for v in reversed(views)]
 
 
-def test_the_first_rows_are_painted_before_sqlalchemy_or_httpx_are_loaded(tmp_path: Path) -> None:
+def test_the_first_rows_are_painted_before_the_engine_or_markdown_libraries_load(
+    tmp_path: Path,
+) -> None:
     """`converge` itself in a fresh process (the benchmark's child, which watches the real
-    start-up path from outside): at the first paint with rows neither is imported; then all
-    rows arrive and the engine is attached."""
+    start-up path from outside): at the first paint with rows none of SQLAlchemy, httpx,
+    markdown-it and Pygments is imported; then all rows arrive and the engine is attached."""
     profile = tmp_path / "profile"
     rows = FIRST_ROWS + 200
     fill(mirror_path(profile), rows)
