@@ -6,7 +6,8 @@ Figures:
   sidebar, for the real start-up path (`converge`: `app.main` → `app.desktop.run`, in a
   child process that imports nothing else first, `bench/first_paint_child.py`) over a
   100,000-row mirror (the configured server is unreachable, so nothing but the mirror is
-  involved); of it, interpreter start and imports; whether SQLAlchemy or httpx were loaded;
+  involved); of it, interpreter start and imports; whether SQLAlchemy, httpx, markdown-it
+  or Pygments were loaded;
 - all rows: until the model holds all 100,000 rows; then until the engine is attached, and
   the process's RSS then;
 - reconcile stalls, for 10,000 and 100,000 sessions: the longest gap between two ticks of
