@@ -214,6 +214,11 @@ class IndexLease:
         return bool(rows) and int(rows[0][0]) == 1
 
     async def _take(self) -> None:
+        # A revoke's free still on its way would free the row after this take (a writer
+        # re-notifies every 0.1 s, so one write's later revokes can arrive after the take
+        # began): trusted versions with a free row, and the next writer would not revoke.
+        while self._frees:
+            await asyncio.gather(*list(self._frees), return_exceptions=True)
         started, ends = time.monotonic(), self._ends
         params = {"space": LEASE_SPACE, "me": self._me, "seconds": LEASE_SECONDS, "key": LEASE_KEY}
         results = await self._reader.fetch_in_transaction(

@@ -18,8 +18,9 @@ import pytest
 from sqlalchemy import text
 
 from server_stub.db.engine import Database
+from server_stub.db.pgloop import PgLoopReader
 from server_stub.history import VERSION_OF, bump_version
-from server_stub.indexlease import LEASE_KEY
+from server_stub.indexlease import LEASE_KEY, IndexLease
 from server_stub.indexversions import IndexVersions
 from server_stub.routes.sessions import _FIRST_PAGE, _pg_sql
 from server_stub.state import AppState
@@ -209,6 +210,53 @@ def test_a_holder_gone_without_freeing_the_lease_holds_a_write_only_until_its_ex
         assert value.startswith("revoked deadbeef ")  # and the holder can no longer renew
     finally:
         db.dispose()
+
+
+@pytest.mark.postgres
+def test_a_late_revokes_free_never_frees_a_lease_taken_after_it(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    """A revoke frees the row on a task of its own, and a writer notifies again every 0.1 s
+    until the row is free, so one write's later revokes reach a slow bus after the holder
+    may have taken the lease again. A take that overtook such a free must not leave this
+    process trusting its versions with the row free: the next writer would commit without a
+    revoke, and the holder answer 304 to a changed index (CI's failure of
+    `test_a_writer_outside_any_server_revokes_the_lease_before_its_commit`, at n=1)."""
+    url = postgres_cluster.new_database()
+    db = Database(url)
+    try:
+        db.create_schema()
+        db.meta_value(LEASE_KEY, "")
+    finally:
+        db.dispose()
+
+    async def scenario() -> tuple[bool, str]:
+        reader = PgLoopReader(url)
+        versions = IndexVersions(enabled=False)
+        lease = IndexLease(reader, versions, "holder1")
+        fetch = reader.fetch
+
+        async def late_free(sql: str, params: Any) -> Any:
+            if sql.startswith("UPDATE server_meta SET value = ''"):
+                await asyncio.sleep(0.2)  # the free's statement queued behind others
+            return await fetch(sql, params)
+
+        reader.fetch = late_free  # type: ignore[method-assign]
+        try:
+            await lease._take()
+            assert versions.trusted()
+            lease.revoked("holder1")  # a late revoke of a write already committed
+            await lease._take()  # the lease loop's next turn
+            while lease._frees:  # the revoke's free has run, before or after the take
+                await asyncio.gather(*list(lease._frees))
+            rows = await fetch("SELECT value FROM server_meta WHERE key = %(k)s", {"k": LEASE_KEY})
+            return versions.trusted(), str(rows[0][0])
+        finally:
+            await lease.close()
+            await reader.close()
+
+    trusted, value = asyncio.run(scenario())
+    assert not trusted or value.startswith("held holder1 "), (trusted, value)
 
 
 @pytest.fixture
