@@ -186,9 +186,9 @@ async def _build(
 
 def _replace(fresh: Path, path: Path) -> None:
     """Put the new file in the old one's place. The old -wal and -shm go first: SQLite would
-    otherwise replay the old file's WAL onto the new one. The new file's WAL is emptied into
-    it first: the engine's checkpoint at close gives up while a reader holds older frames,
-    and deleting a WAL that still holds the rebuild would leave an empty mirror."""
+    otherwise replay the old file's WAL onto the new one. The new file's WAL is folded into
+    it first, whatever the closing engine managed (its checkpoint is best-effort): deleting
+    a WAL that still held the rebuild would leave an empty mirror."""
     _fold_wal(fresh)
     for suffix in SIDE_FILES:
         path.with_name(path.name + suffix).unlink(missing_ok=True)
