@@ -196,22 +196,28 @@ class StallMeter:
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
         self._last = (time.perf_counter(), time.thread_time())
+        self._since_tick: list[tuple[str, float]] = []
+        self.worst: tuple[float, list[tuple[str, float]]] = (0.0, [])
 
     def start(self) -> None:
         self.wall.clear()
         self.cpu.clear()
         self.longest: dict[str, float] = {}
         self.total: dict[str, float] = {}
+        self._since_tick = []
+        self.worst = (0.0, [])
         original = asyncio.Handle._run
         self._original = original
         longest = self.longest
         total = self.total
+        since_tick = self._since_tick
 
         def timed(handle: asyncio.Handle) -> None:
             started = time.perf_counter()
             original(handle)
             elapsed = time.perf_counter() - started
             name = _owner(handle)
+            since_tick.append((name, elapsed))
             total[name] = total.get(name, 0.0) + elapsed
             if elapsed > longest.get(name, 0.0):
                 longest[name] = elapsed
@@ -231,13 +237,32 @@ class StallMeter:
             "max_wall_gap_ms": round(max(wall) * 1000, 1),
             "p99_wall_gap_ms": round(wall[int(len(wall) * 0.99) - 1] * 1000, 1),
             "max_ui_cpu_gap_ms": round(max(self.cpu) * 1000, 1),
+            "worst_gap": self._worst_gap(),
             "ticks": len(wall),
+        }
+
+    def _worst_gap(self) -> dict[str, Any]:
+        """What the UI thread did in the gap with the most CPU: the loop callbacks that ran in
+        it (the three longest, and their sum), and the rest, which is Qt's own work (paint,
+        layout, events) outside asyncio."""
+        cpu, callbacks = self.worst
+        in_loop = sum(t for _, t in callbacks)
+        top = sorted(callbacks, key=lambda c: -c[1])[:3]
+        return {
+            "cpu_ms": round(cpu * 1000, 1),
+            "callbacks": len(callbacks),
+            "in_callbacks_ms": round(in_loop * 1000, 1),
+            "outside_loop_ms": round(max(0.0, cpu - in_loop) * 1000, 1),
+            "longest": [[name, round(t * 1000, 1)] for name, t in top],
         }
 
     def _tick(self) -> None:
         wall, cpu = time.perf_counter(), time.thread_time()
         self.wall.append(wall - self._last[0])
         self.cpu.append(cpu - self._last[1])
+        if cpu - self._last[1] > self.worst[0]:
+            self.worst = (cpu - self._last[1], list(self._since_tick))
+        self._since_tick.clear()
         self._last = (wall, cpu)
 
 
@@ -437,6 +462,18 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
             rows.append([f"{label}: longest stall, wall (ms)", f["max_wall_gap_ms"], stall])
             rows.append([f"{label}: p99 tick gap, wall (ms)", f["p99_wall_gap_ms"], ""])
             rows.append([f"{label}: longest UI-thread busy (ms)", f["max_ui_cpu_gap_ms"], stall])
+            gap = f["worst_gap"]
+            parts = ", ".join(f"{n} {t}" for n, t in gap["longest"])
+            rows.append(
+                [
+                    f"  in {gap['callbacks']} loop callbacks ({parts}) (ms)",
+                    gap["in_callbacks_ms"],
+                    "",
+                ]
+            )
+            rows.append(
+                ["  outside the loop: Qt's paint, layout, events (ms)", gap["outside_loop_ms"], ""]
+            )
             rows.append([f"{label}: duration (s)", f["duration_s"], ""])
             name, worst = next(iter(f["longest_callbacks_ms"].items()))
             rows.append([f"{label}: longest step: {name} (ms)", worst, ""])
