@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         self.list.setUniformItemSizes(True)
         # Lay out in batches: a full layout of 100,000 rows takes ~150 ms in one go.
         self.list.setLayoutMode(QListView.LayoutMode.Batched)
-        self.list.setBatchSize(1000)
+        self.list.setBatchSize(250)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
