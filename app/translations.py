@@ -21,6 +21,7 @@ from PySide6.QtCore import QLibraryInfo, QLocale, Qt, QTranslator
 from PySide6.QtWidgets import QApplication
 
 from sync.private_files import write_private
+from ui.relative_time import forget_words
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ def install(app: QApplication, locale: QLocale | None = None) -> list[QTranslato
     direction from it (right to left for Arabic)."""
     locale = locale or QLocale.system()
     QLocale.setDefault(locale)
+    forget_words()
     installed: list[QTranslator] = []
     if locale.language() not in (QLocale.Language.English, QLocale.Language.C):
         sources = (
@@ -84,4 +86,5 @@ def uninstall(app: QApplication, installed: list[QTranslator]) -> None:
     for translator in installed:
         app.removeTranslator(translator)
     QLocale.setDefault(QLocale("en_US"))
+    forget_words()
     app.setLayoutDirection(Qt.LayoutDirection.LeftToRight)

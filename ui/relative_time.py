@@ -13,7 +13,7 @@ whose clock is two days behind said "Just now" of day-old rows. The UI never rea
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
 from PySide6.QtCore import QCoreApplication, QDate, QDateTime, QLocale, QTime
@@ -21,8 +21,13 @@ from PySide6.QtCore import QCoreApplication, QDate, QDateTime, QLocale, QTime
 _server_offset = timedelta(0)
 
 
-def _date(moment: datetime, pattern: str) -> str:
-    """`moment` (local) in the default locale with a `QLocale` pattern."""
+def _date(day: date, pattern: str) -> str:
+    """`day` in the default locale with a `QLocale` date pattern."""
+    return QLocale().toString(QDate(day.year, day.month, day.day), pattern)
+
+
+def _moment(moment: datetime, pattern: str) -> str:
+    """`moment` (local) in the default locale with a `QLocale` date and time pattern."""
     when = QDateTime(
         QDate(moment.year, moment.month, moment.day), QTime(moment.hour, moment.minute)
     )
@@ -73,15 +78,31 @@ def relative_time(value: str, now: datetime | None = None) -> str:
     if days <= 0:
         hours = int(delta.total_seconds() // 3600)
         return QCoreApplication.translate("RelativeTime", "%Ln h ago", None, hours)
+    return calendar_words(local.date(), local_now.date())
+
+
+@lru_cache(maxsize=4096)
+def calendar_words(day: date, today: date) -> str:
+    """A day before today in the sidebar's words: "Yesterday", a weekday, "12 Nov".
+
+    Remembered: formatting through `QLocale` was a fifth of a sidebar row's paint, and the
+    rows on screen keep their days between paints. `forget_words` empties it when the
+    language changes (`app.translations`)."""
+    days = (today - day).days
     if days == 1:
         return QCoreApplication.translate("RelativeTime", "Yesterday")
     if days < 7:
-        return QLocale().standaloneDayName(local.weekday() + 1, QLocale.FormatType.LongFormat)
-    if local.year == local_now.year:
+        return QLocale().standaloneDayName(day.weekday() + 1, QLocale.FormatType.LongFormat)
+    if day.year == today.year:
         # For translators: a QLocale date pattern: d day, MMM short month name
-        return _date(local, QCoreApplication.translate("RelativeTime", "d MMM"))
+        return _date(day, QCoreApplication.translate("RelativeTime", "d MMM"))
     # For translators: a QLocale date pattern: d day, MMM short month name, yyyy year
-    return _date(local, QCoreApplication.translate("RelativeTime", "d MMM yyyy"))
+    return _date(day, QCoreApplication.translate("RelativeTime", "d MMM yyyy"))
+
+
+def forget_words() -> None:
+    """The translators or the default locale changed: word every day afresh."""
+    calendar_words.cache_clear()
 
 
 def full_time(value: str) -> str:
@@ -90,6 +111,6 @@ def full_time(value: str) -> str:
     if moment is None:
         return value
     # For translators: a QLocale date and time pattern (d day, MMM month, yyyy year, HH:mm time)
-    return _date(
+    return _moment(
         moment.astimezone(), QCoreApplication.translate("RelativeTime", "d MMM yyyy, HH:mm")
     )

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from ui.elided_label import is_rtl
 from ui.palette_text import header_text, quiet_text, readable
 from ui.relative_time import relative_time
-from ui.session_model import SessionListModel, SidebarRow, display_title
+from ui.session_model import HEADER_PREFIX, SessionListModel, SidebarRow, display_title
 from ui.snippet_layout import draw_snippet
 from ui.style import ACCENT, FOCUS_WIDTH, row_focus_ring
 
@@ -64,6 +64,8 @@ class SessionDelegate(QStyledItemDelegate):
         self._now: datetime | None = None
         # A search hit's snippet, drawn after the time (`ui.sidebar_search` sets it).
         self.snippet_of: Callable[[str], Snippet | None] = lambda _session_id: None
+        self._quiet: dict[tuple[int, bool, bool], QColor] = {}
+        self._fonts: dict[str, tuple[QFont, QFont, QFontMetrics, QFontMetrics]] = {}
 
     def set_now(self, now: datetime | None) -> None:
         """Freeze "now" (screenshots, tests); None follows the clock."""
@@ -72,8 +74,7 @@ class SessionDelegate(QStyledItemDelegate):
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        title = QFontMetrics(self._title_font(option.font))
-        small = QFontMetrics(self._small_font(option.font))
+        _title, _small, title, small = self.fonts(option.font)
         return QSize(200, V_PAD * 2 + title.height() + LINE_GAP + small.height())
 
     def paint(
@@ -82,16 +83,20 @@ class SessionDelegate(QStyledItemDelegate):
         option: QStyleOptionViewItem,
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
-        row: SidebarRow | None = index.data(SessionListModel.RowRole)
-        if row is None:
+        model = index.model()
+        if not isinstance(model, SessionListModel):
             super().paint(painter, option, index)
             return
-        if index.data(SessionListModel.HeaderRole):
+        # The row straight from the model, not through `index.data` and `initStyleOption`:
+        # those cost 13 calls from C++ into `data()` per row, a third of the paint (decision
+        # 0217). The view's option already holds the state, rect, palette and font.
+        row = model.row_value_at(index.row())
+        if row is None:
+            return
+        if row.id.startswith(HEADER_PREFIX):
             self._paint_header(painter, option, row.title or "")
             return
-        pending = bool(index.data(SessionListModel.PendingDeleteRole))
-        self.initStyleOption(option, index)
-        option.text = ""
+        pending = model.is_pending_delete(row.id)
         widget = option.widget
         style = widget.style() if widget is not None else None
         painter.save()
@@ -114,13 +119,11 @@ class SessionDelegate(QStyledItemDelegate):
                 text_color = QColor(quiet)
 
             rect = option.rect.adjusted(H_PAD, V_PAD, -H_PAD, -V_PAD)
-            title_font = self._title_font(option.font)
-            small_font = self._small_font(option.font)
-            title_metrics = QFontMetrics(title_font)
-            small_metrics = QFontMetrics(small_font)
+            title_font, small_font, title_metrics, small_metrics = self.fonts(option.font)
 
             title = display_title(row)
             if not row.title:
+                title_font = QFont(title_font)
                 title_font.setItalic(True)
             painter.setFont(title_font)
             painter.setPen(text_color)
@@ -180,8 +183,7 @@ class SessionDelegate(QStyledItemDelegate):
             else QPalette.ColorGroup.Inactive
         )
         quiet = self.quiet_color(palette, selected, group == QPalette.ColorGroup.Active)
-        small_font = self._small_font(option.font)
-        small_metrics = QFontMetrics(small_font)
+        _title, small_font, _title_metrics, small_metrics = self.fonts(option.font)
         painter.setFont(small_font)
         when = relative_time(row.updated_at, self._now)
         painter.setPen(quiet)
@@ -224,7 +226,7 @@ class SessionDelegate(QStyledItemDelegate):
     ) -> list[tuple[str, QRect]]:
         """Where the "● Running" badge after the time goes: ("dot", rect), (words, rect),
         in `line`'s logical order, mirrored (`QStyle.visualRect`) under right to left."""
-        metrics = QFontMetrics(self._small_font(option.font))
+        metrics = self.fonts(option.font)[3]
         x = line.left() + metrics.horizontalAdvance(when) + 10
         dot = metrics.height() // 2 - 1
         cy = line.center().y()
@@ -251,7 +253,7 @@ class SessionDelegate(QStyledItemDelegate):
         """A date section's name, small and quiet, sitting on the rows below it."""
         painter.save()
         try:
-            font = self._small_font(option.font)
+            font = QFont(self.fonts(option.font)[1])
             font.setWeight(QFont.Weight.DemiBold)
             painter.setFont(font)
             painter.setPen(header_text(option.palette))
@@ -260,15 +262,28 @@ class SessionDelegate(QStyledItemDelegate):
         finally:
             painter.restore()
 
-    @staticmethod
-    def quiet_color(palette: QPalette, selected: bool, active: bool = True) -> QColor:
-        """The secondary line's colour ("2 min ago", "Deleting…"): the row's text softened
-        towards the row's background, held to 4.5:1 against it (`ui.palette_text`). On the
-        selected row's accent there is no room for a quieter tone (white is 4.7:1 on it):
-        the line keeps the highlighted-text colour."""
-        if selected:
-            return quiet_text(palette, selected=True, background=QColor(ACCENT), alpha=1.0)
-        return quiet_text(palette, active=active)
+    def quiet_color(self, palette: QPalette, selected: bool, active: bool = True) -> QColor:
+        """`row_quiet` for this palette, remembered: the contrast search behind it cost a
+        fifth of a row's paint, and the palette changes only with the theme."""
+        key = (palette.cacheKey(), selected, active)
+        color = self._quiet.get(key)
+        if color is None:
+            if len(self._quiet) > 16:  # a few palettes (active, inactive, themes) at most
+                self._quiet.clear()
+            color = self._quiet[key] = row_quiet(palette, selected, active)
+        return color
+
+    def fonts(self, base: QFont) -> tuple[QFont, QFont, QFontMetrics, QFontMetrics]:
+        """The title and small fonts derived from the row's font, and their metrics, made
+        once per base font (callers copy a font before changing it)."""
+        key = base.key()
+        made = self._fonts.get(key)
+        if made is None:
+            title, small = self._title_font(base), self._small_font(base)
+            if len(self._fonts) > 8:
+                self._fonts.clear()
+            made = self._fonts[key] = (title, small, QFontMetrics(title), QFontMetrics(small))
+        return made
 
     @staticmethod
     def _title_font(base: QFont) -> QFont:
@@ -281,3 +296,13 @@ class SessionDelegate(QStyledItemDelegate):
         if size > 0:
             font.setPointSizeF(max(size - 1.5, 7.0))
         return font
+
+
+def row_quiet(palette: QPalette, selected: bool, active: bool = True) -> QColor:
+    """The secondary line's colour ("2 min ago", "Deleting…"): the row's text softened
+    towards the row's background, held to 4.5:1 against it (`ui.palette_text`). On the
+    selected row's accent there is no room for a quieter tone (white is 4.7:1 on it):
+    the line keeps the highlighted-text colour."""
+    if selected:
+        return quiet_text(palette, selected=True, background=QColor(ACCENT), alpha=1.0)
+    return quiet_text(palette, active=active)

@@ -40,6 +40,21 @@ def language(qapp: QApplication, request: pytest.FixtureRequest) -> Iterator[str
         translations.uninstall(qapp, installed)
 
 
+def test_a_days_words_follow_a_change_of_language(qapp: QApplication) -> None:
+    """The sidebar remembers how it worded each day (`calendar_words`): a language installed
+    after a paint must still change the words, and uninstalling it change them back."""
+    old, last_week = _ago(timedelta(days=40)), _ago(timedelta(days=3))
+    english = relative_time(old, NOW), relative_time(last_week, NOW)
+    assert english[0] == "23 Oct"
+    installed = translations.install(qapp, QLocale("de"))
+    try:
+        assert relative_time(old, NOW) == "23. Okt."
+        assert relative_time(last_week, NOW) != english[1]  # "Sonntag", not "Sunday"
+    finally:
+        translations.uninstall(qapp, installed)
+    assert (relative_time(old, NOW), relative_time(last_week, NOW)) == english
+
+
 @pytest.mark.parametrize("language", ["de"], indirect=True)
 def test_german_words_and_dates(language: str) -> None:
     assert relative_time(_ago(timedelta(seconds=5)), NOW) == "Gerade eben"
