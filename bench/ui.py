@@ -22,7 +22,7 @@ straight into its SQLite file.
 
 - a pass that changes one row: the UI-thread time of the sidebar's loop (worst of 5);
 - a repaint of the sidebar's visible rows, its layout finished: its UI-thread time (median of
-  30; `bench_repaint`);
+  30; `bench.sidebar_paint`), and how long the sidebar shows no row after one insert;
 - for each stall figure, what the worst gap was made of: the loop callbacks that ran in it
   and the rest (Qt's own paint, layout and events);
 - `--busy-core`: the same with another process keeping one core busy.
@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import print_table, save
+from bench.sidebar_paint import bench_blank_after_insert, bench_repaint
 from bench.stall_meter import StallMeter
 
 TOKEN = "dev-alice"
@@ -232,42 +233,6 @@ async def _reconcile_stalls(url: str, folder: Path, db: Path, ids: list[str]) ->
     return out
 
 
-def bench_repaint(n: int, samples: int = 30) -> dict[str, Any]:
-    """UI-thread CPU time of one repaint of the sidebar's visible rows (median), in a window
-    of `n` rows whose layout has finished, before any asyncio loop runs (so processing Qt's
-    events here re-enters nothing): what scrolling pays per frame, and a pass whenever rows
-    land above the ones shown. Measured after the layout, because `QListView` paints no
-    row while a batched layout is under way."""
-    from PySide6.QtWidgets import QApplication
-
-    from sync.models import SessionView
-    from ui.main_window import MainWindow
-
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    window = MainWindow()
-    window.resize(1200, 800)
-    window.show()
-    base = datetime(2026, 1, 1, tzinfo=UTC)
-    rows = [
-        SessionView(f"ses_paint{i:08d}", f"Conversation {i}", at, at, None, None)
-        for i in range(n - 1, -1, -1)
-        for at in (_ts(base + timedelta(seconds=i)),)
-    ]
-    window.model.replace_now(rows)
-    window.list.executeDelayedItemsLayout()
-    for _ in range(n // 100 + 100):  # the batched layout's passes
-        app.processEvents()
-    times = []
-    for _ in range(samples):
-        window.list.viewport().update()
-        started = time.thread_time()
-        app.processEvents()
-        times.append(time.thread_time() - started)
-    visible = window.list.indexAt(window.list.viewport().rect().bottomLeft()).row() + 1
-    window.close()
-    return {"repaint_ms": round(sorted(times)[samples // 2] * 1000, 2), "rows_shown": visible}
-
-
 def bench_reconcile(n: int) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication
 
@@ -389,6 +354,7 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
     figures["first_paint"] = paint
     if sizes:
         figures["repaint"] = bench_repaint(max(sizes))
+        figures["blank_after_insert"] = bench_blank_after_insert(max(sizes))
     for n in sizes:
         figures[f"reconcile_{n}"] = bench_reconcile(n)
 
@@ -435,6 +401,11 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
         repaint = figures["repaint"]
         label = f"sidebar repaint, {repaint['rows_shown']} rows shown, UI time, median of 30 (ms)"
         rows.append([label, repaint["repaint_ms"], ""])
+        blank = figures["blank_after_insert"]
+        label = f"{blank['rows']:,} rows, one inserted: no row shown for (ms), worst of 5"
+        rows.append([label, blank["blank_ms"], "< 16"])
+        turn = blank["worst_turn_ms"]
+        rows.append(["  longest UI-thread turn of that layout (ms)", turn, "< 16"])
     figures["load_avg_1m_after"] = os.getloadavg()[0]
     print_table("Desktop window (offscreen)", ["figure", "value", "target"], rows)
     before, after = figures["load_avg_1m_before"], figures["load_avg_1m_after"]

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from PySide6.QtCore import QCoreApplication, QDate, QLocale
 
 from ui.relative_time import server_now
-from ui.session_model import HEADER_PREFIX, SidebarRow
+from ui.sidebar_row import HEADER_PREFIX, SidebarRow
 
 __all__ = [
     "HEADER_PREFIX",

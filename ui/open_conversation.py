@@ -40,7 +40,8 @@ from sync.errors import TlsError
 from ui.conversation_pane import ConversationPane
 from ui.failure_words import Cause, describe
 from ui.main_window import MainWindow
-from ui.session_model import SidebarRow, display_title, untitled
+from ui.session_model import display_title, untitled
+from ui.sidebar_row import SidebarRow
 from ui.status_presenter import StatusPresenter, offline_words
 from ui.window_action import ActionRunner, WindowAction
 

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from ui.elided_label import is_rtl
 from ui.palette_text import header_text, quiet_text, readable
 from ui.relative_time import relative_time
-from ui.session_model import HEADER_PREFIX, SessionListModel, SidebarRow, display_title
+from ui.session_model import SessionListModel, display_title
+from ui.sidebar_row import HEADER_PREFIX, SidebarRow
 from ui.snippet_layout import draw_snippet
 from ui.style import ACCENT, FOCUS_WIDTH, row_focus_ring
 

@@ -20,7 +20,8 @@ from datetime import datetime
 
 from sync import matches_filter
 from ui.grouping import section_of
-from ui.session_model import HEADER_PREFIX, SessionListModel, SidebarRow
+from ui.session_model import SessionListModel
+from ui.sidebar_row import HEADER_PREFIX, SidebarRow
 
 __all__ = ["NeedsResync", "apply_delta"]
 

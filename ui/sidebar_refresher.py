@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from sync.mirror_reader import MirrorChanges
 from ui.grouping import group_rows
 from ui.relative_time import server_now
-from ui.session_model import SessionListModel, SidebarRow
+from ui.session_model import SessionListModel
 from ui.sidebar_delta import NeedsResync, apply_delta
+from ui.sidebar_row import SidebarRow
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,20 @@ def test_rows_show_title_or_untitled(qtmodeltester: ModelTester) -> None:
     assert model.index(1, 0).data(SessionListModel.IdRole) == "ses_b"
 
 
+def test_qts_editing_calls_neither_change_a_row_nor_read_past_the_model(
+    qtmodeltester: ModelTester,
+) -> None:
+    """Qt's list behind the model holds only the row count (empty strings): its own
+    `setData` and `itemData` would edit or show those, not the mirror's rows."""
+    model = SessionListModel()
+    qtmodeltester.check(model)
+    model.replace_now([row("ses_a", "Trip to Lisbon")])
+    index = model.index(0, 0)
+    assert not model.setData(index, "Edited")
+    assert index.data() == "Trip to Lisbon"
+    assert model.itemData(index)[0] == "Trip to Lisbon"
+
+
 def test_update_inserts_moves_and_removes_while_the_selection_stays(
     qtmodeltester: ModelTester, loop: ConvergeEventLoop
 ) -> None:

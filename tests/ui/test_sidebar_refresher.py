@@ -17,8 +17,9 @@ from sync import IndexChanged, SessionRow
 from sync.mirror import Mirror
 from sync.mirror_reader import MirrorChanges
 from tests.ui.conftest import row, run, until
-from ui.session_model import SessionListModel, SidebarRow
+from ui.session_model import SessionListModel
 from ui.sidebar_refresher import DELTA_LIMIT, SidebarRefresher
+from ui.sidebar_row import SidebarRow
 
 
 @pytest.fixture
