@@ -27,6 +27,7 @@ EXTRA = (
     "markdown",
     "pane",
     "scale",
+    "device_cost",
 )
 
 
