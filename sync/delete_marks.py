@@ -10,24 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, delete, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-from sync.mirror_schema import SessionRecord, UnconfirmedDelete
+from sqlalchemy import Connection
 
 
 def unconfirmed_ids(conn: Connection) -> set[str]:
-    return set(conn.execute(select(UnconfirmedDelete.session_id)).scalars())
+    return {r[0] for r in conn.exec_driver_sql("SELECT session_id FROM unconfirmed_deletes")}
 
 
 def mark_unconfirmed(conn: Connection, session_id: str, now: float) -> None:
     """Mark the row, if it is still mirrored (a mark never outlives its row)."""
-    stmt = sqlite_insert(UnconfirmedDelete).on_conflict_do_nothing(index_elements=["session_id"])
-    present = conn.execute(select(SessionRecord.id).where(SessionRecord.id == session_id)).first()
-    if present is not None:
-        conn.execute(stmt, [{"session_id": session_id, "since": now}])
+    conn.exec_driver_sql(
+        "INSERT INTO unconfirmed_deletes (session_id, since) SELECT id, ? FROM sessions"
+        " WHERE id = ? ON CONFLICT (session_id) DO NOTHING",
+        (now, session_id),
+    )
 
 
 def clear_marks(conn: Connection, session_ids: Sequence[str]) -> None:
     """Settle these rows' marks (removed, or shown to exist by the server)."""
-    conn.execute(delete(UnconfirmedDelete).where(UnconfirmedDelete.session_id.in_(session_ids)))
+    if session_ids:
+        marks = ",".join("?" * len(session_ids))
+        conn.exec_driver_sql(
+            f"DELETE FROM unconfirmed_deletes WHERE session_id IN ({marks})", tuple(session_ids)
+        )

@@ -35,6 +35,7 @@ from sync.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
 from sync.gc_pause import collect_young
 from sync.mirror import ApplyResult, Mirror
+from sync.mirror_apply import WalkEnd
 from sync.mirror_state import (
     WALK_CURSOR,
     WALK_ESTIMATE,
@@ -74,6 +75,9 @@ class WalkResult:
     generation: float = 0.0
     seen: int = 0  # all passes of this walk
     estimate: int = 0
+    #: The last page's write concluded the walk: no row was left to point-read
+    #: (`sync.mirror_apply.WalkEnd`).
+    concluded: bool = False
     inserted: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
 
@@ -100,17 +104,24 @@ class IndexWalk:
         page_hook: PageHook | None,
         skip: Callable[[str], bool] | None,
         announce: Announce,
+        keep_etag: bool = True,
     ) -> None:
+        """`keep_etag`: a walk that concludes stores its first page's ETag (False: None)."""
         self.api, self.mirror, self.bounds = api, mirror, bounds
+        self.keep_etag = keep_etag
         self.page_limit, self.page_hook, self.skip = page_limit, page_hook, skip
         self._announce = announce
         self.result = WalkResult(etag=None)
         self._guard: WalkGuard = bounds.index_walk()
+        self._rows = 0  # the mirror's rows when the pass began
 
-    async def run(self, etag: str | None) -> WalkResult:
-        """Raises what the API raises (and `WalkOutOfBounds`); what was written stays."""
-        state = await asyncio.to_thread(self._read_state)
+    async def run(self, etag: str | None, state: dict[str, str | None], rows: int) -> WalkResult:
+        """Go on from `state` (the `WALK_KEYS` the pass read, with `rows`, the mirror's row
+        count, in `Mirror.pass_start`); `etag`: the stored first page's, None to ask
+        without one. Raises what the API raises (and `WalkOutOfBounds`); what was written
+        stays."""
         result = self.result
+        self._rows = rows
         try:
             if state.get(WALK_CURSOR) is None:
                 await self._start(etag)
@@ -125,9 +136,6 @@ class IndexWalk:
             await self._start(None)
         return result
 
-    def _read_state(self) -> dict[str, str | None]:
-        return self.mirror.get_states(WALK_KEYS)
-
     async def _start(self, etag: str | None) -> None:
         result = self.result
         page = await self._fetch(None, etag)
@@ -135,7 +143,7 @@ class IndexWalk:
             result.not_modified, result.complete, result.etag = True, True, etag
             return
         result.generation = time.time()
-        result.estimate = await asyncio.to_thread(self.mirror.count)
+        result.estimate = self._rows
         result.etag = page.etag
         result.seen = 0
         mark = page.items[0].updated_at if page.items else ""
@@ -145,7 +153,7 @@ class IndexWalk:
             WALK_GENERATION: repr(result.generation),
             WALK_ESTIMATE: str(result.estimate),
         }
-        await self._write(page, cursor=page.next_cursor, extra=fresh)
+        await self._write(page, cursor=page.next_cursor, extra=fresh, last=not page.next_cursor)
         await self._forward(page.next_cursor)
 
     async def _resume(self, state: dict[str, str | None]) -> None:
@@ -176,9 +184,11 @@ class IndexWalk:
                 not newer_than(view.updated_at, mark) for view in page.items
             )
             extra: dict[str, str | None] = {WALK_ETAG: etag, WALK_MARK: new_mark} if done else {}
-            await self._write(page, cursor=saved if saved else "", extra=extra)
             if done:
                 self.result.etag = etag
+            last = done and (page.next_cursor is None or not saved)
+            await self._write(page, cursor=saved if saved else "", extra=extra, last=last)
+            if done:
                 if page.next_cursor is None:  # the whole index fit above the mark
                     self.result.complete = True
                 return
@@ -192,7 +202,7 @@ class IndexWalk:
         while cursor:
             self._guard.cursor(cursor)
             page = await self._fetch_required(cursor)
-            await self._write(page, cursor=page.next_cursor)
+            await self._write(page, cursor=page.next_cursor, last=not page.next_cursor)
             cursor = page.next_cursor
         self.result.complete = True
 
@@ -214,9 +224,15 @@ class IndexWalk:
         return page
 
     async def _write(
-        self, page: SessionPage, *, cursor: str | None, extra: dict[str, str | None] | None = None
+        self,
+        page: SessionPage,
+        *,
+        cursor: str | None,
+        extra: dict[str, str | None] | None = None,
+        last: bool = False,
     ) -> None:
-        """The page's rows, their seen mark and the walk's position, in one transaction."""
+        """The page's rows, their seen mark and the walk's position, in one transaction;
+        the `last` page concludes the walk there when it leaves nothing to point-read."""
         result = self.result
         views: list[SessionView] = list(dedupe_walk(page.items).values())
         result.walked += len(page.items)
@@ -224,9 +240,16 @@ class IndexWalk:
         state: dict[str, str | None] = {WALK_CURSOR: cursor or "", WALK_SEEN: str(result.seen)}
         state.update(extra or {})
 
+        end = WalkEnd(result.etag if self.keep_etag else None) if last else None
         applied = await asyncio.to_thread(
-            self.mirror.apply, views, state=state, skip=self.skip, seen_at=result.generation
+            self.mirror.apply,
+            views,
+            state=state,
+            skip=self.skip,
+            seen_at=result.generation,
+            end=end,
         )
+        result.concluded = applied.concluded
         self._announce(applied)
         result.inserted.extend(applied.inserted)
         result.updated.extend(applied.updated)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, event, func, select
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -42,13 +42,12 @@ from sync.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.errors import MirrorError, MirrorTooNew
 from sync.file_index import CachedFile, forget_files_of, read_cached_file, record_cached_file
 from sync.legacy_mirror import IDENTITY_KEY
-from sync.mirror_apply import ApplyResult, write_changes
+from sync.mirror_apply import ApplyResult, WalkEnd, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
 from sync.mirror_migrations import SCHEMA_VERSION
 from sync.mirror_reader import MirrorChanges, query_changes, query_rows
-from sync.mirror_rows import SessionRow, row_of
+from sync.mirror_rows import SessionRow, count_rows, rows_by_id, unseen_since
 from sync.mirror_schema import (
-    SessionRecord,
     busy_timeout_ms,
     disk_full_error,
     is_locked,
@@ -267,34 +266,46 @@ class Mirror:
             return query_changes(conn.exec_driver_sql, since, filter_text, limit)
 
     def get(self, session_id: str) -> SessionRow | None:
-        with self._reading() as conn, Session(bind=conn) as session:
-            rec = session.get(SessionRecord, session_id)
-            return row_of(rec) if rec is not None else None
+        with self._reading() as conn:
+            return rows_by_id(conn, [session_id]).get(session_id)
 
     def count(self) -> int:
         with self._reading() as conn:
-            return int(conn.execute(select(func.count()).select_from(SessionRecord)).scalar_one())
+            return count_rows(conn)
 
     def unseen_since(self, generation: float) -> list[str]:
         """Ids of rows no write or walk has touched since `generation` (`synced_at` below
         it): after a complete walk, the ones it did not list (`sync.index_walk`)."""
         with self._reading() as conn:
-            stmt = select(SessionRecord.id).where(SessionRecord.synced_at < generation)
-            return sorted(conn.execute(stmt.order_by(SessionRecord.id)).scalars())
+            return unseen_since(conn, generation)
 
     def get_state(self, key: str) -> str | None:
-        with self._reading() as conn, Session(bind=conn) as session:
-            return get_state(session, key)
+        with self._reading() as conn:
+            return get_state(conn, key)
 
     def get_states(self, keys: Sequence[str]) -> dict[str, str | None]:
         """`get_state` of each key, in one read transaction."""
         with self._reading() as conn:
             return get_states(conn, keys)
 
+    def pass_start(self, keys: Sequence[str]) -> tuple[dict[str, str | None], int]:
+        """What a pass reads before its first request, in one read: the state `keys` (the
+        ETag and the walk's position) and the row count (a new walk's "about N")."""
+        with self._reading() as conn:
+            return get_states(conn, keys), count_rows(conn)
+
     def unconfirmed_deletes(self) -> set[str]:
         """Ids of rows whose delete was sent but never answered."""
         with self._reading() as conn:
             return unconfirmed_ids(conn)
+
+    def walk_leftovers(self, generation: float | None) -> tuple[set[str], list[str]]:
+        """What a walk leaves to point-read, in one read: the rows whose delete was never
+        answered, and (after a walk of `generation`; None after a 304) the rows it did not
+        see (`unseen_since`)."""
+        with self._reading() as conn:
+            marked = unconfirmed_ids(conn)
+            return marked, [] if generation is None else unseen_since(conn, generation)
 
     def mark_unconfirmed(self, session_id: str) -> None:
         """Mark a row whose delete may or may not have happened (kept until settled)."""
@@ -317,6 +328,7 @@ class Mirror:
         skip: Callable[[str], bool] | None = None,
         settle: Sequence[str] = (),
         seen_at: float | None = None,
+        end: WalkEnd | None = None,
     ) -> ApplyResult:
         """Upsert views and remove rows (with their artifact index) in ONE transaction.
 
@@ -326,7 +338,8 @@ class Mirror:
         with (`ApplyResult.seq`). `skip(id)` drops an upsert at write time (a session
         this device deleted since the walk saw it must not come back). `settle` names rows
         the server has just shown to exist: their unconfirmed-delete marks are cleared.
-        `seen_at`: an index walk's generation, marking its rows seen (`sync.index_walk`).
+        `seen_at`: an index walk's generation, marking its rows seen (`sync.index_walk`);
+        `end`: the walk's last page, which concludes it when it leaves nothing unseen.
         """
         now = time.time()
         with self._writing() as conn:
@@ -339,6 +352,7 @@ class Mirror:
                 skip=skip,
                 settle=settle,
                 seen_at=seen_at,
+                end=end,
             )
         if done.removed or done.removed_files or self._scrub_pending:
             self.scrub()

@@ -15,23 +15,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection
 
 from sync.delete_marks import clear_marks
 from sync.file_index import forget_files_of
-from sync.mirror_rows import chunks, rows_by_id
-from sync.mirror_schema import REMOVED_MEMORY_SECONDS, RemovedSession, SessionRecord
-from sync.mirror_state import change_seq, next_change_seq, raise_removed_floor, set_states
+from sync.mirror_rows import IN_CHUNK, chunks, present_ids, rows_by_id
+from sync.mirror_schema import REMOVED_MEMORY_SECONDS
+from sync.mirror_state import (
+    ETAG_KEY,
+    WALK_KEYS,
+    change_seq,
+    next_change_seq,
+    raise_removed_floor,
+    set_states,
+)
 from sync.models import SessionView
 from sync.transcripts import forget as forget_transcripts
 
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
 
-_UPSERT_COLUMNS = ("title", "created_at", "updated_at", "active_run_id", "last_run_id")
+_UPSERT = (
+    "INSERT INTO sessions (id, title, created_at, updated_at, active_run_id, last_run_id,"
+    " synced_at, change_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+    " title = excluded.title, created_at = excluded.created_at,"
+    " updated_at = excluded.updated_at, active_run_id = excluded.active_run_id,"
+    " last_run_id = excluded.last_run_id, synced_at = excluded.synced_at,"
+    " change_seq = excluded.change_seq"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +55,20 @@ class ApplyResult:
     #: The change sequence this write stamped on its rows and removals (0: it changed no
     #: row). The engine announces it: "the mirror changed up to `seq`".
     seq: int = 0
+    #: The write was a walk's last page and concluded the walk (`WalkEnd`).
+    concluded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEnd:
+    """Passed with a walk's last page: when, after it, no row is left unseen (every row of
+    the mirror was listed by this walk or written since it began), the walk concludes in
+    the same transaction: nothing needs a point read, so its position is cleared, the
+    first page's `etag` stored and every unconfirmed-delete mark settled (each marked row
+    was just seen). A pass with nothing to point-read is then one write, not three reads
+    and two writes (`python -m bench device_cost`)."""
+
+    etag: str | None
 
 
 def write_changes(
@@ -55,102 +81,105 @@ def write_changes(
     skip: Callable[[str], bool] | None = None,
     settle: Sequence[str] = (),
     seen_at: float | None = None,
+    end: WalkEnd | None = None,
 ) -> ApplyResult:
     """Inside the caller's write transaction; see `Mirror.apply` for the arguments
-    (`seen_at`: raise the `synced_at` of every upserted row to at least it)."""
+    (`seen_at`: raise the `synced_at` of every upserted row to at least it; `end`: see
+    `WalkEnd`)."""
     wanted = [v for v in upserts if skip is None or not skip(v.id)]
     current = rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
     inserted: list[str] = []
     updated: list[str] = []
-    params: list[dict[str, Any]] = []
+    written: list[SessionView] = []
     for view in wanted:
         before = current.get(view.id)
-        row = view
         if before is None:
             inserted.append(view.id)
         elif before.updated_at > view.updated_at:
             # updated_at never goes back on the server (CONTRACT §2): this view is
             # older than what a concurrent refresh already wrote. Keep the newer one.
             continue
-        elif before != row:
+        elif before != view:
             updated.append(view.id)
         else:
             continue
-        params.append(
-            {
-                "id": view.id,
-                "title": view.title,
-                "created_at": view.created_at,
-                "updated_at": view.updated_at,
-                "active_run_id": view.active_run_id,
-                "last_run_id": view.last_run_id,
-                "synced_at": now,
-            }
-        )
+        written.append(view)
     removing = list(dict.fromkeys(removals))
-    present = _present(conn, removing)
-    changed = bool(params or present)
+    held = present_ids(conn, removing) if removing else set()
+    present = [sid for sid in removing if sid in held]
+    changed = bool(written or present)
     # Removals of absent rows change nothing: remembered under the current number.
     seq = next_change_seq(conn) if changed else change_seq(conn) if removing else 0
-    if params:
-        for param in params:
-            param["change_seq"] = seq
-        stmt = sqlite_insert(SessionRecord)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["id"],
-            set_={c: stmt.excluded[c] for c in (*_UPSERT_COLUMNS, "synced_at", "change_seq")},
+    # PITFALLS §8: rows go as executemany parameters. In chunks, inside this one
+    # transaction: between two calls this worker thread gives the GIL back, so the UI
+    # thread is not starved by one long call.
+    for start in range(0, len(written), UPSERT_CHUNK):
+        conn.exec_driver_sql(
+            _UPSERT,
+            [
+                (
+                    v.id,
+                    v.title,
+                    v.created_at,
+                    v.updated_at,
+                    v.active_run_id,
+                    v.last_run_id,
+                    now,
+                    seq,
+                )
+                for v in written[start : start + UPSERT_CHUNK]
+            ],
         )
-        # PITFALLS §8: rows go as executemany parameters, never into .values(...).
-        # In chunks, inside this one transaction: between two calls this worker
-        # thread gives the GIL back, so the UI thread is not starved by one long call.
-        for start in range(0, len(params), UPSERT_CHUNK):
-            conn.execute(stmt, params[start : start + UPSERT_CHUNK])
     if seen_at is not None and wanted:
         # The index walk's seen mark (`sync.index_walk`): every walked row, changed or not.
-        for chunk in chunks([v.id for v in wanted], 500):
-            conn.execute(
-                update(SessionRecord)
-                .where(SessionRecord.id.in_(chunk), SessionRecord.synced_at < seen_at)
-                .values(synced_at=seen_at)
+        for chunk in chunks([v.id for v in wanted], IN_CHUNK):
+            marks = ",".join("?" * len(chunk))
+            conn.exec_driver_sql(
+                f"UPDATE sessions SET synced_at = ? WHERE id IN ({marks}) AND synced_at < ?",
+                (seen_at, *chunk, seen_at),
             )
     files: list[str] = []
     if removing:
-        for chunk in chunks(removing, 500):
+        for chunk in chunks(removing, IN_CHUNK):
             files.extend(forget_files_of(conn, chunk))
             forget_transcripts(conn, chunk)  # events and search entries, same transaction
-            conn.execute(delete(SessionRecord).where(SessionRecord.id.in_(chunk)))
+            marks = ",".join("?" * len(chunk))
+            conn.exec_driver_sql(f"DELETE FROM sessions WHERE id IN ({marks})", tuple(chunk))
             clear_marks(conn, chunk)
-        remember = sqlite_insert(RemovedSession)
-        remember = remember.on_conflict_do_update(
-            index_elements=["session_id"],
-            set_={c: remember.excluded[c] for c in ("removed_at", "change_seq")},
-        )
-        conn.execute(
-            remember,
-            [{"session_id": sid, "removed_at": now, "change_seq": seq} for sid in removing],
+        conn.exec_driver_sql(
+            "INSERT INTO removed_sessions (session_id, removed_at, change_seq) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET removed_at = excluded.removed_at,"
+            " change_seq = excluded.change_seq",
+            [(sid, now, seq) for sid in removing],
         )
         _forget_old_removals(conn, now - REMOVED_MEMORY_SECONDS)
-    for chunk in chunks(list(dict.fromkeys(settle)), 500):
+    for chunk in chunks(list(dict.fromkeys(settle)), IN_CHUNK):
         clear_marks(conn, chunk)
     if state:
         set_states(conn, state)
-    return ApplyResult(inserted, updated, present, files, seq if changed else 0)
+    concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
+    if concluded:
+        assert end is not None
+        conn.exec_driver_sql("DELETE FROM unconfirmed_deletes")
+        set_states(conn, {**dict.fromkeys(WALK_KEYS), ETAG_KEY: end.etag})
+    return ApplyResult(inserted, updated, present, files, seq if changed else 0, concluded)
 
 
-def _present(conn: Connection, ids: list[str]) -> list[str]:
-    """Which of `ids` the mirror holds, in their order."""
-    found: set[str] = set()
-    for chunk in chunks(ids, 500):
-        found.update(
-            conn.execute(select(SessionRecord.id).where(SessionRecord.id.in_(chunk))).scalars()
-        )
-    return [sid for sid in ids if sid in found]
+def _any_unseen(conn: Connection, generation: float) -> bool:
+    """Whether a row's `synced_at` is below `generation` (`sync.mirror_rows.unseen_since`)."""
+    return (
+        conn.exec_driver_sql(
+            "SELECT 1 FROM sessions WHERE synced_at < ? LIMIT 1", (generation,)
+        ).first()
+        is not None
+    )
 
 
 def _forget_old_removals(conn: Connection, before: float) -> None:
     """Forget removals older than `before`, raising the floor to the newest one's number."""
-    old = RemovedSession.removed_at < before
-    forgotten = conn.execute(select(func.max(RemovedSession.change_seq)).where(old)).scalar()
+    forgotten = conn.exec_driver_sql(
+        "SELECT max(change_seq) FROM removed_sessions WHERE removed_at < ?", (before,)
+    ).scalar()
     if forgotten is not None:
         raise_removed_floor(conn, int(forgotten))
-        conn.execute(delete(RemovedSession).where(old))
+        conn.exec_driver_sql("DELETE FROM removed_sessions WHERE removed_at < ?", (before,))

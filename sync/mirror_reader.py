@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 #: Rows fetched from SQLite at a time (and, at start-up, between two hand-overs of the GIL).
 READ_CHUNK = 2000
 
-_SELECT = "SELECT id, title, created_at, updated_at, active_run_id, last_run_id FROM sessions"
+#: The columns of a row (`SessionRow`, in its field order), for every reader of rows.
+ROW_SELECT = "SELECT id, title, created_at, updated_at, active_run_id, last_run_id FROM sessions"
 _FILTER = " WHERE fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\'"
 # The order of `Mirror.rows`, served by the index `ix_sessions_order`; LIMIT -1 is no limit.
 _ORDER = " ORDER BY updated_at DESC, id DESC LIMIT ?"
@@ -91,7 +92,7 @@ def query_changes(
         return MirrorChanges(seq, query_rows(execute, filter_text), [], whole=True)
     changed = [
         SessionView(*row)
-        for row in execute(_SELECT + " WHERE change_seq > ? ORDER BY change_seq", (since,))
+        for row in execute(ROW_SELECT + " WHERE change_seq > ? ORDER BY change_seq", (since,))
     ]
     here = {row.id for row in changed}  # a row written again since its removal is here
     removed = [
@@ -133,9 +134,9 @@ def query_rows(
     most = -1 if limit is None else limit
     pattern = like_pattern(filter_text)
     if pattern is None:
-        cursor = execute(_SELECT + _ORDER, (most,))
+        cursor = execute(ROW_SELECT + _ORDER, (most,))
     else:
-        cursor = execute(_SELECT + _FILTER + _ORDER, (fold(pattern), pattern, most))
+        cursor = execute(ROW_SELECT + _FILTER + _ORDER, (fold(pattern), pattern, most))
     out: list[SessionView] = []
     while part := cursor.fetchmany(READ_CHUNK):
         out.extend(SessionView(*row) for row in part)

@@ -3,9 +3,11 @@
 The index walk's position (`sync.index_walk`, the `WALK_*` keys) lives here too. Two keys
 matter most: the first index page's ETag (a pass sends it as `If-None-Match`) and the
 connection identity (a hash of server URL and token). An ETag only means something to the
-server and principal that issued it, so binding another identity forgets it. The functions
-take the caller's connection or session and never commit. Binding another identity
-forgets a walk in progress as well.
+server and principal that issued it, so binding another identity forgets it. Binding
+another identity forgets a walk in progress as well. The functions take the caller's
+connection and never commit; they are plain SQL because every pass runs several of them
+(building a SQLAlchemy statement cost 5–25 times running it: `python -m bench
+device_cost`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
-
 # Defined beside their SQLAlchemy-free readers; named here too for `sync.mirror`.
 from sync.legacy_mirror import IDENTITY_KEY
 from sync.mirror_reader import CHANGE_SEQ_KEY, REMOVED_FLOOR_KEY
-from sync.mirror_schema import SyncState
 
 ETAG_KEY = "sessions_first_page_etag"
 #: The walk's position in `sync_state`. `WALK_CURSOR` absent: no walk in progress; empty:
@@ -34,14 +31,17 @@ WALK_ESTIMATE = "walk_estimate"  # mirror rows when the walk began: the "about N
 WALK_KEYS = (WALK_CURSOR, WALK_ETAG, WALK_MARK, WALK_GENERATION, WALK_SEEN, WALK_ESTIMATE)
 
 
-def get_state(session: Session, key: str) -> str | None:
-    rec = session.get(SyncState, key)
-    return rec.value if rec is not None else None
+def get_state(conn: Any, key: str) -> str | None:
+    row = conn.exec_driver_sql("SELECT value FROM sync_state WHERE key = ?", (key,)).first()
+    return row[0] if row is not None else None
 
 
 def get_states(conn: Any, keys: Sequence[str]) -> dict[str, str | None]:
     """Several values in one statement (a pass reads the walk's six: one read, not six)."""
-    rows = conn.execute(select(SyncState.key, SyncState.value).where(SyncState.key.in_(keys)))
+    marks = ",".join("?" * len(keys))
+    rows = conn.exec_driver_sql(
+        f"SELECT key, value FROM sync_state WHERE key IN ({marks})", tuple(keys)
+    )
     found = {key: value for key, value in rows}
     return {key: found.get(key) for key in keys}
 
@@ -52,18 +52,17 @@ def set_state(conn: Any, key: str, value: str | None) -> None:
 
 def set_states(conn: Any, values: Mapping[str, str | None]) -> None:
     """Upsert several values in one statement (a walk's page saves up to six)."""
-    stmt = sqlite_insert(SyncState)
-    stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
-    conn.execute(stmt, [{"key": key, "value": value} for key, value in values.items()])
+    conn.exec_driver_sql(
+        "INSERT INTO sync_state (key, value) VALUES (?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        list(values.items()),
+    )
 
 
 def rebind_identity(conn: Any, identity: str) -> bool:
     """Inside a write transaction: record `identity` and forget the ETag when it differs
     from the recorded one; returns whether it did."""
-    current = conn.execute(
-        select(SyncState.value).where(SyncState.key == IDENTITY_KEY)
-    ).scalar_one_or_none()
-    if current == identity:
+    if get_state(conn, IDENTITY_KEY) == identity:
         return False
     set_state(conn, IDENTITY_KEY, identity)
     set_state(conn, ETAG_KEY, None)
@@ -87,17 +86,12 @@ def next_change_seq(conn: Any) -> int:
 
 def change_seq(conn: Any) -> int:
     """The mirror's current change sequence (0: nothing numbered yet)."""
-    value = conn.execute(
-        select(SyncState.value).where(SyncState.key == CHANGE_SEQ_KEY)
-    ).scalar_one_or_none()
+    value = get_state(conn, CHANGE_SEQ_KEY)
     return int(value) if value else 0
 
 
 def raise_removed_floor(conn: Any, forgotten: int) -> None:
     """Removals numbered up to `forgotten` are about to be forgotten: a reader that shows
     less than that must read whole (`sync.mirror_reader.query_changes`)."""
-    current = conn.execute(
-        select(SyncState.value).where(SyncState.key == REMOVED_FLOOR_KEY)
-    ).scalar_one_or_none()
-    if forgotten > int(current or 0):
+    if forgotten > int(get_state(conn, REMOVED_FLOOR_KEY) or 0):
         set_state(conn, REMOVED_FLOOR_KEY, str(forgotten))

@@ -44,6 +44,7 @@ from sync.errors import MirrorError, NotFound, SyncError, loggable
 from sync.gc_pause import full_collections_deferred
 from sync.index_walk import IndexWalk, PageHook, WalkResult, clear_walk
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
+from sync.mirror_state import WALK_KEYS
 from sync.plan import PointRead, PointReadOutcome, WalkPlan, most_telling, plan_prunes
 from sync.ports import SessionIndexApi
 
@@ -137,7 +138,8 @@ class Reconciler:
 
     async def _bounded_pass(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
         started = time.monotonic()
-        etag = await asyncio.to_thread(self.mirror.get_state, ETAG_KEY) if self.use_etag else None
+        state, rows = await asyncio.to_thread(self.mirror.pass_start, (ETAG_KEY, *WALK_KEYS))
+        etag = state[ETAG_KEY] if self.use_etag else None
         walker = IndexWalk(
             self.api,
             self.mirror,
@@ -146,11 +148,12 @@ class Reconciler:
             page_hook=self.page_hook,
             skip=self._skip,
             announce=lambda applied: self._announce_page(reason, applied, started),
+            keep_etag=self.use_etag,
         )
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    walk = await walker.run(etag)
+                    walk = await walker.run(etag, state, rows)
             except TimeoutError:
                 part = walker.result
                 if part.generation:  # a walk is under way: its pages are kept
@@ -161,10 +164,26 @@ class Reconciler:
                 "reconcile (%s): walk not finished, nothing pruned: %s", reason.value, loggable(exc)
             )
             return _cut_short(reason, exc, walker.result, started)
+        if walk.concluded:  # its last page's write left nothing to point-read
+            report = ReconcileReport(
+                reason=reason,
+                inserted=tuple(walk.inserted),
+                updated=tuple(walk.updated),
+                complete=True,
+                restarted=walk.restarted,
+                pages=walk.pages,
+                requests=walk.pages,
+                walked=walk.walked,
+                duration=time.monotonic() - started,
+            )
+            _log_pass(report)
+            return report
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
-        marked = await asyncio.to_thread(self.mirror.unconfirmed_deletes)
+        marked, unseen = await asyncio.to_thread(
+            self.mirror.walk_leftovers, None if walk.not_modified else walk.generation
+        )
         if walk.not_modified:
             if not marked:
                 return ReconcileReport(
@@ -177,7 +196,6 @@ class Reconciler:
                 )
             plan = WalkPlan(point_reads=sorted(marked))
             return await self._conclude(reason, walk, started, deadline, plan)
-        unseen = await asyncio.to_thread(self.mirror.unseen_since, walk.generation)
         settled = sorted(marked.difference(unseen))
         return await self._conclude(
             reason, walk, started, deadline, WalkPlan(point_reads=unseen), settled
@@ -255,7 +273,8 @@ class Reconciler:
         )
         if self.on_report is not None:
             self.on_report(concluded)
-        await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
+        if applied.removed_files:
+            await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         # The pages' own writes were announced as they committed; the pass's report counts
         # them all.
         report = dataclasses.replace(
@@ -263,17 +282,7 @@ class Reconciler:
             inserted=(*walk.inserted, *concluded.inserted),
             updated=(*walk.updated, *concluded.updated),
         )
-        log.info(
-            "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",
-            reason.value,
-            report.walked,
-            len(report.inserted),
-            len(report.updated),
-            len(report.pruned),
-            len(report.kept),
-            report.requests,
-            report.duration,
-        )
+        _log_pass(report)
         return report
 
     async def _point_read_all(self, session_ids: Sequence[str]) -> list[PointRead]:
@@ -301,6 +310,20 @@ class Reconciler:
         except SyncError as exc:
             return PointRead(session_id, PointReadOutcome.UNKNOWN, detail=exc.message, error=exc)
         return PointRead(session_id, PointReadOutcome.FOUND, view=view)
+
+
+def _log_pass(report: ReconcileReport) -> None:
+    log.info(
+        "reconcile (%s): %d walked, +%d ~%d -%d, %d kept, %d requests, %.3fs",
+        report.reason.value,
+        report.walked,
+        len(report.inserted),
+        len(report.updated),
+        len(report.pruned),
+        len(report.kept),
+        report.requests,
+        report.duration,
+    )
 
 
 def _cut_short(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from sync.engine import EngineState
 from sync.errors import BadCursor, NetworkError, SyncError
@@ -426,5 +427,41 @@ def test_switching_a_profile_to_another_principal_keeps_each_accounts_mirror_apa
                 assert {r.id for r in await engine.rows()} == set(bobs)
             async with device(live_server.url, tmp_path / "p") as (engine, _):
                 assert {r.id for r in await engine.rows()} == set(alices)  # untouched
+
+    run(go())
+
+
+def test_a_pass_with_nothing_to_point_read_reads_the_mirror_once_and_writes_it_once(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """Every watching device makes such a pass per change: its mirror work is what 50
+    devices on two cores multiply (issue 20 item 5, `python -m bench device_cost`). Its
+    last page concludes the walk in the page's own transaction (`WalkEnd`)."""
+
+    async def go() -> None:
+        async with Server(live_server.url) as server:
+            await seed(server, 3)
+            async with device(live_server.url, tmp_path / "a") as (engine, _):
+                await engine.reconcile(TriggerReason.CONNECT)
+                await engine.content.wait_idle()
+                created = await server.create()
+                begun: list[str] = []
+                mirror: Any = engine.mirror
+                listeners = [
+                    (mirror._read, lambda _conn: begun.append("read")),
+                    (mirror._write, lambda _conn: begun.append("write")),
+                ]
+                for target, listener in listeners:
+                    event.listen(target, "begin", listener)
+                try:
+                    report = await engine.reconcile()
+                finally:
+                    for target, listener in listeners:
+                        event.remove(target, "begin", listener)
+                assert report.ok and report.complete and report.inserted == (created.id,)
+                assert begun == ["read", "write"]  # was 5 reads and 2 writes
+                # ... and it concluded: the next pass is the ETag's one request
+                again = await engine.reconcile()
+                assert again.not_modified
 
     run(go())
