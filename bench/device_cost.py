@@ -49,6 +49,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench device_cost", description=__doc__)
     p.add_argument("--sessions", type=int, default=50)
     p.add_argument("--changes", type=int, default=60)
+    p.add_argument(
+        "--agent-delay",
+        type=float,
+        default=0.0,
+        help="the scripted agent's pause between steps (the app's server: 0.2)",
+    )
     p.add_argument("--name", default="device-cost", help="results file suffix")
     p.add_argument("--label", default="", help="what was measured (recorded as is)")
     return p.parse_args(argv)
@@ -228,8 +234,13 @@ async def _measure(url: str, args: argparse.Namespace, folder: Path) -> dict[str
 
 
 @contextlib.contextmanager
-def _server(folder: Path) -> Iterator[str]:
-    proc, log, url = start_server(f"sqlite:///{folder / 'server.sqlite3'}", folder, "server.log")
+def _server(folder: Path, agent_delay: float) -> Iterator[str]:
+    proc, log, url = start_server(
+        f"sqlite:///{folder / 'server.sqlite3'}",
+        folder,
+        "server.log",
+        ("--agent-delay", str(agent_delay)),
+    )
     try:
         yield url
     finally:
@@ -244,10 +255,11 @@ def main(argv: list[str]) -> int:
     args = _parse(argv)
 
     load = os.getloadavg()
-    with tempfile.TemporaryDirectory() as tmp, _server(Path(tmp)) as url:
+    with tempfile.TemporaryDirectory() as tmp, _server(Path(tmp), args.agent_delay) as url:
         figures = asyncio.run(_measure(url, args, Path(tmp)))
     figures.update(
         sessions=args.sessions,
+        agent_delay=args.agent_delay,
         label=args.label,
         load_average_before=[round(x, 2) for x in load],
         threads=threading.active_count(),

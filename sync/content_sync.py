@@ -7,6 +7,9 @@ row's `updated_at` differs from the one their transcript was fetched at, newest 
 fetches for each only the events after its mirrored sequence (`GET
 /v1/sessions/{id}/events?after=N`, `next_after` followed while the server gives one). An
 unchanged conversation costs no request; a conversation with one new message costs one.
+A conversation whose row shows an active run moves at every step of the run, so the phase
+fetches it at most every `RUNNING_FETCH_SECONDS` (a timer fetches it when due, even if no
+pass comes) and at once when the run has ended.
 
 Each page is stored in its own transaction (`Mirror.store_events`), so an interrupted phase
 (a network error, the engine closing, its time budget) keeps what it stored and the next one
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +47,11 @@ BATCH = 100
 EVENTS_PAGE = 1000
 #: One phase's time budget; the next pass's phase goes on where it stopped.
 PHASE_SECONDS = 300.0
+#: A conversation whose row shows an active run is fetched at most this often: every event
+#: of a run moves its row, and fetching at each step cost every watching device one request
+#: per step (`python -m bench scale`); its run's end moves the row once more, and that
+#: fetch is never held back.
+RUNNING_FETCH_SECONDS = 2.0
 
 
 @dataclass
@@ -69,6 +78,8 @@ class ContentSync:
         *,
         page_limit: int = EVENTS_PAGE,
         phase_seconds: float = PHASE_SECONDS,
+        running_seconds: float = RUNNING_FETCH_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api = api
         self.mirror = mirror
@@ -76,6 +87,11 @@ class ContentSync:
         self.budget = budget
         self.page_limit = page_limit
         self.phase_seconds = phase_seconds
+        self.running_seconds = running_seconds
+        self._clock = clock
+        #: When each conversation was last fetched while its run was active (monotonic).
+        self._running_fetched: dict[str, float] = {}
+        self._later: asyncio.TimerHandle | None = None  # the kick for a held-back fetch
         self._on_changed = on_changed
         self._task: asyncio.Task[None] | None = None
         self._again = False
@@ -109,6 +125,9 @@ class ContentSync:
             self._idle.set()
 
     async def aclose(self) -> None:
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
         task = self._task
         if task is not None and not task.done():
             task.cancel()
@@ -134,11 +153,15 @@ class ContentSync:
 
     async def _phase(self, report: ContentReport, skipped: set[str]) -> None:
         while True:
-            batch = await asyncio.to_thread(self.mirror.stale_transcripts, BATCH + len(skipped))
-            batch = [s for s in batch if s.session_id not in skipped]
+            asked = BATCH + len(skipped)
+            found = await asyncio.to_thread(self.mirror.stale_transcripts, asked)
+            batch = [s for s in found if s.session_id not in skipped]
             if not batch:
                 return
             for state in batch:
+                if self._held_back(state):
+                    skipped.add(state.session_id)
+                    continue
                 try:
                     changed = await self.fetch(state, report)
                 except NotFound:
@@ -151,6 +174,30 @@ class ContentSync:
                 report.evicted.extend(evicted)
                 if state.session_id in evicted:
                     return
+            if len(found) < asked:
+                return  # that was all of them; a pass meanwhile kicks one more phase
+
+    def _held_back(self, state: TranscriptState) -> bool:
+        """Whether a running conversation was fetched too recently (`RUNNING_FETCH_SECONDS`);
+        if so, a phase is kicked for when it is due."""
+        now = self._clock()
+        if not state.running:
+            self._running_fetched.pop(state.session_id, None)
+            return False
+        due = self._running_fetched.get(state.session_id, -math.inf) + self.running_seconds
+        if now >= due:
+            self._running_fetched[state.session_id] = now
+            return False
+        if self._later is None or self._later.when() > due:
+            loop = asyncio.get_running_loop()
+            if self._later is not None:
+                self._later.cancel()
+            self._later = loop.call_at(loop.time() + (due - now), self._kick_later)
+        return True
+
+    def _kick_later(self) -> None:
+        self._later = None
+        self.kick()
 
     async def fetch(self, state: TranscriptState, report: ContentReport | None = None) -> bool:
         """Fetch and store what the mirror lacks of one conversation; returns whether
