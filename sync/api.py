@@ -11,6 +11,7 @@ items than the `limit` asked is refused. What an error answer or a lost connecti
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -50,6 +51,13 @@ from sync.sse import frames
 from sync.tls import client_context
 
 log = logging.getLogger(__name__)
+
+# httpcore reaches anyio's asyncio backend at the first request, and anyio imports it by
+# name then: about thirty modules, 25-40 ms on the event loop's thread, the window's UI
+# thread (the longest step of a first pass, `python -m bench ui`). Imported with the
+# client instead, so it loads where the engine does (the window: on a worker thread).
+with contextlib.suppress(ImportError):  # a private module: only an optimisation
+    importlib.import_module("anyio._backends._asyncio")
 
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 #: An SSE stream gets a keep-alive comment at least every 15 s, so 45 s of silence is a
