@@ -3,8 +3,9 @@ the client's garbage-collector and GIL measures taken out, to re-check that each
 its place (docs/performance.md, "Which workarounds still earn their place").
 
 VARIANT: `none` (all measures in place), `no_defer` (`sync.gc_pause.full_collections_deferred`),
-`no_freeze` (the heap policy of `app.heap`), `no_young` (`sync.gc_pause.collect_young`
-during the walk), or `all` (every one of them out). (`no_gil_yield` went with the hand-overs
+`no_freeze` (the heap policy of `app.heap`), or `all` (every one of them out). (`no_young`
+went with `sync.gc_pause.collect_young` on 2026-12-04: no difference once requests left no
+cyclic garbage.) (`no_gil_yield` went with the hand-overs
 of the mirror's full reads it took out, removed on 2026-11-30; the one left is the first
 paint's, outside these passes.) Prints one JSON line and adds it to the runs of
 `bench/results/ui-without.json` (`python -m bench ui_without --fresh` empties that first).
@@ -20,7 +21,7 @@ import time
 from types import ModuleType
 from typing import Any
 
-VARIANTS = ("none", "no_defer", "no_freeze", "no_young", "all")
+VARIANTS = ("none", "no_defer", "no_freeze", "all")
 
 
 class _NoHeapPolicy:
@@ -44,7 +45,6 @@ def _replace(module: ModuleType, name: str, value: object) -> None:
 
 def _take_out(variant: str) -> None:
     import app.heap
-    import sync.index_walk
     import sync.reconcile
     import ui.sidebar_refresher
 
@@ -54,8 +54,6 @@ def _take_out(variant: str) -> None:
         _replace(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)
     if every or variant == "no_freeze":
         _replace(app.heap, "HeapPolicy", _NoHeapPolicy)
-    if every or variant == "no_young":
-        _replace(sync.index_walk, "collect_young", lambda: None)
 
 
 def _record(run: dict[str, Any]) -> None:

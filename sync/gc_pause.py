@@ -8,7 +8,9 @@ on whichever thread allocates; on the UI thread that is a visible stall (measure
 `python -m bench ui`, a `gc.callbacks` probe: the one 51 ms gap of a 100k pass after churn).
 None of those objects form cycles: reference counting frees them when the pass ends, so a
 full collection during the pass finds nothing. Young collections (generations 0 and 1,
-a few milliseconds) still run, so short-lived cycles are still reclaimed.
+a few milliseconds) still run, so short-lived cycles are still reclaimed. (A young
+collection every eight walked pages, `collect_young`, was taken out once requests stopped
+leaving cyclic garbage: `python -m bench ui_without no_young` showed no difference.)
 
 How: while at least one pass runs in the process (the QA harness runs many engines in one
 process, so this nests), the generation-2 threshold is raised out of reach; the last pass to
@@ -50,16 +52,3 @@ def full_collections_deferred() -> Iterator[None]:
                 t0, t1, _ = gc.get_threshold()  # keep young thresholds someone set meanwhile
                 gc.set_threshold(t0, t1, _saved[2])
                 _saved = None
-
-
-def collect_young() -> None:
-    """Collect the youngest generation now (a fraction of a millisecond with little in it).
-
-    For loops that free about as many tracked objects as they allocate, such as the walk
-    of a reconcile pass (it frees each page's views and the mirror rows they matched): the
-    collector's allocation count then never reaches its threshold, while every request's
-    cyclic garbage (tenacity's retry state, httpx's response and its stream refer to each
-    other, ~74 objects) piles up. 500 pages left 36,000 such objects for one young
-    collection: 83 ms on the UI thread on a loaded machine (`python -m bench ui`, churn).
-    """
-    gc.collect(0)

@@ -33,7 +33,6 @@ from datetime import datetime
 
 from sync.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
-from sync.gc_pause import collect_young
 from sync.mirror import ApplyResult, Mirror
 from sync.mirror_apply import WalkEnd
 from sync.mirror_state import (
@@ -50,11 +49,6 @@ from sync.plan import dedupe_walk
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger("sync.reconcile")
-
-#: Pages walked between two young collections (`sync.gc_pause.collect_young`): about 600
-#: objects of cyclic request garbage each time.
-YOUNG_COLLECTION_PAGES = 8
-
 
 #: Called after each page is fetched and written (tests interleave mutations here).
 PageHook = Callable[[int, SessionPage], Awaitable[None]]
@@ -253,8 +247,6 @@ class IndexWalk:
         self._announce(applied)
         result.inserted.extend(applied.inserted)
         result.updated.extend(applied.updated)
-        if result.pages % YOUNG_COLLECTION_PAGES == 0:
-            collect_young()
         if self.page_hook is not None:
             await self.page_hook(result.pages, page)
 

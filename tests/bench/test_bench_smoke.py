@@ -116,6 +116,7 @@ def test_micro_benchmark_runs_and_saves_its_figures(
     figures = json.loads((tmp_path / "micro.json").read_text())["figures"]
     assert figures["demo_seed_start"]["n"] == 1
     assert figures["diff_plan"]["rows"] == 1000
+    assert figures["full_collection_frozen"]["n"] == figures["full_collection_not_frozen"]["n"] == 1
 
 
 def test_markdown_benchmark_runs_and_saves_its_figures(
