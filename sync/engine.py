@@ -23,7 +23,7 @@ from sync import wording
 from sync.api import PAGE_LIMIT, ApiClient
 from sync.bounds import DEFAULT_BOUNDS, Bounds
 from sync.cache import ArtifactCache
-from sync.content_sync import ContentSync
+from sync.content_sync import WATCHING_PACE, ContentSync
 from sync.conversation import follow_run, transcript
 from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
 from sync.engine_events import (
@@ -294,14 +294,17 @@ class SyncEngine:
         that does not hold watches this ends by itself (`watch_state` UNSUPPORTED)."""
         if self._closed or not self.reconciler.use_etag:
             return
+        self.content.pace = WATCHING_PACE  # a pass per change: content follows at a pace
         self._watch.start(wait)
 
     async def stop_watch(self) -> None:
         """Cancel the open watch (its request is closed) and wait until it has ended."""
+        self.content.pace = 0.0
         await self._watch.stop()
 
     def cancel_watch(self) -> None:
         """`stop_watch` for synchronous callers (a window detaching): cancelled, not awaited."""
+        self.content.pace = 0.0
         self._watch.cancel()
 
     @property

@@ -39,8 +39,6 @@ class TranscriptState:
     up_to: int
     evicted: bool
     current: bool
-    #: The row shows an active run: the transcript is still growing.
-    running: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +60,13 @@ def stale(conn: Connection, limit: int) -> list[TranscriptState]:
     """Conversations whose row's `updated_at` moved since their transcript was fetched
     (or never fetched), newest first; evicted ones only when they moved."""
     rows = conn.exec_driver_sql(
-        "SELECT s.id, s.updated_at, coalesce(t.up_to, 0), coalesce(t.size, 0) < 0,"
-        " s.active_run_id IS NOT NULL FROM sessions s"
-        " LEFT JOIN transcripts t ON t.session_id = s.id"
+        "SELECT s.id, s.updated_at, coalesce(t.up_to, 0), coalesce(t.size, 0) < 0"
+        " FROM sessions s LEFT JOIN transcripts t ON t.session_id = s.id"
         " WHERE t.fetched_updated_at IS NULL OR t.fetched_updated_at != s.updated_at"
         " ORDER BY s.updated_at DESC, s.id DESC LIMIT ?",
         (limit,),
     ).all()
-    return [TranscriptState(r[0], r[1], int(r[2]), bool(r[3]), False, bool(r[4])) for r in rows]
+    return [TranscriptState(r[0], r[1], int(r[2]), bool(r[3]), False) for r in rows]
 
 
 def state_of(conn: Connection, session_id: str) -> TranscriptState | None:

@@ -3,7 +3,6 @@ what a pass costs, reading and searching offline, and a delete that leaves no by
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
 from pathlib import Path
@@ -207,44 +206,5 @@ def test_an_evicted_transcript_keeps_its_row_and_is_fetched_again_when_opened(
                 again = await engine.mirrored_transcript(old.id)
                 assert len(again.events) == 1 and again.state is not None
                 assert not again.state.evicted
-
-    run(scenario())
-
-
-def test_a_running_conversation_is_fetched_at_most_every_interval_and_at_once_when_its_run_ends(
-    live_server: LiveServer, tmp_path: Path
-) -> None:
-    """Every step of a run moves its row, so every watching device would fetch the
-    transcript at every step: 9.4 requests per change against 6.7 with an agent pausing
-    0.2 s between steps (`python -m bench device_cost --agent-delay 0.2`)."""
-
-    async def scenario() -> None:
-        async with Server(live_server.url) as server:
-            view = await server.control_session("a long answer, please")
-            async with device(live_server.url, tmp_path / "a") as (engine, transport):
-                engine.content.running_seconds = 3600.0  # never due again in this test
-                await synced(engine)
-                run_id = await server.start(view.id, "/wait 30")  # a step each second
-                transport.log.clear()
-                await synced(engine)
-                assert transport.count("GET", EVENTS) == 1  # the first fetch while running
-                fetched = (await engine.row(view.id)).updated_at  # type: ignore[union-attr]
-                async with asyncio.timeout(10):  # the agent's next step moves the row
-                    while (await server.api.get_session(view.id)).updated_at == fetched:
-                        await asyncio.sleep(0.05)
-                transport.log.clear()
-                await synced(engine)
-                assert (await engine.row(view.id)).updated_at != fetched  # type: ignore[union-attr]
-                assert transport.count("GET", EVENTS) == 0  # held back
-                held = await engine.mirrored_transcript(view.id)
-                assert held.state is not None and not held.state.current
-                await server.api.cancel_run(run_id)
-                await server.wait_run(run_id)
-                transport.log.clear()
-                await synced(engine)  # the run ended: fetched at once
-                assert transport.count("GET", EVENTS) == 1
-                held = await engine.mirrored_transcript(view.id)
-                assert held.state is not None and held.state.current
-                assert held.events[-1].type == "run.cancelled"
 
     run(scenario())
