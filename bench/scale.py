@@ -8,8 +8,9 @@ mirror followed), its split at the slowest device's watch answer, the requests (
 and per pass), the worker processes the devices ran in (`--workers`, decision 0214), the
 event-loop lag of the harness and of the devices' loops, and the violations, with the
 machine's load average before and after (the machine is shared: say the load with each
-figure). `--page-limit 200` walks at
-the app's page size. `--database URL --servers 2` runs the two-process PostgreSQL fleet;
+figure). The devices walk at the app's page size (200), as real devices do; `--page-limit
+20` gives `converge qa`'s own, which exists to make walks span pages while items move
+between them. `--database URL --servers 2` runs the two-process PostgreSQL fleet;
 `--postgres` makes a throwaway cluster for it (`tests.conftest.PostgresCluster`, a new
 database per run). Writes `bench/results/convergence-scale[-NAME].json`.
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
+from sync.api import PAGE_LIMIT
 
 TARGET_P95_MS = 1000.0
 TARGET_P99_MS = 2000.0
@@ -43,7 +45,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL 15 cluster")
     p.add_argument("--servers", type=int, default=1)
     p.add_argument(
-        "--page-limit", type=int, help="the devices' page size (qa's default 20; the app's 200)"
+        "--page-limit",
+        type=int,
+        default=PAGE_LIMIT,
+        help=f"the devices' page size (default the app's, {PAGE_LIMIT}; `converge qa`'s own is 20)",
     )
     p.add_argument(
         "--workers",
@@ -89,8 +94,7 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
     ]
     if database:
         command += ["--database", database, "--servers", str(args.servers)]
-    if args.page_limit:
-        command += ["--page-limit", str(args.page_limit)]
+    command += ["--page-limit", str(args.page_limit)]
     if args.workers is not None:
         command += ["--workers", str(args.workers)]
     before = _load()
@@ -150,7 +154,7 @@ def main(argv: list[str]) -> int:
             "servers": args.servers if backend == "postgresql" else 1,
             "seed": args.seed,
             "operations": args.operations,
-            "page_limit": args.page_limit or 20,
+            "page_limit": args.page_limit,
             "cpus": os.cpu_count(),
             "targets": {"devices": 50, "p95_ms": TARGET_P95_MS, "p99_ms": TARGET_P99_MS},
             "runs": rows,
