@@ -286,6 +286,75 @@ def bench_reconcile(n: int) -> dict[str, Any]:
             server.stop()
 
 
+async def _backfill_stalls(server: ServerProcess) -> dict[str, Any]:
+    """A first sync with content (`bench_backfill`): the window's stalls from the pass's
+    start until the content phase has mirrored every transcript."""
+    from app import heap
+    from sync.engine import SyncEngine
+    from sync.profile import Profile
+    from ui.controller import WindowController
+    from ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.show()
+    controller = WindowController(window, sync_interval=0, watch=False)
+    heap.HeapPolicy()  # as the application does
+    profile = Profile(server.folder / "profile", server=server.url, token=TOKEN)
+    engine = await SyncEngine.open(profile)
+    meter = StallMeter()
+    try:
+        controller.attach(engine, connect=False)
+        await asyncio.sleep(0.2)
+        meter.start()
+        started = time.perf_counter()
+        report = await engine.reconcile()
+        if report.error is not None:
+            raise RuntimeError(report.error.message)
+        await controller.wait_idle()
+        rows_s = time.perf_counter() - started
+        await engine.content.wait_idle()
+        while await asyncio.to_thread(engine.mirror.stale_transcripts, 1):
+            engine.content.kick()  # a phase stops at its time budget: the next goes on
+            await engine.content.wait_idle()
+        figures = meter.stop()
+        figures["rows_s"] = round(rows_s, 2)
+        figures["duration_s"] = round(time.perf_counter() - started, 2)
+    finally:
+        await controller.shutdown()
+        await engine.close()
+        window.close()
+    return figures
+
+
+def bench_backfill(conversations: int, messages: int) -> dict[str, Any]:
+    """Issue 19's backfill: `conversations` of `messages` each (`bench.search`'s seeded
+    text), synced into a new profile with the window open: rows first, then every
+    transcript, and the longest UI-thread stall over all of it."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.loop import ConvergeEventLoop
+    from bench.search import populate as populate_with_content
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    with tempfile.TemporaryDirectory(prefix="converge-bench-backfill-") as tmp:
+        server = ServerProcess(Path(tmp))
+        try:
+            populate_with_content(server.db, conversations, messages)
+            server.restart()  # the server sees what was written behind its back
+            loop = ConvergeEventLoop(app)
+            asyncio.set_event_loop(loop)
+            try:
+                figures = loop.run_until_complete(_backfill_stalls(server))
+            finally:
+                loop.close()
+                asyncio.set_event_loop(None)
+        finally:
+            server.stop()
+    return {"conversations": conversations, "messages_each": messages, **figures}
+
+
 # --- first paint (a fresh process) -----------------------------------------------------------
 
 
@@ -356,6 +425,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--busy-core", action="store_true", help="another process keeps one core busy"
     )
+    parser.add_argument(
+        "--backfill",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also a first sync of N conversations of 20 messages with the window open",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     spinner = None
@@ -384,6 +460,8 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
         figures["blank_after_insert"] = bench_blank_after_insert(max(sizes))
     for n in sizes:
         figures[f"reconcile_{n}"] = bench_reconcile(n)
+    if args.backfill:
+        figures["backfill"] = bench_backfill(args.backfill, 20)
 
     rows: list[list[Any]] = [
         ["first paint, 100k-row mirror (s), median of 3", paint["first_paint_s"], "< 0.5"],
@@ -433,12 +511,23 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
         rows.append([label, blank["blank_ms"], "< 16"])
         turn = blank["worst_turn_ms"]
         rows.append(["  longest UI-thread turn of that layout (ms)", turn, "< 16"])
+    if args.backfill:
+        f = figures["backfill"]
+        label = f"backfill {args.backfill:,} conversations x 20 messages"
+        rows.append([f"{label}: longest stall, wall (ms)", f["max_wall_gap_ms"], "< 16"])
+        rows.append([f"{label}: longest UI-thread busy (ms)", f["max_ui_cpu_gap_ms"], "< 16"])
+        name, worst = next(iter(f["longest_callbacks_ms"].items()))
+        rows.append([f"{label}: longest step: {name} (ms)", worst, ""])
+        rows.append([f"{label}: rows in the sidebar (s)", f["rows_s"], ""])
+        rows.append([f"{label}: every transcript mirrored (s)", f["duration_s"], ""])
     figures["load_avg_1m_after"] = os.getloadavg()[0]
     print_table("Desktop window (offscreen)", ["figure", "value", "target"], rows)
     before, after = figures["load_avg_1m_before"], figures["load_avg_1m_after"]
     print(f"load average (1 min) before/after: {before:.1f} / {after:.1f}")
     name = "ui_busy_core" if args.busy_core else "ui"
-    save(name if sizes else f"{name}_first_paint", figures)  # `--sizes ''`: first paint only
+    if not sizes:  # `--sizes ''`: first paint only, or with the backfill
+        name = f"{name}_backfill" if args.backfill else f"{name}_first_paint"
+    save(name, figures)
     return 0
 
 

@@ -159,10 +159,9 @@ class MainWindow(QMainWindow):
         self.sidebar_stack.addWidget(self.sidebar_empty)
         # The list is shown before the first rows arrive, while it is still empty: showing it
         # after inserting 2,000 rows laid them out at once (6-10 ms of the first insert).
-        # Per row of a delta these ran in Python: only a change of emptiness does anything
-        # (an insert cannot change the selection; a removal may).
+        # These run in Python for every row of a delta: an insert does something only to an
+        # empty list (it cannot change the selection); a removal may change either.
         self.model.rowsAboutToBeInserted.connect(self._show_list)
-        self.model.rowsInserted.connect(self._show_list)
         self.model.rowsRemoved.connect(self._update_empty)
         self.model.modelReset.connect(self._update_empty)
         self.scroll_anchor = ScrollAnchor(self.list, self.model)
