@@ -2,11 +2,11 @@
 
 It owns the API client and the profile's mirror, runs reconcile passes (one at a time,
 triggers coalesced) and their content phase (`sync.content_sync`), deletes server-first,
-opens, searches and follows conversations. Listeners get `IndexChanged` ("the mirror
-changed up to N": they pull with `changes_since`), `TranscriptChanged` and `StatusChanged`,
-on the event loop's thread, and should be quick. No Qt here; the events (`sync.engine_events`), the
+opens, searches and follows conversations. Listeners get `IndexChanged` ("the mirror changed
+up to N": they pull with `changes_since`), `TranscriptChanged` and `StatusChanged` on the
+event loop's thread, and should be quick. No Qt here; the events (`sync.engine_events`), the
 triggers (`sync.engine_triggers`) and the delete outcomes are plain values the window
-imports before this module and its SQLAlchemy and httpx are loaded.
+imports before this module (and SQLAlchemy and httpx) is loaded.
 """
 
 from __future__ import annotations
@@ -117,13 +117,8 @@ class SyncEngine:
             on_applied=self._events.announce_write,
         )
         self._cache = ArtifactCache(api, mirror, profile.cache_dir)
-        self.content = ContentSync(
-            api,
-            mirror,
-            profile.cache_dir,
-            profile.content_budget,
-            self._events.announce_transcripts,
-        )
+        announce = self._events.announce_transcripts
+        self.content = ContentSync(api, mirror, profile.cache_dir, profile.content_budget, announce)
         self._timer = PassTimer(self.trigger, timer_interval)
         self._watch = EngineWatch(api, mirror, self._coalescer, lambda: self._closed, page_limit)
         self._pass_listeners: list[Callable[[ReconcileReport], None]] = []
@@ -299,12 +294,12 @@ class SyncEngine:
 
     async def stop_watch(self) -> None:
         """Cancel the open watch (its request is closed) and wait until it has ended."""
-        self.content.pace = 0.0
+        self.cancel_watch()
         await self._watch.stop()
 
     def cancel_watch(self) -> None:
         """`stop_watch` for synchronous callers (a window detaching): cancelled, not awaited."""
-        self.content.pace = 0.0
+        self.content.pace = 0.0  # no pass per change any more: content at once
         self._watch.cancel()
 
     @property

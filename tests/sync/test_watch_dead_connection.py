@@ -20,7 +20,7 @@ from sync.reconcile import TriggerReason
 from sync.watch import IndexWatch, WatchState
 from tests.sync.helpers import Server, device, run
 from tests.sync.stall_proxy import stall_proxy
-from tests.sync.test_watch_live import _held, _inserted, _until
+from tests.sync.test_watch_live import Inserts, _held, _until
 
 
 def test_a_watch_behind_a_proxy_that_goes_silent_notices_and_sees_changes_after_the_heal(
@@ -45,8 +45,9 @@ def test_a_watch_behind_a_proxy_that_goes_silent_notices_and_sees_changes_after_
             await _until(noticed, "the watch to notice", wait + 10)
             proxy.heal()
             await _until(lambda: _held(live_server) == 1, "the watch re-armed", 20)
+            inserts = Inserts(a)
             made = await server.create()
-            event = await _inserted(a, made.id)
+            event = await inserts.of(made.id)
             assert event.report is not None and event.report.reason is TriggerReason.WATCH
 
     run(go())
@@ -78,8 +79,9 @@ def test_a_pass_that_finds_the_index_moved_re_arms_a_watch_whose_flow_was_forgot
             assert report.ok and first.id in report.inserted
             await _until(lambda: _held(live_server) == 1, "the watch re-armed", 10)
             assert watch.rearms == 1 and watch.failures == 0
+            inserts = Inserts(a)
             second = await server.create()
-            event = await asyncio.wait_for(_inserted(a, second.id), 10)
+            event = await asyncio.wait_for(inserts.of(second.id), 10)
             assert event.report is not None and event.report.reason is TriggerReason.WATCH
 
     run(go())

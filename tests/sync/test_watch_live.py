@@ -42,15 +42,32 @@ def _removed(engine: SyncEngine, session_id: str) -> asyncio.Future[IndexChanged
     return future
 
 
-def _inserted(engine: SyncEngine, session_id: str) -> asyncio.Future[IndexChanged]:
-    future: asyncio.Future[IndexChanged] = asyncio.get_running_loop().create_future()
+class Inserts:
+    """Every row an engine inserts from now on, with the event that inserted it. Made
+    before the change, so a pass that ends before the change's own request has answered
+    (the device and the test share one loop) is not missed."""
 
-    def listener(event: object) -> None:
-        if isinstance(event, IndexChanged) and session_id in event.inserted and not future.done():
-            future.set_result(event)
+    def __init__(self, engine: SyncEngine) -> None:
+        self._seen: dict[str, IndexChanged] = {}
+        self._waiting: dict[str, asyncio.Future[IndexChanged]] = {}
+        engine.subscribe(self._heard)
 
-    engine.subscribe(listener)
-    return future
+    def _heard(self, event: object) -> None:
+        if not isinstance(event, IndexChanged):
+            return
+        for session_id in event.inserted:
+            self._seen.setdefault(session_id, event)
+            waiter = self._waiting.pop(session_id, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(event)
+
+    async def of(self, session_id: str) -> IndexChanged:
+        """The event that inserted `session_id` (waiting for it if it has not come)."""
+        if session_id in self._seen:
+            return self._seen[session_id]
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting[session_id] = waiter
+        return await waiter
 
 
 def _held(server: Any) -> int:
@@ -96,8 +113,9 @@ def test_a_session_made_elsewhere_enters_a_watching_mirror(
         ):
             a.start_watch()  # no pass yet: the watch makes the first one for its ETag
             await _until(lambda: _held(live_server) == 1, "the watch to be held")
+            inserts = Inserts(a)
             made = await server.control_session("made on another device")
-            event = await _inserted(a, made.id)
+            event = await inserts.of(made.id)
             assert event.report is not None and event.report.reason is TriggerReason.WATCH
             row = await a.row(made.id)
             assert row is not None and row.title == "made on another device"
@@ -147,8 +165,9 @@ def test_watch_errors_back_off_with_jitter_and_the_watch_recovers(
             watch.backoff = Backoff(initial=0.01, maximum=0.05)
             await _until(lambda: _held(live_server) == 1, "the watch after three errors")
             assert watch.backoff.attempt == 3  # three pauses, growing
+            inserts = Inserts(a)
             made = await server.create()
-            await _inserted(a, made.id)
+            await inserts.of(made.id)
             assert a.watch_state is WatchState.WATCHING
 
     run(go())

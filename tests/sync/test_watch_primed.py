@@ -11,7 +11,7 @@ from sync.models import SessionPage
 from sync.primed import PRIMED_SECONDS, PrimedPage
 from sync.reconcile import TriggerReason
 from tests.sync.helpers import Server, device, run
-from tests.sync.test_watch_live import _held, _inserted, _until
+from tests.sync.test_watch_live import Inserts, _held, _until
 
 
 def _first_pages(transport: Any) -> int:
@@ -38,8 +38,9 @@ def test_a_watch_wake_walks_from_the_page_the_watch_brought(
                 a.start_watch()
                 await _until(lambda: _held(live_server) == 1, "the watch to be held")
                 before = _first_pages(transport)
+                inserts = Inserts(a)
                 made = await server.create()
-                event = await _inserted(a, made.id)
+                event = await inserts.of(made.id)
                 assert event.report is not None and event.report.reason is TriggerReason.WATCH
                 assert _first_pages(transport) == before  # the watch's page, not a new read
                 assert a.api.primed.used == 1
