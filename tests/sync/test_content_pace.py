@@ -6,7 +6,6 @@ takes what several passes showed. A real mirror file and an API double that coun
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,15 +43,6 @@ class Events:
     ) -> EventPage:
         self.asked += 1
         return EventPage([e for e in self.events if e.sequence > (after or 0)], None)
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[Mirror]:
-    m = Mirror.open(tmp_path / "m.sqlite3")
-    try:
-        yield m
-    finally:
-        m.close()
 
 
 @pytest.mark.parametrize(("pace", "requests"), [(2.0, 2), (0.0, 3)])

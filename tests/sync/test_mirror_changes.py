@@ -5,10 +5,7 @@ and `Mirror.changes_since(n)` answers what changed after n, whoever wrote it (de
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,15 +19,6 @@ TITLES += ["100% sure", "snake_case", "back\\slash", "ÅNGSTRÖM", "ǅemal", "�
 
 def view(sid: str, updated: str, title: str | None = "t") -> SessionView:
     return SessionView(sid, title, "2026-01-01T00:00:00.000000Z", updated, None, None)
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[Mirror]:
-    m = Mirror.open(tmp_path / "m.sqlite3")
-    try:
-        yield m
-    finally:
-        m.close()
 
 
 def test_each_changing_write_takes_the_next_number_and_a_write_that_changes_nothing_none(

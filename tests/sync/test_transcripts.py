@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,6 @@ def view(sid: str, updated: str, title: str | None = "t") -> SessionView:
 def message(sid: str, seq: int, text: str, kind: str = "message.user") -> Event:
     data = {"role": "user", "content": [{"type": "text", "text": text}]}
     return Event(sid, "run_1", seq, kind, "2026-01-01T00:00:00.000000Z", data)
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[Mirror]:
-    m = Mirror.open(tmp_path / "m.sqlite3")
-    try:
-        yield m
-    finally:
-        m.close()
 
 
 def test_stored_events_read_back_in_sequence_order_and_repeats_are_ignored(
