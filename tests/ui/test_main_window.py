@@ -4,8 +4,10 @@ its layout after an insert does not call into Python once per row."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from types import FrameType
 
 from PySide6.QtCore import QPoint
@@ -71,6 +73,22 @@ def _settle(window: MainWindow) -> None:
     raise AssertionError("the sidebar never showed a row")
 
 
+@contextlib.contextmanager
+def python_calls(filename: str) -> Iterator[Counter[str]]:
+    """Calls into the functions of one source file while the block runs, by name."""
+    calls: Counter[str] = Counter()
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call" and frame.f_code.co_filename == filename:
+            calls[frame.f_code.co_name] += 1
+
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(None)
+
+
 def test_the_layout_after_an_insert_calls_into_python_for_the_rows_shown_not_for_every_row(
     loop: ConvergeEventLoop,
 ) -> None:
@@ -82,18 +100,9 @@ def test_the_layout_after_an_insert_calls_into_python_for_the_rows_shown_not_for
     window.show()
     window.model.replace_now([row(f"ses_{i:05d}", f"Conversation {i}") for i in range(shown)])
     _settle(window)
-    calls: Counter[str] = Counter()
-
-    def profile(frame: FrameType, event: str, _arg: object) -> None:
-        if event == "call" and frame.f_code.co_filename == session_model.__file__:
-            calls[frame.f_code.co_name] += 1
-
-    sys.setprofile(profile)
-    try:
+    with python_calls(session_model.__file__) as calls:
         window.model.insert_row(0, row("ses_newest", "Newest"))
         _settle(window)
-    finally:
-        sys.setprofile(None)
     assert window.list.indexAt(QPoint(1, 1)).data(window.model.IdRole) == "ses_newest"
     assert sum(calls.values()) < shown // 20, calls.most_common(3)
     window.close()
@@ -110,18 +119,9 @@ def test_rows_inserted_into_a_shown_list_leave_the_empty_state_and_actions_alone
     window.model.replace_now([row(f"ses_{i:05d}", f"Conversation {i}") for i in range(100)])
     _settle(window)
     assert window.sidebar_stack.currentWidget() is window.list
-    calls: Counter[str] = Counter()
-
-    def profile(frame: FrameType, event: str, _arg: object) -> None:
-        if event == "call" and frame.f_code.co_filename == main_window.__file__:
-            calls[frame.f_code.co_name] += 1
-
-    sys.setprofile(profile)
-    try:
+    with python_calls(main_window.__file__) as calls:
         for i in range(50):
             window.model.insert_row(0, row(f"ses_new{i:02d}", f"New {i}"))
-    finally:
-        sys.setprofile(None)
     assert calls["_update_actions"] == 0 and calls["_update_empty"] == 0, calls
     window.model.replace_now([])  # emptied: the empty state and the actions follow
     assert window.sidebar_stack.currentWidget() is window.sidebar_empty
