@@ -132,9 +132,16 @@ def test_held_watches_and_open_streams_are_gauged(live_server: LiveServer) -> No
         alice.stream("GET", f"/v1/runs/{run['id']}/events", headers=SSE) as stream,
     ):
         assert stream.status_code == 200
-        samples = eventually(live_server, "converge_held_watches", 1)
+        # The run turns running in the agent's own transaction, and the database
+        # counts are cached for a second: both are waited for in one scrape.
+        samples = scrape_until(
+            live_server,
+            lambda s: (
+                value(s, "converge_held_watches") == 1
+                and value(s, "converge_runs", status="running") == 1
+            ),
+        )
         assert value(samples, "converge_sse_streams") == 1
-        assert value(samples, "converge_runs", status="running") == 1
     assert alice.post(f"/v1/runs/{run['id']}/cancel").status_code == 202
     wait_terminal(alice, run["id"])
     samples = eventually(live_server, "converge_sse_streams", 0)
