@@ -96,21 +96,29 @@ class FilesystemObjectStore:
             path.parent.rmdir()
 
     def count(self, session_id: str) -> int:
-        folder = self.root / session_id
-        if not folder.is_dir():
-            return 0
-        return sum(1 for p in folder.iterdir() if p.is_file() and not p.name.endswith(TMP_SUFFIX))
+        return sum(
+            1
+            for p in _listing(self.root / session_id)
+            if p.is_file() and not p.name.endswith(TMP_SUFFIX)
+        )
 
     def compact(self) -> None:
         return None  # an unlinked file's blocks are the file system's (docs/server.md)
 
     def locators(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
         return sorted(
             f"{folder.name}/{p.name}"
-            for folder in self.root.iterdir()
+            for folder in _listing(self.root)
             if folder.is_dir()
-            for p in folder.iterdir()
+            for p in _listing(folder)
             if p.is_file()
         )
+
+
+def _listing(folder: Path) -> list[Path]:
+    """A folder's entries; none when it is missing. A delete removes a session's folder
+    with its last object, so a folder found a moment ago may be gone when it is read."""
+    try:
+        return list(folder.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
