@@ -46,6 +46,7 @@ from sync.models import (
     SessionPage,
     SessionView,
 )
+from sync.network_backend import cancel_safe
 from sync.primed import PrimedPage
 from sync.proxies import environment_mounts
 from sync.sse import frames
@@ -156,7 +157,7 @@ class ApiClient:
         if transport is None:
             verify = tls if tls is not None else client_context()
             options = keepalive_socket_options()
-            transport = httpx.AsyncHTTPTransport(verify=verify, socket_options=options)
+            transport = cancel_safe(httpx.AsyncHTTPTransport(verify=verify, socket_options=options))
             mounts = environment_mounts(verify, options)
         self._client = httpx.AsyncClient(
             base_url=self.base_url,

@@ -24,6 +24,7 @@ from urllib.request import getproxies
 import httpx
 
 from sync.keepalive import SocketOption
+from sync.network_backend import cancel_safe
 
 
 def environment_mounts(
@@ -35,7 +36,9 @@ def environment_mounts(
         mounts[pattern] = (
             None
             if proxy is None
-            else httpx.AsyncHTTPTransport(proxy=proxy, verify=verify, socket_options=socket_options)
+            else cancel_safe(
+                httpx.AsyncHTTPTransport(proxy=proxy, verify=verify, socket_options=socket_options)
+            )
         )
     return mounts
 
