@@ -56,7 +56,7 @@ def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
             "(`converge ls` lists them; `converge sync` refreshes them)."
         )
     if json:
-        document = {"session": row.to_json(), "events": [asdict(e) for e in held.events]}
+        document = {"session": row.to_view_json(), "events": [asdict(e) for e in held.events]}
         out.write(json_for_terminal(document) + "\n")
         return
     title = for_terminal(row.title) if row.title is not None else "(untitled)"

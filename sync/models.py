@@ -67,8 +67,21 @@ class SessionView:
             last_run_id=_opt_str(obj, "last_run_id"),
         )
 
+    def to_view_json(self) -> dict[str, str | None]:
+        """The whole SessionView of CONTRACT §2, as the server sends it (`converge show
+        --json`, §11)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "active_run_id": self.active_run_id,
+            "last_run_id": self.last_run_id,
+        }
+
     def to_json(self) -> dict[str, str | None]:
-        """The `converge ls --json` shape (CONTRACT §8)."""
+        """The `converge ls --json` shape (CONTRACT §8): the SessionView without
+        `created_at`."""
         return {
             "id": self.id,
             "title": self.title,

@@ -15,13 +15,17 @@ from tests.sync.test_cli_live import conn, converge
 def test_show_and_search_answer_offline_in_the_contract_shapes_and_stay_inert(
     live_server: Any, tmp_path: Path
 ) -> None:
-    async def setup() -> tuple[str, str]:
+    async def setup() -> tuple[str, str, dict[str, Any]]:
         async with Server(live_server.url) as server:
             plain = await server.control_session("Quarterly Réunion notes")
             hostile = await server.control_session(f"hostile {HOSTILE} marmalade")
-            return plain.id, hostile.id
+            auth = {"Authorization": f"Bearer {server.token}"}
+            view = await server.http.get(f"/v1/sessions/{plain.id}", headers=auth)
+            events = await server.http.get(f"/v1/sessions/{plain.id}/events", headers=auth)
+            served = {"session": view.json(), "events": events.json()["items"]}
+            return plain.id, hostile.id, served
 
-    plain_id, hostile_id = run(setup())
+    plain_id, hostile_id, served = run(setup())
     profile = tmp_path / "p"
     assert converge("sync", *conn(live_server.url, profile)).returncode == 0
     live_server.stop()  # show and search never use the network
@@ -31,7 +35,7 @@ def test_show_and_search_answer_offline_in_the_contract_shapes_and_stay_inert(
     assert shown.returncode == 0 and shown.stderr == ""
     document = json.loads(shown.stdout)
     assert set(document) == {"session", "events"}
-    assert document["session"]["id"] == plain_id
+    assert document == served  # the server's SessionView and events, field for field
     (event,) = document["events"]
     assert set(event) == {"session_id", "run_id", "sequence", "type", "created_at", "data"}
     assert event["data"]["content"][0]["text"] == "Quarterly Réunion notes"
