@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import random
 import signal
 import sys
@@ -17,7 +18,7 @@ from qa.harness import Harness
 from qa.report import QaOptions, QaReport
 from qa.reports import write_html, write_junit
 from qa.server import QaSetupError
-from sync import token_input
+from sync import junit, token_input
 from sync.errors import ProfileError, SyncError
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
 
@@ -143,7 +144,17 @@ def build_parser() -> argparse.ArgumentParser:
 def options_from_args(args: argparse.Namespace) -> QaOptions:
     """The run's options; reads the token (`--token-file`, `--token-stdin`), so it raises
     `ProfileError` for a token file or input that cannot be used."""
-    token = token_input.token_from_arguments(args) or DEFAULT_TOKEN
+    token = token_input.token_from_arguments(args)
+    if token is None and args.server:
+        token = os.environ.get("CONVERGE_TOKEN") or None
+        if token is None:
+            print(
+                f"converge qa: no token given; using the stub's development token "
+                f"{DEFAULT_TOKEN} (give your deployment's with --token-file, --token-stdin "
+                "or CONVERGE_TOKEN)",
+                file=sys.stderr,
+            )
+    token = token or DEFAULT_TOKEN
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     return QaOptions(
         devices=args.devices,
@@ -217,6 +228,9 @@ def _main(argv: Sequence[str]) -> int:
             FaultSchedule(FaultSpec.parse(args.faults), 0, args.devices)
         except ValueError as exc:
             parser.error(str(exc))
+    for option, target in (("--junit-xml", args.junit_xml), ("--html", args.html)):
+        if target and (Path(target).is_dir() or not Path(target).parent.is_dir()):
+            parser.error(f"{option} {target}: not a file in an existing folder")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         stream=sys.stderr,
@@ -231,22 +245,20 @@ def _main(argv: Sequence[str]) -> int:
         return EXIT_SETUP
     try:
         report = asyncio.run(_run_cancellable(options))
-    except QaSetupError as exc:
-        print(f"converge qa: {for_terminal(str(exc))}", file=sys.stderr)
-        return EXIT_SETUP
-    except SyncError as exc:
-        print(f"converge qa: {for_terminal(exc.message)}", file=sys.stderr)
-        return EXIT_SETUP
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("converge qa: interrupted.", file=sys.stderr)
         return 130
-    except Exception as exc:  # e.g. the control plane failing mid-run: one line, details -v
-        log.info("the harness failed", exc_info=True)
-        print(
-            f"converge qa: the run failed ({type(exc).__name__}: {for_terminal(str(exc))}); "
-            "run with -v for details.",
-            file=sys.stderr,
-        )
+    except Exception as exc:
+        if isinstance(exc, QaSetupError | SyncError):
+            why = exc.message if isinstance(exc, SyncError) else str(exc)
+            print(f"converge qa: {for_terminal(why)}", file=sys.stderr)
+        else:  # e.g. the control plane failing mid-run: one line, details with -v
+            log.info("the harness failed", exc_info=True)
+            why = f"the run failed ({type(exc).__name__}: {exc})"
+            print(f"converge qa: {for_terminal(why)}; run with -v for details.", file=sys.stderr)
+        if args.junit_xml:  # CI still finds a report saying why the run did not happen
+            with contextlib.suppress(OSError):
+                junit.write_setup_error(Path(args.junit_xml), "qa", why)
         return EXIT_SETUP
     if args.json:
         print(json_for_terminal(report.to_json()))

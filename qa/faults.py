@@ -116,15 +116,15 @@ class FaultSpec:
                 raise ValueError(f"{item!r}: expected key=value")
             try:
                 if key in ("latency", "jitter"):
-                    values[f"{key}_ms"] = _bounded(int(value), 0, MAX_DELAY_MS, key)
+                    values[f"{key}_ms"] = _bounded(_int(value), 0, MAX_DELAY_MS, key)
                 elif key in ("drop", "cut", "stall"):
-                    values[key] = _bounded(float(value), 0.0, 1.0, key)
+                    values[key] = _bounded(_float(value), 0.0, 1.0, key)
                 elif key == "stall-seconds":
-                    values["stall_seconds"] = _positive(float(value), MAX_STALL, key)
+                    values["stall_seconds"] = _positive(_float(value), MAX_STALL, key)
                 elif key == "partition-seconds":
-                    values["partition_seconds"] = _positive(float(value), MAX_PARTITION, key)
+                    values["partition_seconds"] = _positive(_float(value), MAX_PARTITION, key)
                 elif key == "partitions":
-                    values["seeded_partitions"] = _bounded(int(value), 0, MAX_PARTITIONS, key)
+                    values["seeded_partitions"] = _bounded(_int(value), 0, MAX_PARTITIONS, key)
                 elif key == "partition":
                     explicit.append(_partition(value))
                 else:
@@ -153,6 +153,21 @@ class FaultSpec:
         return ",".join(parts)
 
 
+def _int(value: str) -> int:
+    """A whole number, or ValueError in words (not Python's `invalid literal for int()`)."""
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{value.strip()!r} is not a whole number") from None
+
+
+def _float(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{value.strip()!r} is not a number") from None
+
+
 def _bounded[N: (int, float)](value: N, low: N, high: N, key: str) -> N:
     if not low <= value <= high:
         raise ValueError(f"{key} must be within {low}..{high}")
@@ -170,10 +185,10 @@ def _partition(value: str) -> Partition:
     op, colon, seconds = rest.partition(":")
     if not at or not colon:
         raise ValueError("expected DEVICE[+DEVICE…]@OPERATION:SECONDS")
-    ids = tuple(sorted({int(d) for d in devices.split("+")}))
-    if any(d < 0 for d in ids) or int(op) < 0:
+    ids = tuple(sorted({_int(d) for d in devices.split("+")}))
+    if any(d < 0 for d in ids) or _int(op) < 0:
         raise ValueError("devices and operations count from 0")
-    return Partition(ids, int(op), _positive(float(seconds), MAX_PARTITION, "seconds"))
+    return Partition(ids, _int(op), _positive(_float(seconds), MAX_PARTITION, "seconds"))
 
 
 @dataclass

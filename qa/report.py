@@ -241,7 +241,8 @@ class QaReport:
             )
         lines.append(
             f"sessions: {self.sessions_final} on the server at the end, {self.deleted} deleted; "
-            f"outbox pending {self.outbox_pending}; residue audited for {self.residue_checked}; "
+            f"outbox pending {_known(self.outbox_pending)}; "
+            f"residue audited for {self.residue_checked}; "
             f"tombstones checked for {self.tombstones_checked} removed"
         )
         if self.engine:
@@ -288,3 +289,8 @@ def _lag(samples: list[float]) -> dict[str, float | None]:
         "p95": round(ordered[int(len(ordered) * 0.95)], 4),
         "max": round(ordered[-1], 4),
     }
+
+
+def _known(value: int | None) -> str:
+    """A count the run could only learn from a control plane: "not known" without one."""
+    return "not known (no control plane)" if value is None else str(value)

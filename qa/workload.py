@@ -83,8 +83,11 @@ def plan(seed: int, devices: int, *, restarts: bool = True, outages: bool = True
     """The endless, seed-determined sequence of operations (take as many as needed).
 
     Without `outages` (no control plane, so no object-store switch) and without `restarts`
-    (a server the harness does not own), those operations become triggers: the draws, and
-    so every other operation, stay those of the same seed."""
+    (a server the harness does not own), a drawn outage or restart becomes a trigger, and
+    the places where one would have been forced (the first outage, its end, the first
+    restart) keep the operation drawn there. The draws stay those of the seed, so a run
+    replays exactly with the same seed and the same extras; the plan digest differs from a
+    run with other extras."""
     if devices < 1:
         raise ValueError("at least one device")
     rng = random.Random(seed)

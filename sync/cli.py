@@ -128,7 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="rebuild even when the mirror passes its check"
     )
     conformance_cli.add_arguments(
-        sub.add_parser("conformance", help="check a server against the contract's rules")
+        sub.add_parser(
+            "conformance",
+            help="check a server against the contract's rules",
+            description="Check a server against every rule of CONTRACT §1-§5 and §9 that can "
+            "be seen from outside, with two principals' tokens; each rule is named with its "
+            "verdict and, when it fails, the evidence. Every session made is deleted again. "
+            "Exit 0: every rule passes; 1: a rule fails; 2: the server cannot be checked "
+            "(usage, unreachable, not the API, a token refused) or the deadline left rules "
+            "unchecked.",
+        )
     )
     return parser
 

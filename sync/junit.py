@@ -74,3 +74,15 @@ def write(path: Path, suite: str, cases: Sequence[Case], seconds: float) -> None
             ET.SubElement(case, "skipped", message=_safe(c.skipped, MESSAGE_LIMIT, multiline=False))
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_setup_error(path: Path, suite: str, message: str) -> None:
+    """Write a `suite` whose one `testcase` (`setup`) holds an `error`: the run could not
+    start (an unreachable server, a refused token), so CI shows why instead of finding no
+    report at all."""
+    root = ET.Element("testsuite", name=suite, tests="1", failures="0", errors="1", skipped="0")
+    case = ET.SubElement(root, "testcase", classname=suite, name="setup", time="0.000")
+    error = ET.SubElement(case, "error", message=_safe(message, MESSAGE_LIMIT, multiline=False))
+    error.text = _safe(message, EVIDENCE_LIMIT, multiline=True)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

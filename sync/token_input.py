@@ -26,9 +26,17 @@ from sync.errors import ProfileError
 #: A bearer token is tens of bytes; a file or pipe much larger is not a token.
 MAX_TOKEN_BYTES = 4096
 
-TOKEN_IN_ARGV_WARNING = (
-    "warning: --token puts the token in the process list, where other users of this "
-    "machine can read it; use --token-file PATH, --token-stdin or CONVERGE_TOKEN instead."
+
+def argv_warning(option: str, instead: str) -> str:
+    """The warning for a secret given as `option` on the command line."""
+    return (
+        f"warning: {option} puts the token in the process list, where other users of this "
+        f"machine can read it; use {instead} instead."
+    )
+
+
+TOKEN_IN_ARGV_WARNING = argv_warning(
+    "--token", "--token-file PATH, --token-stdin or CONVERGE_TOKEN"
 )
 
 

@@ -1,7 +1,8 @@
 """`converge conformance`: options, exit status and the three outputs.
 
 Exit 0 when every rule passes, 1 when any fails, 2 for usage problems and a server that
-cannot be checked at all (unreachable, a token refused). Tokens as for every headless
+cannot be checked at all (unreachable, not the API at that URL, a token refused), and when
+no rule failed but the deadline left some unchecked. Tokens as for every headless
 command (`sync.token_input`): A by `--token`, `--token-file`, `--token-stdin` or
 `$CONVERGE_TOKEN`; B by `--other-token`, `--other-token-file` or `$CONVERGE_OTHER_TOKEN`.
 """
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
-from sync import token_input
+from sync import junit, token_input
 from sync.conformance import html, report
 from sync.conformance.probe import Unreachable
 from sync.conformance.rules import RULES
@@ -65,6 +68,11 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         if args.other_token_file:
             b: str | None = token_input.read_token_file(Path(args.other_token_file))
         else:
+            if args.other_token:
+                warning = token_input.argv_warning(
+                    "--other-token", "--other-token-file PATH or CONVERGE_OTHER_TOKEN"
+                )
+                print(f"converge: {warning}", file=sys.stderr, flush=True)
             b = args.other_token or os.environ.get("CONVERGE_OTHER_TOKEN")
             if b is not None:
                 b = token_input.clean_token(b.encode(), "--other-token")
@@ -81,10 +89,17 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             "and a positive --deadline"
         )
         return EXIT_USAGE
+    parts = urlsplit(server)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        _err(f"--server {server} is not an http(s) URL (for example http://127.0.0.1:8765)")
+        return EXIT_USAGE
     try:
         outcome = asyncio.run(run(server, a, b, deadline=args.deadline, only=frozenset(args.rule)))
     except Unreachable as exc:
         _err(str(exc))
+        if args.junit_xml:  # CI still finds a report saying why nothing was checked
+            with contextlib.suppress(OSError):
+                junit.write_setup_error(Path(args.junit_xml), "conformance", str(exc))
         return EXIT_USAGE
     try:
         if args.junit_xml:
@@ -97,4 +112,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     print(
         json_for_terminal(report.as_json(outcome)) if args.json else report.table(outcome), file=out
     )
-    return EXIT_OK if outcome.passed else EXIT_FAILED
+    if any(v.failed for v in outcome.verdicts):
+        return EXIT_FAILED
+    if outcome.unchecked:
+        _err(
+            f"{outcome.unchecked} rules not checked: the --deadline of {args.deadline:g} s "
+            "passed first; give it more time"
+        )
+        return EXIT_USAGE
+    return EXIT_OK

@@ -8,10 +8,12 @@ from pathlib import Path
 from sync import htmlpage
 from sync.conformance.runner import Outcome
 
+_NOT_CHECKED = '<span class="verdict skip">not checked</span>'
+
 
 def render(outcome: Outcome, server: str) -> str:
     """The page: a summary, then one row per rule in run order (failures first to read)."""
-    failed = sum(not v.passed for v in outcome.verdicts)
+    failed = sum(v.failed for v in outcome.verdicts)
     summary = (
         f"<h1>Conformance {htmlpage.verdict(outcome.passed)}</h1>"
         f'<p class="muted">{htmlpage.text(server, 500)}</p>'
@@ -19,18 +21,20 @@ def render(outcome: Outcome, server: str) -> str:
             [
                 ("rules", len(outcome.verdicts)),
                 ("failed", failed),
+                ("not checked", outcome.unchecked),
                 ("requests", outcome.requests),
                 ("seconds", f"{outcome.seconds:.1f}"),
                 ("left behind", " ".join(outcome.left_behind) or "nothing"),
             ]
         )
     )
-    ordered = sorted(outcome.verdicts, key=lambda v: v.passed)  # stable: run order kept
+    # Failures first, then rules not checked, then passes; stable: run order kept within.
+    ordered = sorted(outcome.verdicts, key=lambda v: (v.passed, not v.checked))
     rows = [
         [
             f"<td>{htmlpage.text(v.rule, 200)}</td>",
             f"<td>{htmlpage.text(v.section, 50)}</td>",
-            f"<td>{htmlpage.verdict(v.passed)}</td>",
+            f"<td>{htmlpage.verdict(v.passed) if v.checked else _NOT_CHECKED}</td>",
             f"<td>{htmlpage.text(v.summary, 500)}</td>",
             f'<td class="ev">{htmlpage.text(v.evidence, multiline=True)}</td>',
             f"<td>{v.seconds:.2f}</td>",

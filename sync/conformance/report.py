@@ -1,10 +1,11 @@
 """The three forms of a conformance outcome: a table for people, JSON and JUnit XML for CI.
 
-JSON is one object, `{"passed", "requests", "seconds", "left_behind", "rules": [{"rule",
-"section", "passed", "evidence"}]}`: the array of the brief inside an object, so that a
-summary can grow without breaking a consumer. JUnit XML is built with `xml.etree`: one
-testcase per rule, a `failure` element carrying the evidence; evidence from the server is
-escaped by the library, never concatenated.
+JSON is one object, `{"passed", "complete", "requests", "seconds", "left_behind", "rules":
+[{"rule", "section", "passed", "checked", "evidence"}]}`: the array of the brief inside an
+object, so that a summary can grow without breaking a consumer. JUnit XML is built with
+`xml.etree`: one testcase per rule, a `failure` element carrying the evidence, a `skipped`
+one for a rule the deadline left unchecked; evidence from the server is escaped by the
+library, never concatenated.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ def table(outcome: Outcome) -> str:
     width = max((len(v.rule) for v in outcome.verdicts), default=4)
     lines = [f"{'rule':<{width}}  {'section':<8}  result  evidence"]
     for v in outcome.verdicts:
-        mark = "pass" if v.passed else "FAIL"
+        mark = "pass" if v.passed else "FAIL" if v.checked else "skip"
         lines.append(f"{v.rule:<{width}}  {v.section:<8}  {mark:<6}  {for_terminal(v.evidence)}")
-    failed = sum(not v.passed for v in outcome.verdicts)
+    passed = sum(v.passed for v in outcome.verdicts)
+    unchecked = f", {outcome.unchecked} not checked" if outcome.unchecked else ""
     lines.append(
-        f"{len(outcome.verdicts) - failed} of {len(outcome.verdicts)} rules pass; "
+        f"{passed} of {len(outcome.verdicts)} rules pass{unchecked}; "
         f"{outcome.requests} requests in {outcome.seconds:.1f} s"
     )
     if outcome.left_behind:
@@ -37,11 +39,18 @@ def table(outcome: Outcome) -> str:
 def as_json(outcome: Outcome) -> dict[str, Any]:
     return {
         "passed": outcome.passed,
+        "complete": outcome.unchecked == 0,
         "requests": outcome.requests,
         "seconds": round(outcome.seconds, 3),
         "left_behind": list(outcome.left_behind),
         "rules": [
-            {"rule": v.rule, "section": v.section, "passed": v.passed, "evidence": v.evidence}
+            {
+                "rule": v.rule,
+                "section": v.section,
+                "passed": v.passed,
+                "checked": v.checked,
+                "evidence": v.evidence,
+            }
             for v in outcome.verdicts
         ],
     }
@@ -54,8 +63,9 @@ def write_junit(outcome: Outcome, path: Path) -> None:
             classname=f"conformance.{v.section}",
             name=v.rule,
             seconds=v.seconds,
-            failure=None if v.passed else f"{v.summary}\n{v.evidence}",
-            message=None if v.passed else v.evidence,
+            failure=f"{v.summary}\n{v.evidence}" if v.failed else None,
+            message=v.evidence if v.failed else None,
+            skipped=None if v.checked else v.evidence,
         )
         for v in outcome.verdicts
     ]

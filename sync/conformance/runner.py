@@ -1,8 +1,11 @@
 """Running the rules: each in turn under its own bound and the run's total deadline, then
 the cleanup of everything made, whatever the verdicts.
 
-The server must answer before any rule runs: an unreachable server, or one that refuses
-either token, is a usage problem (`Unreachable`, exit 2), not a list of failed rules.
+The server must answer before any rule runs: an unreachable server, one that does not
+serve the API at that URL, or one that refuses either token, is a usage problem
+(`Unreachable`, exit 2), not a list of failed rules. A rule the run's deadline cut off (or
+never reached) is "not checked", not failed: the server is not blamed for the time the
+caller allowed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from sync.conformance import (
     checks_runs,
     checks_watch,
 )
-from sync.conformance.probe import Probe, RuleFailed, Unreachable
+from sync.conformance.probe import Answer, Probe, RuleFailed, Unreachable
 from sync.conformance.rules import RULES, Rule
 from sync.conformance.world import World
 
@@ -53,7 +56,8 @@ CLEANUP_SECONDS = 20.0
 
 @dataclass(frozen=True)
 class Verdict:
-    """One rule's outcome; `evidence` is empty when it passed."""
+    """One rule's outcome; `evidence` is empty when it passed. A rule not `checked` (the
+    deadline came first) has neither passed nor failed: `evidence` says why."""
 
     rule: str
     section: str
@@ -61,6 +65,11 @@ class Verdict:
     passed: bool
     evidence: str
     seconds: float
+    checked: bool = True
+
+    @property
+    def failed(self) -> bool:
+        return self.checked and not self.passed
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,11 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return all(v.passed for v in self.verdicts)
+
+    @property
+    def unchecked(self) -> int:
+        """How many rules the deadline left unchecked."""
+        return sum(not v.checked for v in self.verdicts)
 
 
 async def run(
@@ -109,12 +123,15 @@ async def _preflight(world: World) -> None:
     try:
         for name, token in (("A", probe.a), ("B", probe.b)):
             answer = await probe.call("GET", "/v1/sessions", token=token, params={"limit": "1"})
+            _serves_the_api(answer)
             if answer.status != 200:
                 raise Unreachable(f"token {name} is not accepted: {answer.what()}")
             made = await probe.call("POST", "/v1/sessions", token=token, body={})
-            if made.status != 201:
+            _serves_the_api(made)
+            made_id = made.json().get("id") if isinstance(made.json(), dict) else None
+            if made.status != 201 or not isinstance(made_id, str):
                 raise Unreachable(f"token {name} cannot create sessions: {made.what()}")
-            world.created.append((token, str(made.obj().get("id"))))
+            world.created.append((token, made_id))
         ours = world.created[0][1]
         theirs = await probe.call("GET", f"/v1/sessions/{ours}", token=probe.b)
     except RuleFailed as exc:
@@ -127,12 +144,30 @@ async def _preflight(world: World) -> None:
     probe.errors.clear()
 
 
+def _serves_the_api(answer: Answer) -> None:
+    """Raise Unreachable when `answer` cannot come from the API (CONTRACT §1): an error
+    without the error envelope (a wrong URL, a proxy's page, another service), or a
+    success whose body is not a JSON object. Blaming a token for those would mislead."""
+    if answer.status >= 400 and answer.code() is None:
+        raise Unreachable(
+            f"the server does not serve the Converge API at this URL ({answer.what()}, "
+            "without the contract's error envelope): check --server"
+        )
+    if answer.status < 300 and not isinstance(answer.json(), dict):
+        raise Unreachable(
+            f"the server does not serve the Converge API at this URL ({answer.what()}, "
+            "and its body is not a JSON object): check --server"
+        )
+
+
 async def _judge(world: World, one: Rule, end: float) -> Verdict:
     begun = time.monotonic()
-    bound = min(RULE_SECONDS, end - begun)
+    left = end - begun
+    bound = min(RULE_SECONDS, left)
     evidence = ""
+    checked = True
     if bound <= 0:
-        evidence = "not checked: the run's deadline passed"
+        evidence, checked = "not checked: the run's deadline (--deadline) passed first", False
     else:
         try:
             async with asyncio.timeout(bound):
@@ -140,7 +175,17 @@ async def _judge(world: World, one: Rule, end: float) -> Verdict:
         except RuleFailed as exc:
             evidence = exc.evidence
         except TimeoutError:
-            evidence = f"no verdict within {bound:.0f} s"
+            if left < RULE_SECONDS:  # the run's deadline cut it off, not the rule's bound
+                evidence = "not checked: the run's deadline (--deadline) passed during it"
+                checked = False
+            else:
+                evidence = f"no verdict within {bound:.0f} s"
     return Verdict(
-        one.id, one.section, one.summary, not evidence, evidence, time.monotonic() - begun
+        one.id,
+        one.section,
+        one.summary,
+        not evidence,
+        evidence,
+        time.monotonic() - begun,
+        checked,
     )

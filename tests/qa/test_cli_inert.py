@@ -28,6 +28,7 @@ def test_a_hostile_error_message_is_printed_inert(
         raise UnexpectedResponse(f"The server said: {HOSTILE}", status=500)
 
     monkeypatch.setattr(Harness, "run", fail)
+    monkeypatch.setenv("CONVERGE_TOKEN", "dev-alice")  # no notice about the fallback token
     assert cli.main(ARGS) == cli.EXIT_SETUP
     out, err = capsys.readouterr()
     assert unsafe_chars(out + err) == []

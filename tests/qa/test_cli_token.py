@@ -74,6 +74,27 @@ def test_converge_qa_without_a_token_uses_the_stubs_and_with_token_warns(
     given: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(ARGS) == cli.EXIT_OK
+    assert "using the stub's development token dev-alice" in capsys.readouterr().err
     assert cli.main([*ARGS, "--token", "dev-bob"]) == cli.EXIT_OK
     assert given == ["dev-alice", "dev-bob"]
     assert "process list" in capsys.readouterr().err
+
+
+def test_converge_qa_against_a_server_takes_the_token_from_the_environment(
+    given: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CONVERGE_TOKEN", "dev-bob")
+    assert cli.main(ARGS) == cli.EXIT_OK
+    assert given == ["dev-bob"]
+    assert capsys.readouterr().err == ""
+
+
+def test_converge_qa_refuses_a_report_path_it_could_not_write_before_running(
+    given: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for option, target in (("--html", tmp_path / "nowhere" / "r.html"), ("--junit-xml", tmp_path)):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([*ARGS, option, str(target)])
+        assert exit_.value.code == cli.EXIT_SETUP
+        assert f"{option} {target}: not a file in an existing folder" in capsys.readouterr().err
+    assert given == []  # nothing was started

@@ -67,6 +67,9 @@ def test_a_spec_without_faults_plans_none_and_the_standard_preset_parses() -> No
         ("partitions=51", "partitions"),
         ("bandwidth=1", "unknown key"),
         ("drop", "key=value"),
+        ("latency=abc", "'abc' is not a whole number"),
+        ("drop=lots", "'lots' is not a number"),
+        ("partition=x@3:5", "'x' is not a whole number"),
     ],
 )
 def test_a_spec_out_of_bounds_is_refused_by_name(text: str, names: str) -> None:

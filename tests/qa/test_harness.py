@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -170,13 +171,21 @@ def test_qa_says_which_extras_it_used_in_its_text_report(
     assert "public purge audit:" in out
 
 
-def test_qa_with_a_token_the_server_refuses_is_a_setup_error(
-    live_server: LiveServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_qa_with_a_token_the_server_refuses_is_a_setup_error_with_a_junit_report(
+    live_server: LiveServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("not-a-known-token\n"))
-    code = qa_cli.main(["--server", live_server.url, "--token-stdin", "--operations", "1"])
+    junit = tmp_path / "qa.xml"
+    argv = ["--server", live_server.url, "--token-stdin", "--operations", "1"]
+    code = qa_cli.main([*argv, "--junit-xml", str(junit)])
     assert code == 2
     assert "refused the token" in capsys.readouterr().err
+    suite = ET.parse(junit).getroot()  # CI finds why nothing ran, not a missing file
+    (error,) = suite.iter("error")
+    assert suite.get("errors") == "1" and "refused the token" in (error.get("message") or "")
 
 
 def test_qa_text_report_and_kept_folders(

@@ -27,5 +27,7 @@ def test_the_report_names_the_extras_and_the_fault_schedule_in_text_and_json() -
 def test_a_run_with_no_extras_says_it_used_the_public_routes_only() -> None:
     report = QaReport(QaOptions())
     report.extras = {"control_plane": False, "restarts": False}
-    assert "extras: none (the sixteen public routes only)" in report.to_text()
+    text = report.to_text()
+    assert "extras: none (the sixteen public routes only)" in text
+    assert "outbox pending not known (no control plane)" in text and "None" not in text
     assert report.to_json()["faults"] is None

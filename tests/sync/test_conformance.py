@@ -5,9 +5,11 @@ rewriting proxy) fails exactly that rule, by name."""
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import shutil
 import socket
+import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -315,7 +317,9 @@ def test_an_answer_past_the_byte_cap_fails_the_rule_without_reading_it_all(stub:
     assert not verdict.passed and "exceeds" in verdict.evidence
 
 
-def test_a_server_that_never_answers_fails_the_rule_within_the_deadline(stub: str) -> None:
+def test_a_server_that_never_answers_gets_no_pass_and_the_run_ends_at_its_deadline(
+    stub: str,
+) -> None:
     def runs_read(x: Exchange) -> bool:
         return x.method == "GET" and x.path.startswith("/v1/runs/")
 
@@ -326,7 +330,71 @@ def test_a_server_that_never_answers_fails_the_rule_within_the_deadline(stub: st
 
     outcome = asyncio.run(check())  # returns: every request and the whole run are bounded
     (verdict,) = outcome.verdicts
-    assert not verdict.passed and "within" in verdict.evidence  # no answer, no verdict
+    # The 8 s deadline ends the rule before its 15 s request bound could fail it: no pass,
+    # and the server is not blamed for the time the caller allowed.
+    assert not verdict.passed and not verdict.checked and "deadline" in verdict.evidence
+
+
+def test_rules_the_deadline_cuts_off_are_not_checked_not_failed_and_exit_2(
+    tmp_path: Path, sqlite_template: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = _start(tmp_path, sqlite_template, control=False)  # its own: cleanup is short
+    try:
+        argv = ["conformance", "--server", thread.url, "--token", A, "--other-token", B]
+        argv += ["--deadline", "4", "--json", "--junit-xml", str(tmp_path / "junit.xml")]
+        status = cli_main(argv)
+    finally:
+        thread.stop()
+    captured = capsys.readouterr()
+    assert status == 2 and "not checked" in captured.err and "--deadline" in captured.err
+    report = json.loads(captured.out)
+    assert report["passed"] is False and report["complete"] is False
+    unchecked = [r for r in report["rules"] if not r["checked"]]
+    assert unchecked and all("deadline" in r["evidence"] for r in unchecked)
+    assert [r for r in report["rules"] if r["checked"] and not r["passed"]] == []
+    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    assert suite.get("failures") == "0" and suite.get("skipped") == str(len(unchecked))
+
+
+class _NotTheApi(http.server.BaseHTTPRequestHandler):
+    """Any web server at the wrong URL: a plain 404 page for every request."""
+
+    def _answer(self) -> None:
+        body = b"<html><body>404 Not Found</body></html>"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_DELETE = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_url_that_is_not_the_api_exits_2_blaming_the_url_not_the_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotTheApi)
+    serving = threading.Thread(target=web.serve_forever, daemon=True)
+    serving.start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}"
+        argv = ["conformance", "--server", url, "--token", A, "--other-token", B]
+        status = cli_main([*argv, "--junit-xml", str(tmp_path / "junit.xml")])
+    finally:
+        web.shutdown()
+        web.server_close()
+    err = capsys.readouterr().err
+    assert status == 2 and "does not serve the Converge API" in err and "--server" in err
+    assert "token A" not in err
+    suite = ET.parse(tmp_path / "junit.xml").getroot()  # CI finds why nothing was checked
+    (error,) = suite.iter("error")
+    assert "does not serve the Converge API" in (error.get("message") or "")
+    for bad in ("not-a-url", "ftp://127.0.0.1/", "http://"):
+        assert cli_main(["conformance", "--server", bad, "--token", A, "--other-token", B]) == 2
+        assert "not an http(s) URL" in capsys.readouterr().err
 
 
 def test_the_rule_table_in_docs_is_the_registry() -> None:
