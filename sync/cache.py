@@ -69,15 +69,19 @@ class ArtifactCache:
         self.mirror = mirror
         self.cache_dir = cache_dir
 
+    async def held(self, artifact_id: str) -> tuple[CachedFile, Path] | None:
+        """The artifact's index entry and verified bytes if this device holds them; never
+        asks the server (an export offline, CONTRACT §11)."""
+        entry = await asyncio.to_thread(self.mirror.cached_file, artifact_id)
+        if entry is None:
+            return None
+        cached = await asyncio.to_thread(_verified, self.cache_dir, entry.file_name, entry.sha256)
+        return None if cached is None else (entry, cached)
+
     async def file(self, artifact_id: str) -> Path:
         """The path of the artifact's verified bytes, downloading them on first use."""
-        entry = await asyncio.to_thread(self.mirror.cached_file, artifact_id)
-        if entry is not None:
-            cached = await asyncio.to_thread(
-                _verified, self.cache_dir, entry.file_name, entry.sha256
-            )
-            if cached is not None:
-                return cached
+        if (held := await self.held(artifact_id)) is not None:
+            return held[1]
         meta = await self.api.get_artifact(artifact_id)
         data = await self.api.artifact_content(artifact_id, size=meta.size)
         digest = hashlib.sha256(data).hexdigest()

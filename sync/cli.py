@@ -30,6 +30,7 @@ from sync.conformance import cli as conformance_cli
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import (
+    LocalFileError,
     MirrorDamaged,
     MirrorError,
     SyncError,
@@ -328,6 +329,8 @@ async def _export(args: argparse.Namespace) -> int:
     files, names, bounds and path rules (CONTRACT §10.1, §11)."""
     profile = _profile(args)
     profile.require_connection()
+    if args.out.endswith(("/", os.sep)):  # a Path would drop the slash and write a file
+        raise LocalFileError(f"{args.out} is a folder: name the file to write in it.")
     engine = await SyncEngine.open(profile)
     try:
         async with asyncio.timeout(EXPORT_DEADLINE):
@@ -342,7 +345,8 @@ async def _export(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     finally:
         await engine.close()
-    print(f"exported {args.id} to {written}")
+    caveats = written.caveats()
+    print(f"exported {args.id} to {written.path}" + (f" ({caveats})" if caveats else ""))
     return EXIT_OK
 
 

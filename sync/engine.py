@@ -45,6 +45,7 @@ from sync.errors import (
     Unavailable,
     loggable,
 )
+from sync.file_index import CachedFile
 from sync.index_walk import PageHook
 from sync.mirror import Mirror, MirrorChanges
 from sync.mirror_rows import SessionRow
@@ -416,6 +417,15 @@ class SyncEngine:
     async def artifact_file(self, artifact_id: str) -> Path:
         """The artifact's bytes as a cached, sha256-verified file."""
         return await self._cache.file(artifact_id)
+
+    async def held_artifact(self, artifact_id: str) -> tuple[CachedFile, Path] | None:
+        """The artifact's cached metadata and verified bytes, if this device holds them;
+        no request (an offline export)."""
+        return await self._cache.held(artifact_id)
+
+    async def mirrored_row(self, session_id: str) -> SessionView | None:
+        """The conversation's row as the mirror holds it (None: not mirrored); no request."""
+        return await asyncio.to_thread(self.mirror.get, session_id)
 
     # -- lifetime ---------------------------------------------------------------------------
 

@@ -2,9 +2,14 @@
 
 Everything is read through the existing routes (the session, its event log, each
 artifact's metadata and its sha256-verified bytes through the engine's artifact cache);
-nothing new is asked of the server. Markdown is for people: the transcript as text and the
-files written next to it in a folder it links to. JSON is for tools: the session, every
-event as the server sent it, and each artifact with its bytes in base64.
+nothing new is asked of the server. When the server cannot be reached, the export is this
+device's copy (CONTRACT §11): the mirrored row and transcript, and the files whose bytes are
+cached; a file not held is marked "(not available)" and counted, never left out silently.
+
+Markdown is for people: the transcript as text and the files written next to it in a
+folder it links to. JSON is for tools: the session, every event as the server sent it, and
+each artifact with its bytes in base64. A folder as the target is refused before anything
+is read, and an export that fails takes back what it wrote.
 
 Every name written comes from `sync.safe_names` and every write goes through
 `sync.private_files` (CONTRACT §10.1): an artifact's name or id can never place a file
@@ -16,12 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
-from dataclasses import asdict
+import logging
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from sync.errors import LocalFileError, MirrorError, NetworkError, SyncError, Unavailable
 from sync.models import Artifact, Event, SessionView
 from sync.payloads import (
     ApprovalResolved,
@@ -38,6 +46,8 @@ from sync.safe_names import safe_file_name, unique_name
 
 if TYPE_CHECKING:
     from sync.engine import SyncEngine
+
+log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 
@@ -90,44 +100,158 @@ def artifact_ids(events: list[Event]) -> list[str]:
     return list(dict.fromkeys(p.artifact_id for p in named if isinstance(p, ArtifactCreated)))
 
 
-async def export_conversation(engine: SyncEngine, session_id: str, target: Path, fmt: str) -> Path:
-    """Write the conversation to `target` as "markdown" or "json"; returns the file."""
-    if fmt not in ("markdown", "json"):
-        raise ValueError(f"unknown export format {fmt!r}")
+@dataclass(frozen=True, slots=True)
+class Exported:
+    """What an export wrote. `from_device`: the server could not be reached, so the document
+    is the mirror's copy (CONTRACT §11); `missing`: files the transcript names whose bytes
+    this device did not hold, marked "(not available)" in the document."""
+
+    path: Path
+    from_device: bool = False
+    missing: int = 0
+
+    def caveats(self) -> str:
+        """What the user must know about the document, as one clause ("" when it is the
+        server's whole copy)."""
+        said = []
+        if self.from_device:
+            said.append("this device's copy: the server could not be reached")
+        if self.missing:
+            files = "1 file was" if self.missing == 1 else f"{self.missing} files were"
+            said.append(f"{files} not on this device, marked (not available)")
+        return "; ".join(said)
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    session: SessionView
+    events: list[Event]
+    artifacts: list[tuple[Artifact, Path]]
+    from_device: bool = False
+    missing: int = 0
+
+
+def refuse_folder(target: Path) -> None:
+    """A folder as the document would leave a files folder beside it and then fail (or
+    replace nothing useful): refused before anything is read or written."""
+    if target.is_dir():
+        raise LocalFileError(
+            f"{target} is a folder: name the file to write in it, such as "
+            f"{target / 'conversation.md'}."
+        )
+
+
+async def _from_server(engine: SyncEngine, session_id: str) -> _Content:
     session = await engine.api.get_session(session_id)
     events = await engine.transcript(session_id)
     artifacts: list[tuple[Artifact, Path]] = []
     for artifact_id in artifact_ids(events):
         meta = await engine.api.get_artifact(artifact_id)
         artifacts.append((meta, await engine.artifact_file(artifact_id)))
+    return _Content(session, events, artifacts)
+
+
+async def _from_device(engine: SyncEngine, session_id: str, why: SyncError) -> _Content:
+    """The mirror's copy: its row, its transcript when whole, and the files whose verified
+    bytes are cached (their metadata from the cache's index and the event that made them)."""
+    session = await engine.mirrored_row(session_id)
+    held = await engine.mirrored_transcript(session_id)
+    state = held.state
+    reason = f"The server could not be reached ({why.message.rstrip('.')})"
+    if session is None:
+        raise MirrorError(
+            f"{reason}, and no conversation {session_id[:80]!r} is on this device; nothing "
+            "was exported."
+        )
+    if state is None or state.evicted or (not held.events and not state.current):
+        raise MirrorError(
+            f"{reason}, and this conversation's transcript is not on this device; export it "
+            "when connected. Nothing was exported."
+        )
+    creators: dict[str, Event] = {}  # the event that made each artifact: its run, its time
+    for event in held.events:
+        if isinstance(payload := payload_of(event), ArtifactCreated):
+            creators.setdefault(payload.artifact_id, event)
+    artifacts: list[tuple[Artifact, Path]] = []
+    for artifact_id in artifact_ids(held.events):
+        found = await engine.held_artifact(artifact_id)
+        if found is None:
+            continue
+        entry, path = found
+        event = creators[artifact_id]
+        meta = Artifact(
+            artifact_id,
+            session_id,
+            event.run_id,
+            entry.name,
+            entry.media_type,
+            entry.size,
+            entry.sha256,
+            event.created_at,
+        )
+        artifacts.append((meta, path))
+    missing = len(artifact_ids(held.events)) - len(artifacts)
+    return _Content(session, held.events, artifacts, from_device=True, missing=missing)
+
+
+async def export_conversation(
+    engine: SyncEngine, session_id: str, target: Path, fmt: str
+) -> Exported:
+    """Write the conversation to `target` as "markdown" or "json": the server's copy, or,
+    when the server cannot be reached, this device's (`Exported.from_device`)."""
+    if fmt not in ("markdown", "json"):
+        raise ValueError(f"unknown export format {fmt!r}")
+    await asyncio.to_thread(refuse_folder, target)
+    try:
+        content = await _from_server(engine, session_id)
+    except (NetworkError, Unavailable) as exc:
+        log.info("export of %s from the mirror: %s", session_id, exc.message)
+        content = await _from_device(engine, session_id, exc)
+    written = await asyncio.to_thread(_write, content, target, fmt)
+    return Exported(written, content.from_device, content.missing)
+
+
+def _write(content: _Content, target: Path, fmt: str) -> Path:
+    """The document (and for Markdown its files folder); on failure, whatever this export
+    wrote is taken back and what was there before is kept (LocalFileError)."""
     if fmt == "json":
         document = {
             "format": "converge.conversation",
             "version": FORMAT_VERSION,
-            "session": asdict(session),
-            "events": [asdict(e) for e in events],
+            "session": asdict(content.session),
+            "events": [asdict(e) for e in content.events],
             "artifacts": [
                 {**asdict(meta), "content_base64": base64.b64encode(path.read_bytes()).decode()}
-                for meta, path in artifacts
+                for meta, path in content.artifacts
             ],
         }
         text = json.dumps(document, ensure_ascii=False, indent=2)
-        return await asyncio.to_thread(write_private, target.parent, target.name, text)
+        return write_private(target.parent, target.name, text)
     # The folder's name follows the document's (the user's choice), made one safe component.
     folder_name = safe_file_name(f"{target.stem} files", "files")
     files: dict[str, tuple[Artifact, str]] = {}
-
-    def write_markdown() -> Path:
-        private_dir(target.parent)
-        document = inside(target.parent, target.name)
-        if artifacts:
-            folder = private_dir(inside(target.parent, folder_name))
+    written: list[Path] = []
+    made_folder: Path | None = None
+    private_dir(target.parent)
+    document_path = inside(target.parent, target.name)
+    try:
+        if content.artifacts:
+            folder = inside(target.parent, folder_name)
+            if not folder.exists():
+                made_folder = folder
+            folder = private_dir(folder)
             used: set[str] = set()
-            for meta, path in artifacts:
+            for meta, path in content.artifacts:
                 name = unique_name(safe_file_name(meta.name), used)
-                copy_private(path, folder, name)
+                written.append(copy_private(path, folder, name))
                 files[meta.id] = (meta, f"{folder_name}/{name}")
-        write_private(document.parent, document.name, to_markdown(session, events, files))
-        return target
-
-    return await asyncio.to_thread(write_markdown)
+        markdown = to_markdown(content.session, content.events, files)
+        write_private(document_path.parent, document_path.name, markdown)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        if made_folder is not None:
+            with contextlib.suppress(OSError):
+                made_folder.rmdir()
+        raise
+    return target

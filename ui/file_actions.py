@@ -138,5 +138,6 @@ class FileActions:
         engine = self._engine()
         self.window.set_status(f"Exporting to {target.name}…")
         written = await export_conversation(engine, session_id, target, fmt)
-        self.window.set_status(f"Exported to {written}")
-        return written
+        caveats = written.caveats()
+        self.window.set_status(f"Exported to {written.path}" + (f" ({caveats})" if caveats else ""))
+        return written.path

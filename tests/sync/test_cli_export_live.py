@@ -134,3 +134,78 @@ def test_export_refuses_a_symlink_planted_as_its_files_folder(
     assert result.returncode == 1
     assert "would not be inside the folder" in result.stderr, result.stderr
     assert list(elsewhere.iterdir()) == [] and not (chosen / "trip.md").exists()
+
+
+def test_export_offline_writes_this_devices_copy_and_marks_the_files_it_does_not_hold(
+    live_server: Any, hostile_conversation: str, tmp_path: Path
+) -> None:
+    """CONTRACT §11 lists export with the commands that work offline: with the server
+    stopped, an export writes what the mirror holds, the same document an online export
+    wrote, and a file whose bytes were never fetched is marked rather than lost silently."""
+
+    async def other() -> str:
+        async with Server(live_server.url) as server:
+            sid = (await server.create("Plans")).id
+            await server.wait_run(await server.start(sid, "/artifact plan.txt draft"))
+            return sid
+
+    plans = run(other())
+    profile = tmp_path / "profile"
+    args = conn(live_server.url, profile)
+    assert converge("sync", *args).returncode == 0
+    online, offline = tmp_path / "online", tmp_path / "offline"
+    for fmt, name in (("markdown", "trip.md"), ("json", "trip.json")):
+        done = converge(
+            "export", hostile_conversation, "--format", fmt, "--out", str(online / name), *args
+        )
+        assert done.returncode == 0, done.stderr
+    live_server.stop()
+
+    for fmt, name in (("markdown", "trip.md"), ("json", "trip.json")):
+        done = converge(
+            "export", hostile_conversation, "--format", fmt, "--out", str(offline / name), *args
+        )
+        assert done.returncode == 0, done.stderr
+        assert "this device's copy" in done.stdout and "Traceback" not in done.stderr
+    assert (offline / "trip.md").read_bytes() == (online / "trip.md").read_bytes()
+    for name in ("notes.txt", "notes (2).txt", "_.._.config_autostart_x.desktop"):
+        assert (offline / "trip files" / name).read_bytes() == (
+            online / "trip files" / name
+        ).read_bytes()
+    was, now = (
+        json.loads((d / "trip.json").read_text(encoding="utf-8")) for d in (online, offline)
+    )
+    assert now["session"] == was["session"] and now["events"] == was["events"]
+    assert [(a["id"], a["name"], a["content_base64"]) for a in now["artifacts"]] == [
+        (a["id"], a["name"], a["content_base64"]) for a in was["artifacts"]
+    ]
+
+    partial = converge("export", plans, "--out", str(offline / "plans.md"), *args)
+    assert partial.returncode == 0, partial.stderr
+    assert "1 file was not on this device" in partial.stdout
+    assert "📎 plan.txt (not available)" in (offline / "plans.md").read_text(encoding="utf-8")
+    assert not (offline / "plans files").exists()
+
+    before = sorted(p.name for p in offline.iterdir())
+    unknown = converge("export", "ses_nowhere", "--out", str(offline / "x.md"), *args)
+    assert unknown.returncode == 1 and "ses_nowhere" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+    assert sorted(p.name for p in offline.iterdir()) == before
+
+
+@pytest.mark.parametrize("trailing", ["", "/"], ids=["folder", "folder-slash"])
+def test_export_to_a_folder_is_refused_before_anything_is_written(
+    live_server: Any, hostile_conversation: str, tmp_path: Path, trailing: str
+) -> None:
+    """`--out DIR` wrote the files folder `DIR files` beside it, then failed on the
+    document; `--out new/` wrote a document named `new`. Both are refused up front."""
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    for out in (str(chosen) + trailing, str(chosen / "new") + "/"):
+        result = converge(
+            "export", hostile_conversation, "--out", out, *conn(live_server.url, tmp_path / "p")
+        )
+        assert result.returncode == 1, out
+        assert "name the file to write" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "p") == ["chosen"]
+    assert list(chosen.iterdir()) == []  # no `new`, no `chosen files`, no document

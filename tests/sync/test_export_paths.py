@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import pytest
 
-from sync.errors import UnsafePath
+from sync.errors import LocalFileError, UnsafePath
 from sync.export import export_conversation
 from sync.models import Artifact, Event, SessionView
 from tests.sync.helpers import run
@@ -58,6 +58,9 @@ class HostileServer:
         return self._meta[artifact_id]
 
     async def artifact_file(self, artifact_id: str) -> Path:
+        return self._files[artifact_id]
+
+    def artifact_file_of(self, artifact_id: str) -> Path:
         return self._files[artifact_id]
 
 
@@ -201,3 +204,29 @@ def test_an_export_into_a_missing_folder_creates_it_private(sandbox: Path) -> No
     assert target.is_file()
     for folder in (chosen / "new", chosen / "new" / "deeper"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_an_export_that_fails_midway_leaves_none_of_its_files(sandbox: Path) -> None:
+    """The second file's bytes cannot be read (the cache lost them): the first file, already
+    copied, and the folder made for them are taken back; nothing of the export is left."""
+    chosen = sandbox / "sandbox" / "home" / "export"
+    server = HostileServer(sandbox / "cache", [("art_1", "a.txt", b"a"), ("art_2", "b.txt", b"b")])
+    server.artifact_file_of("art_2").unlink()
+    with pytest.raises(LocalFileError):
+        run(export_conversation(cast(Any, server), "ses_1", chosen / "trip.md", "markdown"))
+    assert list(chosen.iterdir()) == []
+
+
+def test_an_export_into_an_existing_files_folder_keeps_what_was_there(sandbox: Path) -> None:
+    """A failed export takes back only what it wrote: a files folder that was already there
+    (an earlier export of the same name) keeps its files."""
+    chosen = sandbox / "sandbox" / "home" / "export"
+    (chosen / "trip files").mkdir()
+    (chosen / "trip files" / "kept.txt").write_bytes(b"kept")
+    server = HostileServer(sandbox / "cache", [("art_1", "a.txt", b"a"), ("art_2", "b.txt", b"b")])
+    server.artifact_file_of("art_2").unlink()
+    with pytest.raises(LocalFileError):
+        run(export_conversation(cast(Any, server), "ses_1", chosen / "trip.md", "markdown"))
+    assert sorted(str(p.relative_to(chosen)) for p in files_under(chosen)) == [
+        "trip files/kept.txt"
+    ]
