@@ -97,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_find)
     p_find.add_argument("words", metavar="WORDS", nargs="+", help="what to look for")
     p_find.add_argument("--json", action="store_true", help="print one JSON array instead")
+    p_find.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="print the first N matches (default: every one); stderr says when more were left",
+    )
     p_del = sub.add_parser("delete", help="delete a conversation everywhere (server first)")
     _common(p_del)
     p_del.add_argument("id", metavar="ID", help="the session id (ses_…)")
@@ -413,8 +419,13 @@ def _main(argv: Sequence[str] | None) -> int:
             cli_content.show(_profile(args, network=False), args.id, json=args.json, out=sys.stdout)
             return EXIT_OK
         if args.command == "search":
+            if args.limit is not None and args.limit < 1:
+                parser.error("--limit must be at least 1")
             profile = _profile(args, network=False)
-            cli_content.search(profile, args.words, json=args.json, out=sys.stdout)
+            if cli_content.search(
+                profile, args.words, json=args.json, out=sys.stdout, limit=args.limit
+            ):
+                _err(f"showing the first {args.limit} matches; more were found (raise --limit).")
             return EXIT_OK
         if args.command == "sync":
             return asyncio.run(_sync(args))

@@ -86,21 +86,28 @@ def _render(kind: str, payload: object) -> str:
     return ""  # run markers, deltas, memories: the window draws them, a transcript does not
 
 
-def search(profile: Profile, words: list[str], *, json: bool, out: TextIO) -> None:
-    """`converge search WORDS`: matching conversations, most recently active first."""
+def search(
+    profile: Profile, words: list[str], *, json: bool, out: TextIO, limit: int | None = None
+) -> bool:
+    """`converge search WORDS`: matching conversations, most recently active first; every
+    one, or the first `limit`. Returns whether `limit` cut the list (the caller says so)."""
     mirror = _open(profile)
     try:
-        hits = mirror.search(" ".join(words)) if mirror is not None else []
+        query = " ".join(words)
+        bound = None if limit is None else limit + 1
+        hits = mirror.search(query, bound) if mirror is not None else []
     finally:
         if mirror is not None:
             mirror.close()
+    cut = limit is not None and len(hits) > limit
+    hits = hits[:limit] if cut else hits
     if json:
         out.write(json_for_terminal([hit.to_json() for hit in hits]) + "\n")
-        return
+        return cut
     if not hits:
         out.write("(no matches in the mirror)\n")
-        return
     for hit in hits:
         title = for_terminal(hit.title) if hit.title is not None else "(untitled)"
         out.write(f"{for_terminal(hit.id)}  {for_terminal(hit.updated_at)}  {title}\n")
         out.write(f"    {for_terminal(hit.snippet.text)}\n")
+    return cut

@@ -400,7 +400,7 @@ class Mirror:
         with self._writing() as conn:
             return transcripts.store(conn, session_id, events, fetched_at=fetched_at)
 
-    def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+    def search(self, query: str, limit: int | None = SEARCH_LIMIT) -> list[SearchHit]:
         with self._reading() as conn:
             return search(conn, query, limit)
 

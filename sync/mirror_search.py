@@ -140,12 +140,12 @@ def _texts(conn: Connection, session_id: str, words: Sequence[str]) -> Iterator[
             yield text
 
 
-def search(conn: Connection, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> list[SearchHit]:
     """Conversations matching `query`, in activity order (see the module docstring).
 
     The conversations are walked in the sidebar's order (its index) and the walk stops at
-    `limit` confirmed hits, so a common word costs the first conversations, not every one
-    that holds it."""
+    `limit` confirmed hits (None: every one, for `converge search`), so a common word costs
+    the sidebar the first conversations, not every one that holds it."""
     words = query_words(query)
     if not words:
         return []
@@ -169,6 +169,6 @@ def search(conn: Connection, query: str, limit: int = SEARCH_LIMIT) -> list[Sear
         snip = _confirm(conn, session_id, title, words, titles_only)
         if snip is not None:
             hits.append(SearchHit(session_id, title, updated_at, snip))
-            if len(hits) >= limit:
+            if limit is not None and len(hits) >= limit:
                 break
     return hits

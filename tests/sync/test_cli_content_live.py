@@ -56,3 +56,29 @@ def test_show_and_search_answer_offline_in_the_contract_shapes_and_stay_inert(
     missing = converge("show", "ses_nowhere", *offline)
     assert missing.returncode == 1 and "ses_nowhere" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_search_prints_every_match_unless_limited_and_says_when_it_cut(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """The engine's search stops at the sidebar's 50 hits; `converge search` printed those 50
+    as if they were all. It prints every match, and `--limit N` cuts with a word on stderr."""
+
+    async def setup() -> None:
+        async with Server(live_server.url) as server:
+            for n in range(60):
+                await server.control_session(f"gooseberry {n}")
+
+    run(setup())
+    profile = tmp_path / "p"
+    assert converge("sync", *conn(live_server.url, profile)).returncode == 0
+    offline = ["--profile", str(profile)]
+    every = converge("search", "gooseberry", "--json", *offline)
+    assert every.returncode == 0 and every.stderr == ""
+    assert len(json.loads(every.stdout)) == 60
+    cut = converge("search", "gooseberry", "--limit", "7", *offline)
+    assert cut.returncode == 0
+    assert cut.stdout.count("gooseberry") == 14  # each hit: its line and its snippet
+    assert "first 7 matches" in cut.stderr
+    refused = converge("search", "gooseberry", "--limit", "0", *offline)
+    assert refused.returncode == 2 and "--limit" in refused.stderr
