@@ -52,6 +52,7 @@ from sync.private_files import (
     tighten,
     write_private,
 )
+from sync.tls import is_loopback_host
 from sync.token_store import TokenLocation
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,37 @@ def normalize_server(url: str) -> str:
     return urlunsplit(
         (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query, "")
     )
+
+
+def _same_server(server: str, info: dict[str, Any]) -> bool:
+    """Whether an account recorded as `info["server"]` may be `server` under another name:
+    the same URL, or both on loopback with the same scheme, port and path. A recorded
+    identity that is not a URL (the bundled demo server's, whose port changes) is on
+    loopback by construction."""
+    recorded = str(info.get("server") or "")
+    if recorded == normalize_server(server):
+        return True
+    given = urlsplit(server.strip())
+    if not is_loopback_host(given.hostname or ""):
+        return False
+    if "://" not in recorded:
+        return bool(recorded)
+    other = urlsplit(recorded)
+    try:
+        ports = (given.port or _DEFAULT_PORTS.get(given.scheme.lower())) == (
+            other.port or _DEFAULT_PORTS.get(other.scheme.lower())
+        )
+    except ValueError:  # a port out of range: not a server this account can be
+        return False
+    return (
+        ports
+        and is_loopback_host(other.hostname or "")
+        and given.scheme.lower() == other.scheme.lower()
+        and given.path.rstrip("/") == other.path.rstrip("/")
+    )
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def account_key(server_identity: str, token: str) -> str:
@@ -160,10 +192,12 @@ class Profile:
         """The mirror a reader (`converge ls`) should show, without the network.
 
         The account named by the server and token when it has a mirror; else the accounts
-        whose token matches (the same server under another name: `localhost` for
-        `127.0.0.1`), narrowed by the server when one matches; with neither given, every
-        account. One candidate is the answer; none is None (nothing mirrored yet); several
-        is a ProfileError: a reader never mixes or guesses accounts (CONTRACT §9.3).
+        whose token matches, and, when a server is named, only those of that server under
+        another loopback name (`localhost` for `127.0.0.1`, the bundled demo server at any
+        loopback URL): every stub's token is the same, so a token alone never stands for a
+        server; with neither given, every account. One candidate is the answer; none is
+        None (nothing mirrored yet); several is a ProfileError: a reader never mixes or
+        guesses accounts (CONTRACT §9.3).
         """
         if self.has_account and self.mirror_path.exists():
             return self.mirror_path
@@ -174,10 +208,11 @@ class Profile:
         if self.token:
             mark = token_fingerprint(str(self.token))
             candidates = [p for p in candidates if _account_info(p).get("token") == mark]
-        if self.server and len(candidates) > 1:
-            server = normalize_server(self.server)
-            same = [p for p in candidates if _account_info(p).get("server") == server]
-            candidates = same or candidates
+        if self.server:
+            named = [p for p in candidates if _same_server(self.server, _account_info(p))]
+            exact = normalize_server(self.server)
+            same = [p for p in named if _account_info(p).get("server") == exact]
+            candidates = same or named
         if not candidates:
             return None
         if len(candidates) > 1:
