@@ -7,9 +7,12 @@ device's copy (CONTRACT §11): the mirrored row and transcript, and the files wh
 cached; a file not held is marked "(not available)" and counted, never left out silently.
 
 Markdown is for people: the transcript as text and the files written next to it in a
-folder it links to. JSON is for tools: the session, every event as the server sent it, and
-each artifact with its bytes in base64. A folder as the target is refused before anything
-is read, and an export that fails takes back what it wrote.
+folder it links to; every text from the server in it is inert (`sync.terminal.for_document`:
+a terminal escape is written as its visible `\\u001b`, line feeds and tabs kept), since
+the file is read with `cat` as often as in an editor. JSON is for tools: the session,
+every event as the server sent it, and each artifact with its bytes in base64. A folder as
+the target is refused before anything is read, and an export that fails takes back what it
+wrote.
 
 Every name written comes from `sync.safe_names` and every write goes through
 `sync.private_files` (CONTRACT §10.1): an artifact's name or id can never place a file
@@ -43,6 +46,7 @@ from sync.payloads import (
 )
 from sync.private_files import copy_private, inside, private_dir, write_private
 from sync.safe_names import safe_file_name, unique_name
+from sync.terminal import for_document
 
 if TYPE_CHECKING:
     from sync.engine import SyncEngine
@@ -58,32 +62,39 @@ def _link_text(name: str) -> str:
     return name.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
+def _one(text: str) -> str:
+    """A title, a name or a word from the server, inert and on one line."""
+    return for_document(text, multiline=False)
+
+
 def to_markdown(
     session: SessionView, events: list[Event], files: dict[str, tuple[Artifact, str]]
 ) -> str:
-    """The transcript as Markdown; `files` maps artifact ids to (metadata, relative path)."""
-    lines = [f"# {session.title or 'Untitled conversation'}", ""]
+    """The transcript as Markdown; `files` maps artifact ids to (metadata, relative path).
+    Every text from the server is inert (`sync.terminal.for_document`): a message keeps its
+    line feeds and tabs, a title or a name stays on its line."""
+    lines = [f"# {_one(session.title or 'Untitled conversation')}", ""]
     lines.append(
-        f"*Conversation {session.id}, created {session.created_at}, "
-        f"last activity {session.updated_at}.*"
+        f"*Conversation {_one(session.id)}, created {_one(session.created_at)}, "
+        f"last activity {_one(session.updated_at)}.*"
     )
     for event in events:
         match payload_of(event):
             case UserMessage(message=message):
-                lines += ["", "**You:**", "", message.text]
+                lines += ["", "**You:**", "", for_document(message.text)]
             case AssistantMessage(message=message):
-                lines += ["", "**Assistant:**", "", message.text]
+                lines += ["", "**Assistant:**", "", for_document(message.text)]
             case ToolInvocation(tool=tool, status=status):
-                lines += ["", f"> Tool `{tool or 'tool'}`: {status or ''}"]
+                lines += ["", f"> Tool `{_one(tool or 'tool')}`: {_one(status or '')}"]
             case ApprovalResolved(decision=decision):
-                lines += ["", f"> Approval: {decision or ''}"]
+                lines += ["", f"> Approval: {_one(decision or '')}"]
             case ArtifactCreated(artifact_id=artifact_id, name=name):
                 entry = files.get(artifact_id)
                 if entry is not None:
                     link = quote(entry[1], safe="/")
-                    lines += ["", f"📎 [{_link_text(name or 'file')}]({link})"]
+                    lines += ["", f"📎 [{_link_text(_one(name or 'file'))}]({link})"]
                 else:
-                    lines += ["", f"📎 {name or 'file'} (not available)"]
+                    lines += ["", f"📎 {_one(name or 'file')} (not available)"]
             case RunFailed():
                 lines += ["", "> The reply failed."]
             case RunCancelled():

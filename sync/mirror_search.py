@@ -90,23 +90,24 @@ def _confirm(
     conn: Connection, session_id: str, title: str | None, words: Sequence[str], titles_only: bool
 ) -> Snippet | None:
     """The snippet if every word occurs in the title or some event's text, else None (a
-    trigram candidate whose trigrams are all there, but not together). Events are read in
-    order and only until every word is seen: a common word costs one event."""
+    trigram candidate whose trigrams are all there, but not together). The snippet is the
+    first event holding the most words of the query; events are read in order and only
+    until one holds them all (a one-word query: its first match)."""
     folded_title = fold(title or "")
     missing = {word for word in words if word not in folded_title}
-    found: Snippet | None = None
+    best, best_count = "", 0
     if not titles_only:
         for text in _texts(conn, session_id, words):
-            if not missing and found is not None:
-                break
             folded = fold(text)
             present = {word for word in words if word in folded}
-            if present and found is None:
-                found = snippet(text, words)
             missing -= present
+            if len(present) > best_count:
+                best, best_count = text, len(present)
+                if best_count == len(set(words)):
+                    break
     if missing:
         return None
-    return found if found is not None else snippet(title or "", words)
+    return snippet(best, words) if best_count else snippet(title or "", words)
 
 
 #: Characters JSON escapes: a word holding one may not appear as itself in `events.data`.

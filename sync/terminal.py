@@ -42,6 +42,7 @@ import regex
 _CLASS = r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}--[\u200c\u200d%s]]+"
 _UNSAFE = regex.compile(_CLASS % "", flags=regex.VERSION1)
 _UNSAFE_BUT_LF = regex.compile(_CLASS % "\\n", flags=regex.VERSION1)
+_UNSAFE_BUT_LF_TAB = regex.compile(_CLASS % "\\n\\t", flags=regex.VERSION1)
 
 
 def is_unsafe(char: str) -> bool:
@@ -66,6 +67,16 @@ def for_terminal(text: str, *, multiline: bool = False) -> str:
     if text.isprintable():  # the common case, in C: no Cc, Cf, Zl, Zp or Cs at all
         return text
     pattern = _UNSAFE_BUT_LF if multiline else _UNSAFE
+    return str(pattern.sub(_replace, text))
+
+
+def for_document(text: str, *, multiline: bool = True) -> str:
+    """`for_terminal` for a text file a person reads with `cat` as often as in an editor
+    (a Markdown export): tabs are kept too, since a message's code is indented with them
+    and a tab drives no terminal."""
+    if text.isprintable():
+        return text
+    pattern = _UNSAFE_BUT_LF_TAB if multiline else _UNSAFE
     return str(pattern.sub(_replace, text))
 
 

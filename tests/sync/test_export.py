@@ -7,6 +7,7 @@ from typing import Any
 
 from sync.export import artifact_ids, to_markdown
 from sync.models import Artifact, Event, SessionView
+from tests.hostile_content import HOSTILE, unsafe_chars
 
 SESSION = SessionView(
     "ses_1", "Trip", "2026-11-30T05:00:00.000000Z", "2026-11-30T06:00:00.000000Z", None, None
@@ -84,3 +85,30 @@ def test_an_export_fetches_each_named_artifact_once_and_never_one_without_an_id(
         ("artifact.created", {"artifact_id": "art_2", "name": "b again"}),
     )
     assert artifact_ids(transcript) == ["art_2", "art_1"]
+
+
+def test_markdown_is_inert_text_whatever_the_server_sent() -> None:
+    """A Markdown export is read with `cat` and `less` as often as in an editor: a terminal
+    escape in a message, a tool's name, a file's name or the title was written as itself
+    (CONTRACT §10.1). Each is now its visible escape; line feeds and tabs are kept."""
+    hostile = SessionView(
+        "ses_1",
+        f"Trip {HOSTILE}",
+        "2026-11-30T05:00:00.000000Z",
+        "2026-11-30T06:00:00.000000Z",
+        None,
+        None,
+    )
+    transcript = events(
+        ("message.user", text("user", f"line one\n\tindented {HOSTILE}")),
+        ("message.assistant", text("assistant", HOSTILE)),
+        ("tool.invocation", {"tool": HOSTILE, "status": HOSTILE}),
+        ("approval.resolved", {"approval_id": "apr_1", "decision": HOSTILE}),
+        ("artifact.created", {"artifact_id": "art_1", "name": HOSTILE}),
+        ("artifact.created", {"artifact_id": "art_2", "name": HOSTILE}),
+    )
+    meta = Artifact("art_1", "ses_1", "run_1", HOSTILE, "text/plain", 3, "00", "t")
+    body = to_markdown(hostile, transcript, {"art_1": (meta, "trip files/x.txt")})
+    assert [c for c in unsafe_chars(body) if c != "\t"] == []
+    assert "line one\n\tindented \\u001b]0;pwned" in body
+    assert body.count("\\u202e") == 8  # every field, escaped once

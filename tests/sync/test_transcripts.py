@@ -109,6 +109,20 @@ def test_a_snippet_is_plain_text_with_the_matched_ranges_as_offsets(mirror: Mirr
     assert hit.to_json()["snippet"] == hit.snippet.text
 
 
+def test_the_snippet_comes_from_the_message_holding_the_most_words_of_the_query(
+    mirror: Mirror,
+) -> None:
+    """The first message holding any word gave the snippet: a search for two words showed
+    a line with one of them while a later message held both."""
+    mirror.apply([view("ses_a", "2026-01-02T00:00:00.000000Z")])
+    texts = ["the gooseberry harvest", "nothing here", "gooseberry jam with quince", "quince"]
+    events = [message("ses_a", n, text) for n, text in enumerate(texts, start=1)]
+    mirror.store_events("ses_a", events, fetched_at=None)
+    (hit,) = mirror.search("quince gooseberry")
+    assert hit.snippet.text == "gooseberry jam with quince"
+    assert len(hit.snippet.ranges) == 2
+
+
 def test_a_short_query_searches_titles_only(mirror: Mirror) -> None:
     mirror.apply(
         [
