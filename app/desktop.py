@@ -29,13 +29,12 @@ import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app import heap, identity, mirror_rebuild, translations, window_state
+from app import exception_hooks, heap, identity, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
 from app.loop import ConvergeEventLoop
@@ -46,11 +45,11 @@ from sync import (
     Profile,
     SyncError,
     default_profile_dir,
-    loggable,
     plain_http_warning,
     token_input,
 )
 from sync.private_files import PrivateRotatingFileHandler, private_dir
+from sync.profile import server_url_problem
 from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
@@ -256,6 +255,12 @@ class Desktop:
         self.window.set_insecure_warning(plain_http_warning(profile.server))
         self.controller.demo_token = ""
         if profile.server:
+            if (problem := server_url_problem(profile.server)) is not None:
+                self.window.set_status(
+                    f"The server URL {profile.server} is {problem}. Open Settings to correct it.",
+                    error=True,
+                )
+                return
             if not profile.token:
                 self.window.set_status(
                     "No token is configured for this server. Open Settings to add one.",
@@ -393,33 +398,6 @@ def account_profile(profile: Profile, demo_token: str | None = None) -> Profile 
     )
 
 
-def _install_exception_hooks(desktop: Desktop, loop: asyncio.AbstractEventLoop) -> None:
-    """Uncaught errors go to the log; the user sees one sentence in the status line."""
-
-    def tell_user() -> None:
-        where = f" Details are in {desktop.log_path}." if desktop.log_path else ""
-        desktop.window.set_status(f"Something went wrong.{where}", error=True)
-
-    def excepthook(
-        kind: type[BaseException], value: BaseException, tb: TracebackType | None
-    ) -> None:
-        if isinstance(value, SyncError):
-            desktop.window.set_status(value.message, error=True)
-            log.warning("unhandled %s", loggable(value))
-            return
-        log.error("uncaught exception", exc_info=(kind, value, tb))
-        tell_user()
-
-    def loop_handler(_loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        exc = context.get("exception")
-        log.error("event loop: %s", context.get("message"), exc_info=exc)
-        if exc is not None and not isinstance(exc, (ConnectionError, asyncio.CancelledError)):
-            tell_user()
-
-    sys.excepthook = excepthook
-    loop.set_exception_handler(loop_handler)
-
-
 def run(args: list[str]) -> int:
     """Open the window and run until it closes; the process exit code."""
     options = parse_args(args)
@@ -437,7 +415,7 @@ def run(args: list[str]) -> int:
     asyncio.set_event_loop(loop)
     try:
         desktop = Desktop(options, log_path=log_path)
-        _install_exception_hooks(desktop, loop)
+        exception_hooks.install(desktop.window, desktop.log_path, loop)
         # Ctrl+C in the terminal, or SIGTERM: close the window, which shuts down cleanly.
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

@@ -20,6 +20,7 @@ from qa.reports import write_html, write_junit
 from qa.server import QaSetupError
 from sync import junit, token_input
 from sync.errors import ProfileError, SyncError
+from sync.profile import server_url_problem
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
 
 log = logging.getLogger(__name__)
@@ -214,6 +215,8 @@ def _main(argv: Sequence[str]) -> int:
         parser.error("--servers must be at least 1")
     if args.s3_endpoint and not (args.artifacts or "").startswith("s3://"):
         parser.error("--s3-endpoint needs --artifacts s3://BUCKET/PREFIX")
+    if args.server and (problem := server_url_problem(args.server)) is not None:
+        parser.error(f"--server {args.server} is {problem}")
     if args.servers > 1 and args.server:
         parser.error("--servers starts the harness's own processes; it excludes --server")
     if args.servers > 1 and not (args.database or "").startswith("postgresql"):

@@ -21,25 +21,23 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
-from sync import cli_content, cli_ls, cli_watch, token_input, wording
+from sync import cli_content, cli_export, cli_ls, cli_watch, token_input, wording
 from sync.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.conformance import cli as conformance_cli
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import (
-    LocalFileError,
     MirrorDamaged,
     MirrorError,
+    ProfileError,
     SyncError,
     Unauthenticated,
     Unavailable,
     WalkUnfinished,
 )
-from sync.export import export_conversation
-from sync.profile import MIRROR_FILE, Profile
+from sync.profile import MIRROR_FILE, Profile, server_url_problem
 from sync.reconcile import ReconcileReport, TriggerReason
 from sync.repair import repair_mirror
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
@@ -60,8 +58,6 @@ EXIT_DAMAGED = 6  # the mirror file is damaged: `converge repair` rebuilds it (s
 #: what follows the pass (its mirror write, closing) and should never fire.
 SYNC_DEADLINE = DEFAULT_BOUNDS.pass_seconds + 10.0
 DELETE_DEADLINE = 25.0
-#: An export reads the whole transcript and every file's bytes: longer than a pass.
-EXPORT_DEADLINE = 120.0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -116,13 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="write a conversation and its files as the window's Export does"
     )
     _common(p_export)
-    p_export.add_argument("id", metavar="ID", help="the session id (ses_…)")
-    p_export.add_argument(
-        "--out", metavar="PATH", required=True, help="the document to write (.md or .json)"
-    )
-    p_export.add_argument(
-        "--format", choices=("markdown", "json"), default="markdown", help="default: markdown"
-    )
+    cli_export.add_arguments(p_export)
     p_repair = sub.add_parser(
         "repair",
         help="rebuild a damaged mirror from the server",
@@ -154,6 +144,8 @@ def _profile(args: argparse.Namespace, *, network: bool = True) -> Profile:
     stderr when the server is plain http:// off this machine."""
     token = token_input.token_from_arguments(args)
     profile = Profile.load(args.profile, server=args.server, token=token, ca_bundle=args.ca_bundle)
+    if network and profile.server and (problem := server_url_problem(profile.server)):
+        raise ProfileError(f"The server URL {profile.server} is {problem}.")
     warning = plain_http_warning(profile.server) if network else None
     if warning:
         _err(f"warning: {warning}")
@@ -327,35 +319,6 @@ async def _delete(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
-# -- export ---------------------------------------------------------------------------------
-
-
-async def _export(args: argparse.Namespace) -> int:
-    """The window's Export without the window: the same `export_conversation`, so the same
-    files, names, bounds and path rules (CONTRACT §10.1, §11)."""
-    profile = _profile(args)
-    profile.require_connection()
-    if args.out.endswith(("/", os.sep)):  # a Path would drop the slash and write a file
-        raise LocalFileError(f"{args.out} is a folder: name the file to write in it.")
-    engine = await SyncEngine.open(profile)
-    try:
-        async with asyncio.timeout(EXPORT_DEADLINE):
-            written = await export_conversation(
-                engine, args.id, Path(args.out).expanduser(), args.format
-            )
-    except TimeoutError:
-        _err(
-            f"the server at {profile.server} did not send the conversation within "
-            f"{EXPORT_DEADLINE:.0f} s; the export was not finished."
-        )
-        return EXIT_FAILED
-    finally:
-        await engine.close()
-    caveats = written.caveats()
-    print(f"exported {args.id} to {written.path}" + (f" ({caveats})" if caveats else ""))
-    return EXIT_OK
-
-
 # -- repair ---------------------------------------------------------------------------------
 
 
@@ -432,7 +395,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "delete":
             return asyncio.run(_delete(args))
         if args.command == "export":
-            return asyncio.run(_export(args))
+            return asyncio.run(cli_export.export(args, _profile(args), sys.stdout, sys.stderr))
         if args.command == "repair":
             return asyncio.run(_repair(args))
         if args.command == "conformance":

@@ -371,8 +371,7 @@ class SyncEngine:
         return await transcript(self.api, session_id)
 
     async def mirrored_transcript(self, session_id: str, after: int = 0) -> MirroredTranscript:
-        """What the mirror holds of a conversation (after sequence `after`), at once and
-        offline (`docs/sync.md`)."""
+        """The mirror's copy of a conversation (after sequence `after`): at once, offline."""
         return await asyncio.to_thread(self.mirror.mirrored_transcript, session_id, after)
 
     async def refresh_transcript(self, session_id: str) -> bool:
@@ -419,13 +418,8 @@ class SyncEngine:
         return await self._cache.file(artifact_id)
 
     async def held_artifact(self, artifact_id: str) -> tuple[CachedFile, Path] | None:
-        """The artifact's cached metadata and verified bytes, if this device holds them;
-        no request (an offline export)."""
+        """The cached metadata and verified bytes if held here; never a request."""
         return await self._cache.held(artifact_id)
-
-    async def mirrored_row(self, session_id: str) -> SessionView | None:
-        """The conversation's row as the mirror holds it (None: not mirrored); no request."""
-        return await asyncio.to_thread(self.mirror.get, session_id)
 
     # -- lifetime ---------------------------------------------------------------------------
 

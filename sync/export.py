@@ -27,12 +27,22 @@ import base64
 import contextlib
 import json
 import logging
+import os
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from sync.errors import LocalFileError, MirrorError, NetworkError, SyncError, Unavailable
+from sync.errors import (
+    LocalFileError,
+    MirrorError,
+    NetworkError,
+    SyncError,
+    TlsError,
+    Unavailable,
+)
 from sync.models import Artifact, Event, SessionView
 from sync.payloads import (
     ApprovalResolved,
@@ -114,11 +124,15 @@ def artifact_ids(events: list[Event]) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class Exported:
     """What an export wrote. `from_device`: the server could not be reached, so the document
-    is the mirror's copy (CONTRACT §11); `missing`: files the transcript names whose bytes
-    this device did not hold, marked "(not available)" in the document."""
+    is the mirror's copy (CONTRACT §11), `stale` when the mirror knew the conversation had
+    moved on since its transcript was fetched; `missing`: files the transcript names whose
+    bytes this device did not hold (marked "(not available)" in Markdown, left out of the
+    JSON document's artifacts)."""
 
     path: Path
+    fmt: str = "markdown"
     from_device: bool = False
+    stale: bool = False
     missing: int = 0
 
     def caveats(self) -> str:
@@ -126,10 +140,12 @@ class Exported:
         server's whole copy)."""
         said = []
         if self.from_device:
-            said.append("this device's copy: the server could not be reached")
+            newest = ", which may lack the newest messages" if self.stale else ""
+            said.append(f"this device's copy{newest}: the server could not be reached")
         if self.missing:
             files = "1 file was" if self.missing == 1 else f"{self.missing} files were"
-            said.append(f"{files} not on this device, marked (not available)")
+            where = "marked (not available)" if self.fmt == "markdown" else "left out"
+            said.append(f"{files} not on this device, {where}")
         return "; ".join(said)
 
 
@@ -139,6 +155,7 @@ class _Content:
     events: list[Event]
     artifacts: list[tuple[Artifact, Path]]
     from_device: bool = False
+    stale: bool = False
     missing: int = 0
 
 
@@ -165,7 +182,7 @@ async def _from_server(engine: SyncEngine, session_id: str) -> _Content:
 async def _from_device(engine: SyncEngine, session_id: str, why: SyncError) -> _Content:
     """The mirror's copy: its row, its transcript when whole, and the files whose verified
     bytes are cached (their metadata from the cache's index and the event that made them)."""
-    session = await engine.mirrored_row(session_id)
+    session = await engine.row(session_id)
     held = await engine.mirrored_transcript(session_id)
     state = held.state
     reason = f"The server could not be reached ({why.message.rstrip('.')})"
@@ -202,7 +219,8 @@ async def _from_device(engine: SyncEngine, session_id: str, why: SyncError) -> _
         )
         artifacts.append((meta, path))
     missing = len(artifact_ids(held.events)) - len(artifacts)
-    return _Content(session, held.events, artifacts, from_device=True, missing=missing)
+    stale = not state.current
+    return _Content(session, held.events, artifacts, True, stale, missing)
 
 
 async def export_conversation(
@@ -215,54 +233,97 @@ async def export_conversation(
     await asyncio.to_thread(refuse_folder, target)
     try:
         content = await _from_server(engine, session_id)
+    except TlsError:
+        raise  # a certificate refused is not "offline" (CONTRACT §10.1): said as such
     except (NetworkError, Unavailable) as exc:
         log.info("export of %s from the mirror: %s", session_id, exc.message)
         content = await _from_device(engine, session_id, exc)
     written = await asyncio.to_thread(_write, content, target, fmt)
-    return Exported(written, content.from_device, content.missing)
+    return Exported(written, fmt, content.from_device, content.stale, content.missing)
 
 
 def _write(content: _Content, target: Path, fmt: str) -> Path:
-    """The document (and for Markdown its files folder); on failure, whatever this export
-    wrote is taken back and what was there before is kept (LocalFileError)."""
-    if fmt == "json":
-        document = {
-            "format": "converge.conversation",
-            "version": FORMAT_VERSION,
-            "session": asdict(content.session),
-            "events": [asdict(e) for e in content.events],
-            "artifacts": [
-                {**asdict(meta), "content_base64": base64.b64encode(path.read_bytes()).decode()}
-                for meta, path in content.artifacts
-            ],
-        }
-        text = json.dumps(document, ensure_ascii=False, indent=2)
-        return write_private(target.parent, target.name, text)
-    # The folder's name follows the document's (the user's choice), made one safe component.
-    folder_name = safe_file_name(f"{target.stem} files", "files")
-    files: dict[str, tuple[Artifact, str]] = {}
-    written: list[Path] = []
-    made_folder: Path | None = None
-    private_dir(target.parent)
-    document_path = inside(target.parent, target.name)
+    """The document (and for Markdown its files folder). On failure nothing of this export
+    is left: the folders it made on the way are removed again, and what was there before
+    (an earlier export of the same name) is untouched (LocalFileError, UnsafePath)."""
+    made = _missing_folders(target.parent)
     try:
-        if content.artifacts:
-            folder = inside(target.parent, folder_name)
-            if not folder.exists():
-                made_folder = folder
-            folder = private_dir(folder)
-            used: set[str] = set()
-            for meta, path in content.artifacts:
-                name = unique_name(safe_file_name(meta.name), used)
-                written.append(copy_private(path, folder, name))
-                files[meta.id] = (meta, f"{folder_name}/{name}")
-        markdown = to_markdown(content.session, content.events, files)
-        write_private(document_path.parent, document_path.name, markdown)
+        if fmt == "json":
+            write_private(target.parent, target.name, _json_document(content))
+        else:
+            _write_markdown(content, target)
     except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        if made_folder is not None:
+        for folder in made:  # deepest first; a folder someone filled meanwhile stays
             with contextlib.suppress(OSError):
-                made_folder.rmdir()
+                folder.rmdir()
         raise
     return target
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders on the way to `folder` that do not exist yet, deepest first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _json_document(content: _Content) -> str:
+    artifacts = []
+    for meta, path in content.artifacts:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:  # the cache lost the file since it was verified
+            raise LocalFileError(
+                f"Could not read the file {meta.name!r}: {exc.strerror or exc}. Nothing was "
+                "written."
+            ) from exc
+        artifacts.append({**asdict(meta), "content_base64": base64.b64encode(data).decode()})
+    document = {
+        "format": "converge.conversation",
+        "version": FORMAT_VERSION,
+        "session": asdict(content.session),
+        "events": [asdict(e) for e in content.events],
+        "artifacts": artifacts,
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2)
+
+
+def _write_markdown(content: _Content, target: Path) -> None:
+    """Every file and the document are written in a staging folder beside the target first,
+    then moved into place: a failure while writing (a cached file gone, a full disk) leaves
+    the files folder of an earlier export of the same name as it was."""
+    private_dir(target.parent)
+    document_path = inside(target.parent, target.name)
+    # The folder's name follows the document's (the user's choice), made one safe component.
+    folder_name = safe_file_name(f"{target.stem} files", "files")
+    folder = inside(target.parent, folder_name) if content.artifacts else None
+    staging = Path(tempfile.mkdtemp(prefix=".converge-export-", dir=target.parent))
+    try:
+        files: dict[str, tuple[Artifact, str]] = {}
+        used: set[str] = set()
+        for meta, path in content.artifacts:
+            name = unique_name(safe_file_name(meta.name), used)
+            copy_private(path, staging, name)
+            files[meta.id] = (meta, f"{folder_name}/{name}")
+        markdown = to_markdown(content.session, content.events, files)
+        staged_document = write_private(staging, STAGED_DOCUMENT, markdown)
+        try:
+            if folder is not None:
+                private_dir(folder)
+                for _meta, relative in files.values():
+                    name = relative.removeprefix(f"{folder_name}/")
+                    os.replace(staging / name, inside(folder, name))
+            os.replace(staged_document, document_path)
+        except OSError as exc:
+            raise LocalFileError(
+                f"Could not move the export into {target.parent}: {exc.strerror or exc}."
+            ) from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+#: The document's name in the staging folder: a file's name never starts with a dot
+#: (`safe_file_name` strips leading dots), so no file of the conversation can take it.
+STAGED_DOCUMENT = ".converge-document.tmp"

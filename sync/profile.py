@@ -52,7 +52,6 @@ from sync.private_files import (
     tighten,
     write_private,
 )
-from sync.tls import is_loopback_host
 from sync.token_store import TokenLocation
 
 log = logging.getLogger(__name__)
@@ -88,19 +87,34 @@ def normalize_server(url: str) -> str:
     )
 
 
-def _same_server(server: str, info: dict[str, Any]) -> bool:
+def server_url_problem(url: str) -> str | None:
+    """Why `url` cannot name a server, as "not …" (None: it can): an http(s) URL with a host,
+    and a port in 1..65535 if it has one. Checked before any request: httpx raises a bare
+    ValueError or an exception group for such URLs, deep inside a pass."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or port == 0:
+        return "not an http(s) URL with a host (such as http://127.0.0.1:8765)"
+    return None
+
+
+def _same_server(server: str, info: dict[str, Any], *, token_matched: bool) -> bool:
     """Whether an account recorded as `info["server"]` may be `server` under another name:
-    the same URL, or both on loopback with the same scheme, port and path. A recorded
-    identity that is not a URL (the bundled demo server's, whose port changes) is on
-    loopback by construction."""
+    the same URL, or the same scheme, port and path on this machine's own names for itself
+    (`localhost`, `127.0.0.1`, `::1`; another 127.x address can be another server). A
+    recorded identity that is not a URL (the bundled demo server's, whose port changes)
+    runs on this machine: it matches a loopback URL, but only for the token it recorded."""
     recorded = str(info.get("server") or "")
     if recorded == normalize_server(server):
         return True
     given = urlsplit(server.strip())
-    if not is_loopback_host(given.hostname or ""):
+    if not _is_self(given.hostname):
         return False
     if "://" not in recorded:
-        return bool(recorded)
+        return bool(recorded) and token_matched
     other = urlsplit(recorded)
     try:
         ports = (given.port or _DEFAULT_PORTS.get(given.scheme.lower())) == (
@@ -110,13 +124,18 @@ def _same_server(server: str, info: dict[str, Any]) -> bool:
         return False
     return (
         ports
-        and is_loopback_host(other.hostname or "")
+        and _is_self(other.hostname)
         and given.scheme.lower() == other.scheme.lower()
         and given.path.rstrip("/") == other.path.rstrip("/")
     )
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_SELF_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _is_self(host: str | None) -> bool:
+    return (host or "").lower() in _SELF_NAMES
 
 
 def account_key(server_identity: str, token: str) -> str:
@@ -209,7 +228,11 @@ class Profile:
             mark = token_fingerprint(str(self.token))
             candidates = [p for p in candidates if _account_info(p).get("token") == mark]
         if self.server:
-            named = [p for p in candidates if _same_server(self.server, _account_info(p))]
+            named = [
+                p
+                for p in candidates
+                if _same_server(self.server, _account_info(p), token_matched=bool(self.token))
+            ]
             exact = normalize_server(self.server)
             same = [p for p in named if _account_info(p).get("server") == exact]
             candidates = same or named
@@ -266,6 +289,8 @@ class Profile:
                 f"give them on the command line, in the environment or in {self.settings_path}."
             )
         assert self.server is not None and self.token is not None
+        if (problem := server_url_problem(self.server)) is not None:
+            raise ProfileError(f"The server URL {self.server} is {problem}.")
         return self.server, str(self.token)
 
     def ensure_dirs(self) -> None:

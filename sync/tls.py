@@ -89,7 +89,10 @@ def plain_http_warning(server: str | None) -> str | None:
     None. The token and the conversations would cross the network unencrypted."""
     if not server:
         return None
-    parts = urlsplit(server.strip())
+    try:
+        parts = urlsplit(server.strip())
+    except ValueError:  # a half-typed IPv6 literal: not a URL yet, so no server to warn of
+        return None
     if parts.scheme.lower() != "http":
         return None
     if is_loopback_host(parts.hostname or ""):

@@ -16,7 +16,6 @@ import os
 import sys
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import urlsplit
 
 from sync import junit, token_input
 from sync.conformance import html, report
@@ -24,6 +23,7 @@ from sync.conformance.probe import Unreachable
 from sync.conformance.rules import RULES
 from sync.conformance.runner import run
 from sync.errors import ProfileError
+from sync.profile import server_url_problem
 from sync.terminal import for_terminal, json_for_terminal
 
 EXIT_OK = 0
@@ -89,9 +89,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             "and a positive --deadline"
         )
         return EXIT_USAGE
-    parts = urlsplit(server)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        _err(f"--server {server} is not an http(s) URL (for example http://127.0.0.1:8765)")
+    if (problem := server_url_problem(server)) is not None:
+        _err(f"--server {server} is {problem}")
         return EXIT_USAGE
     try:
         outcome = asyncio.run(run(server, a, b, deadline=args.deadline, only=frozenset(args.rule)))

@@ -98,3 +98,16 @@ def test_converge_qa_refuses_a_report_path_it_could_not_write_before_running(
         assert exit_.value.code == cli.EXIT_SETUP
         assert f"{option} {target}: not a file in an existing folder" in capsys.readouterr().err
     assert given == []  # nothing was started
+
+
+@pytest.mark.parametrize("server", ["http://localhost:99999", "http://[::1", "ftp://x/"])
+def test_converge_qa_refuses_a_server_url_that_cannot_name_a_server_before_running(
+    given: list[str], capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    """These ran and failed with an exception group's name or "Cannot reach the server at
+    ftp://x", as if the server were down."""
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--server", server, "--devices", "1", "--operations", "0"])
+    assert exit_.value.code == cli.EXIT_SETUP
+    assert f"--server {server} is not " in capsys.readouterr().err
+    assert given == []

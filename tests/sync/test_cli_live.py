@@ -254,6 +254,22 @@ def test_missing_server_is_a_clear_message(tmp_path: Path) -> None:
     assert "CONVERGE_SERVER" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    "server", ["http://localhost:99999", "http://[::1", "ftp://127.0.0.1/", "127.0.0.1:8765"]
+)
+def test_a_server_url_that_cannot_name_a_server_is_a_clear_message(
+    tmp_path: Path, server: str
+) -> None:
+    """A port out of range crashed the pass with an exception group's traceback on stderr;
+    a broken IPv6 literal was an "unexpected error". Both are refused before any request."""
+    result = converge("sync", *conn(server, tmp_path / "p"))
+    assert result.returncode == 1
+    said = f"converge: The server URL {server.rstrip('/')} is not "  # the profile drops a "/"
+    assert result.stderr.startswith(said)
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "p" / "accounts").exists()
+
+
 @pytest.mark.parametrize("command", [["ls", "--json"], ["sync"]])
 def test_a_mirror_from_a_newer_version_is_refused_untouched(
     tmp_path: Path, command: list[str]

@@ -392,9 +392,14 @@ def test_a_url_that_is_not_the_api_exits_2_blaming_the_url_not_the_token(
     suite = ET.parse(tmp_path / "junit.xml").getroot()  # CI finds why nothing was checked
     (error,) = suite.iter("error")
     assert "does not serve the Converge API" in (error.get("message") or "")
-    for bad in ("not-a-url", "ftp://127.0.0.1/", "http://"):
+    for bad in ("not-a-url", "ftp://127.0.0.1/", "http://", "http://127.0.0.1:0"):
         assert cli_main(["conformance", "--server", bad, "--token", A, "--other-token", B]) == 2
         assert "not an http(s) URL" in capsys.readouterr().err
+    # a port out of range or a broken IPv6 literal: an exception group or a bare ValueError
+    # from httpx, printed as "unexpected error" with exit 1, before they were checked here
+    for bad in ("http://localhost:99999", "http://localhost:abc", "http://[::1"):
+        assert cli_main(["conformance", "--server", bad, "--token", A, "--other-token", B]) == 2
+        assert "is not a valid URL" in capsys.readouterr().err
 
 
 def test_the_rule_table_in_docs_is_the_registry() -> None:

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import pytest
 
-from sync.errors import LocalFileError, UnsafePath
-from sync.export import export_conversation
+from sync.errors import CertificateError, LocalFileError, UnsafePath
+from sync.export import Exported, export_conversation
 from sync.models import Artifact, Event, SessionView
 from tests.sync.helpers import run
 
@@ -223,10 +223,63 @@ def test_an_export_into_an_existing_files_folder_keeps_what_was_there(sandbox: P
     chosen = sandbox / "sandbox" / "home" / "export"
     (chosen / "trip files").mkdir()
     (chosen / "trip files" / "kept.txt").write_bytes(b"kept")
+    (chosen / "trip files" / "a.txt").write_bytes(b"the earlier export's a.txt")
     server = HostileServer(sandbox / "cache", [("art_1", "a.txt", b"a"), ("art_2", "b.txt", b"b")])
     server.artifact_file_of("art_2").unlink()
     with pytest.raises(LocalFileError):
         run(export_conversation(cast(Any, server), "ses_1", chosen / "trip.md", "markdown"))
     assert sorted(str(p.relative_to(chosen)) for p in files_under(chosen)) == [
-        "trip files/kept.txt"
+        "trip files/a.txt",
+        "trip files/kept.txt",
     ]
+    assert (chosen / "trip files" / "a.txt").read_bytes() == b"the earlier export's a.txt"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_a_failed_export_removes_the_folders_it_made_on_the_way(sandbox: Path, fmt: str) -> None:
+    chosen = sandbox / "sandbox" / "home" / "export"
+    server = HostileServer(sandbox / "cache", [("art_1", "a.txt", b"a")])
+    server.artifact_file_of("art_1").unlink()
+    target = chosen / "new" / "deeper" / ("trip.md" if fmt == "markdown" else "trip.json")
+    with pytest.raises(LocalFileError):
+        run(export_conversation(cast(Any, server), "ses_1", target, fmt))
+    assert list(chosen.iterdir()) == []
+
+
+def test_a_certificate_refused_is_said_as_such_not_exported_from_the_device(
+    sandbox: Path,
+) -> None:
+    """A TLS failure is a NetworkError too; falling back to the device's copy would have
+    reported a possible interception as "the server could not be reached"."""
+
+    class Intercepted(HostileServer):
+        async def get_session(self, session_id: str) -> SessionView:
+            raise CertificateError("The server's certificate is not trusted.")
+
+    chosen = sandbox / "sandbox" / "home" / "export"
+    server = Intercepted(sandbox / "cache", [])
+    with pytest.raises(CertificateError):
+        run(export_conversation(cast(Any, server), "ses_1", chosen / "trip.md", "markdown"))
+    assert list(chosen.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("exported", "said"),
+    [
+        (Exported(Path("t.md")), ""),
+        (
+            Exported(Path("t.md"), "markdown", from_device=True, missing=2),
+            "this device's copy: the server could not be reached; "
+            "2 files were not on this device, marked (not available)",
+        ),
+        (
+            Exported(Path("t.json"), "json", from_device=True, stale=True, missing=1),
+            "this device's copy, which may lack the newest messages: the server could not be "
+            "reached; 1 file was not on this device, left out",
+        ),
+    ],
+)
+def test_the_caveats_say_what_the_document_lacks_in_its_own_format(
+    exported: Exported, said: str
+) -> None:
+    assert exported.caveats() == said

@@ -73,6 +73,7 @@ def test_a_reader_given_a_server_finds_its_mirror_under_a_loopback_alias(tmp_pat
 @pytest.mark.parametrize(
     "other",
     [
+        "http://127.0.0.2:8001",
         "http://127.0.0.1:8002",
         "https://127.0.0.1:8001",
         "http://staging.example:8001",
@@ -95,3 +96,5 @@ def test_the_bundled_servers_mirror_is_found_through_any_loopback_url(tmp_path: 
     mirror = _mirrored(tmp_path, "demo", identity="converge-bundled-demo-server")
     assert Profile(tmp_path, server="http://127.0.0.1:41234", token="demo").find_mirror() == mirror
     assert Profile(tmp_path, server="https://demo.example", token="demo").find_mirror() is None
+    # with no token, a loopback URL names a server, not the demo one: any port would match
+    assert Profile(tmp_path, server="http://localhost:9999").find_mirror() is None

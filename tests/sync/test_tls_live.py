@@ -181,6 +181,8 @@ def test_a_plain_http_server_off_this_machine_gets_a_warning(
         ("http://example.org", True),
         ("http://10.0.0.5:8000", True),
         ("HTTP://Example.org/api", True),
+        ("http://[::1", False),  # typed half-way in Settings: no ValueError out of the slot
+        ("http://[", False),
     ],
 )
 def test_only_plain_http_off_loopback_is_warned_about(url: str, warned: bool) -> None:

@@ -174,12 +174,12 @@ def test_an_uncaught_error_is_logged_and_shown_as_one_sentence(
 ) -> None:
     import sys
 
-    from app.desktop import _install_exception_hooks
+    from app import exception_hooks
 
     desktop = Desktop(DesktopOptions(tmp_path, "http://127.0.0.1:9", "t", 0.0), log_path=tmp_path)
     saved = sys.excepthook
     try:
-        _install_exception_hooks(desktop, loop)
+        exception_hooks.install(desktop.window, desktop.log_path, loop)
         try:
             raise RuntimeError("boom")
         except RuntimeError as exc:

@@ -108,3 +108,26 @@ def test_the_status_line_says_offline_only_when_this_device_has_no_network(
     finally:
         presenter.stop()
         window.close()
+
+
+def test_a_server_url_that_cannot_name_a_server_is_said_with_how_to_fix_it(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    """A port out of range crashed every pass deep in httpx (an exception group logged as
+    "reconcile pass crashed") while the status line said nothing useful; the URL is now
+    refused before the engine opens, in words that say where to correct it."""
+    desktop = Desktop(DesktopOptions(tmp_path / "p", "http://localhost:99999", "dev-alice", 0.0))
+    window = desktop.window
+
+    async def scenario() -> None:
+        main = asyncio.ensure_future(desktop.main())
+        async with asyncio.timeout(30):
+            while "Settings" not in window.status.text():
+                await asyncio.sleep(0.02)
+        assert window.status.text().startswith("The server URL http://localhost:99999 is not")
+        assert window.status.property("error") is True
+        assert desktop.engine is None
+        window.close()
+        await main
+
+    run(loop, scenario())
