@@ -91,8 +91,8 @@ def _confirm(
 ) -> Snippet | None:
     """The snippet if every word occurs in the title or some event's text, else None (a
     trigram candidate whose trigrams are all there, but not together). The snippet is the
-    first event holding the most words of the query; events are read in order and only
-    until one holds them all (a one-word query: its first match)."""
+    event holding the most words of the query among those read; events are read in order
+    and only until every word is seen (a one-word query: its first match)."""
     folded_title = fold(title or "")
     missing = {word for word in words if word not in folded_title}
     best, best_count = "", 0
@@ -103,8 +103,8 @@ def _confirm(
             missing -= present
             if len(present) > best_count:
                 best, best_count = text, len(present)
-                if best_count == len(set(words)):
-                    break
+            if not missing and best_count:  # every word seen, a message to show: enough
+                break
     if missing:
         return None
     return snippet(best, words) if best_count else snippet(title or "", words)

@@ -76,6 +76,8 @@ def for_document(text: str, *, multiline: bool = True) -> str:
     and a tab drives no terminal."""
     if text.isprintable():
         return text
+    if multiline:  # a message written on Windows: its line ends are line feeds, not \u000d
+        text = text.replace("\r\n", "\n")
     pattern = _UNSAFE_BUT_LF_TAB if multiline else _UNSAFE
     return str(pattern.sub(_replace, text))
 

@@ -14,8 +14,10 @@ _NOT_CHECKED = '<span class="verdict skip">not checked</span>'
 def render(outcome: Outcome, server: str) -> str:
     """The page: a summary, then one row per rule in run order (failures first to read)."""
     failed = sum(v.failed for v in outcome.verdicts)
+    # nothing failed but some rules were cut off: not a FAIL, not a pass (exit 2)
+    badge = _NOT_CHECKED if not outcome.passed and not failed else htmlpage.verdict(outcome.passed)
     summary = (
-        f"<h1>Conformance {htmlpage.verdict(outcome.passed)}</h1>"
+        f"<h1>Conformance {badge}</h1>"
         f'<p class="muted">{htmlpage.text(server, 500)}</p>'
         + htmlpage.definitions(
             [

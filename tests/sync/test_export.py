@@ -112,3 +112,9 @@ def test_markdown_is_inert_text_whatever_the_server_sent() -> None:
     assert [c for c in unsafe_chars(body) if c != "\t"] == []
     assert "line one\n\tindented \\u001b]0;pwned" in body
     assert body.count("\\u202e") == 8  # every field, escaped once
+
+
+def test_markdown_keeps_windows_line_ends_as_line_ends() -> None:
+    transcript = events(("message.user", text("user", "one\r\ntwo\rthree")))
+    body = to_markdown(SESSION, transcript, {})
+    assert "one\ntwo\\u000dthree" in body  # a lone CR could overwrite a line: still escaped
