@@ -31,13 +31,12 @@ from sync.engine import SyncEngine
 from sync.errors import (
     MirrorDamaged,
     MirrorError,
-    ProfileError,
     SyncError,
     Unauthenticated,
     Unavailable,
     WalkUnfinished,
 )
-from sync.profile import MIRROR_FILE, Profile, server_url_problem
+from sync.profile import MIRROR_FILE, Profile
 from sync.reconcile import ReconcileReport, TriggerReason
 from sync.repair import repair_mirror
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
@@ -144,8 +143,6 @@ def _profile(args: argparse.Namespace, *, network: bool = True) -> Profile:
     stderr when the server is plain http:// off this machine."""
     token = token_input.token_from_arguments(args)
     profile = Profile.load(args.profile, server=args.server, token=token, ca_bundle=args.ca_bundle)
-    if network and profile.server and (problem := server_url_problem(profile.server)):
-        raise ProfileError(f"The server URL {profile.server} is {problem}.")
     warning = plain_http_warning(profile.server) if network else None
     if warning:
         _err(f"warning: {warning}")

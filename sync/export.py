@@ -196,17 +196,15 @@ async def _from_device(engine: SyncEngine, session_id: str, why: SyncError) -> _
             f"{reason}, and this conversation's transcript is not on this device; export it "
             "when connected. Nothing was exported."
         )
-    creators: dict[str, Event] = {}  # the event that made each artifact: its run, its time
+    creators: dict[str, Event] = {}  # each named artifact, in order: its run, its time
     for event in held.events:
         if isinstance(payload := payload_of(event), ArtifactCreated):
             creators.setdefault(payload.artifact_id, event)
     artifacts: list[tuple[Artifact, Path]] = []
-    for artifact_id in artifact_ids(held.events):
-        found = await engine.held_artifact(artifact_id)
-        if found is None:
+    for artifact_id, event in creators.items():
+        if (found := await engine.held_artifact(artifact_id)) is None:
             continue
         entry, path = found
-        event = creators[artifact_id]
         meta = Artifact(
             artifact_id,
             session_id,
@@ -218,7 +216,7 @@ async def _from_device(engine: SyncEngine, session_id: str, why: SyncError) -> _
             event.created_at,
         )
         artifacts.append((meta, path))
-    missing = len(artifact_ids(held.events)) - len(artifacts)
+    missing = len(creators) - len(artifacts)
     stale = not state.current
     return _Content(session, held.events, artifacts, True, stale, missing)
 

@@ -223,19 +223,18 @@ class Profile:
         if self.has_account and self._legacy_is_ours():
             self.ensure_dirs()  # adopts it: an upgraded profile shows its rows at once
             return self.mirror_path
-        candidates = self.known_accounts()
+        infos = {folder: _account_info(folder) for folder in self.known_accounts()}
+        candidates = list(infos)
         if self.token:
             mark = token_fingerprint(str(self.token))
-            candidates = [p for p in candidates if _account_info(p).get("token") == mark]
+            candidates = [p for p in candidates if infos[p].get("token") == mark]
         if self.server:
+            by_token = bool(self.token)
             named = [
-                p
-                for p in candidates
-                if _same_server(self.server, _account_info(p), token_matched=bool(self.token))
+                p for p in candidates if _same_server(self.server, infos[p], token_matched=by_token)
             ]
             exact = normalize_server(self.server)
-            same = [p for p in named if _account_info(p).get("server") == exact]
-            candidates = same or named
+            candidates = [p for p in named if infos[p].get("server") == exact] or named
         if not candidates:
             return None
         if len(candidates) > 1:
