@@ -54,6 +54,7 @@ from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 from ui.settings_dialog import ConnectionSettings, connection_in_use
+from ui.status_presenter import SETTINGS_HINT
 from ui.trust_rows import token_storage_words
 from ui.where import account_label, server_label
 
@@ -260,12 +261,14 @@ class Desktop:
                     f"The server URL {profile.server} is {problem}. Open Settings to correct it.",
                     error=True,
                 )
+                self.window.set_placeholder(SETTINGS_HINT)  # nothing will load
                 return
             if not profile.token:
                 self.window.set_status(
                     "No token is configured for this server. Open Settings to add one.",
                     error=True,
                 )
+                self.window.set_placeholder(SETTINGS_HINT)
                 return
             url, token = profile.server, str(profile.token)
         else:

@@ -18,7 +18,7 @@ from sync.errors import ConnectionFailed
 from tests.sync.hostile_server import hostile_server
 from tests.ui.conftest import caused_by, run
 from ui.main_window import MainWindow
-from ui.status_presenter import StatusPresenter
+from ui.status_presenter import SETTINGS_HINT, StatusPresenter
 
 TROUBLE = "The server is having trouble (its database is unavailable); Converge will try again."
 
@@ -127,6 +127,8 @@ def test_a_server_url_that_cannot_name_a_server_is_said_with_how_to_fix_it(
         assert window.status.text().startswith("The server URL http://localhost:99999 is not")
         assert window.status.property("error") is True
         assert desktop.engine is None
+        # the sidebar said "Loading conversations…" for ever: nothing will load
+        assert window.sidebar_empty.text() == SETTINGS_HINT
         window.close()
         await main
 
