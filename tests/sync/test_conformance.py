@@ -342,6 +342,7 @@ def test_rules_the_deadline_cuts_off_are_not_checked_not_failed_and_exit_2(
     try:
         argv = ["conformance", "--server", thread.url, "--token", A, "--other-token", B]
         argv += ["--deadline", "4", "--json", "--junit-xml", str(tmp_path / "junit.xml")]
+        argv += ["--html", str(tmp_path / "report.html")]
         status = cli_main(argv)
     finally:
         thread.stop()
@@ -354,6 +355,8 @@ def test_rules_the_deadline_cuts_off_are_not_checked_not_failed_and_exit_2(
     assert [r for r in report["rules"] if r["checked"] and not r["passed"]] == []
     suite = ET.parse(tmp_path / "junit.xml").getroot()
     assert suite.get("failures") == "0" and suite.get("skipped") == str(len(unchecked))
+    heading = (tmp_path / "report.html").read_text(encoding="utf-8").split("</h1>")[0]
+    assert "not checked" in heading and "FAIL" not in heading  # the badge said FAIL
 
 
 class _NotTheApi(http.server.BaseHTTPRequestHandler):
