@@ -16,7 +16,10 @@ is kept, and a later walk settles it. That errs towards keeping, never towards p
 Resuming: the first page is asked with the walk's ETag. 304: nothing changed, go on from the
 cursor. 200: keyset cursors stay valid, but sessions created or updated since sit at the top,
 above the cursor; they are read from the top until a row not newer than the walk's top mark
-(`updated_at` never goes back, CONTRACT §2), then the walk goes on from its cursor. A cursor
+(`updated_at` never goes back, CONTRACT §2), then the walk goes on from its cursor. A 200
+also starts a new *epoch* (decision 0097): rows walked before it may have been deleted since,
+so from then on only rows raised to the epoch count as seen, and the reconcile settles the
+older ones (point reads, or a fresh walk) before it claims the index. A cursor
 the server refuses (its key rotated) restarts the walk from the top, once per pass, under a
 new generation. A walk past `Bounds.walk_total_items` across passes is abandoned (an endless
 index must not fill the disk): what it wrote stays, nothing is pruned.
@@ -37,6 +40,7 @@ from sync.mirror import ApplyResult, Mirror
 from sync.mirror_apply import WalkEnd
 from sync.mirror_state import (
     WALK_CURSOR,
+    WALK_EPOCH,
     WALK_ESTIMATE,
     WALK_ETAG,
     WALK_GENERATION,
@@ -67,6 +71,9 @@ class WalkResult:
     walked: int = 0
     complete: bool = False
     generation: float = 0.0
+    #: When the walk began following the index version it now follows (`generation`, or
+    #: the resume that found the index changed): rows seen before it are settled again.
+    epoch: float = 0.0
     seen: int = 0  # all passes of this walk
     estimate: int = 0
     #: The last page's write concluded the walk: no row was left to point-read
@@ -136,7 +143,7 @@ class IndexWalk:
         if page is None:
             result.not_modified, result.complete, result.etag = True, True, etag
             return
-        result.generation = time.time()
+        result.generation = result.epoch = time.time()
         result.estimate = self._rows
         result.etag = page.etag
         result.seen = 0
@@ -145,6 +152,7 @@ class IndexWalk:
             WALK_ETAG: page.etag,
             WALK_MARK: mark,
             WALK_GENERATION: repr(result.generation),
+            WALK_EPOCH: repr(result.epoch),
             WALK_ESTIMATE: str(result.estimate),
         }
         await self._write(page, cursor=page.next_cursor, extra=fresh, last=not page.next_cursor)
@@ -153,6 +161,7 @@ class IndexWalk:
     async def _resume(self, state: dict[str, str | None]) -> None:
         result = self.result
         result.generation = float(state.get(WALK_GENERATION) or 0.0)
+        result.epoch = float(state.get(WALK_EPOCH) or result.generation)
         result.seen = int(state.get(WALK_SEEN) or 0)
         result.estimate = int(state.get(WALK_ESTIMATE) or 0)
         result.etag = state.get(WALK_ETAG)
@@ -166,6 +175,9 @@ class IndexWalk:
         saved = state.get(WALK_CURSOR) or None
         top = await self._fetch(None, result.etag)
         if top is not None:  # the index changed since: read what moved to the top
+            # A new epoch: what was walked before it may since have been deleted, so it
+            # no longer counts as seen at the version the walk now follows.
+            result.epoch = time.time()
             await self._reread_top(top, state.get(WALK_MARK) or "", saved)
         await self._forward(saved)
 
@@ -177,7 +189,9 @@ class IndexWalk:
             done = page.next_cursor is None or any(
                 not newer_than(view.updated_at, mark) for view in page.items
             )
-            extra: dict[str, str | None] = {WALK_ETAG: etag, WALK_MARK: new_mark} if done else {}
+            extra: dict[str, str | None] = {}
+            if done:
+                extra = {WALK_ETAG: etag, WALK_MARK: new_mark, WALK_EPOCH: repr(self.result.epoch)}
             if done:
                 self.result.etag = etag
             last = done and (page.next_cursor is None or not saved)
@@ -240,7 +254,7 @@ class IndexWalk:
             views,
             state=state,
             skip=self.skip,
-            seen_at=result.generation,
+            seen_at=result.epoch,
             end=end,
         )
         result.concluded = applied.concluded

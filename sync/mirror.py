@@ -46,7 +46,7 @@ from sync.mirror_apply import ApplyResult, WalkEnd, write_changes
 from sync.mirror_check import check_mirror, damaged_error, find_damage
 from sync.mirror_migrations import SCHEMA_VERSION
 from sync.mirror_reader import MirrorChanges, query_changes, query_rows
-from sync.mirror_rows import SessionRow, count_rows, rows_by_id, unseen_since
+from sync.mirror_rows import SessionRow, count_rows, rows_by_id, seen_before, unseen_since
 from sync.mirror_schema import (
     busy_timeout_ms,
     disk_full_error,
@@ -299,13 +299,19 @@ class Mirror:
         with self._reading() as conn:
             return unconfirmed_ids(conn)
 
-    def walk_leftovers(self, generation: float | None) -> tuple[set[str], list[str]]:
-        """What a walk leaves to point-read, in one read: the rows whose delete was never
-        answered, and (after a walk of `generation`; None after a 304) the rows it did not
-        see (`unseen_since`)."""
+    def walk_leftovers(
+        self, generation: float | None, epoch: float | None = None
+    ) -> tuple[set[str], list[str], list[str]]:
+        """What a walk leaves to settle, in one read: the rows whose delete was never
+        answered; after a walk of `generation` (None after a 304), the rows it did not see
+        (`unseen_since`); and, when it found the index changed at `epoch`, the rows it saw
+        only before then (`seen_before`)."""
         with self._reading() as conn:
             marked = unconfirmed_ids(conn)
-            return marked, [] if generation is None else unseen_since(conn, generation)
+            if generation is None:
+                return marked, [], []
+            older = seen_before(conn, generation, epoch) if epoch is not None else []
+            return marked, unseen_since(conn, generation), older
 
     def mark_unconfirmed(self, session_id: str) -> None:
         """Mark a row whose delete may or may not have happened (kept until settled)."""

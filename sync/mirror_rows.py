@@ -63,6 +63,18 @@ def unseen_since(conn: Any, generation: float) -> list[str]:
     return [r[0] for r in rows]
 
 
+def seen_before(conn: Any, generation: float, epoch: float) -> list[str]:
+    """Ids of rows whose `synced_at` is in [`generation`, `epoch`), in id order: a walk's
+    rows seen only under an older version of the index (`sync.index_walk`)."""
+    if epoch <= generation:
+        return []
+    rows = conn.exec_driver_sql(
+        "SELECT id FROM sessions WHERE synced_at >= ? AND synced_at < ? ORDER BY id",
+        (generation, epoch),
+    )
+    return [r[0] for r in rows]
+
+
 def chunks(items: Sequence[str], size: int) -> Iterable[list[str]]:
     for start in range(0, len(items), size):
         yield list(items[start : start + size])

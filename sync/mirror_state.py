@@ -26,9 +26,20 @@ WALK_CURSOR = "walk_cursor"
 WALK_ETAG = "walk_etag"  # the first page's ETag the walk follows
 WALK_MARK = "walk_top_updated_at"  # the newest updated_at when the walk (re)read the top
 WALK_GENERATION = "walk_generation"  # the walk's start (time.time()): seen rows' synced_at
+#: When the walk began following `WALK_ETAG` (its start, or a resume that found the index
+#: changed): rows with `synced_at` from here on were seen at the version it now follows.
+WALK_EPOCH = "walk_epoch"
 WALK_SEEN = "walk_seen"  # items walked so far, all passes
 WALK_ESTIMATE = "walk_estimate"  # mirror rows when the walk began: the "about N"
-WALK_KEYS = (WALK_CURSOR, WALK_ETAG, WALK_MARK, WALK_GENERATION, WALK_SEEN, WALK_ESTIMATE)
+WALK_KEYS = (
+    WALK_CURSOR,
+    WALK_ETAG,
+    WALK_MARK,
+    WALK_GENERATION,
+    WALK_EPOCH,
+    WALK_SEEN,
+    WALK_ESTIMATE,
+)
 
 
 def get_state(conn: Any, key: str) -> str | None:

@@ -78,6 +78,9 @@ class ReconcileReport:
     duration: float = 0.0
     point_read_error: SyncError | None = field(default=None, compare=False)
     seq: int = 0  # the change sequence of the pass's write (0: it changed no row)
+    #: The walk found the index changed when it resumed and saw too many rows before the
+    #: change to point-read: nothing it saw then is claimed, a fresh walk settles them.
+    walk_again: bool = False
 
     @property
     def ok(self) -> bool:
@@ -137,6 +140,15 @@ class Reconciler:
             return await self._bounded_pass(reason, deadline)
 
     async def _bounded_pass(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
+        report = await self._lap(reason, deadline)
+        if report.walk_again and report.error is None:
+            # A fresh walk settles the rows the last one saw before the index changed. It
+            # cannot span versions itself: only a walk resumed by a later pass does.
+            report = _joined(report, await self._lap(reason, deadline))
+        return report
+
+    async def _lap(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
+        """One walk's share in this pass, and its conclusion when it reached the end."""
         started = time.monotonic()
         state, rows = await asyncio.to_thread(self.mirror.pass_start, (ETAG_KEY, *WALK_KEYS))
         etag = state[ETAG_KEY] if self.use_etag else None
@@ -181,8 +193,10 @@ class Reconciler:
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
-        marked, unseen = await asyncio.to_thread(
-            self.mirror.walk_leftovers, None if walk.not_modified else walk.generation
+        marked, unseen, older = await asyncio.to_thread(
+            self.mirror.walk_leftovers,
+            None if walk.not_modified else walk.generation,
+            walk.epoch,
         )
         if walk.not_modified:
             if not marked:
@@ -196,9 +210,13 @@ class Reconciler:
                 )
             plan = WalkPlan(point_reads=sorted(marked))
             return await self._conclude(reason, walk, started, deadline, plan)
-        settled = sorted(marked.difference(unseen))
+        # Rows seen only before the index changed under a resumed walk (decision 0097) may
+        # have been deleted since: point-read when they are few, else walked again.
+        again = len(older) > self._point_read_concurrency * max(1, -(-rows // self.page_limit))
+        reads = sorted({*unseen, *(() if again else older)})
+        settled = sorted(marked.difference(unseen, older))
         return await self._conclude(
-            reason, walk, started, deadline, WalkPlan(point_reads=unseen), settled
+            reason, walk, started, deadline, WalkPlan(point_reads=reads), settled, again=again
         )
 
     def _announce_page(self, reason: TriggerReason, applied: ApplyResult, started: float) -> None:
@@ -222,6 +240,8 @@ class Reconciler:
         deadline: float,
         plan: WalkPlan,
         settled: Sequence[str] = (),
+        *,
+        again: bool = False,
     ) -> ReconcileReport:
         """Point-read (within the pass deadline: past it, nothing is written), then write
         the plan and what the reads proved in one transaction."""
@@ -235,14 +255,13 @@ class Reconciler:
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)
         # Store the ETag only after a conclusive pass: if a point read was inconclusive, the
-        # next pass must not be short-circuited by a 304 and must retry it. After a 304 the
-        # stored ETag is still the right one.
+        # next pass must not be short-circuited by a 304 and must retry it; a walk to be
+        # walked again never saw its index whole. After a 304 the stored ETag is still the
+        # right one.
         state = None
         if not walk.not_modified:
-            state = {
-                **clear_walk(),
-                ETAG_KEY: walk.etag if (self.use_etag and not prunes.kept) else None,
-            }
+            keep = self.use_etag and not prunes.kept and not again
+            state = {**clear_walk(), ETAG_KEY: walk.etag if keep else None}
         try:
             applied = await asyncio.to_thread(
                 self.mirror.apply,
@@ -270,6 +289,7 @@ class Reconciler:
             duration=time.monotonic() - started,
             point_read_error=unconfirmed if prunes.kept else None,
             seq=applied.seq,
+            walk_again=again,
         )
         if self.on_report is not None:
             self.on_report(concluded)
@@ -323,6 +343,22 @@ def _log_pass(report: ReconcileReport) -> None:
         len(report.kept),
         report.requests,
         report.duration,
+    )
+
+
+def _joined(first: ReconcileReport, then: ReconcileReport) -> ReconcileReport:
+    """One pass's report of two walks: the second's outcome (it settled again what the
+    first kept), both walks' changes."""
+    return dataclasses.replace(
+        then,
+        inserted=(*first.inserted, *then.inserted),
+        updated=(*first.updated, *then.updated),
+        pruned=(*first.pruned, *then.pruned),
+        restarted=first.restarted or then.restarted,
+        pages=first.pages + then.pages,
+        requests=first.requests + then.requests,
+        walked=first.walked + then.walked,
+        duration=first.duration + then.duration,
     )
 
 

@@ -150,6 +150,7 @@ class MemoryApi:
 
     def __post_init__(self) -> None:
         self.proofs: set[str] = set()  # ids this API told its caller are gone
+        self.point_reads: list[str] = []  # ids asked for, in order
 
     @property
     def base_url(self) -> str:
@@ -169,6 +170,7 @@ class MemoryApi:
 
     async def get_session(self, session_id: str) -> SessionView:
         self._reach()
+        self.point_reads.append(session_id)
         if self.failing_point_reads:
             raise Unavailable("The server is unavailable right now (503).", status=503)
         view = self.index.sessions.get(session_id)
