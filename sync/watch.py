@@ -195,6 +195,8 @@ class IndexWatch:
                 request.cancel()
                 with contextlib.suppress(asyncio.CancelledError, SyncError):
                     await request
+            elif not request.cancelled():
+                request.exception()  # one that failed as the watch stopped: nobody's to hear
 
     async def _pause(self) -> None:
         self.state = WatchState.BACKOFF
