@@ -1,4 +1,9 @@
-"""`converge qa`'s command line: options, the run (cancellable by SIGINT/SIGTERM), exit status."""
+"""`converge qa`'s command line: options, the run (cancellable by SIGINT/SIGTERM), exit status.
+
+A run that stops early, whatever the cause (its server never started, the harness failed,
+Ctrl-C or SIGTERM), still prints its report and writes the files asked for, saying what it
+checked and what it did not: a long soak is never lost without a word.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from qa.faults import FaultSchedule, FaultSpec
-from qa.harness import Harness
+from qa.harness import Harness, why_stopped
 from qa.report import QaOptions, QaReport
 from qa.reports import write_html, write_junit
-from qa.server import QaSetupError
-from sync import junit, token_input
-from sync.errors import ProfileError, SyncError
+from qa.server import START_TIMEOUT
+from sync import token_input
+from sync.errors import ProfileError
 from sync.profile import server_url_problem
 from sync.terminal import for_terminal, inert_streams, json_for_terminal
 
@@ -27,7 +32,8 @@ log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
-EXIT_SETUP = 2
+EXIT_SETUP = 2  # set-up problems, and a run that stopped early without a violation
+EXIT_INTERRUPTED = 130
 #: The stub's development token: what the harness's own server accepts.
 DEFAULT_TOKEN = "dev-alice"
 
@@ -114,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="convergence deadline of the quiet phase (default 60)",
     )
     p.add_argument(
+        "--server-start-timeout",
+        type=float,
+        default=START_TIMEOUT,
+        metavar="SECONDS",
+        help="how long the harness's own server may take to start, each time it starts "
+        f"(default {START_TIMEOUT:g}: a loaded machine is slow)",
+    )
+    p.add_argument(
         "--initial",
         type=int,
         default=30,
@@ -177,17 +191,26 @@ def options_from_args(args: argparse.Namespace) -> QaOptions:
         artifacts=args.artifacts,
         s3_endpoint=args.s3_endpoint,
         workers=args.workers,
+        server_start_timeout=args.server_start_timeout,
     )
 
 
-async def _run_cancellable(options: QaOptions) -> QaReport:
-    """Run the harness; SIGTERM cancels it like Ctrl-C, so the server child is stopped."""
+async def _run_cancellable(harness: Harness) -> QaReport:
+    """Run the harness; SIGTERM cancels it like Ctrl-C, so the server child is stopped and
+    the report says why the run ended."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
+
+    def terminate() -> None:
+        if harness.report.stopped is None:
+            harness.report.stopped = "the run was stopped by SIGTERM before it finished"
+        if task is not None:
+            task.cancel()
+
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGTERM, lambda: task.cancel() if task else None)
+        loop.add_signal_handler(signal.SIGTERM, terminate)
     try:
-        return await Harness(options).run()
+        return await harness.run()
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
@@ -209,6 +232,8 @@ def _main(argv: Sequence[str]) -> int:
         parser.error("--operations must not be negative")
     if (args.interval is not None and args.interval <= 0) or args.deadline <= 0:
         parser.error("--interval and --deadline must be positive")
+    if args.server_start_timeout <= 0:
+        parser.error("--server-start-timeout must be positive")
     if args.workers is not None and args.workers < 0:
         parser.error("--workers must not be negative")
     if args.servers < 1:
@@ -246,27 +271,30 @@ def _main(argv: Sequence[str]) -> int:
     except ProfileError as exc:
         print(f"converge qa: {for_terminal(exc.message)}", file=sys.stderr)
         return EXIT_SETUP
+    harness = Harness(options)
+    interrupted = False
     try:
-        report = asyncio.run(_run_cancellable(options))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        print("converge qa: interrupted.", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        if isinstance(exc, QaSetupError | SyncError):
-            why = exc.message if isinstance(exc, SyncError) else str(exc)
-            print(f"converge qa: {for_terminal(why)}", file=sys.stderr)
-        else:  # e.g. the control plane failing mid-run: one line, details with -v
-            log.info("the harness failed", exc_info=True)
-            why = f"the run failed ({type(exc).__name__}: {exc})"
-            print(f"converge qa: {for_terminal(why)}; run with -v for details.", file=sys.stderr)
-        if args.junit_xml:  # CI still finds a report saying why the run did not happen
-            with contextlib.suppress(OSError):
-                junit.write_setup_error(Path(args.junit_xml), "qa", why)
-        return EXIT_SETUP
+        report = asyncio.run(_run_cancellable(harness))
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        interrupted = True
+        report = harness.report  # what the run gathered before it was interrupted
+        report.stopped = report.stopped or why_stopped(exc)
+    except Exception as exc:  # the harness keeps its report itself; this is the last resort
+        log.info("the harness failed", exc_info=True)
+        report = harness.report
+        report.stopped = why_stopped(exc)
     if args.json:
         print(json_for_terminal(report.to_json()))
     else:
         print(report.to_text())
+    code = EXIT_OK if report.ok else EXIT_VIOLATIONS
+    if report.stopped is not None:
+        # One line: why the run ended early (the report above says what it checked).
+        print(f"converge qa: {for_terminal(report.stopped)}", file=sys.stderr)
+        if interrupted:
+            code = EXIT_INTERRUPTED
+        elif not report.violations:
+            code = EXIT_SETUP
     for target, write in ((args.junit_xml, write_junit), (args.html, write_html)):
         if target:
             try:
@@ -274,4 +302,4 @@ def _main(argv: Sequence[str]) -> int:
             except OSError as exc:
                 print(f"converge qa: cannot write {for_terminal(target)}: {exc}", file=sys.stderr)
                 return EXIT_SETUP
-    return EXIT_OK if report.ok else EXIT_VIOLATIONS
+    return code

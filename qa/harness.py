@@ -20,6 +20,12 @@ Everything observed goes into a `qa.checker.History`; `qa_checker.check` decides
 violations. The report (text, or one JSON object with `--json`) gives the operations by kind
 and outcome, the devices' request figures, the time each device took to converge after the
 quiet phase began, and the violations; the exit status is 1 when there is any.
+
+A run that stops early (its server never starts, a failure in the harness, a cancellation)
+still tears down and hands back its report: `stopped` says why and `checked` which
+invariants it gathered all the evidence for, so a long soak is never lost without a trace.
+The harness's own requests are retried and counted as the devices' are (`qa.public`,
+`qa.server.ControlPlane`); one that still fails in an operation is an outcome, not the end.
 """
 
 from __future__ import annotations
@@ -30,17 +36,21 @@ import logging
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import httpx
 
 from qa.checker import (
     DeleteAttempt,
     DeleteResult,
     History,
+    Kind,
     Residue,
     RowKey,
     check,
 )
-from qa.device import plain_transport
+from qa.device import CountingTransport, plain_transport
 from qa.faults import FaultSchedule, FaultSpec
 from qa.fleet import ENGINE_COUNTERS, DeviceSpec, LocalFleet, SendStatus
 from qa.latency import Change, convergence_latencies, stages
@@ -87,12 +97,34 @@ _RESULTS = {
 }
 
 
-class Harness:
-    """One run of `converge qa`: set-up, workload, quiet phase, checks, tear-down."""
+def why_stopped(exc: BaseException) -> str:
+    """One sentence for the exception that ended a run early."""
+    if isinstance(exc, QaSetupError):
+        return str(exc)
+    if isinstance(exc, SyncError):
+        return exc.message
+    if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+        return "the run was interrupted before it finished"
+    return f"the harness failed ({type(exc).__name__}: {exc}); run with -v for details"
 
-    def __init__(self, options: QaOptions) -> None:
+
+class Harness:
+    """One run of `converge qa`: set-up, workload, quiet phase, checks, tear-down.
+
+    `transport` makes the transport of each of the harness's own clients (the truth, the
+    control plane; never a device's) for a base URL: tests put faults there.
+    """
+
+    def __init__(
+        self,
+        options: QaOptions,
+        *,
+        transport: Callable[[str], httpx.AsyncBaseTransport] = plain_transport,
+    ) -> None:
         self.o = options
+        self._transport = transport
         self.report = QaReport(options)
+        self.report.checked = set()  # each phase adds what it let the checker judge
         self.history = History(devices=options.devices, deadline=options.deadline)
         workers = options.workers
         if workers is None:
@@ -131,25 +163,56 @@ class Harness:
             else self.o.workdir
         )
         lag = asyncio.get_running_loop().create_task(self._measure_lag())
+        failed = False
         try:
-            await self._setup()
-            await self._workload()
-            await self._quiet_phase()
-            await self._final_checks()
-        finally:
-            lag.cancel()
-            self.report.total_seconds = time.monotonic() - started
-            await self._teardown()
-            if self.o.keep or not made_tmp:
-                self.report.workdir = str(self.workdir)
-            else:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-        self.report.violations = check(self.history)
+            try:
+                await self._setup()
+                await self._workload()
+                await self._quiet_phase()
+                await self._final_checks()
+            except Exception:
+                failed = True
+                raise
+            finally:
+                lag.cancel()
+                self.report.total_seconds = time.monotonic() - started
+                await self._teardown()
+                # A run that failed keeps its own server's folder: the log may say why.
+                if self.o.keep or not made_tmp or (failed and self.servers):
+                    self.report.workdir = str(self.workdir)
+                else:
+                    shutil.rmtree(self.workdir, ignore_errors=True)
+        except asyncio.CancelledError as exc:
+            # Ctrl-C or SIGTERM: the report still says what was checked before, and the
+            # cancellation goes on to the caller.
+            if self.report.stopped is None:
+                self.report.stopped = why_stopped(exc)
+            self._conclude()
+            raise
+        except Exception as exc:
+            # Whatever ended the run, it does not take the report with it.
+            log.info("the run stopped early", exc_info=True)
+            self.report.stopped = why_stopped(exc)
+        self._conclude()
+        return self.report
+
+    def _conclude(self) -> None:
+        """Judge the history gathered so far; a run stopped early leaves some unjudged."""
+        checked = self.report.checked
+        self.report.violations = [
+            v
+            for v in check(self.history)
+            # Without the final mirrors every device would look unconverged.
+            if v.kind is not Kind.NOT_CONVERGED or Kind.NOT_CONVERGED in checked
+        ]
         self.report.latencies = convergence_latencies(
             self.changes, self.history.observations, range(self.o.devices)
         )
         self.report.stages = stages(self.report.latencies, self.wakes)
-        return self.report
+
+    def _harness_transport(self, url: str) -> httpx.AsyncBaseTransport:
+        """The transport of one of the harness's own clients, counted as a device's is."""
+        return CountingTransport(self.report.harness_requests, self._transport(url))
 
     async def _measure_lag(self, period: float = 0.05) -> None:
         while True:
@@ -172,6 +235,7 @@ class Harness:
                     artifacts=self.o.artifacts or self.workdir / "server" / "artifacts",
                     control=not self.o.public_only,
                     extra_args=endpoint,
+                    start_timeout=self.o.server_start_timeout,
                 )
                 for i in range(self.o.servers)
             ]
@@ -179,11 +243,12 @@ class Harness:
             urls = [await server.start() for server in self.servers]
             self.url = urls[0]
         self.report.url = self.url
-        self.truth = Truth(self.url, self.o.token, plain_transport)
+        self.truth = Truth(self.url, self.o.token, self._harness_transport)
         self.audit = PublicAudit(self.truth)
         await self._require_api()
         if not self.o.public_only:
-            probes = [ControlPlane(s.url) for s in self.servers] or [ControlPlane(self.url)]
+            urls = [s.url for s in self.servers] or [self.url]
+            probes = [ControlPlane(url, transport=self._harness_transport(url)) for url in urls]
             if await probes[0].probe():
                 self.controls = probes
                 self.control = probes[0]
@@ -255,6 +320,8 @@ class Harness:
         }
 
     async def _teardown(self) -> None:
+        """Each step runs whatever the others did, so a run that stopped early still stops
+        its children and keeps what they counted."""
         try:
             totals = await self.fleet.close()
         except Exception:
@@ -265,13 +332,19 @@ class Harness:
             self.report.device_loop_lag = totals.loop_lag
             self.wakes = totals.wakes
         if self.network is not None:
-            await self.network.close()
+            try:
+                await self.network.close()
+            except Exception:
+                log.exception("closing the fault proxies failed")
             self.report.faults = self.network.to_json()
         for control in self.controls:
             await control.aclose()
         errors: int | None = None
         for server in self.servers:
-            await server.close()
+            try:
+                await server.close()
+            except Exception:
+                log.exception("stopping the server failed")
             count = server.log_errors()
             if count is not None:
                 errors = (errors or 0) + count
@@ -306,15 +379,24 @@ class Harness:
             if self.network is not None:
                 self.network.at_operation(op.index)
             try:
-                async with asyncio.timeout(OP_DEADLINE):
+                # A restart waits for its server as long as the first start may.
+                op_deadline = OP_DEADLINE
+                if op.kind is OpKind.RESTART:
+                    op_deadline += self.o.server_start_timeout
+                async with asyncio.timeout(op_deadline):
                     await self._execute(op)
                 for server in self.servers:
                     server.check_alive()
             except TimeoutError:
                 self.history.stuck.append(
-                    f"operation {op.index} ({op.kind.value}) did not finish within {OP_DEADLINE:g}s"
+                    f"operation {op.index} ({op.kind.value}) did not finish within {op_deadline:g}s"
                 )
                 self._outcome("stuck")
+            except (httpx.HTTPError, SyncError) as exc:
+                # One of the harness's own requests (the control plane, the truth) failed
+                # after its retries: counted as a device's failed request is, not fatal.
+                log.info("operation %d (%s): %r", op.index, op.kind.value, exc)
+                self._outcome("harness_request_failed")
             took = time.monotonic() - op_started
             self.report.op_seconds.setdefault(op.kind.value, []).append(took)
             lane = None if op.kind in SERVER_LANE else op.device
@@ -325,6 +407,13 @@ class Harness:
                 await self._sample_all()
         self.report.operations = len(done)
         self.report.plan_digest = plan_digest(done)
+        # Every operation ran: what they did is all there is to judge of them.
+        self.report.checked |= {
+            Kind.STUCK,
+            Kind.CONFLICT_LOST_ROW,
+            Kind.CONFLICT_DELETED,
+            Kind.FAILED_DELETE_LOST_ROW,
+        }
         self.report.workload_seconds = time.monotonic() - started
 
     async def _execute(self, op: Op) -> None:
@@ -467,8 +556,8 @@ class Harness:
         await self.fleet.reopen(op.device)
 
     async def _op_outage_start(self, op: Op) -> None:
+        self.outage = True  # first: should the switch fail, the quiet phase still sets it up
         await self._object_store(False)
-        self.outage = True
 
     async def _op_outage_end(self, op: Op) -> None:
         await self._object_store(True)
@@ -564,8 +653,10 @@ class Harness:
         self.history.observations = await self.fleet.observations()
         self.report.sessions_final = len(truth)
         self.report.deleted = len(self.deleted)
+        self.report.checked |= {Kind.NOT_CONVERGED, Kind.REAPPEARED, Kind.DELETED_STILL_SERVED}
         if self.control is not None:
             await self._stub_audit(self.control)
+        self.report.checked.add(Kind.OUTBOX_NOT_DRAINED)
         # The same invariants through the public routes, with or without the control plane.
         public, leftovers = await self.audit.verify(self.deleted)
         self.history.leftovers = [(left.session_id, left.what) for left in leftovers]
@@ -576,6 +667,7 @@ class Harness:
             "artifacts": sum(len(contents[s].artifacts) for s in public if s in contents),
             "leftovers": len(leftovers),
         }
+        self.report.checked.add(Kind.RESIDUE)
         # Cross-check every removal against the server's own record of deletions: route 3's
         # tombstone, and the stub's tombstone row when there is a control plane.
         removed = sorted({o.session_id for o in self.history.observations if o.source.is_removal})
@@ -592,6 +684,7 @@ class Harness:
                         has = bool(audit.get("tombstone", False))
                 self.history.tombstones[sid] = has
         self.report.tombstones_checked = len(self.history.tombstones)
+        self.report.checked.add(Kind.LIVE_PRUNED)
 
     async def _stub_audit(self, control: ControlPlane) -> None:
         """The control plane's extras: the outbox drains, and the purge left no row or object."""

@@ -22,16 +22,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from typing import Any
 
 import httpx
 
 from sync.api import ApiClient
 from sync.api_body import json_of
-from sync.errors import BadCursor, NotFound, SyncError
+from sync.api_request import backoff
+from sync.errors import BadCursor, ConnectionFailed, NotFound, SyncError, TlsError
 from sync.models import SessionView, text_message
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,9 @@ LIST_PAGES = 50
 #: Ids that never existed, one per id prefix: their 404 is each route's plain body.
 NEVER_EXISTED = {"ses": "ses_qa0never0existed", "run": "run_qa0never0existed",
                  "art": "art_qa0never0existed"}  # fmt: skip
+#: Attempts of one of the harness's own requests: more than a device's, since a device
+#: tries again on its next pass and the harness has no next pass.
+ATTEMPTS = 5
 
 
 class Presence(Enum):
@@ -68,7 +73,7 @@ class Truth:
 
     def client(self) -> ApiClient:
         transport = self._transport(self.url)
-        return ApiClient(self.url, self.token, transport=transport, retry_attempts=3)
+        return ApiClient(self.url, self.token, transport=transport, retry_attempts=ATTEMPTS)
 
     async def index(self) -> list[SessionView]:
         """A full walk of `GET /v1/sessions` with a new client (restarted on a bad cursor)."""
@@ -118,15 +123,29 @@ class Truth:
         return False
 
 
+async def unsent_retried[T](call: Callable[[], Awaitable[T]]) -> T:
+    """`call()`, again while its request never left (`ConnectionFailed`, a TLS failure
+    aside): the client repeats no POST, but one that never left made nothing."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return await call()
+        except ConnectionFailed as exc:
+            if isinstance(exc, TlsError) or attempt == ATTEMPTS:
+                raise
+            log.info("a request never left (%s); trying again", exc.message)
+        await asyncio.sleep(backoff(attempt, 0.2, 2.0))
+    raise AssertionError("unreachable")
+
+
 async def seed_public(truth: Truth, texts: Iterable[str]) -> list[str]:
     """Create the initial sessions through the public routes, as a client would; their ids
     in creation order. Every fifth one stays without a run (title null)."""
     ids: list[str] = []
     async with truth.client() as api:
         for i, text in enumerate(texts):
-            view = await api.create_session()
+            view = await unsent_retried(api.create_session)
             if i % 5 != 4:
-                await api.start_run(view.id, text_message(text))
+                await unsent_retried(partial(api.start_run, view.id, text_message(text)))
             ids.append(view.id)
     return ids
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qa.checker import Violation
+from qa.checker import Kind, Violation
 from qa.device import RequestStats
 from qa.latency import Latencies
+from qa.server import START_TIMEOUT
 from qa.timeline import Timeline
 from sync.terminal import for_terminal
 
@@ -42,6 +43,8 @@ class QaOptions:
     # Worker processes for the devices (`qa.workers`, decision 0214): None picks from the
     # device count and the cores, 0 keeps them on the harness's own loop.
     workers: int | None = None
+    #: How long the own server may take to announce itself, at each start (`qa.server`).
+    server_start_timeout: float = START_TIMEOUT
 
 
 @dataclass
@@ -60,7 +63,9 @@ class QaReport:
     settle_seconds: float = 0.0  # from the end of the workload until no run was active
     total_seconds: float = 0.0
     restarts: int = 0
-    stats: RequestStats = field(default_factory=RequestStats)
+    stats: RequestStats = field(default_factory=RequestStats)  # the devices' requests
+    #: The harness's own requests (the truth, seeding, audits, the control plane).
+    harness_requests: RequestStats = field(default_factory=RequestStats)
     converge_after: dict[int, float | None] = field(default_factory=dict)
     sessions_final: int = 0
     deleted: int = 0
@@ -87,6 +92,11 @@ class QaReport:
     faults: dict[str, Any] | None = None
     #: Per-device operations, faults and partitions, bounded (the HTML report's timeline).
     timeline: Timeline = field(default_factory=Timeline)
+    #: Why the run stopped before its end (one sentence); None for a run that finished.
+    stopped: str | None = None
+    #: The invariants whose evidence the run gathered in full; a run stopped early claims no
+    #: pass for the others (they are "not checked"), only the violations it saw.
+    checked: set[Kind] = field(default_factory=lambda: set(Kind))
 
     def extras_text(self) -> str:
         used = [name.replace("_", " ") for name, on in self.extras.items() if on]
@@ -94,7 +104,11 @@ class QaReport:
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.violations and self.stopped is None
+
+    def not_checked(self) -> list[Kind]:
+        """The invariants the run stopped before judging (none for a finished run)."""
+        return [kind for kind in Kind if kind not in self.checked]
 
     def converge_summary(self) -> dict[str, float | None]:
         times = [t for t in self.converge_after.values() if t is not None]
@@ -107,6 +121,9 @@ class QaReport:
         elapsed = self.total_seconds or 1e-9
         return {
             "ok": self.ok,
+            "complete": self.stopped is None,
+            "stopped": self.stopped,
+            "not_checked": [kind.value for kind in self.not_checked()],
             "seed": o.seed,
             "devices": o.devices,
             "interval": o.interval,
@@ -138,6 +155,7 @@ class QaReport:
                 **self.stats.to_json(),
                 "per_second": round(self.stats.requests / elapsed, 1),
             },
+            "harness_requests": self.harness_requests.to_json(),
             "convergence": {
                 "deadline": o.deadline,
                 "per_device": {
@@ -193,10 +211,15 @@ class QaReport:
             f"{self.total_seconds:.1f}s); by status "
             + ", ".join(f"{k} {v}" for k, v in sorted(self.stats.statuses.items()))
             + f"; 5xx {self.stats.server_errors}, network errors {self.stats.network_errors}",
+            f"harness's own requests: {self.harness_requests.requests}; "
+            f"5xx {self.harness_requests.server_errors}, "
+            f"network errors {self.harness_requests.network_errors} (retried where safe)",
         ]
         summary = self.converge_summary()
         times = self.converge_after
-        if summary["max"] is not None:
+        if not times and Kind.NOT_CONVERGED not in self.checked:
+            lines.append("converged: not checked (the run stopped before its quiet phase ended)")
+        elif summary["max"] is not None:
             lines.append(
                 f"converged: all {len(times)} device{'s' if len(times) != 1 else ''} within "
                 f"{summary['max']:.2f}s (median {summary['median']:.2f}s) once the server "
@@ -207,7 +230,7 @@ class QaReport:
             lines.append(
                 f"converged: NOT all devices within {o.deadline:g}s (devices {', '.join(missing)})"
             )
-        if len(times) <= 10:
+        if times and len(times) <= 10:
             lines.append(
                 "  per device: "
                 + ", ".join(
@@ -272,8 +295,14 @@ class QaReport:
             lines.extend(f"  {for_terminal(str(v))}" for v in self.violations[:50])
             if len(self.violations) > 50:
                 lines.append(f"  … and {len(self.violations) - 50} more")
-        else:
+        elif self.stopped is None:
             lines.append("violations: none")
+        else:
+            lines.append("violations: none seen before the run stopped")
+        if self.stopped is not None:
+            unjudged = ", ".join(kind.value for kind in self.not_checked()) or "none"
+            lines.append(f"STOPPED EARLY: {for_terminal(self.stopped)}")
+            lines.append(f"  not checked: {unjudged}")
         if self.workdir:
             lines.append(f"kept: {self.workdir}")
         return "\n".join(lines)

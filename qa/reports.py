@@ -5,7 +5,10 @@ Both are organised by invariant (`qa.checker.Kind`): one JUnit testcase per inva
 same table at the top of the HTML page, followed by the run's parameters and extras, the
 convergence latency (percentiles and a histogram) and the timeline of operations, faults
 and partitions per device. An invariant that needs the control plane (the outbox) is
-`skipped` when the run had none, so a public-only run does not claim it.
+`skipped` when the run had none, so a public-only run does not claim it; so is every
+invariant a run stopped early (`QaReport.stopped`) could not judge, and its JUnit suite then
+holds one more testcase, `qa.run`, whose `error` says why it stopped: CI shows the cause,
+never a clean suite.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from sync import htmlpage, junit
 
 #: Violations quoted per invariant (the rest are counted).
 SHOWN = 50
+_NOT_CHECKED = '<span class="verdict skip">not checked</span>'
+_STOPPED = '<span class="verdict fail">STOPPED EARLY</span>'
 
 MEANINGS = {
     Kind.NOT_CONVERGED: "every final mirror equals the server's index",
@@ -42,6 +47,8 @@ def _by_kind(report: QaReport) -> dict[Kind, list[Violation]]:
 
 
 def _skipped(report: QaReport, kind: Kind) -> str | None:
+    if kind not in report.checked:
+        return f"not checked: the run stopped early ({report.stopped or 'no reason given'})"
     if kind is Kind.OUTBOX_NOT_DRAINED and report.outbox_pending is None:
         return "needs the stub's control plane; this run had none"
     return None
@@ -67,19 +74,27 @@ def write_junit(report: QaReport, path: Path) -> None:
                 skipped=None if found else _skipped(report, kind),
             )
         )
+    if report.stopped is not None:
+        stopped = f"the run stopped early: {report.stopped}"
+        cases.append(junit.Case(classname="qa", name="run", error=stopped))
     junit.write(path, "qa", cases, report.total_seconds)
 
 
 def _invariants(report: QaReport) -> str:
     rows = []
     for kind, found in _by_kind(report).items():
-        passed = None if not found and _skipped(report, kind) else not found
+        skipped = None if found else _skipped(report, kind)
+        if kind not in report.checked and not found:
+            result = _NOT_CHECKED
+        else:
+            result = htmlpage.verdict(None if skipped else not found)
+        evidence = _evidence(found) if found else skipped or ""
         rows.append(
             [
                 f"<td>{htmlpage.text(kind.value)}</td>",
-                f"<td>{htmlpage.verdict(passed)}</td>",
+                f"<td>{result}</td>",
                 f"<td>{htmlpage.text(MEANINGS[kind])}</td>",
-                f'<td class="ev">{htmlpage.text(_evidence(found), multiline=True)}</td>',
+                f'<td class="ev">{htmlpage.text(evidence, multiline=True)}</td>',
             ]
         )
     return "<h2>Invariants</h2>" + htmlpage.table(
@@ -106,6 +121,11 @@ def _parameters(report: QaReport) -> str:
             "requests",
             f"{report.stats.requests}; 5xx {report.stats.server_errors}; "
             f"network errors {report.stats.network_errors}",
+        ),
+        (
+            "harness's own requests",
+            f"{report.harness_requests.requests}; 5xx {report.harness_requests.server_errors}; "
+            f"network errors {report.harness_requests.network_errors} (retried where safe)",
         ),
         (
             "seconds",
@@ -148,10 +168,16 @@ def _timeline(report: QaReport) -> str:
 
 
 def render(report: QaReport) -> str:
+    badge = _STOPPED if report.stopped is not None else htmlpage.verdict(report.ok)
     summary = (
-        f"<h1>converge qa {htmlpage.verdict(report.ok)}</h1>"
+        f"<h1>converge qa {badge}</h1>"
         f'<p class="muted">{len(report.violations)} violation(s); seed {report.options.seed}</p>'
     )
+    if report.stopped is not None:
+        unjudged = ", ".join(kind.value for kind in report.not_checked()) or "none"
+        summary += htmlpage.definitions(
+            [("stopped early", report.stopped), ("not checked", unjudged)]
+        )
     sections = [summary, _invariants(report), _parameters(report), _latency(report)]
     return htmlpage.page("converge qa", [*sections, _timeline(report)])
 

@@ -26,11 +26,20 @@ from typing import IO, Any
 
 import httpx
 
+from qa.public import ATTEMPTS
+from sync.api_request import backoff
+
 log = logging.getLogger(__name__)
 
 LISTENING = re.compile(r"listening on (http://\S+)")
-START_TIMEOUT = 30.0
+#: How long a child may take to announce itself. Generous: on a loaded machine (a soak's
+#: worker processes starting beside it) the stub's imports and database set-up take far
+#: longer than on an idle one, and a start that gives up too early ends the whole run
+#: (`converge qa --server-start-timeout`).
+START_TIMEOUT = 120.0
 STOP_TIMEOUT = 10.0
+#: Transport errors that mean the request never left: repeating it is safe for any method.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 class QaSetupError(Exception):
@@ -58,6 +67,7 @@ class ServerProcess:
         extra_args: tuple[str, ...] = (),
         artifacts: Path | str | None = None,
         control: bool = True,
+        start_timeout: float = START_TIMEOUT,
     ):
         self.workdir = workdir
         self.database_url = database_url or f"sqlite:///{workdir / 'server.sqlite3'}"
@@ -67,6 +77,7 @@ class ServerProcess:
         self.log_level = log_level
         self.extra_args = extra_args
         self.control = control  # serve the control plane (`--public-only` runs without it)
+        self.start_timeout = start_timeout  # for every start, restarts included
         self.port = 0
         self.url = ""
         self.starts = 0
@@ -106,12 +117,15 @@ class ServerProcess:
             *self.extra_args,
         ]
 
-    async def start(self, timeout: float = START_TIMEOUT) -> str:
-        """Start the child and wait for its `listening on` line; returns the base URL.
+    async def start(self, timeout: float | None = None) -> str:
+        """Start the child and wait for its `listening on` line (at most `timeout`, by
+        default the process's `start_timeout`); returns the base URL.
 
         A restart asks for the port of the first start; should it be taken at that moment,
         the start is retried a few times before giving up.
         """
+        if timeout is None:
+            timeout = self.start_timeout
         last_error = ""
         for _attempt in range(5):
             try:
@@ -145,14 +159,20 @@ class ServerProcess:
             line = await asyncio.wait_for(proc.stdout.readline(), timeout)
         except TimeoutError:
             await self.stop()
-            raise QaSetupError(f"the server did not announce itself within {timeout:g}s") from None
+            tail = self.log_tail()
+            raise QaSetupError(
+                f"the harness's own server did not announce itself within {timeout:g} s "
+                "(a loaded machine may need longer: raise --server-start-timeout); "
+                f"its log is {self.log_path}" + (f": {tail}" if tail else "")
+            ) from None
         text = line.decode("utf-8", "replace").strip()
         match = LISTENING.search(text)
         if match is None:
             await self.stop()
+            tail = self.log_tail()
             raise QaSetupError(
-                f"the server did not start ({text or 'no output'}); see {self.log_path}: "
-                + self.log_tail()
+                f"the harness's own server did not start ({text or 'no output'}); "
+                f"its log is {self.log_path}" + (f": {tail}" if tail else "")
             )
         url = match.group(1).rstrip("/")
         port = int(url.rsplit(":", 1)[1])
@@ -242,23 +262,52 @@ class ServerProcess:
 
 
 class ControlPlane:
-    """The `/_stub` routes of CONTRACT §6 (no authentication; only with `--control`)."""
+    """The `/_stub` routes of CONTRACT §6 (no authentication; only with `--control`).
 
-    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
+    Every request is tried up to `qa.public.ATTEMPTS` times, as a device's client tries its
+    own: one that never left (refused, a connect timeout) whatever its method, one that may
+    have arrived only when repeating it changes nothing. A run lasts minutes and restarts
+    its server, so a single lost connection (the pooled one a restart killed, a refused
+    connect on a loaded machine) must not end it. `transport` is the harness's own (it
+    counts these requests with the devices' counter, `qa.device.CountingTransport`).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self._http = httpx.AsyncClient(
             base_url=url,
             timeout=timeout,
-            transport=httpx.AsyncHTTPTransport(verify=url.startswith("https:")),
+            transport=transport or httpx.AsyncHTTPTransport(verify=url.startswith("https:")),
             headers={"Content-Type": "application/json"},  # the stub takes JSON writes only
         )
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def _send(
+        self, method: str, path: str, *, idempotent: bool = True, **kwargs: Any
+    ) -> httpx.Response:
+        """One request, retried on a transport error as the class says; the last error
+        when every attempt failed."""
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return await self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                if attempt == ATTEMPTS or not (idempotent or isinstance(exc, NOT_SENT)):
+                    raise
+                log.info("%s %s failed (%r); trying again", method, path, exc)
+            await asyncio.sleep(backoff(attempt, 0.2, 2.0))
+        raise AssertionError("unreachable")
+
     async def require(self) -> None:
         """Raise QaSetupError unless the server serves the control plane."""
         try:
-            response = await self._http.post("/_stub/maintenance")
+            response = await self._send("POST", "/_stub/maintenance")
         except httpx.HTTPError as exc:
             raise QaSetupError(f"cannot reach the server: {type(exc).__name__}") from exc
         if response.status_code != 200:
@@ -272,7 +321,7 @@ class ControlPlane:
         /_stub/maintenance` with its `outbox_pending` count); QaSetupError when it cannot be
         reached at all. Any other answer (the plain 404 of a server without it) is False."""
         try:
-            response = await self._http.post("/_stub/maintenance")
+            response = await self._send("POST", "/_stub/maintenance")
         except httpx.HTTPError as exc:
             raise QaSetupError(f"cannot reach the server: {type(exc).__name__}") from exc
         if response.status_code != 200:
@@ -285,7 +334,8 @@ class ControlPlane:
     async def create_history(
         self, token: str, text: str, *, updated_at: str | None = None, legacy: bool = False
     ) -> str:
-        """A session with one user message and no run (`POST /_stub/sessions`); its id."""
+        """A session with one user message and no run (`POST /_stub/sessions`); its id.
+        Repeated only when the request never left: one that arrived made a session."""
         body: dict[str, Any] = {
             "token": token,
             "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
@@ -293,37 +343,24 @@ class ControlPlane:
         }
         if updated_at is not None:
             body["updated_at"] = updated_at
-        response = await self._http.post("/_stub/sessions", json=body)
+        response = await self._send("POST", "/_stub/sessions", idempotent=False, json=body)
         response.raise_for_status()
         return str(response.json()["id"])
 
-    async def _idempotent(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """A request safe to repeat, retried on a dropped connection: after a server restart
-        the pooled keep-alive connection is dead, and the first request on it fails with
-        ReadError (seen in 50-device soaks)."""
-        for attempt in range(3):
-            try:
-                return await self._http.request(method, path, **kwargs)
-            except httpx.TransportError:
-                if attempt == 2:
-                    raise
-                await asyncio.sleep(0.1 * (attempt + 1))
-        raise AssertionError("unreachable")
-
     async def object_store(self, up: bool) -> None:
-        response = await self._idempotent(
+        response = await self._send(
             "PUT", "/_stub/faults", json={"object_store": "up" if up else "down"}
         )
         response.raise_for_status()
 
     async def maintenance(self) -> int:
-        """One maintenance pass; the outbox rows still queued after it."""
-        response = await self._idempotent("POST", "/_stub/maintenance")
+        """One maintenance pass (safe to repeat); the outbox rows still queued after it."""
+        response = await self._send("POST", "/_stub/maintenance")
         response.raise_for_status()
         return int(response.json()["outbox_pending"])
 
     async def residue(self, session_id: str) -> dict[str, Any]:
-        response = await self._idempotent("GET", f"/_stub/sessions/{session_id}/residue")
+        response = await self._send("GET", f"/_stub/sessions/{session_id}/residue")
         response.raise_for_status()
         body: dict[str, Any] = response.json()
         return body

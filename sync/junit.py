@@ -28,7 +28,7 @@ EVIDENCE_LIMIT = 20_000
 @dataclass(frozen=True)
 class Case:
     """One check's outcome: `failure` is its evidence (None when it passed); `skipped`
-    says why it did not apply."""
+    says why it did not apply; `error` says why the run around it could not finish."""
 
     classname: str
     name: str
@@ -36,6 +36,7 @@ class Case:
     failure: str | None = None
     message: str | None = None
     skipped: str | None = None
+    error: str | None = None
 
 
 def bounded(text: str, limit: int) -> str:
@@ -56,7 +57,7 @@ def write(path: Path, suite: str, cases: Sequence[Case], seconds: float) -> None
         name=suite,
         tests=str(len(cases)),
         failures=str(sum(c.failure is not None for c in cases)),
-        errors="0",
+        errors=str(sum(c.error is not None for c in cases)),
         skipped=str(sum(c.skipped is not None and c.failure is None for c in cases)),
         time=f"{seconds:.3f}",
     )
@@ -72,6 +73,11 @@ def write(path: Path, suite: str, cases: Sequence[Case], seconds: float) -> None
             failure.text = _safe(c.failure, EVIDENCE_LIMIT, multiline=True)
         elif c.skipped is not None:
             ET.SubElement(case, "skipped", message=_safe(c.skipped, MESSAGE_LIMIT, multiline=False))
+        if c.error is not None:
+            error = ET.SubElement(
+                case, "error", message=_safe(c.error, MESSAGE_LIMIT, multiline=False)
+            )
+            error.text = _safe(c.error, EVIDENCE_LIMIT, multiline=True)
     ET.indent(root)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
