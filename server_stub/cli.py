@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -276,13 +278,49 @@ def server_config(app: Starlette, settings: ServerSettings, log_level: str) -> u
     )
 
 
-def serve(app: Starlette, config: uvicorn.Config) -> int:
-    """Serve `app` until SIGINT or SIGTERM, saying `listening on URL` on stdout once bound
-    (what launchers and the bench read); 0, or 1 when it could not start."""
-    return asyncio.run(_serve(_Server(config, app)))
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of `host` at `port`, as asyncio's `create_server` binds
+    them (SO_REUSEADDR; an IPv6 socket takes IPv6 only; getaddrinfo's protocol is TCP, so
+    TCP_NODELAY is kept, PITFALLS §3). Bound before anything starts, so an address in use is
+    one sentence rather than uvicorn's log and traceback; an OSError says why it cannot."""
+    sockets: list[socket.socket] = []
+    try:
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+        for family, kind, proto, _name, address in infos:
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
-async def _serve(server: _Server) -> int:
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        reason = "the address is already in use"
+    else:
+        reason = (exc.strerror or str(exc)).lower()
+    shown = f"[{host}]" if ":" in host else host
+    return f"converge-server: cannot listen on {shown}:{port}: {reason}"
+
+
+def serve(
+    app: Starlette, config: uvicorn.Config, sockets: list[socket.socket] | None = None
+) -> int:
+    """Serve `app` until SIGINT or SIGTERM (on `sockets` when given, from `listen`), saying
+    `listening on URL` on stdout once bound (what launchers and the bench read); 0, or 1
+    when it could not start."""
+    return asyncio.run(_serve(_Server(config, app), sockets))
+
+
+async def _serve(server: _Server, sockets: list[socket.socket] | None = None) -> int:
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
@@ -292,7 +330,7 @@ async def _serve(server: _Server) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets))
     while not server.started:
         if task.done():
             break
@@ -348,8 +386,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"converge-server: {exc}", file=sys.stderr)
         return 2
+    try:
+        sockets = listen(settings.host, settings.port)
+    except OSError as exc:
+        print(_cannot_listen(settings.host, settings.port, exc), file=sys.stderr)
+        return 1
     refusal = _sqlite_in_use(settings.database_url) or _schema_refusal(settings.database_url)
     if refusal is not None:
+        for sock in sockets:
+            sock.close()
         print(f"converge-server: {refusal}", file=sys.stderr)
         return 1
     raise_open_files_limit()  # before the app sizes its caps from it (server_stub.limits)
@@ -361,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "".join(f" or {name}" for name in settings.allowed_hosts),
         )
     app = create_app(settings)
-    code = serve(app, server_config(app, settings, args.log_level))
+    code = serve(app, server_config(app, settings, args.log_level), sockets)
     if code:
         print("converge-server: could not start (see the log above)", file=sys.stderr)
     return code

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TextIO
 
+from sync.cli_ls import open_mirror
 from sync.errors import MirrorError
-from sync.mirror import Mirror
 from sync.payloads import (
     ApprovalRequested,
     ApprovalResolved,
@@ -28,13 +28,6 @@ from sync.profile import Profile
 from sync.terminal import for_terminal, json_for_terminal
 
 
-def _open(profile: Profile) -> Mirror | None:
-    path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
-    if path is None or not path.exists():
-        return None
-    return Mirror.open(path, create=False)
-
-
 def _line(kind: str, text: str) -> str:
     return f"{kind}: {for_terminal(text, multiline=True)}\n"
 
@@ -42,7 +35,7 @@ def _line(kind: str, text: str) -> str:
 def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
     """`converge show ID`: the mirrored transcript; a conversation not mirrored is an
     error with words (MirrorError), as is one whose transcript was never fetched."""
-    mirror = _open(profile)
+    mirror = open_mirror(profile)
     if mirror is None:
         raise MirrorError("There is no mirror yet: run `converge sync` first.")
     try:
@@ -91,7 +84,7 @@ def search(
 ) -> bool:
     """`converge search WORDS`: matching conversations, most recently active first; every
     one, or the first `limit`. Returns whether `limit` cut the list (the caller says so)."""
-    mirror = _open(profile)
+    mirror = open_mirror(profile)
     try:
         query = " ".join(words)
         bound = None if limit is None else limit + 1

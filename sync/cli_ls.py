@@ -2,7 +2,8 @@
 one JSON array; a row whose fields are not text is named, not half printed.
 
 Apart from `sync.cli` (argument parsing, the network commands) because it never touches the
-network and reads the mirror alone.
+network and reads the mirror alone; `open_mirror` is how `converge show` and `search` open it
+too.
 """
 
 from __future__ import annotations
@@ -11,18 +12,37 @@ from typing import TextIO
 
 from sync.errors import MirrorError
 from sync.mirror import Mirror
+from sync.mirror_check import check_mirror
+from sync.mirror_migrations import SCHEMA_VERSION
 from sync.mirror_rows import SessionRow
+from sync.mirror_schema import make_engine
 from sync.profile import Profile
 from sync.terminal import for_terminal, json_for_terminal
+
+
+def open_mirror(profile: Profile) -> Mirror | None:
+    """The account's mirror opened to be read, or None when it has none (no file is made).
+
+    A read needs no free space, so a current mirror is opened without a single write (no
+    migration, journal mode, file mode or closing checkpoint; its connections are
+    `sync.mirror_reader.open_read_only`'s): a full disk still shows the history. A mirror
+    of another schema opens as usual: an older one must be migrated before it can be read,
+    a newer one is refused in words."""
+    path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
+    if path is None or not path.exists():
+        return None
+    if check_mirror(path) != SCHEMA_VERSION:
+        return Mirror.open(path, create=False)
+    engines = [make_engine(path, immediate=False, read_only=True) for _ in ("write", "read")]
+    return Mirror(path, *engines)
 
 
 def _read_rows(profile: Profile) -> tuple[list[SessionRow], set[str]]:
     """The mirror's rows and the ids whose delete is unconfirmed, in one open; an account
     that never synced has none (and gets no file)."""
-    path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
-    if path is None or not path.exists():
+    mirror = open_mirror(profile)
+    if mirror is None:
         return [], set()
-    mirror = Mirror.open(path, create=False)
     try:
         return mirror.rows(), mirror.unconfirmed_deletes()
     finally:

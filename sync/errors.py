@@ -37,6 +37,7 @@ The tree, in the manner of httpx's `_exceptions.py`::
     └── MirrorError                 the local mirror cannot be used
         ├── MirrorTooNew            the mirror was written by a newer schema: never touched
         ├── MirrorDamaged           the file fails its check: `converge repair` rebuilds it
+        ├── MirrorUnwritable        no file can take the mirror's place (a folder, read-only)
         └── CacheError              artifact bytes could not be kept (disk full, permissions)
 
 Callers branch on the class, never on message text. Every class carries a human `message`
@@ -270,6 +271,11 @@ class MirrorDamaged(MirrorError):
         super().__init__(message)
         self.path = path
         self.reason = reason
+
+
+class MirrorUnwritable(MirrorError):
+    """A rebuilt mirror cannot take the mirror's place: a folder stands at its name, or its
+    folder is read-only. Found before anything is written, so nothing was changed."""
 
 
 class CacheError(MirrorError):

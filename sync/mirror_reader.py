@@ -19,11 +19,15 @@ It answers only for a file of the schema this program writes (`SCHEMA_VERSION`):
 file, an older or newer schema, a locked or unreadable file give None, and the caller takes
 the normal path (which migrates, or says what is wrong). On a WAL file SQLite may leave empty
 `-wal`/`-shm` files behind a read-only reader; the next `Mirror.open` uses them.
+
+A read needs no free space: on a full disk `open_read_only` keeps the WAL index in memory
+rather than in a `-shm` file it could not grow (`converge ls` still shows the history).
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +40,10 @@ from sync.models import SessionView
 from sync.title_filter import fold, like_pattern, matches_filter
 
 log = logging.getLogger(__name__)
+
+#: Below this many free bytes on the mirror's file system, the disk is taken for full (a
+#: mirror write needs a few pages, its WAL index 32 KiB).
+DISK_FULL_BELOW = 1024 * 1024
 
 #: Rows fetched from SQLite at a time (and, at start-up, between two hand-overs of the GIL).
 READ_CHUNK = 2000
@@ -145,11 +153,65 @@ def query_rows(
     return out
 
 
-def open_read_only(path: Path, timeout: float) -> sqlite_driver.Connection:
+def disk_is_full(path: Path) -> bool:
+    """Whether the file system holding `path` has less than `DISK_FULL_BELOW` free."""
+    try:
+        return shutil.disk_usage(path.parent).free < DISK_FULL_BELOW
+    except OSError:
+        return False
+
+
+def open_read_only(
+    path: Path, timeout: float, *, check_same_thread: bool = True
+) -> sqlite_driver.Connection:
     """A connection that can only read the file at `path` (`mode=ro`: it never creates,
     migrates or writes it), waiting up to `timeout` seconds for a lock. No SQLAlchemy, so
-    the first paint can use it before SQLAlchemy is imported. Raises `sqlite_driver.Error`."""
-    return sqlite_driver.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
+    the first paint can use it before SQLAlchemy is imported. Raises `sqlite_driver.Error`.
+
+    Even a reader of a WAL file maps the shared WAL index (`-shm`, 32 KiB), which a full
+    disk cannot hold: its first read fails with a bare "disk I/O error". So on a full disk
+    the file is read with a private index (`_open_with_private_index`) when there is no
+    `-shm` yet, or when the shared one fails at the first read."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if not disk_is_full(path):
+        return sqlite_driver.connect(
+            uri, uri=True, timeout=timeout, check_same_thread=check_same_thread
+        )
+    if path.with_name(path.name + "-shm").exists():
+        conn = sqlite_driver.connect(
+            uri, uri=True, timeout=timeout, check_same_thread=check_same_thread
+        )
+        try:
+            conn.execute("PRAGMA user_version").fetchone()  # the first read maps the index
+        except sqlite_driver.OperationalError:
+            conn.close()
+        else:
+            return conn
+    return _open_with_private_index(path, timeout, check_same_thread)
+
+
+def _open_with_private_index(
+    path: Path, timeout: float, check_same_thread: bool
+) -> sqlite_driver.Connection:
+    """A reader that keeps the WAL index in its own memory: SQLite does that only in
+    exclusive locking mode, which takes a write lock on the file and so needs it opened
+    read-write (`mode=rw`, never created); `query_only` refuses every write through it.
+    Other processes wait for the file (their busy timeout) while it is open: the commands
+    that read are short. Its only file is an empty `-wal`, which it removes at close."""
+    conn = sqlite_driver.connect(
+        f"{path.resolve().as_uri()}?mode=rw",
+        uri=True,
+        timeout=timeout,
+        check_same_thread=check_same_thread,
+    )
+    try:
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before the first read of the file
+        conn.execute("PRAGMA user_version").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def read_mirror_rows(

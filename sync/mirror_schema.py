@@ -22,7 +22,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
 from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.mirror_reader import open_read_only
+from sync.mirror_reader import DISK_FULL_BELOW, open_read_only
 from sync.search_text import fold as search_fold
 from sync.title_filter import fold
 
@@ -173,17 +173,28 @@ def busy_timeout_ms() -> int:
     return BUSY_TIMEOUT_MS
 
 
-def make_engine(path: Path, *, immediate: bool) -> Engine:
+def make_engine(path: Path, *, immediate: bool, read_only: bool = False) -> Engine:
+    """The engine of `Mirror`'s connections. `read_only`: connections of `open_read_only`,
+    which set nothing on the file (no journal mode) and write nothing."""
+    timeout = busy_timeout_ms() / 1000
     engine = create_engine(
         f"sqlite:///{path}",
         module=sqlite_driver.DBAPI,
-        connect_args={"check_same_thread": False, "timeout": busy_timeout_ms() / 1000},
+        connect_args={"check_same_thread": False, "timeout": timeout},
+        **(
+            {"creator": lambda: open_read_only(path, timeout, check_same_thread=False)}
+            if read_only
+            else {}
+        ),
     )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" event choose the BEGIN kind (SQLAlchemy's SQLite recipe).
         dbapi_conn.isolation_level = None
+        if read_only:
+            _add_functions(dbapi_conn)
+            return
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
@@ -191,10 +202,7 @@ def make_engine(path: Path, *, immediate: bool) -> Engine:
         # A removed row's bytes are zeroed in its page, not just unlinked (CONTRACT §9.2).
         cur.execute("PRAGMA secure_delete=ON")
         cur.close()
-        # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
-        dbapi_conn.create_function("fold", 1, fold, deterministic=True)
-        # Search's folding (accents too), for titles (`sync.mirror_search`).
-        dbapi_conn.create_function("search_fold", 1, _search_fold, deterministic=True)
+        _add_functions(dbapi_conn)
 
     begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
 
@@ -203,6 +211,13 @@ def make_engine(path: Path, *, immediate: bool) -> Engine:
         conn.exec_driver_sql(begin_sql)
 
     return engine
+
+
+def _add_functions(dbapi_conn: Any) -> None:
+    # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
+    dbapi_conn.create_function("fold", 1, fold, deterministic=True)
+    # Search's folding (accents too), for titles (`sync.mirror_search`).
+    dbapi_conn.create_function("search_fold", 1, _search_fold, deterministic=True)
 
 
 def _search_fold(value: object) -> object:
@@ -236,11 +251,6 @@ def locked_error(path: Path) -> MirrorError:
         f"The mirror {path} is locked by another program (another Converge window or "
         "command?). Close it and try again."
     )
-
-
-#: Below this many free bytes on the mirror's file system, a failed open or write is taken
-#: for a full disk (a mirror write needs a few pages, its WAL index 32 KiB).
-DISK_FULL_BELOW = 1024 * 1024
 
 
 def disk_full_error(path: Path) -> MirrorError | None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from sync import sqlite_driver
 from sync.deletion import DeleteStatus
 from sync.engine import SyncEngine
-from sync.errors import MirrorError
+from sync.errors import MirrorError, MirrorUnwritable
 from sync.mirror_check import find_damage
 from sync.mirror_reader import open_read_only
 from sync.private_files import PRIVATE_FILE_MODE, tighten
@@ -89,6 +89,24 @@ def salvage_marks(path: Path) -> tuple[list[str], bool]:
     return sorted(ids), True
 
 
+def unwritable(path: Path) -> str | None:
+    """Why no rebuilt file can take `path`'s place, in one sentence, or None. Asked before
+    anything is built: a folder at the name is no sound mirror, and a read-only folder
+    would stop a rebuild halfway (a sound mirror there cannot be written by a sync either).
+    `os.access` also answers for a read-only file system, where root's modes do not help."""
+    if path.exists() and not path.is_file():
+        return (
+            f"The saved copy of your conversations ({path}) is a folder, not a file; move it "
+            "out of the way and run `converge repair` again."
+        )
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return (
+            f"The folder of the saved copy of your conversations ({path.parent}) is "
+            "read-only; make it writable and run `converge repair` again."
+        )
+    return None
+
+
 def _remove_file_set(path: Path) -> None:
     for name in (path, *(path.with_name(path.name + suffix) for suffix in SIDE_FILES)):
         name.unlink(missing_ok=True)
@@ -114,11 +132,15 @@ async def repair_mirror(profile: Profile, *, force: bool = False) -> RepairResul
 
     Raises the pass's `SyncError` when the server could not be walked: then nothing was
     changed (the damaged file stays, and the rebuild can be tried again). Raises
-    ProfileError without a server or token.
+    ProfileError without a server or token, and MirrorUnwritable, before anything is
+    written, when no rebuilt file could take the mirror's place. No failure leaves a
+    rebuilt file behind.
     """
     profile.require_connection()
     await asyncio.to_thread(profile.ensure_dirs)
     path = profile.mirror_path
+    if (problem := await asyncio.to_thread(unwritable, path)) is not None:
+        raise MirrorUnwritable(problem)
     damage = await asyncio.to_thread(find_damage, path)
     if damage is None and not force and path.exists():
         return RepairResult(
@@ -133,10 +155,10 @@ async def repair_mirror(profile: Profile, *, force: bool = False) -> RepairResul
     await asyncio.to_thread(_remove_file_set, fresh)  # a rebuild interrupted before
     try:
         deleted, kept, rows = await _build(profile, fresh, marks)
+        await asyncio.to_thread(_replace, fresh, path)
     except BaseException:
         await asyncio.to_thread(_remove_file_set, fresh)
         raise
-    await asyncio.to_thread(_replace, fresh, path)
     removed = await asyncio.to_thread(_clear_cache, profile.cache_dir)
     result = RepairResult(
         path,
@@ -194,7 +216,13 @@ def _replace(fresh: Path, path: Path) -> None:
         path.with_name(path.name + suffix).unlink(missing_ok=True)
     for suffix in SIDE_FILES:  # checkpointed above: nothing of the rebuild is in these
         fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
-    os.replace(fresh, path)
+    try:
+        os.replace(fresh, path)
+    except OSError as exc:  # e.g. the old file is a mount point: the caller removes `fresh`
+        reason = (exc.strerror or str(exc)).lower()
+        raise MirrorError(
+            f"The rebuilt copy could not take the place of {path}: {reason}."
+        ) from exc
     tighten(path, PRIVATE_FILE_MODE)
 
 

@@ -146,6 +146,26 @@ def test_cli_exits_non_zero_when_the_port_is_taken(tmp_path: Path) -> None:
     assert done.returncode != 0 and done.stdout == b""
 
 
+def test_a_taken_port_is_one_sentence_on_stderr(tmp_path: Path) -> None:
+    """Someone starting a second server needs the reason, not uvicorn's start-up log and an
+    asyncio traceback; the address is checked before anything else starts."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        done = subprocess.run(
+            [*CLI, "--port", str(port), "--database", f"sqlite:///{tmp_path / 'db.sqlite3'}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"converge-server: cannot listen on 127.0.0.1:{port}: the address is already in use"
+    ]
+    assert not (tmp_path / "db.sqlite3").exists()  # nothing was started
+
+
 @pytest.mark.postgres
 def test_cli_runs_on_postgresql(
     cli: Callable[..., _Process], postgres_cluster: PostgresCluster

@@ -4,7 +4,11 @@ command line as a user runs it (a subprocess per command)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import stat
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +152,105 @@ def test_repair_of_a_sound_mirror_changes_nothing(live_server: Any, tmp_path: Pa
     result = converge("repair", *conn(live_server.url, profile))
     assert result.returncode == 0 and "not damaged" in result.stdout
     assert path.read_bytes() == before
+
+
+def folder_listing(folder: Path) -> dict[str, bytes | None]:
+    """Every name in `folder` with a file's bytes (None for a folder): what a repair that
+    changed nothing leaves exactly as it was."""
+    return {p.name: (p.read_bytes() if p.is_file() else None) for p in sorted(folder.iterdir())}
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` read-only for this process: its mode for a user, a read-only bind mount for
+    root (whom modes do not stop); skips where such a mount is not permitted."""
+    if os.geteuid() != 0:
+        folder.chmod(0o500)
+        try:
+            yield
+        finally:
+            folder.chmod(0o700)
+        return
+    mounts = [["mount", "--bind", str(folder), str(folder)]]
+    mounts.append(["mount", "-o", "remount,bind,ro", str(folder)])
+    for i, command in enumerate(mounts):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            if i:
+                subprocess.run(["umount", str(folder)], capture_output=True, timeout=30)
+            pytest.skip(f"cannot mount a read-only folder here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True, timeout=30, check=True)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_repair_of_a_folder_in_the_mirrors_place_says_so_and_leaves_nothing(
+    live_server: Any, tmp_path: Path, force: bool
+) -> None:
+    """A folder where the mirror file belongs is neither "not damaged" nor something to
+    rebuild over: the user is told what is there, and no half-built file stays beside it."""
+    profile, _ids = synced_profile(live_server, tmp_path, ["one"])
+    path = mirror_file(profile)
+    for name in path.parent.glob(path.name + "*"):
+        name.unlink()
+    path.mkdir()
+    before = folder_listing(path.parent)
+    extra = ["--force"] if force else []
+    result = converge("repair", *extra, *conn(live_server.url, profile))
+    assert result.returncode == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "is a folder" in line and str(path) in line and "Traceback" not in line
+    assert folder_listing(path.parent) == before
+
+
+@pytest.mark.parametrize("case", ["sound", "sound, forced", "damaged"])
+def test_repair_in_a_read_only_folder_says_so_and_leaves_nothing(
+    live_server: Any, tmp_path: Path, case: str
+) -> None:
+    """Neither a rebuild nor the file it replaces can be written there: the user is told the
+    folder is read-only, not that the mirror is sound, and the folder stays as it was."""
+    profile, _ids = synced_profile(live_server, tmp_path, ["one"])
+    path = mirror_file(profile)
+    if case == "damaged":
+        btree_page(path)
+    before = folder_listing(path.parent)
+    extra = ["--force"] if case == "sound, forced" else []
+    with read_only(path.parent):
+        result = converge("repair", *extra, *conn(live_server.url, profile))
+        after = folder_listing(path.parent)
+    assert result.returncode == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "read-only" in line and str(path.parent) in line and "Traceback" not in line
+    assert after == before
+
+
+def test_a_rebuild_that_cannot_take_the_mirrors_place_leaves_no_file_behind(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """The last step, the new file renamed over the old, can still fail (here the old one is
+    a mount point: EBUSY, which no check beforehand foresees); the rebuilt file is removed
+    and the failure is one sentence."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a file over the mirror needs root")
+    profile, _ids = synced_profile(live_server, tmp_path, ["one"])
+    path = mirror_file(profile)
+    stand_in = tmp_path / "stand-in.sqlite3"
+    stand_in.write_bytes(path.read_bytes())
+    done = subprocess.run(
+        ["mount", "--bind", str(stand_in), str(path)], capture_output=True, text=True, timeout=30
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount a file here: {done.stderr.strip()}")
+    try:
+        result = converge("repair", "--force", *conn(live_server.url, profile))
+    finally:
+        subprocess.run(["umount", str(path)], capture_output=True, timeout=30, check=True)
+    assert result.returncode == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "repair failed" in line and str(path) in line and "Traceback" not in line
+    assert sorted(p.name for p in path.parent.iterdir()) == ["account.json", "cache", path.name]
 
 
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
