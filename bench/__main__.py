@@ -3,7 +3,8 @@
 client_rss`, see `bench/client_rss.py`; `python -m bench conformance`, see
 `bench/conformance.py`; `python -m bench s3_clients`, see `bench/s3_clients.py`; `python -m
 bench markdown`, see `bench/markdown.py`; `python -m bench pane`, see `bench/pane.py`;
-`python -m bench scale`, see `bench/scale.py`).
+`python -m bench scale`, see `bench/scale.py`; `python -m bench slow_link`, see
+`bench/slow_link.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -28,6 +29,7 @@ EXTRA = (
     "pane",
     "scale",
     "device_cost",
+    "slow_link",
 )
 
 

@@ -31,6 +31,7 @@ from sync.engine import SyncEngine
 from sync.errors import (
     MirrorDamaged,
     MirrorError,
+    MirrorUnwritable,
     SyncError,
     Unauthenticated,
     Unavailable,
@@ -52,10 +53,12 @@ EXIT_ABORTED = 4  # delete not confirmed by the user
 EXIT_UNCONFIRMED = 5  # delete sent, answer lost: the row stays, marked (CONTRACT §9.2)
 EXIT_DAMAGED = 6  # the mirror file is damaged: `converge repair` rebuilds it (sync.repair)
 
-#: The pass ends itself (`Bounds.pass_seconds`, 50 s; an unreachable or silent server ends
-#: it sooner: CONTRACT §8's 30 s, see docs/sync.md "Bounds"). This outer guard only covers
-#: what follows the pass (its mirror write, closing) and should never fire.
-SYNC_DEADLINE = DEFAULT_BOUNDS.pass_seconds + 10.0
+#: `converge sync` has one deadline, `Bounds.pass_seconds` (50 s), for its pass and the
+#: content phase after it: the pass ends itself within it (an unreachable or silent server
+#: sooner: CONTRACT §8's 30 s, see docs/sync.md "Bounds") and the phase gets what is left.
+#: This guard past it only covers what is never cut (a mirror write) and should never fire.
+SYNC_GRACE = 10.0
+SYNC_DEADLINE = DEFAULT_BOUNDS.pass_seconds + SYNC_GRACE
 DELETE_DEADLINE = 25.0
 
 
@@ -117,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="rebuild a damaged mirror from the server",
         description="Rebuild the mirror from the server when it is damaged: nothing the "
         "server does not confirm is kept; deletes not yet confirmed are tried again. Exit "
-        "0: rebuilt (or not damaged); 1: the server could not be walked, nothing changed.",
+        "0: rebuilt (or not damaged); 1: the server could not be walked, or no file can take "
+        "the mirror's place (a folder there, a read-only folder); nothing changed.",
     )
     _common(p_repair)
     p_repair.add_argument(
@@ -170,24 +174,31 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 async def _sync(args: argparse.Namespace) -> int:
+    started = asyncio.get_running_loop().time()  # the command's one deadline counts from here
     profile = _profile(args)
     profile.require_connection()
     # A brand-new account (nothing adopted from a pre-account mirror) that fails its first
     # sync is removed again below.
     new_account = not profile.account_dir.exists() and not (profile.root / MIRROR_FILE).exists()
     engine = await SyncEngine.open(profile)
+    seconds = engine.api.bounds.pass_seconds
+    engine.content.deadline = started + seconds
     report: ReconcileReport | None = None
+    left = 0
     try:
-        async with asyncio.timeout(SYNC_DEADLINE):
+        async with asyncio.timeout_at(started + seconds + SYNC_GRACE):
             report = await engine.reconcile(TriggerReason.MANUAL)
-        # Transcripts follow the rows (CONTRACT §11); each is kept as it is stored, so a
-        # phase cut by its own budget leaves the rest to the next sync.
-        await engine.content.wait_idle()
+            # Transcripts follow the rows (CONTRACT §11) until the deadline; each is kept as
+            # it is stored, and the next sync (or the window) fetches the rest.
+            await engine.content.wait_idle()
+            if report.error is None:
+                left = await engine.content.backlog()
     except TimeoutError:
-        _err(
-            f"the server at {profile.server} did not answer within {SYNC_DEADLINE:.0f} s; "
-            "nothing was changed."
-        )
+        if report is None:
+            _err(
+                f"the server at {profile.server} did not answer within "
+                f"{seconds + SYNC_GRACE:.0f} s; nothing was changed."
+            )
     finally:
         await engine.close()
         if new_account and (
@@ -213,6 +224,7 @@ async def _sync(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         _err(f"sync failed: {words} Nothing was changed.")
         return EXIT_FAILED
+    content = engine.content.last_report
     if args.json:
         print(
             json_for_terminal(
@@ -223,6 +235,8 @@ async def _sync(args: argparse.Namespace) -> int:
                     "kept": list(report.kept),
                     "not_modified": report.not_modified,
                     "requests": report.requests,
+                    "transcripts_fetched": len(content.fetched) if content else 0,
+                    "transcripts_left": left,
                 }
             )
         )
@@ -237,6 +251,9 @@ async def _sync(args: argparse.Namespace) -> int:
         print(f"kept {len(report.kept)}: " + _ids(report.kept))
     if report.not_modified:
         print("index unchanged since the last sync (one request)")
+    if left:
+        reason = content.error.message if content and content.error else None
+        _err(wording.messages_to_fetch(left, reason))  # a notice, as `search --limit`'s
     return _kept_verdict(report)
 
 
@@ -329,6 +346,9 @@ async def _repair(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     except MirrorDamaged as exc:  # not expected: the new file is checked as it opens
         _err(f"repair failed: {exc.message}")
+        return EXIT_FAILED
+    except MirrorUnwritable as exc:  # its sentence says what to do
+        _err(exc.message)
         return EXIT_FAILED
     except SyncError as exc:
         _err(f"repair failed: {exc.message} The saved copy was left as it was.")

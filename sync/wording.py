@@ -103,3 +103,14 @@ def will_try_again(trouble: str) -> str:
     """A pass that met a 503 (`Unavailable`'s sentence): the window's status line and
     `converge sync` add that the next pass retries, since the trouble is temporary."""
     return f"{trouble.rstrip('.')}; Converge will try again."
+
+
+def messages_to_fetch(count: int, reason: str | None = None) -> str:
+    """Said when a sync ends with the rows converged but transcripts still to fetch (its
+    deadline came, or the server stopped answering them): the rest follows in the next
+    sync, or in the window, which keeps fetching in the background."""
+    whose = "1 conversation's" if count == 1 else f"{count:,} conversations'"
+    why = f" ({reason.rstrip('.')})" if reason else ""
+    return (
+        f"{whose} messages still to fetch{why}; run `converge sync` again or keep the window open."
+    )

@@ -115,6 +115,8 @@ def test_sync_prints_inserted_updated_pruned_and_exits_zero(
         "kept": [],
         "not_modified": True,
         "requests": 1,
+        "transcripts_fetched": 0,
+        "transcripts_left": 0,
     }
 
 
