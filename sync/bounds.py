@@ -72,9 +72,11 @@ class Bounds:
     walk_pages: int = 10_000
     walk_items: int = WALK_MEMORY // WALK_ITEM_BYTES
     walk_bytes: int = WALK_MEMORY
-    #: A walk resumed over several passes (`sync.index_walk`) writes as it goes, so this
-    #: caps what an endless index can add to the mirror: items over all its passes.
+    #: A walk resumed over several passes (`sync.index_walk`) writes as it goes, so these
+    #: cap what an endless index can add to the mirror: items and page bytes over all its
+    #: passes. An abandoned walk is not started again by the window's own triggers.
     walk_total_items: int = 2_000_000
+    walk_total_bytes: int = 1024 * MIB
     #: A transcript (`GET /v1/sessions/{id}/events` pages): events and bytes in all.
     transcript_pages: int = 1_000
     transcript_events: int = 200_000

@@ -21,8 +21,10 @@ also starts a new *epoch* (decision 0097): rows walked before it may have been d
 so from then on only rows raised to the epoch count as seen, and the reconcile settles the
 older ones (point reads, or a fresh walk) before it claims the index. A cursor
 the server refuses (its key rotated) restarts the walk from the top, once per pass, under a
-new generation. A walk past `Bounds.walk_total_items` across passes is abandoned (an endless
-index must not fill the disk): what it wrote stays, nothing is pruned.
+new generation. A walk past `Bounds.walk_total_items` or `walk_total_bytes` across passes is
+abandoned (an endless index must not fill the disk): what it wrote stays, nothing is pruned,
+and the window's timer, watch and foreground start no other walk (`WALK_REFUSED`) until a
+sync the user asks for or the next start.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from sync.errors import BadCursor, WalkOutOfBounds
 from sync.mirror import ApplyResult, Mirror
 from sync.mirror_apply import WalkEnd
 from sync.mirror_state import (
+    WALK_BYTES,
     WALK_CURSOR,
     WALK_EPOCH,
     WALK_ESTIMATE,
@@ -46,6 +49,7 @@ from sync.mirror_state import (
     WALK_GENERATION,
     WALK_KEYS,
     WALK_MARK,
+    WALK_REFUSED,
     WALK_SEEN,
 )
 from sync.models import SessionPage, SessionView
@@ -75,6 +79,7 @@ class WalkResult:
     #: the resume that found the index changed): rows seen before it are settled again.
     epoch: float = 0.0
     seen: int = 0  # all passes of this walk
+    nbytes: int = 0  # its pages' bytes, all passes
     estimate: int = 0
     #: The last page's write concluded the walk: no row was left to point-read
     #: (`sync.mirror_apply.WalkEnd`).
@@ -154,6 +159,7 @@ class IndexWalk:
             WALK_GENERATION: repr(result.generation),
             WALK_EPOCH: repr(result.epoch),
             WALK_ESTIMATE: str(result.estimate),
+            WALK_REFUSED: None,  # a walk the user asked for after one was abandoned
         }
         await self._write(page, cursor=page.next_cursor, extra=fresh, last=not page.next_cursor)
         await self._forward(page.next_cursor)
@@ -163,15 +169,15 @@ class IndexWalk:
         result.generation = float(state.get(WALK_GENERATION) or 0.0)
         result.epoch = float(state.get(WALK_EPOCH) or result.generation)
         result.seen = int(state.get(WALK_SEEN) or 0)
+        result.nbytes = int(state.get(WALK_BYTES) or 0)
         result.estimate = int(state.get(WALK_ESTIMATE) or 0)
         result.etag = state.get(WALK_ETAG)
-        if result.seen > self.bounds.walk_total_items:
-            await asyncio.to_thread(self.mirror.apply, state=clear_walk())  # abandoned: pages stay
-            raise WalkOutOfBounds(
-                f"The server's session index went on past {self.bounds.walk_total_items:,} "
-                "items over several passes; the sync stopped there and nothing was removed.",
-                status=200,
-            )
+        bounds = self.bounds
+        if result.seen > bounds.walk_total_items or result.nbytes > bounds.walk_total_bytes:
+            # Abandoned: its pages stay, and the window's triggers start no other walk.
+            refused = {**clear_walk(), WALK_REFUSED: "1"}
+            await asyncio.to_thread(self.mirror.apply, state=refused)
+            raise walk_abandoned(bounds)
         saved = state.get(WALK_CURSOR) or None
         top = await self._fetch(None, result.etag)
         if top is not None:  # the index changed since: read what moved to the top
@@ -245,7 +251,12 @@ class IndexWalk:
         views: list[SessionView] = list(dedupe_walk(page.items).values())
         result.walked += len(page.items)
         result.seen += len(page.items)
-        state: dict[str, str | None] = {WALK_CURSOR: cursor or "", WALK_SEEN: str(result.seen)}
+        result.nbytes += page.nbytes
+        state: dict[str, str | None] = {
+            WALK_CURSOR: cursor or "",
+            WALK_SEEN: str(result.seen),
+            WALK_BYTES: str(result.nbytes),
+        }
         state.update(extra or {})
 
         end = WalkEnd(result.etag if self.keep_etag else None) if last else None
@@ -265,9 +276,19 @@ class IndexWalk:
             await self.page_hook(result.pages, page)
 
 
+def walk_abandoned(bounds: Bounds) -> WalkOutOfBounds:
+    """The error of a walk past its totals over several passes."""
+    return WalkOutOfBounds(
+        f"The server's session index went on past {bounds.walk_total_items:,} items or "
+        f"{bounds.walk_total_bytes // (1024 * 1024):,} MiB over several passes; the sync "
+        "stopped there and nothing was removed. Converge tries again when you sync.",
+        status=200,
+    )
+
+
 def clear_walk() -> dict[str, str | None]:
     """The state that ends a concluded walk: its keys cleared."""
     return dict.fromkeys(WALK_KEYS)
 
 
-__all__ = ["IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than"]
+__all__ = ["IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than", "walk_abandoned"]

@@ -30,6 +30,11 @@ WALK_GENERATION = "walk_generation"  # the walk's start (time.time()): seen rows
 #: changed): rows with `synced_at` from here on were seen at the version it now follows.
 WALK_EPOCH = "walk_epoch"
 WALK_SEEN = "walk_seen"  # items walked so far, all passes
+WALK_BYTES = "walk_bytes"  # page bytes walked so far, all passes
+#: Set when a walk was abandoned past its totals: the timer, the watch and the foreground
+#: do not start another (an endless index would fill the disk a walk at a time); a sync the
+#: user asks for, or the next start, does. A walk that concludes clears it.
+WALK_REFUSED = "walk_refused"
 WALK_ESTIMATE = "walk_estimate"  # mirror rows when the walk began: the "about N"
 WALK_KEYS = (
     WALK_CURSOR,
@@ -38,7 +43,9 @@ WALK_KEYS = (
     WALK_GENERATION,
     WALK_EPOCH,
     WALK_SEEN,
+    WALK_BYTES,
     WALK_ESTIMATE,
+    WALK_REFUSED,
 )
 
 

@@ -42,13 +42,17 @@ from sync.cache import remove_cached_files
 from sync.engine_events import TriggerReason as TriggerReason  # its home was here
 from sync.errors import MirrorError, NotFound, SyncError, loggable
 from sync.gc_pause import full_collections_deferred
-from sync.index_walk import IndexWalk, PageHook, WalkResult, clear_walk
+from sync.index_walk import IndexWalk, PageHook, WalkResult, clear_walk, walk_abandoned
 from sync.mirror import ETAG_KEY, ApplyResult, Mirror
-from sync.mirror_state import WALK_KEYS
+from sync.mirror_state import WALK_KEYS, WALK_REFUSED
 from sync.plan import PointRead, PointReadOutcome, WalkPlan, most_telling, plan_prunes
 from sync.ports import SessionIndexApi
 
 log = logging.getLogger(__name__)
+
+
+#: Triggers nobody asked for just now: they start no walk after one was abandoned.
+UNASKED = frozenset({TriggerReason.TIMER, TriggerReason.WATCH, TriggerReason.FOREGROUND})
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,10 @@ class Reconciler:
         """One walk's share in this pass, and its conclusion when it reached the end."""
         started = time.monotonic()
         state, rows = await asyncio.to_thread(self.mirror.pass_start, (ETAG_KEY, *WALK_KEYS))
+        if state.get(WALK_REFUSED) and reason in UNASKED:
+            # An abandoned walk (an endless index) is said once; only the user or the next
+            # start tries again.
+            return ReconcileReport(reason=reason, error=walk_abandoned(self.bounds))
         etag = state[ETAG_KEY] if self.use_etag else None
         walker = IndexWalk(
             self.api,

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from sync.bounds import DEFAULT_BOUNDS, MIB, WALK_ITEM_BYTES, Bounds, PassBudgetSpent, WalkGuard
-from sync.engine import EngineState, SyncEngine
+from sync.engine import EngineState, SyncEngine, TriggerReason
 from sync.errors import WalkOutOfBounds, WalkUnfinished
 from sync.models import SessionView
 from sync.plan import dedupe_walk
@@ -206,9 +206,45 @@ def test_an_endless_index_ends_a_pass_at_its_budget_as_progress_and_the_walk_at_
             assert "over several passes" in again.error.message
             assert again.pruned == () and await engine.row(KEPT.id) is not None
             assert await asyncio.to_thread(engine.mirror.get_state, "walk_cursor") is None
+            # The window's own triggers start no new walk: said once, nothing asked.
+            for reason in (TriggerReason.TIMER, TriggerReason.WATCH, TriggerReason.FOREGROUND):
+                quiet = await engine.reconcile(reason)
+                assert isinstance(quiet.error, WalkOutOfBounds), repr(quiet.error)
+                assert quiet.requests == 0 and quiet.error.message == again.error.message
+            asked = len(hostile.requests)
+            # A sync the user asks for walks again (up to the bounds again).
+            manual = await engine.reconcile(TriggerReason.MANUAL)
+            assert isinstance(manual.error, WalkUnfinished), repr(manual.error)
+            assert len(hostile.requests) > asked
         finally:
             await engine.close()
 
     run(scenario(), timeout=30)
     index_pages = [path for _, path in hostile.requests if path == "/v1/sessions"]
-    assert len(index_pages) == pages  # the abandoned walk asked for nothing more
+    assert len(index_pages) == 2 * pages  # the abandoned walk's triggers asked for nothing
+
+
+@pytest.mark.parametrize("hostile", ["endless_index"], indirect=True)
+def test_an_endless_index_is_abandoned_at_its_total_bytes_too(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    budget = 2 * MIB
+    pages = _endless_pages_within(budget)
+
+    async def scenario() -> None:
+        profile = Profile.load(tmp_path, server=hostile.url, token="dev-alice", environ={})
+        bounds = Bounds(walk_memory=budget, walk_total_bytes=MIB)
+        engine = await SyncEngine.open(profile, retry_attempts=2, bounds=bounds)
+        try:
+            reports = [await engine.reconcile()]
+            while isinstance(reports[-1].error, WalkUnfinished) and len(reports) < 10:
+                reports.append(await engine.reconcile())
+            last = reports[-1]
+            assert isinstance(last.error, WalkOutOfBounds), repr(last.error)
+            assert "or 1 MiB over several passes" in last.error.message
+            assert len(reports) < 10  # far fewer items than the default total
+        finally:
+            await engine.close()
+
+    run(scenario(), timeout=30)
+    assert pages > 1
