@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             outcome = run_schedule(args.seed, steps, trace=print if args.trace else None)
         except Failure as failure:
-            print(shrink(args.seed, steps) if args.shrink else failure, file=sys.stderr)
+            print((shrink(args.seed, steps) if args.shrink else None) or failure, file=sys.stderr)
             return 1
         print(f"seed {args.seed}: held ({outcome.requests} requests)")
         return 0

@@ -62,11 +62,16 @@ class _Selector(selectors.DefaultSelector):
 
 class _Inline(concurrent.futures.ThreadPoolExecutor):
     """Runs what is submitted at once, on the caller's thread (asyncio accepts only a
-    `ThreadPoolExecutor` as the default; this one never starts a thread)."""
+    `ThreadPoolExecutor` as the default; this one never starts a thread). `before` is called
+    first: what raises there (a kill between two mirror transactions) is the call's."""
+
+    before: Callable[[], None] | None = None
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         try:
+            if self.before is not None:
+                self.before()
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # the awaiting task receives it, as from a thread
             future.set_exception(exc)
@@ -77,7 +82,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     def __init__(self, clock: VirtualClock) -> None:
         super().__init__(_Selector(clock))
         self.clock = clock
-        self.set_default_executor(_Inline())
+        self.inline = _Inline()
+        self.set_default_executor(self.inline)
 
     def time(self) -> float:
         return self.clock.now

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import random
 import shutil
 import tempfile
@@ -36,6 +37,7 @@ from typing import Any
 from qa.simulation.clock import Stuck, VirtualClock, VirtualLoop, engine_on
 from qa.simulation.server import Faults, Killed, ModelServer, SimTransport
 from sync.engine import SyncEngine
+from sync.errors import SyncError
 from sync.mirror import ETAG_KEY
 from sync.profile import Profile
 
@@ -102,11 +104,20 @@ class _Device:
         return self.engine
 
 
+#: The device whose work runs (the tasks its engine starts inherit it): a mirror call may
+#: kill it there, between two transactions.
+_running: contextvars.ContextVar[_Device | None] = contextvars.ContextVar("device", default=None)
+
+
 async def _on(device: _Device, work: Awaitable[Any]) -> Any:
     """`work` of a device, bounded in virtual time; `Killed` when the device dies first
     (in a real kill, whoever waited dies with the process)."""
     async with asyncio.timeout(STEP_SECONDS):
-        task = asyncio.ensure_future(work)
+        token = _running.set(device)
+        try:
+            task = asyncio.ensure_future(work)
+        finally:
+            _running.reset(token)
         death = asyncio.ensure_future(device.transport.killed.wait())
         try:
             await asyncio.wait({task, death}, return_when=asyncio.FIRST_COMPLETED)
@@ -137,8 +148,21 @@ class _Run:
     def fail(self, what: str) -> Failure:
         return Failure(self.seed, self.steps, what)
 
+    def _kill_in_mirror_call(self) -> None:
+        device = _running.get()
+        if device is None or device.transport.dead:
+            return
+        if self.faults.rng.random() < self.faults.kill_rate:
+            self.faults.count("kill in mirror")
+            device.transport.dead = True
+            device.transport.killed.set()
+            raise Killed
+
     async def run(self) -> Outcome:
-        asyncio.get_running_loop().set_exception_handler(self._background_crash)
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(self._background_crash)
+        assert isinstance(loop, VirtualLoop)
+        loop.inline.before = self._kill_in_mirror_call
         for _ in range(self.rng.randint(0, 12)):
             self.server.create()
         for device in self.devices:
@@ -167,7 +191,7 @@ class _Run:
         rng = self.rng = random.Random(self.seed * 1_000_003 + number)
         device = rng.choice(self.devices)
         kind = rng.choice(
-            ("server", "server", "pass", "pass", "delete", "content", "watch", "kill")
+            ("server", "server", "pass", "pass", "delete", "send", "content", "watch", "kill")
         )
         self.faults.count(f"step {kind}")
         try:
@@ -178,6 +202,11 @@ class _Run:
                 await _on(device, device.live.reconcile())
             elif kind == "delete":
                 await _on(device, device.live.delete(self._victim(device)))
+            elif kind == "send":  # the device's own new conversation, or a message in one
+                rows = [row.id for row in device.live.mirror.rows()]
+                into = rng.choice(rows) if rows and rng.random() < 0.3 else None
+                with contextlib.suppress(SyncError):  # the faults' errors, told to the user
+                    await _on(device, device.live.send_message(into, "note"))
             elif kind == "content":
                 await _on(device, device.live.content.run())
             elif kind == "watch":

@@ -111,6 +111,28 @@ class ModelServer:
         self.sessions[sid] = replace(self.sessions[sid], updated_at=at)
         self._bump()
 
+    def open_session(self) -> SessionView:
+        """`POST /v1/sessions`: an empty session; its title comes with its first message."""
+        sid = self._next_id("ses")
+        self.words[sid] = f"zq{self._ids:05d}x"
+        at = self._now()
+        self.sessions[sid] = SessionView(sid, None, at, at, None, None)
+        self.events[sid] = []
+        self._bump()
+        return self.sessions[sid]
+
+    def send(self, sid: str, text: str) -> _Run | None:
+        """`POST /v1/sessions/{id}/runs`: the user's message and a run (None: one runs)."""
+        view = self.sessions[sid]
+        if view.active_run_id is not None:
+            return None
+        word = self.words[sid]
+        if view.title is None:
+            self.sessions[sid] = replace(view, title=f"{text} {word}"[:64])
+        self._append(sid, None, "message.user", f"{text} {word}")
+        self.start_run(sid)
+        return self.runs[self.sessions[sid].active_run_id or ""]
+
     def turn(self, sid: str) -> None:
         """A message appended: the conversation moves to the top of the index."""
         if sid in self.sessions:
@@ -173,6 +195,17 @@ class ModelServer:
             return _error(404, "not_found")
         if parts[1] == "sessions" and len(parts) == 2 and method == "GET":
             return await self._index(request)
+        if parts[1] == "sessions" and len(parts) == 2 and method == "POST":
+            return 201, {}, self.open_session().to_view_json()
+        if parts[1] == "sessions" and len(parts) == 4 and parts[3] == "runs" and method == "POST":
+            if parts[2] not in self.sessions:
+                return _error(404, "not_found")
+            message = json.loads(request.content or b"{}").get("input", {})
+            blocks = message.get("content") or [{}]
+            run = self.send(parts[2], str(blocks[0].get("text", "")))
+            if run is None:
+                return _error(409, "invalid_state", {"reason": "run_in_progress"})
+            return 202, {}, run.to_json()
         if parts[1] == "sessions" and len(parts) == 3:
             sid = parts[2]
             if method == "GET":

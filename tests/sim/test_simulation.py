@@ -17,8 +17,8 @@ from qa.simulation.explore import SCRATCH, shrink, sweep
 SCHEDULES = 500
 STEPS = 8
 
-FAULTS = ("cut before", "cut after", "cut body", "delay", "429", "503", "kill")
-STEPS_MET = ("server", "pass", "delete", "content", "watch", "kill")
+FAULTS = ("cut before", "cut after", "cut body", "delay", "429", "503", "kill", "kill in mirror")
+STEPS_MET = ("server", "pass", "delete", "send", "content", "watch", "kill")
 CHANGES = ("create", "turn", "delete", "start_run", "finish_run")
 
 
@@ -64,4 +64,5 @@ def test_the_simulation_finds_a_walk_resumed_across_a_delete() -> None:
     assert "python -m qa.simulation --seed" in failure.replay
     with pytest.raises(Failure):  # the shrunk schedule replays its failure
         run_schedule(failure.seed, failure.steps, folder=SCRATCH)
-    assert shrink(failure.seed, failure.steps).steps == failure.steps
+    again = shrink(failure.seed, failure.steps)
+    assert again is not None and again.steps == failure.steps
