@@ -6,7 +6,8 @@ the API (POST and DELETE under `/v1/`, every route alike): one of requests (`wri
 refilled at `write_rate` per second) and one of body bytes (`write_bytes_burst`, refilled at
 `write_bytes_rate`). A request needs one request token and its declared `Content-Length` in
 byte tokens (a body streamed without a length is charged as it arrives, and may leave the
-bucket in debt, which delays the next write). Defaults are generous: no client of ours and
+bucket in debt, which delays the next write); what was declared but never received is given
+back when the request ends. Defaults are generous: no client of ours and
 no test comes near them; `write_rate_limit=False` (`--no-rate-limit`) turns them off for
 benchmarks.
 
@@ -75,6 +76,11 @@ class TokenBuckets:
     def take(self, key: tuple[str, str], amount: float) -> None:
         """Take `amount` tokens (the bucket may go into debt)."""
         self._refilled(key).tokens -= amount
+
+    def give_back(self, key: tuple[str, str], amount: float) -> None:
+        """Return `amount` tokens taken for nothing (never above the capacity)."""
+        bucket = self._refilled(key)
+        bucket.tokens = min(self.capacity, bucket.tokens + amount)
 
 
 class WriteRateLimit:
@@ -145,7 +151,14 @@ class RateLimitMiddleware:
                     charged = 0
             return message
 
-        await self.app(scope, charging_receive, send)
+        try:
+            await self.app(scope, charging_receive, send)
+        finally:
+            # Declared but never received (a 413 answered unread, a refusal before the body,
+            # a client that went away): a principal pays for the bytes it wrote, not for the
+            # ones it claimed, or one refused upload would lock it out for hours.
+            if charged > 0:
+                self.limit.bytes.give_back(key, charged)
 
     def _principal(self, scope: Scope) -> tuple[str, str] | None:
         lookup = self._lookup

@@ -290,3 +290,24 @@ def test_accept_errors_for_want_of_descriptors_are_logged_once(
     assert len(accepts) == 1
     assert repeat.suppressed("accept-EMFILE") == 49
     assert any("something else" in r.getMessage() for r in caplog.records)  # passed on
+
+
+def test_a_refused_oversized_body_costs_its_writer_nothing_it_did_not_send(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """A write that declares a huge `Content-Length` is refused with 413 unread; the bytes it
+    declared but never sent are given back, so the principal's next writes go ahead."""
+    server = start_server()
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            b"POST /v1/sessions HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+            b"Authorization: Bearer dev-alice\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 999999999999\r\n\r\n{}"
+        )
+        head = sock.recv(65536).split(b"\r\n", 1)[0]
+    assert b" 413 " in head, head
+    alice = server.client("dev-alice")
+    assert alice.post("/v1/sessions", json={}).status_code == 201
+    sid = alice.get("/v1/sessions").json()["items"][0]["id"]
+    assert alice.delete(f"/v1/sessions/{sid}").status_code == 204

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from server_stub.logformat import JsonFormatter
+from server_stub.observe import RequestIds
 from server_stub.timestamps import is_valid
 from tests.server.conftest import message, wait_until
 from tests.server.test_cli_and_seed import _Process
@@ -180,3 +181,16 @@ def test_an_exception_is_named_by_its_class_never_by_its_text() -> None:
     assert line["exception"] == "ValueError"
     assert line["message"] == "failed x"
     assert SECRET not in json.dumps(line)
+
+
+def test_fresh_request_ids_do_not_count_other_principals_requests() -> None:
+    """Between two of bob's requests carol made some: bob's two ids must not say how many
+    (no shared prefix, no counter in the clear)."""
+    ids = RequestIds()
+    bobs_first = ids.fresh()
+    for _ in range(7):  # carol's
+        ids.fresh()
+    bobs_second = ids.fresh()
+    assert GENERATED.fullmatch(bobs_first.decode()) and GENERATED.fullmatch(bobs_second.decode())
+    assert bobs_first[:8] != bobs_second[:8]
+    assert abs(int(bobs_second, 16) - int(bobs_first, 16)) > 2**32
