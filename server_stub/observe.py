@@ -5,8 +5,9 @@ and `GET /metrics` (docs/server.md "Metrics and logs").
 a stream per request; this costs a clock read, a header scan and one histogram observation).
 It gives every request an id: a sane inbound `X-Request-ID` (1-64 characters of letters,
 digits, `.`, `_`, `-`; anything else, or more than one, is ignored), else 16 hex digits
-that say nothing of other requests (`RequestIds`), echoed in the response's `X-Request-ID` and set in `REQUEST_ID` for every log record
-written while the request runs (worker threads inherit it). After the response it observes
+that say nothing of other requests (`RequestIds`), echoed in the response's `X-Request-ID`
+and set in `REQUEST_ID` for every log record written while the request runs (worker threads
+inherit it). After the response it observes
 the duration under the route's *template* (`/v1/sessions/{session_id}`, never the raw path:
 ids would make one series per session), `unrouted` for requests refused before routing (Host,
 rate or body limits) and unknown paths; and, when asked (`--log-format json`), writes the
