@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from sync.junit import bounded
+from sync.private_files import write_private_at
 from sync.terminal import for_terminal
 
 #: One cell's or paragraph's bound (characters, before escaping).
@@ -78,4 +79,6 @@ def page(title: str, sections: Iterable[str]) -> str:
 
 
 def write(path: Path, document: str) -> None:
-    path.write_text(document, encoding="utf-8")
+    """The page as a private file (`sync.private_files.write_private_at`): a report may quote
+    a server's words and a user's conversations."""
+    write_private_at(path, document)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sync.private_files import write_private_at
 from sync.terminal import for_terminal
 
 #: Bounds on what one testcase carries (characters): the failure's one-line message and
@@ -51,7 +52,8 @@ def _safe(text: str, limit: int, *, multiline: bool) -> str:
 
 
 def write(path: Path, suite: str, cases: Sequence[Case], seconds: float) -> None:
-    """Write one `testsuite` named `suite` holding `cases` to `path` (UTF-8)."""
+    """Write one `testsuite` named `suite` holding `cases` to `path` (UTF-8), as a private
+    file never written through a symlink (`sync.private_files.write_private_at`)."""
     root = ET.Element(
         "testsuite",
         name=suite,
@@ -79,7 +81,7 @@ def write(path: Path, suite: str, cases: Sequence[Case], seconds: float) -> None
             )
             error.text = _safe(c.error, EVIDENCE_LIMIT, multiline=True)
     ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    write_private_at(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 def write_setup_error(path: Path, suite: str, message: str) -> None:
@@ -91,4 +93,4 @@ def write_setup_error(path: Path, suite: str, message: str) -> None:
     error = ET.SubElement(case, "error", message=_safe(message, MESSAGE_LIMIT, multiline=False))
     error.text = _safe(message, EVIDENCE_LIMIT, multiline=True)
     ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    write_private_at(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))

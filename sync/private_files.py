@@ -5,8 +5,8 @@ joins a name to a folder, resolves the result (following every symlink) and refu
 anything that is not strictly inside the resolved folder, so neither a `../` nor an absolute
 path nor a symlink planted in the folder can move a write elsewhere. And whatever the umask,
 a folder the client creates is 0700 and a file it writes is 0600: conversations, tokens'
-fingerprints and logs are the user's alone (`private_dir`, `write_private`, `copy_private`,
-`private_opener`, `create_private_file`).
+fingerprints, logs and reports are the user's alone (`private_dir`, `write_private`,
+`copy_private`, `write_private_at`, `private_opener`, `create_private_file`).
 
 Writes go to a temporary file (created exclusive and 0600 by `tempfile.mkstemp`) renamed
 over the name: a rename replaces a symlink rather than writing through it, and a crash never
@@ -15,6 +15,7 @@ leaves half a file under the real name.
 
 from __future__ import annotations
 
+import errno
 import io
 import logging.handlers
 import os
@@ -150,6 +151,29 @@ def write_private(folder: Path, name: str, data: bytes | str) -> Path:
     refuses."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     return _write_via(folder, name, lambda fh: fh.write(payload))
+
+
+def write_private_at(path: Path, data: bytes | str) -> None:
+    """Write `data` (str as UTF-8) to `path`, a path the user named (a report for CI): a
+    new file is 0600, an existing regular file is set to 0600 before it is truncated, and a
+    symlink at that name is refused (ELOOP) instead of followed. Opened in place rather than
+    renamed over, so that a device the user names (`/dev/stdout`) is written, not replaced.
+    OSError as the disk gives it, for the caller's words."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, PRIVATE_FILE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(
+                errno.ELOOP, "it is a symlink, and a report is never written through one", path
+            ) from exc
+        raise
+    with os.fdopen(fd, "wb") as fh:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, PRIVATE_FILE_MODE)
+            fh.truncate(0)
+        fh.write(payload)
 
 
 def copy_private(source: Path, folder: Path, name: str) -> Path:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from sync.conformance import fixtures
-from sync.conformance.probe import Answer, RuleFailed, expect, oversized_post
+from sync.conformance.probe import Answer, RuleFailed, expect, oversized_post, seg
 from sync.conformance.rules import rule
 from sync.conformance.world import World, message, never_existed
 
@@ -54,7 +54,7 @@ async def unauthenticated(world: World) -> None:
         ({}, f"conformance-unknown-{world.nonce}"),
         ({"Authorization": f"Basic {p.a}"}, None),
     ):
-        for path in ("/v1/sessions", f"/v1/sessions/{session_id}"):
+        for path in ("/v1/sessions", f"/v1/sessions/{seg(session_id)}"):
             expect_status(
                 await p.call("GET", path, token=token, headers=headers), 401, "unauthenticated"
             )
@@ -76,12 +76,12 @@ async def syntax_first(world: World) -> None:
     p = world.probe
     absent = never_existed("ses_")
     expect_status(
-        await p.call("POST", f"/v1/sessions/{absent}/runs", token=p.a, body={"input": 5}),
+        await p.call("POST", f"/v1/sessions/{seg(absent)}/runs", token=p.a, body={"input": 5}),
         400,
         "invalid_request",
     )
     expect_status(
-        await p.call("GET", f"/v1/sessions/{absent}/events", token=p.a, params={"limit": "0"}),
+        await p.call("GET", f"/v1/sessions/{seg(absent)}/events", token=p.a, params={"limit": "0"}),
         400,
         "invalid_request",
     )
@@ -95,7 +95,7 @@ async def syntax_first(world: World) -> None:
 async def existence_first(world: World) -> None:
     p = world.probe
     pending = await fixtures.approval(world)
-    path = f"/v1/sessions/{pending.session_id}"
+    path = f"/v1/sessions/{seg(pending.session_id)}"
     expect_status(await p.call("DELETE", path, token=p.b), 404, "not_found")
     expect_status(
         await p.call("POST", f"{path}/runs", token=p.b, body={"input": message("x")}),
@@ -115,12 +115,12 @@ async def validation(world: World) -> None:
         )
     expect_status(await p.call("GET", "/v1/sessions", token=p.a, params={"limit": "200"}), 200)
     base = await fixtures.basic(world)
-    events = f"/v1/sessions/{base.session_id}/events"
+    events = f"/v1/sessions/{seg(base.session_id)}/events"
     for limit in ("0", "1001"):
         expect_status(
             await p.call("GET", events, token=p.a, params={"limit": limit}), 400, "invalid_request"
         )
-    runs = f"/v1/sessions/{base.session_id}/runs"
+    runs = f"/v1/sessions/{seg(base.session_id)}/runs"
     bad_inputs: list[Any] = [
         None,
         {},
@@ -190,7 +190,7 @@ async def shapes(world: World) -> None:
     base = await fixtures.basic(world)
     opt = (str, type(None))
     p = world.probe
-    session = (await p.call("GET", f"/v1/sessions/{base.session_id}", token=p.a)).obj()
+    session = (await p.call("GET", f"/v1/sessions/{seg(base.session_id)}", token=p.a)).obj()
     _expect_view(
         session,
         {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sync.conformance import fixtures
 from sync.conformance.checks_conventions import expect_status
-from sync.conformance.probe import expect
+from sync.conformance.probe import expect, seg
 from sync.conformance.rules import rule
 from sync.conformance.world import ACTIVE, TERMINAL, World, message, never_existed
 
@@ -16,7 +16,7 @@ async def idempotent(world: World) -> None:
     p = world.probe
     session_id = (await world.session())["id"]
     for attempt in ("first", "second", "third"):
-        answer = await p.call("DELETE", f"/v1/sessions/{session_id}", token=p.a)
+        answer = await p.call("DELETE", f"/v1/sessions/{seg(session_id)}", token=p.a)
         expect(answer.status == 204, f"{answer.what()} on the {attempt} DELETE, expected 204")
         expect(answer.body == b"", f"the {attempt} DELETE's 204 has a body")
 
@@ -31,7 +31,7 @@ async def active_run(world: World) -> None:
     session_id = (await world.session())["id"]
     run = await world.start(session_id, "/wait 20")
     await world.until(run["id"], ACTIVE)
-    path = f"/v1/sessions/{session_id}"
+    path = f"/v1/sessions/{seg(session_id)}"
     try:
         answer = await p.call("DELETE", path, token=p.a)
         expect_status(answer, 409, "invalid_state")
@@ -43,7 +43,7 @@ async def active_run(world: World) -> None:
         )
         expect_status(await p.call("GET", path, token=p.a), 200)
     finally:
-        await p.call("POST", f"/v1/runs/{run['id']}/cancel", token=p.a)
+        await p.call("POST", f"/v1/runs/{seg(run['id'])}/cancel", token=p.a)
     await world.until(run["id"], TERMINAL)
     expect_status(await p.call("DELETE", path, token=p.a), 204)
 
@@ -61,8 +61,8 @@ async def tombstone_reads(world: World) -> None:
         e["data"].get("artifact_id") for e in events if e.get("type") == "artifact.created"
     ]
     expect(bool(artifacts), "the /artifact run stored no artifact")
-    expect_status(await p.call("DELETE", f"/v1/sessions/{session_id}", token=p.a), 204)
-    own = await p.call("GET", f"/v1/sessions/{session_id}", token=p.a)
+    expect_status(await p.call("DELETE", f"/v1/sessions/{seg(session_id)}", token=p.a), 204)
+    own = await p.call("GET", f"/v1/sessions/{seg(session_id)}", token=p.a)
     expect_status(own, 404, "not_found")
     expect(own.details().get("reason") == "deleted", f"{own.what()}: no details.reason deleted")
     reads = [
@@ -77,9 +77,9 @@ async def tombstone_reads(world: World) -> None:
     for method, template, real, token in reads:
         prefix = real.split("_", 1)[0] + "_"
         body = {"input": message("x")} if method == "POST" else None
-        gone = await p.call(method, template.format(real), token=token, body=body)
+        gone = await p.call(method, template.format(seg(real)), token=token, body=body)
         absent = await p.call(
-            method, template.format(never_existed(prefix)), token=token, body=body
+            method, template.format(seg(never_existed(prefix))), token=token, body=body
         )
         route = f"{method} {template.format('{id}')}"
         expect(gone.status == 404, f"{route}: {gone.status} for a deleted session's id")
@@ -95,13 +95,13 @@ async def tombstone_reads(world: World) -> None:
 async def purge_visible(world: World) -> None:
     p = world.probe
     rich = await fixtures.rich(world)
-    expect_status(await p.call("DELETE", f"/v1/sessions/{rich.session_id}", token=p.a), 204)
+    expect_status(await p.call("DELETE", f"/v1/sessions/{seg(rich.session_id)}", token=p.a), 204)
     memories = (await world.walk("/v1/memories")).ids()
     expect(rich.memory_id not in memories, f"memory {rich.memory_id} formed in it survives")
     documents = (await world.walk("/v1/knowledge/documents")).items
     left = [d.get("id") for d in documents if d.get("source_session_id") == rich.session_id]
     expect(not left, f"knowledge documents {left} sourced from it survive")
-    skill = await p.call("GET", f"/v1/skills/{rich.skill_id}", token=p.a)
+    skill = await p.call("GET", f"/v1/skills/{seg(rich.skill_id)}", token=p.a)
     expect_status(skill, 200)
     revisions = skill.obj().get("revisions") or []
     attached = [r for r in revisions if r.get("authoring_run_id") == rich.skill_run_id]

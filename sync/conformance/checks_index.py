@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from sync.conformance.checks_conventions import expect_status
-from sync.conformance.probe import Answer, expect
+from sync.conformance.probe import Answer, expect, seg
 from sync.conformance.rules import rule
 from sync.conformance.world import World
 
@@ -84,7 +84,7 @@ async def walk_stable(world: World) -> None:
     expect(not twice, f"the walk listed {twice[:3]} twice")
     missing = [i for i in before if i not in seen]
     for session_id in missing:  # excused only if it changed or went away meanwhile
-        now = await p.call("GET", f"{INDEX}/{session_id}", token=p.a)
+        now = await p.call("GET", f"{INDEX}/{seg(session_id)}", token=p.a)
         expect(
             now.status == 404 or now.obj().get("updated_at") != before[session_id],
             f"the walk skipped {session_id}, unchanged since before the walk",
@@ -124,7 +124,7 @@ async def cursor_survives(world: World) -> None:
         cursor, last = page.get("next_cursor"), page["items"][-1].get("id")
         expect(last in made and isinstance(cursor, str), "the newest sessions are not on top")
         if change == "delete":
-            expect_status(await p.call("DELETE", f"{INDEX}/{last}", token=p.a), 204)
+            expect_status(await p.call("DELETE", f"{INDEX}/{seg(last)}", token=p.a), 204)
         else:
             await world.finished("conformance update", str(last))
         answer = await p.call("GET", INDEX, token=p.a, params={"limit": "2", "cursor": str(cursor)})
@@ -170,7 +170,7 @@ async def etag_changes(world: World) -> None:
     steps["a finished run"] = etag_of(await first_page(world))
     await world.finished("conformance etag", session_id)
     steps["a deletion"] = etag_of(await first_page(world))
-    expect_status(await p.call("DELETE", f"{INDEX}/{session_id}", token=p.a), 204)
+    expect_status(await p.call("DELETE", f"{INDEX}/{seg(session_id)}", token=p.a), 204)
     final = etag_of(await first_page(world))
     values = [*steps.values(), final]
     for (what, old), new in zip(steps.items(), values[1:], strict=True):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from sync.conformance import fixtures
-from sync.conformance.probe import Answer, expect
+from sync.conformance.probe import Answer, expect, seg
 from sync.conformance.rules import rule
 from sync.conformance.world import World, message, never_existed
 
@@ -17,10 +17,15 @@ async def _same_404(world: World, method: str, template: str, real: str, body: A
     """B's answer for A's `real` id, compared with both principals' answers for absent
     ids of the same prefix; all three 404 and identical. Returns B's answer."""
     p = world.probe
+    path = template.format(seg(real))
     prefix = real.split("_", 1)[0] + "_"
-    theirs = await p.call(method, template.format(real), token=p.b, body=body)
-    absent_b = await p.call(method, template.format(never_existed(prefix)), token=p.b, body=body)
-    absent_a = await p.call(method, template.format(never_existed(prefix)), token=p.a, body=body)
+    theirs = await p.call(method, path, token=p.b, body=body)
+    absent_b = await p.call(
+        method, template.format(seg(never_existed(prefix))), token=p.b, body=body
+    )
+    absent_a = await p.call(
+        method, template.format(seg(never_existed(prefix))), token=p.a, body=body
+    )
     route = f"{method} {template.format('{id}')}"
     for answer, whose in ((theirs, "another principal's id"), (absent_b, "an absent id")):
         expect(answer.status == 404, f"{route}: {answer.status} for {whose}, expected 404")
@@ -66,7 +71,7 @@ async def plain_404(world: World) -> None:
         await _same_404(world, method, template, real, body)
     # Nothing the other principal asked for happened.
     p = world.probe
-    after = await p.call("GET", f"/v1/sessions/{s}", token=p.a)
+    after = await p.call("GET", f"/v1/sessions/{seg(s)}", token=p.a)
     expect(after.status == 200, f"{after.what()}: the other principal's DELETE removed it")
     run = await world.run_view(pending.run_id)
     expect(

@@ -10,7 +10,7 @@ from typing import Any
 
 from sync.conformance import fixtures
 from sync.conformance.checks_conventions import expect_status
-from sync.conformance.probe import expect
+from sync.conformance.probe import expect, seg
 from sync.conformance.rules import rule
 from sync.conformance.world import ACTIVE, TERMINAL, World
 
@@ -34,20 +34,20 @@ async def title_rule(world: World) -> None:
         content = [{"type": "text", "text": t} for t in blocks]
         answer = await p.call(
             "POST",
-            f"/v1/sessions/{session_id}/runs",
+            f"/v1/sessions/{seg(session_id)}/runs",
             token=p.a,
             body={"input": {"role": "user", "content": content}},
         )
         expect_status(answer, 202)
         await world.until(str(answer.obj().get("id")), TERMINAL)
-        view = (await p.call("GET", f"/v1/sessions/{session_id}", token=p.a)).obj()
+        view = (await p.call("GET", f"/v1/sessions/{seg(session_id)}", token=p.a)).obj()
         expect(
             view.get("title") == expected,
             f"title {view.get('title')!r} for {blocks!r}, expected {expected!r}",
         )
         if expected is not None:
             await world.finished("a later message", session_id)
-            later = (await p.call("GET", f"/v1/sessions/{session_id}", token=p.a)).obj()
+            later = (await p.call("GET", f"/v1/sessions/{seg(session_id)}", token=p.a)).obj()
             expect(later.get("title") == expected, "the title changed after a second run")
 
 
@@ -61,7 +61,7 @@ async def one_active(world: World) -> None:
     session_id, first = await world.finished("conformance first")
     run = await world.start(session_id, "/wait 20")
     await world.until(run["id"], ACTIVE)
-    path = f"/v1/sessions/{session_id}"
+    path = f"/v1/sessions/{seg(session_id)}"
     try:
         second = await p.call(
             "POST",
@@ -77,11 +77,11 @@ async def one_active(world: World) -> None:
             view.get("active_run_id") == run["id"] and view.get("last_run_id") == first,
             f"during a run: active {view.get('active_run_id')}, last {view.get('last_run_id')}",
         )
-        cancel = await p.call("POST", f"/v1/runs/{run['id']}/cancel", token=p.a)
+        cancel = await p.call("POST", f"/v1/runs/{seg(run['id'])}/cancel", token=p.a)
         expect_status(cancel, 202)
         expect(cancel.obj().get("cancel_requested") is True, "cancel_requested is not true")
     finally:
-        await p.call("POST", f"/v1/runs/{run['id']}/cancel", token=p.a)
+        await p.call("POST", f"/v1/runs/{seg(run['id'])}/cancel", token=p.a)
     ended = await world.until(run["id"], TERMINAL)
     expect(ended.get("status") == "cancelled", f"a cancelled run ended {ended.get('status')}")
     view = (await p.call("GET", path, token=p.a)).obj()
@@ -89,7 +89,7 @@ async def one_active(world: World) -> None:
         view.get("active_run_id") is None and view.get("last_run_id") == run["id"],
         f"after the run: active {view.get('active_run_id')}, last {view.get('last_run_id')}",
     )
-    again = await p.call("POST", f"/v1/runs/{run['id']}/cancel", token=p.a)
+    again = await p.call("POST", f"/v1/runs/{seg(run['id'])}/cancel", token=p.a)
     expect_status(again, 202)
     expect(again.obj().get("status") == "cancelled", "cancelling a finished run changed it")
 
@@ -110,9 +110,9 @@ async def sequence(world: World) -> None:
     expect(kinds[-1] == "run.completed", f"the finished run's last event is {kinds[-1]}")
     stamps = [str(e.get("created_at")) for e in events]
     expect(stamps == sorted(stamps), "events' created_at decrease")
-    view = (await p.call("GET", f"/v1/sessions/{base.session_id}", token=p.a)).obj()
+    view = (await p.call("GET", f"/v1/sessions/{seg(base.session_id)}", token=p.a)).obj()
     expect(view.get("updated_at") == max(stamps), "updated_at is not its last event's time")
-    path = f"/v1/sessions/{base.session_id}/events"
+    path = f"/v1/sessions/{seg(base.session_id)}/events"
     page = (await p.call("GET", path, token=p.a, params={"after": "1", "limit": "2"})).obj()
     got = [e.get("sequence") for e in page.get("items", [])]
     expect(got == [2, 3], f"after=1&limit=2 gave sequences {got}")
@@ -126,7 +126,7 @@ async def sse(world: World) -> None:
     base = await fixtures.basic(world)
     p = world.probe
     events = await world.events(base.session_id)
-    path = f"/v1/runs/{base.run_id}/events"
+    path = f"/v1/runs/{seg(base.run_id)}/events"
     stream = await p.call("GET", path, token=p.a, headers={"Accept": "text/event-stream"})
     expect_status(stream, 200)
     frames = _frames(stream.body.decode("utf-8", "replace"))
@@ -163,7 +163,7 @@ def _frames(text: str) -> list[dict[str, str]]:
 async def decision(world: World) -> None:
     p = world.probe
     pending = await fixtures.approval(world)
-    path = f"/v1/approvals/{pending.approval_id}/decision"
+    path = f"/v1/approvals/{seg(pending.approval_id)}/decision"
     for attempt in ("first", "repeated"):
         answer = await p.call("POST", path, token=p.a, body={"decision": "approve"})
         expect_status(answer, 200)
@@ -185,11 +185,11 @@ async def cancelled_approval(world: World) -> None:
     events = await world.events(session_id)
     asked = [e["data"].get("approval_id") for e in events if e.get("type") == "approval.requested"]
     expect(bool(asked), "the /approve run requested no approval")
-    expect_status(await p.call("POST", f"/v1/runs/{run['id']}/cancel", token=p.a), 202)
+    expect_status(await p.call("POST", f"/v1/runs/{seg(run['id'])}/cancel", token=p.a), 202)
     ended = await world.until(run["id"], TERMINAL)
     expect(ended.get("status") == "cancelled", f"the run ended {ended.get('status')}")
     answer = await p.call(
-        "POST", f"/v1/approvals/{asked[0]}/decision", token=p.a, body={"decision": "approve"}
+        "POST", f"/v1/approvals/{seg(asked[0])}/decision", token=p.a, body={"decision": "approve"}
     )
     expect_status(answer, 409, "invalid_state")
 
@@ -198,10 +198,10 @@ async def cancelled_approval(world: World) -> None:
 async def artifact_content(world: World) -> None:
     p = world.probe
     rich = await fixtures.rich(world)
-    meta = await p.call("GET", f"/v1/artifacts/{rich.artifact_id}", token=p.a)
+    meta = await p.call("GET", f"/v1/artifacts/{seg(rich.artifact_id)}", token=p.a)
     expect_status(meta, 200)
     info: dict[str, Any] = meta.obj()
-    content = await p.call("GET", f"/v1/artifacts/{rich.artifact_id}/content", token=p.a)
+    content = await p.call("GET", f"/v1/artifacts/{seg(rich.artifact_id)}/content", token=p.a)
     expect_status(content, 200)
     expect(content.body == rich.artifact_text.encode(), "the artifact's bytes are not its text")
     expect(info.get("size") == len(content.body), f"size {info.get('size')} is not the bytes'")
@@ -220,7 +220,7 @@ async def rejection(world: World) -> None:
     p = world.probe
     rich = await fixtures.rich(world)
     theirs = (await world.session(p.b))["id"]
-    path = f"/v1/memories/{rich.memory_id}/rejection"
+    path = f"/v1/memories/{seg(rich.memory_id)}/rejection"
     expect_status(await p.call("POST", path, token=p.a, body={"session_id": theirs}), 404)
     answer = await p.call("POST", path, token=p.a, body={"session_id": rich.session_id})
     expect_status(answer, 201)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -39,6 +40,17 @@ class RuleFailed(Exception):
 
 class Unreachable(Exception):
     """The server cannot be asked anything (exit 2, not a rule's failure)."""
+
+
+def seg(value: object) -> str:
+    """An id from the server as one percent-encoded path segment (`sync.api._seg` for the
+    checker). The server is not trusted: unquoted, a control character makes the HTTP
+    client refuse the URL and a `/` or `?` steers the request to another route. An id that
+    is not a string, or that URL handling would normalise away (empty, `.`, `..`), fails
+    the rule that needed it."""
+    if not isinstance(value, str) or value in ("", ".", ".."):
+        raise RuleFailed(f"the server handed out the id {value!r}, which cannot be a path segment")
+    return quote(value, safe="")
 
 
 def expect(condition: bool, evidence: str) -> None:
@@ -187,8 +199,8 @@ class Probe:
                     await response.aclose()
         except TimeoutError as exc:
             raise RuleFailed(f"{method} {path}: no answer within {bound:.1f} s") from exc
-        except httpx.HTTPError as exc:
-            raise RuleFailed(f"{method} {path}: no answer ({type(exc).__name__})") from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise RuleFailed(f"{method} {path!r}: no answer ({type(exc).__name__})") from exc
         self.requests += 1
         return Answer(
             method=method,

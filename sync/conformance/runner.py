@@ -23,7 +23,7 @@ from sync.conformance import (
     checks_runs,
     checks_watch,
 )
-from sync.conformance.probe import Answer, Probe, RuleFailed, Unreachable
+from sync.conformance.probe import Answer, Probe, RuleFailed, Unreachable, seg
 from sync.conformance.rules import RULES, Rule
 from sync.conformance.world import World
 
@@ -133,7 +133,7 @@ async def _preflight(world: World) -> None:
                 raise Unreachable(f"token {name} cannot create sessions: {made.what()}")
             world.created.append((token, made_id))
         ours = world.created[0][1]
-        theirs = await probe.call("GET", f"/v1/sessions/{ours}", token=probe.b)
+        theirs = await probe.call("GET", f"/v1/sessions/{seg(ours)}", token=probe.b)
     except RuleFailed as exc:
         raise Unreachable(f"the server does not answer: {exc.evidence}") from exc
     if theirs.status == 200:

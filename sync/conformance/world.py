@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sync.conformance.probe import Answer, Probe, RuleFailed, expect
+from sync.conformance.probe import Answer, Probe, RuleFailed, expect, seg
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 ACTIVE = frozenset({"queued", "running", "waiting_for_approval"})
@@ -70,7 +70,7 @@ class World:
         """Start a run (202); its RunView."""
         answer = await self.probe.call(
             "POST",
-            f"/v1/sessions/{session_id}/runs",
+            f"/v1/sessions/{seg(session_id)}/runs",
             token=token or self.probe.a,
             body={"input": message(text)},
         )
@@ -80,7 +80,9 @@ class World:
         return view
 
     async def run_view(self, run_id: str, token: str | None = None) -> dict[str, Any]:
-        answer = await self.probe.call("GET", f"/v1/runs/{run_id}", token=token or self.probe.a)
+        answer = await self.probe.call(
+            "GET", f"/v1/runs/{seg(run_id)}", token=token or self.probe.a
+        )
         expect(answer.status == 200, f"{answer.what()}: reading a run, expected 200")
         return answer.obj()
 
@@ -113,7 +115,7 @@ class World:
         for _page in range(MAX_PAGES):
             answer = await self.probe.call(
                 "GET",
-                f"/v1/sessions/{session_id}/events",
+                f"/v1/sessions/{seg(session_id)}/events",
                 token=token or self.probe.a,
                 params={"after": str(after), "limit": "1000"},
             )
@@ -186,7 +188,7 @@ class World:
         return left
 
     async def _delete(self, token: str, session_id: str) -> bool:
-        path = f"/v1/sessions/{session_id}"
+        path = f"/v1/sessions/{seg(session_id)}"
         for _attempt in range(3):
             answer = await self.probe.call("DELETE", path, token=token)
             if answer.status in (204, 404):
@@ -195,10 +197,10 @@ class World:
                 return False
             active = answer.details().get("active_run_id")
             if isinstance(active, str):
-                await self.probe.call("POST", f"/v1/runs/{active}/cancel", token=token)
+                await self.probe.call("POST", f"/v1/runs/{seg(active)}/cancel", token=token)
                 end = time.monotonic() + 10
                 while time.monotonic() < end:
-                    view = await self.probe.call("GET", f"/v1/runs/{active}", token=token)
+                    view = await self.probe.call("GET", f"/v1/runs/{seg(active)}", token=token)
                     if view.status != 200 or view.obj().get("status") in TERMINAL:
                         break
                     await asyncio.sleep(0.1)

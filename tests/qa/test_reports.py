@@ -6,8 +6,10 @@ inert."""
 from __future__ import annotations
 
 import re
+import stat
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,9 +19,11 @@ from qa import cli as qa_cli
 from qa.checker import Kind, Violation
 from qa.latency import Latencies
 from qa.report import QaOptions, QaReport
-from qa.reports import render, write_junit
+from qa.reports import render, write_html, write_junit
 from qa.timeline import Timeline
+from sync import junit
 from sync.conformance import html as conformance_html
+from sync.conformance import report as conformance_report
 from sync.conformance.runner import Outcome, Verdict
 from sync.junit import EVIDENCE_LIMIT
 
@@ -152,6 +156,44 @@ def test_the_conformance_html_report_shows_the_rule_table_with_inert_evidence(
     assert page.tags["tr"] == 3  # the header and one row per rule
     assert page.classes["fail"] == 2 and page.classes["pass"] == 1  # the verdict badge too
     assert document.index("envelope.errors") < document.index("delete.idempotent")
+
+
+def _conformance_outcome() -> Outcome:
+    verdict = Verdict("envelope.errors", "§5", "errors use the envelope", False, HOSTILE, 0.1)
+    return Outcome(verdicts=[verdict], requests=1, seconds=0.1, left_behind=[])
+
+
+#: Every report file `converge qa` and `converge conformance` write.
+REPORT_WRITERS: dict[str, Callable[[Path], None]] = {
+    "qa junit": lambda path: write_junit(hostile_report(), path),
+    "qa html": lambda path: write_html(hostile_report(), path),
+    "conformance junit": lambda path: conformance_report.write_junit(_conformance_outcome(), path),
+    "conformance html": lambda path: conformance_html.write_html(
+        _conformance_outcome(), "https://example.test/", path
+    ),
+    "setup error junit": lambda path: junit.write_setup_error(path, "conformance", "down"),
+}
+
+
+@pytest.mark.parametrize("writer", sorted(REPORT_WRITERS))
+def test_report_files_are_owner_only_and_never_written_through_a_planted_symlink(
+    tmp_path: Path, writer: str
+) -> None:
+    write = REPORT_WRITERS[writer]
+    fresh, existing = tmp_path / "fresh", tmp_path / "existing"
+    existing.write_text("an older report")
+    existing.chmod(0o644)
+    for path in (fresh, existing):
+        write(path)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert path.read_bytes() != b"an older report"
+    victim = tmp_path / "victim"
+    victim.write_text("not a report")
+    planted = tmp_path / "planted"
+    planted.symlink_to(victim)
+    with pytest.raises(OSError, match="symlink"):
+        write(planted)
+    assert victim.read_text() == "not a report" and planted.is_symlink()
 
 
 def test_a_report_file_that_cannot_be_written_is_a_setup_error_after_the_result_is_printed(

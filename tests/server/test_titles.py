@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from server_stub.titles import normalize_text, normalize_title, title_from_message
+from tests.conftest import LiveServer
+from tests.server.conftest import message, new_session, start_run
 
 
 def _msg(*texts: str) -> dict[str, object]:
@@ -97,3 +99,27 @@ def test_malformed_legacy_data_gives_null_not_an_error(bad: object) -> None:
 
 def test_normalize_text_keeps_inner_single_spaces() -> None:
     assert normalize_text("a  b   c") == "a b c"
+
+
+def test_a_long_first_message_stores_a_bounded_title_on_every_path(
+    live_server: LiveServer,
+) -> None:
+    """Whichever way a session gets its title (its first run, the control plane's stored
+    or legacy history), a first message of any length is cut by the rule, on every read."""
+    long_text = "long " + "x" * 100_000
+    expected = ("long " + "x" * 59)[:64]
+    control = live_server.control()
+    client = live_server.client()
+    made = []
+    for legacy in (False, True):
+        body = {"token": "dev-alice", "messages": [message(long_text)], "legacy": legacy}
+        answer = control.post("/_stub/sessions", json=body)
+        assert answer.status_code == 201, answer.text
+        made.append(answer.json()["id"])
+    fresh = new_session(client)
+    start_run(client, fresh, long_text)
+    made.append(fresh)
+    listed = {item["id"]: item["title"] for item in client.get("/v1/sessions").json()["items"]}
+    for session_id in made:
+        assert client.get(f"/v1/sessions/{session_id}").json()["title"] == expected
+        assert listed[session_id] == expected

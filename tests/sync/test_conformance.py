@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
+import re
 import shutil
 import socket
 import threading
@@ -305,6 +306,42 @@ def test_a_hostile_servers_words_reach_the_terminal_inert(
     assert "title.rule" in out and "FAIL" in out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "]0;owned" in out  # shown, escaped
+
+
+#: Appended by the proxy to every session id it hands out: a control character, a `/`, a
+#: `..`, a `?` and a `#`, each of which breaks or steers a path that is not percent-encoded.
+HOSTILE_TAIL = "\x01/../runs?x=#"
+
+
+def _session_ids_made_hostile(x: Exchange, m: Memory) -> None:
+    if HOSTILE_TAIL in x.path:
+        m.marks.add("a hostile id came back")
+        x.path = x.path.replace(HOSTILE_TAIL, "")
+    if x.answer_headers.get("content-type", "").startswith("application/json"):
+        x.body = re.sub(
+            rb'"(ses_[0-9A-Za-z]+)"',
+            lambda found: json.dumps(found[1].decode() + HOSTILE_TAIL).encode(),
+            x.body,
+        )
+
+
+def test_ids_with_control_characters_and_slashes_are_sent_as_one_encoded_segment(
+    stub: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    breakage = Breakage(before=_session_ids_made_hostile, after=_session_ids_made_hostile)
+
+    async def command() -> tuple[int, Memory]:
+        async with RewriteProxy(stub, breakage).running() as proxy:
+            argv = ["conformance", "--server", proxy.url, "--token", A, "--other-token", B]
+            argv += ["--json", "--rule", "ownership.plain-404", "--rule", "delete.idempotent"]
+            return await asyncio.to_thread(cli_main, argv), proxy.memory
+
+    status, memory = asyncio.run(command())
+    captured = capsys.readouterr()
+    # every id reached the route it names, so the rules hold and the cleanup found them
+    assert status == 0, (captured.out, captured.err)
+    assert "a hostile id came back" in memory.marks
+    assert json.loads(captured.out)["left_behind"] == []
 
 
 def test_an_answer_past_the_byte_cap_fails_the_rule_without_reading_it_all(stub: str) -> None:
