@@ -9,10 +9,11 @@ were). What is left is the shortest schedule found that fails, with its replay c
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import multiprocessing
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,18 +39,30 @@ class Sweep:
         return self.schedules / self.seconds if self.seconds else 0.0
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """The engine's warnings are the schedule's faults: not logged while schedules run (and
+    logged again after, in a process that goes on, such as a test run's)."""
+    before = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(before)
+
+
 def _batch(seeds: Sequence[int], steps: int) -> tuple[Sweep, tuple[int, str] | None]:
     """Run `seeds` in this process; stop at the first failure (its seed and words)."""
-    logging.disable(logging.WARNING)  # the engine's warnings are the schedule's faults
     done = Sweep()
-    for seed in seeds:
-        try:
-            outcome = run_schedule(seed, steps, folder=SCRATCH)
-        except Failure as failure:
-            return done, (seed, failure.what)
-        done.schedules += 1
-        done.requests += outcome.requests
-        done.counts.update(outcome.counts)
+    with _quiet():
+        for seed in seeds:
+            try:
+                outcome = run_schedule(seed, steps, folder=SCRATCH)
+            except Failure as failure:
+                return done, (seed, failure.what)
+            done.schedules += 1
+            done.requests += outcome.requests
+            done.counts.update(outcome.counts)
     return done, None
 
 
@@ -93,18 +106,18 @@ def shrink(seed: int, steps: Sequence[int]) -> Failure | None:
     """The shortest schedule found, by taking steps out, that still fails; None when
     `steps` does not fail here (another process's string hashing can order a set
     differently: replay with its `PYTHONHASHSEED`)."""
-    logging.disable(logging.WARNING)
     kept = list(steps)
-    failure = _fails(seed, kept)
-    if failure is None:
-        return None
-    index = len(kept) - 1
-    while index >= 0:
-        fewer = kept[:index] + kept[index + 1 :]
-        smaller = _fails(seed, fewer)
-        if smaller is not None:
-            kept, failure = fewer, smaller
-        index -= 1
+    with _quiet():
+        failure = _fails(seed, kept)
+        if failure is None:
+            return None
+        index = len(kept) - 1
+        while index >= 0:
+            fewer = kept[:index] + kept[index + 1 :]
+            smaller = _fails(seed, fewer)
+            if smaller is not None:
+                kept, failure = fewer, smaller
+            index -= 1
     return failure
 
 

@@ -5,6 +5,7 @@ make, a schedule replays the same, and the simulation finds a defect put back on
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -66,3 +67,9 @@ def test_the_simulation_finds_a_walk_resumed_across_a_delete() -> None:
         run_schedule(failure.seed, failure.steps, folder=SCRATCH)
     again = shrink(failure.seed, failure.steps)
     assert again is not None and again.steps == failure.steps
+
+
+def test_a_sweep_in_this_process_leaves_logging_as_it_found_it() -> None:
+    sweep(range(1), 1, workers=0)
+    assert logging.getLogger("sync.engine").isEnabledFor(logging.WARNING)
+    assert logging.root.manager.disable < logging.WARNING
