@@ -173,6 +173,11 @@ def _endless_pages_within(budget: int) -> int:
     return pages
 
 
+async def _open(folder: Path, hostile: HostileServer, bounds: Bounds) -> SyncEngine:
+    profile = Profile.load(folder, server=hostile.url, token="dev-alice", environ={})
+    return await SyncEngine.open(profile, retry_attempts=2, bounds=bounds)
+
+
 @pytest.mark.parametrize("hostile", ["endless_index"], indirect=True)
 def test_an_endless_index_ends_a_pass_at_its_budget_as_progress_and_the_walk_at_its_total(
     hostile: HostileServer, tmp_path: Path
@@ -181,9 +186,7 @@ def test_an_endless_index_ends_a_pass_at_its_budget_as_progress_and_the_walk_at_
     pages = _endless_pages_within(budget)
 
     async def scenario() -> None:
-        profile = Profile.load(tmp_path, server=hostile.url, token="dev-alice", environ={})
-        bounds = Bounds(walk_memory=budget, walk_total_items=LIMIT)
-        engine = await SyncEngine.open(profile, retry_attempts=2, bounds=bounds)
+        engine = await _open(tmp_path, hostile, Bounds(walk_memory=budget, walk_total_items=LIMIT))
         try:
             await asyncio.to_thread(engine.mirror.apply, [KEPT])
             report = await engine.reconcile()
@@ -232,9 +235,7 @@ def test_an_endless_index_is_abandoned_at_its_total_bytes_too(
     pages = _endless_pages_within(budget)
 
     async def scenario() -> None:
-        profile = Profile.load(tmp_path, server=hostile.url, token="dev-alice", environ={})
-        bounds = Bounds(walk_memory=budget, walk_total_bytes=MIB)
-        engine = await SyncEngine.open(profile, retry_attempts=2, bounds=bounds)
+        engine = await _open(tmp_path, hostile, Bounds(walk_memory=budget, walk_total_bytes=MIB))
         try:
             reports = [await engine.reconcile()]
             while isinstance(reports[-1].error, WalkUnfinished) and len(reports) < 10:
