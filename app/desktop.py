@@ -41,16 +41,18 @@ from app.loop import ConvergeEventLoop
 from app.main import HEADLESS_COMMANDS
 from sync import (
     ENV_PROFILE,
+    InertFormatter,
     MirrorDamaged,
+    PrivateRotatingFileHandler,
     Profile,
     SyncError,
+    add_token_arguments,
     default_profile_dir,
     plain_http_warning,
-    token_input,
+    private_dir,
+    server_url_problem,
+    token_from_arguments,
 )
-from sync.private_files import PrivateRotatingFileHandler, private_dir
-from sync.profile import server_url_problem
-from sync.terminal import InertFormatter
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 from ui.settings_dialog import ConnectionSettings, connection_in_use
@@ -94,7 +96,7 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
         f"{default_profile_dir()}. Two profiles act as two devices.",
     )
     parser.add_argument("--server", help="server URL (default: saved settings, else the demo)")
-    token_input.add_token_arguments(parser)
+    add_token_arguments(parser)
     parser.add_argument(
         "--ca-bundle",
         metavar="FILE",
@@ -127,7 +129,7 @@ def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> Deskto
         parser.error("--sync-interval must not be negative")
     profile = ns.profile.expanduser() if ns.profile else default_profile_dir()
     try:
-        token = token_input.token_from_arguments(ns)
+        token = token_from_arguments(ns)
     except SyncError as exc:
         parser.error(exc.message)
     return DesktopOptions(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
 
-from sync import MirrorDamaged, SessionRow, read_mirror_rows
+from sync import MirrorDamaged, SessionView, read_mirror_rows
 
 if TYPE_CHECKING:
     from sync import Mirror
@@ -53,11 +53,11 @@ class MirrorRows:
         self.path = path
         self._mirror: Mirror | None = None
 
-    async def first_rows(self, filter_text: str) -> list[SessionRow]:
+    async def first_rows(self, filter_text: str) -> list[SessionView]:
         rows = await asyncio.to_thread(read_mirror_rows, self.path, filter_text, FIRST_ROWS)
         return rows or []
 
-    async def rows(self, filter_text: str) -> list[SessionRow]:
+    async def rows(self, filter_text: str) -> list[SessionView]:
         if self._mirror is None:
             rows = await asyncio.to_thread(read_mirror_rows, self.path, filter_text)
             if rows is not None:

@@ -21,9 +21,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return qa_main(args[1:])
     if args and args[0] in HEADLESS_COMMANDS:
-        from sync.cli import main as cli_main
+        from sync import run_command
 
-        return cli_main(args)
+        return run_command(args)
     from app.desktop import run
 
     return run(args)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from sync import Profile, SyncError
 
 if TYPE_CHECKING:
-    from sync.repair import RepairResult
+    from sync import RepairResult
     from ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,6 @@ async def rebuild(window: MainWindow, profile: Profile) -> bool:
 
 def load_repair() -> Callable[..., Awaitable[RepairResult]]:
     """`sync.repair.repair_mirror`, imported on a worker thread like the engine."""
-    from sync.repair import repair_mirror
+    from sync import repair_mirror
 
     return repair_mirror

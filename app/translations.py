@@ -20,7 +20,7 @@ from pathlib import Path
 from PySide6.QtCore import QLibraryInfo, QLocale, Qt, QTranslator
 from PySide6.QtWidgets import QApplication
 
-from sync.private_files import write_private
+from sync import write_private
 from ui.relative_time import forget_words
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QCoreApplication
 
-from sync.errors import SyncError
-from sync.private_files import write_private
+from sync import SyncError, write_private
 from ui.main_window import MainWindow
 from ui.screen_fit import fit_to_screen
 from ui.theme import Appearance, apply_appearance, current_appearance

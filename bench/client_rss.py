@@ -15,7 +15,7 @@ Issue 16: the client never exceeds 300 MB RSS per pass. Three figures:
   here only if the stored one is dropped; the bench deletes it).
 - per item: the bytes a parsed, deduplicated session view holds (what a pass is charged for)
   (`tracemalloc`, items parsed from real page JSON as `ApiClient` parses them), for the
-  hostile item (the endless index's) and for a real one; `sync.bounds.WALK_ITEM_BYTES` is
+  hostile item (the endless index's) and for a real one; `sync.api.bounds.WALK_ITEM_BYTES` is
   the figure the walk's memory budget charges.
 """
 
@@ -34,9 +34,9 @@ from typing import Any
 
 from bench.report import print_table, save
 from bench.sync import TOKEN, populate_server_db
-from sync import sqlite_driver
-from sync.models import SessionView
-from sync.plan import dedupe_walk
+from sync.mirror import sqlite_driver
+from sync.reconcile.plan import dedupe_walk
+from sync.wire.models import SessionView
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -2,13 +2,13 @@
 
 500 pages of 200 sessions through `ApiClient.list_sessions` over `httpx.MockTransport` (the
 pages are built once, before timing), fed to a `WalkGuard` as the reconciler does: the
-HTTP stack, the bounded read (`sync.api_body`), parsing and the walk's bounds, with no server
+HTTP stack, the bounded read (`sync.api.body`), parsing and the walk's bounds, with no server
 and no mirror, so the client's share is not drowned by the server's. CPU time
 (`time.process_time`), best of `--repeats`.
 
 Run it in two checkouts (before and after a change to the client) to compare them; this is
 how the cost of the bounds was measured (`docs/performance.md`, "Sync": the bounds). On a
-checkout without `sync.bounds` it walks without the guard.
+checkout without `sync.api.bounds` it walks without the guard.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from bench.report import save
-from sync.api import ApiClient
+from sync.api.client import ApiClient
 
 PAGES = 500
 LIMIT = 200
@@ -61,7 +61,7 @@ async def walk(bodies: list[bytes]) -> float:
         return httpx.Response(200, content=bodies[page], headers={"ETag": '"v"'})
 
     try:
-        from sync.bounds import DEFAULT_BOUNDS, WalkGuard
+        from sync.api.bounds import DEFAULT_BOUNDS, WalkGuard
     except ImportError:  # a checkout from before the bounds
         guard = None
     else:

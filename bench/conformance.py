@@ -40,7 +40,7 @@ def _server(root: Path, database: str | None, agent_delay: float) -> Iterator[st
 
 
 def _measure(url: str, runs: int) -> dict[str, Any]:
-    from sync.conformance.runner import run
+    from qa.conformance.runner import run
 
     seconds: list[float] = []
     requests: list[int] = []

@@ -81,7 +81,7 @@ def _full_collections(rows: int, repeats: int) -> tuple[list[float], list[float]
     import ui.markdown_html  # noqa: F401
     from app.heap import collect_then_freeze
     from sync import SyncEngine  # noqa: F401
-    from sync.models import SessionView
+    from sync.wire.models import SessionView
     from ui.main_window import MainWindow
 
     qapp = QApplication.instance() or QApplication([])

@@ -1,6 +1,6 @@
 """`python -m bench mirror_check`: what the damage check costs when a mirror opens.
 
-`Mirror.open` runs `sync.mirror_check.find_damage` (`PRAGMA quick_check` and the schema's
+`Mirror.open` runs `sync.mirror.check.find_damage` (`PRAGMA quick_check` and the schema's
 tables and columns, on a read-only connection) before anything else, so every `converge`
 command and the window's engine pay it once per open. This builds a mirror of `--rows`
 conversations (default 100,000, the size `bench sync` walks), then times the check alone and
@@ -24,8 +24,8 @@ STAMP = "2026-11-29T10:00:00.000000Z"
 
 
 def _build(path: Path, rows: int) -> None:
-    from sync.mirror import Mirror
-    from sync.models import SessionView
+    from sync.mirror.store import Mirror
+    from sync.wire.models import SessionView
 
     mirror = Mirror.open(path)
     try:
@@ -47,8 +47,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
-    from sync.mirror import Mirror
-    from sync.mirror_check import find_damage
+    from sync.mirror.check import find_damage
+    from sync.mirror.store import Mirror
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "mirror.sqlite3"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
-from sync.api import PAGE_LIMIT
+from sync.api.client import PAGE_LIMIT
 
 TARGET_P95_MS = 1000.0
 TARGET_P99_MS = 2000.0

@@ -34,7 +34,7 @@ from typing import Any
 
 from bench.report import print_table, save, summarize_ms
 from bench.ui import ServerProcess, _bump, _ts
-from sync import sqlite_driver
+from sync.mirror import sqlite_driver
 
 EN = [
     "the",
@@ -134,7 +134,7 @@ def populate(db: Path, conversations: int, messages: int) -> tuple[list[str], in
 
 async def _sync(url: str, profile_dir: Path, ids: list[str], repeat: int) -> dict[str, Any]:
     from sync.engine import SyncEngine
-    from sync.profile import Profile
+    from sync.profile.profile import Profile
     from tests.sync.faults import FaultTransport
     from tests.sync.helpers import Server
 
@@ -193,8 +193,8 @@ def build_direct(profile_dir: Path, conversations: int, messages: int) -> Path:
     """The mirror built straight from the seeded data through the mirror's own writes
     (`Mirror.apply`, then `Mirror.store_events` per conversation, newest first, as the
     backfill does), with no server: `--direct`, for the search and size figures only."""
-    from sync.mirror import Mirror
-    from sync.models import Event, SessionView
+    from sync.mirror.store import Mirror
+    from sync.wire.models import Event, SessionView
 
     sessions, events, _ = seeded(conversations, messages)
     path = profile_dir / "mirror.sqlite3"
@@ -261,7 +261,7 @@ def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
     """Index variants built from the mirror's folded texts in a scratch file: one entry
     per conversation (what the mirror holds after a backfill, decision 0121) or per event,
     trigram `detail=none` or `full`, or `unicode61` words."""
-    from sync.search_text import fold, fts_query
+    from sync.mirror.search_text import fold, fts_query
 
     src = sqlite_driver.connect(mirror_path)
     rows = src.execute(
@@ -344,7 +344,7 @@ def main(argv: list[str]) -> int:
         if args.direct:
             mirror_path = build_direct(folder / "profile", args.conversations, args.messages)
             text_bytes = seeded(args.conversations, args.messages)[2]
-            from sync.mirror import Mirror
+            from sync.mirror.store import Mirror
 
             mirror = Mirror.open(mirror_path)
             try:

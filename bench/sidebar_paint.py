@@ -24,7 +24,7 @@ def _window(n: int) -> tuple[QApplication, MainWindow]:
     """A shown window whose sidebar holds `n` rows, laid out."""
     from PySide6.QtWidgets import QApplication
 
-    from sync.models import SessionView
+    from sync.wire.models import SessionView
     from ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -68,7 +68,7 @@ def bench_blank_after_insert(n: int, inserts: int = 5) -> dict[str, Any]:
     again, and the longest UI-thread turn of the layout in between (worst of `inserts`)."""
     from PySide6.QtCore import QPoint
 
-    from sync.models import SessionView
+    from sync.wire.models import SessionView
 
     app, window = _window(n)
     top = QPoint(1, 1)

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import print_table, save
-from sync.api import ApiClient
+from sync.api.client import ApiClient
 from sync.engine import SyncEngine
-from sync.mirror import Mirror
-from sync.models import SessionView
-from sync.profile import Profile
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import SessionView
 
 TOKEN = "dev-alice"
 

@@ -201,7 +201,7 @@ def _bump(conn: sqlite3.Connection) -> None:
 async def _reconcile_stalls(server: ServerProcess, ids: list[str]) -> dict[str, Any]:
     from app import heap
     from sync.engine import SyncEngine
-    from sync.profile import Profile
+    from sync.profile.profile import Profile
     from ui.controller import WindowController
     from ui.main_window import MainWindow
 
@@ -291,7 +291,7 @@ async def _backfill_stalls(server: ServerProcess) -> dict[str, Any]:
     start until the content phase has mirrored every transcript."""
     from app import heap
     from sync.engine import SyncEngine
-    from sync.profile import Profile
+    from sync.profile.profile import Profile
     from ui.controller import WindowController
     from ui.main_window import MainWindow
 
@@ -359,8 +359,8 @@ def bench_backfill(conversations: int, messages: int) -> dict[str, Any]:
 
 
 def build_mirror(folder: Path, n: int) -> None:
-    from sync.mirror import Mirror
-    from sync.models import SessionView
+    from sync.mirror.store import Mirror
+    from sync.wire.models import SessionView
 
     base = datetime(2026, 1, 1, tzinfo=UTC)
     views = []

@@ -2,12 +2,9 @@
 the client's garbage-collector and GIL measures taken out, to re-check that each still earns
 its place (docs/performance.md, "Which workarounds still earn their place").
 
-VARIANT: `none` (all measures in place), `no_defer` (`sync.gc_pause.full_collections_deferred`),
-`no_freeze` (the heap policy of `app.heap`), or `all` (every one of them out). (`no_young`
-went with `sync.gc_pause.collect_young` on 2026-12-04: no difference once requests left no
-cyclic garbage.) (`no_gil_yield` went with the hand-overs
-of the mirror's full reads it took out, removed on 2026-11-30; the one left is the first
-paint's, outside these passes.) Prints one JSON line and adds it to the runs of
+VARIANT: `none` (all measures in place), `no_defer`
+(`sync.reconcile.gc_pause.full_collections_deferred`), `no_freeze` (the heap policy of
+`app.heap`), or `all` (every one of them out). Prints one JSON line and adds it to the runs of
 `bench/results/ui-without.json` (`python -m bench ui_without --fresh` empties that first).
 """
 
@@ -36,8 +33,8 @@ class _NoHeapPolicy:
 
 def _replace(module: ModuleType, name: str, value: object) -> None:
     """Take a workaround out where it is used; a name the module no longer has would take
-    out nothing (`no_young` patched `sync.reconcile` after the walk moved to
-    `sync.index_walk`, and measured nothing), so that is an error."""
+    out nothing (`no_young` patched `sync.reconcile.reconciler` after the walk moved to
+    `sync.reconcile.walk`, and measured nothing), so that is an error."""
     if not hasattr(module, name):
         raise AttributeError(f"{module.__name__} has no {name}: the variant is stale")
     setattr(module, name, value)
@@ -45,12 +42,12 @@ def _replace(module: ModuleType, name: str, value: object) -> None:
 
 def _take_out(variant: str) -> None:
     import app.heap
-    import sync.reconcile
+    import sync.reconcile.reconciler
     import ui.sidebar_refresher
 
     every = variant == "all"
     if every or variant == "no_defer":
-        _replace(sync.reconcile, "full_collections_deferred", contextlib.nullcontext)
+        _replace(sync.reconcile.reconciler, "full_collections_deferred", contextlib.nullcontext)
         _replace(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)
     if every or variant == "no_freeze":
         _replace(app.heap, "HeapPolicy", _NoHeapPolicy)

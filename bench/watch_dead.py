@@ -43,11 +43,11 @@ async def _until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
 
 
 async def _measure(url: str, held: Callable[[], int], root: Path, runs: int) -> dict[str, Any]:
-    from sync.api import WATCH_READ_MARGIN
+    from sync.api.client import WATCH_READ_MARGIN
     from sync.engine import SyncEngine
-    from sync.profile import Profile
-    from sync.reconcile import TriggerReason
-    from sync.watch import DEFAULT_WAIT, WatchState
+    from sync.events import TriggerReason
+    from sync.profile.profile import Profile
+    from sync.reconcile.watch import DEFAULT_WAIT, WatchState
     from tests.sync.helpers import Server
     from tests.sync.stall_proxy import stall_proxy
 

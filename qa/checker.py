@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from sync.models import SessionView
+from sync.wire.models import SessionView
 
 
 class Source(Enum):

@@ -23,10 +23,10 @@ from qa.harness import Harness, why_stopped
 from qa.report import QaOptions, QaReport
 from qa.reports import write_html, write_junit
 from qa.server import START_TIMEOUT
-from sync import token_input
+from sync.cli import token_input
+from sync.cli.terminal import for_terminal, inert_streams, json_for_terminal
 from sync.errors import ProfileError
-from sync.profile import server_url_problem
-from sync.terminal import for_terminal, inert_streams, json_for_terminal
+from sync.profile.profile import server_url_problem
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--s3-endpoint", metavar="URL", help="the S3 server of --artifacts s3://… (e.g. SeaweedFS)"
     )
-    # The token as every `converge` command takes it (`sync.token_input`): --token-file and
+    # The token as every `converge` command takes it (`sync.cli.token_input`): --token-file and
     # --token-stdin keep it out of the process list; without any, the stub's dev-alice.
     token_input.add_token_arguments(p)
     p.add_argument(
@@ -218,7 +218,7 @@ async def _run_cancellable(harness: Harness) -> QaReport:
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of `converge qa` (`argv` without the word "qa"). Everything it writes to
-    stdout and stderr is inert (`sync.terminal`): a server under test is not trusted."""
+    stdout and stderr is inert (`sync.cli.terminal`): a server under test is not trusted."""
     with inert_streams():
         return _main(argv)
 

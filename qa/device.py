@@ -30,10 +30,10 @@ import httpx
 
 from qa.checker import Observation, RowKey, Source
 from qa.proxy import proxied_transport
-from sync.engine import EngineEvent, IndexChanged, SyncEngine
-from sync.models import SessionView
-from sync.profile import Profile
-from sync.reconcile import TriggerReason
+from sync.engine import SyncEngine
+from sync.events import EngineEvent, IndexChanged, TriggerReason
+from sync.profile.profile import Profile
+from sync.wire.models import SessionView
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from qa.checker import Observation, RowKey, Source
 from qa.device import Device, Recorder, RequestStats
-from sync.deletion import DeleteStatus
+from sync.delete.outcome import DeleteStatus
 from sync.errors import NotFound, RunInProgress, SyncError
-from sync.reconcile import TriggerReason
+from sync.events import TriggerReason
 
 log = logging.getLogger(__name__)
 

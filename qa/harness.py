@@ -60,7 +60,7 @@ from qa.report import QaOptions, QaReport
 from qa.server import ControlPlane, QaSetupError, ServerProcess
 from qa.workers import WorkerFleet, default_workers
 from qa.workload import Op, OpKind, choose, initial_histories, plan, plan_digest
-from sync.deletion import DeleteStatus
+from sync.delete.outcome import DeleteStatus
 from sync.errors import SyncError, Unauthenticated
 
 log = logging.getLogger(__name__)

@@ -44,7 +44,7 @@ import httpx
 
 from qa.faults import ConnectionPlan, Direction, Fault, FaultSchedule, FaultSpec
 from qa.timeline import Timeline
-from sync.tls import client_context
+from sync.api.tls import client_context
 
 log = logging.getLogger(__name__)
 

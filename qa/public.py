@@ -5,7 +5,7 @@ the contract, so everything it needs that the stub's control plane used to give 
 the server's truth, the purge audit) has a public-route way here; the control plane only
 adds to it (`qa.server.ControlPlane`). Every request goes straight to the server with the
 harness's own client, never through a device or the fault proxy, and is bounded by the
-client's caps and deadlines (`sync.bounds`).
+client's caps and deadlines (`sync.api.bounds`).
 
 - `Truth`: the server's index by a full walk, and what a point read says of one session
   (live, tombstoned: the owner's 404 with `reason: "deleted"`, or plainly absent).
@@ -30,11 +30,11 @@ from typing import Any
 
 import httpx
 
-from sync.api import ApiClient
-from sync.api_body import json_of
-from sync.api_request import backoff
+from sync.api.body import json_of
+from sync.api.client import ApiClient
+from sync.api.request import backoff
 from sync.errors import BadCursor, ConnectionFailed, NotFound, SyncError, TlsError
-from sync.models import SessionView, text_message
+from sync.wire.models import SessionView, text_message
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from qa.device import RequestStats
 from qa.latency import Latencies
 from qa.server import START_TIMEOUT
 from qa.timeline import Timeline
-from sync.terminal import for_terminal
+from sync.cli.terminal import for_terminal
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: Violations quoted per invariant (the rest are counted).
+from qa import htmlpage, junit
 from qa.checker import Kind, Violation
 from qa.report import QaReport
 from qa.svgplot import latency_histogram, percentile, timeline
-from sync import htmlpage, junit
 
-#: Violations quoted per invariant (the rest are counted).
 SHOWN = 50
 _NOT_CHECKED = '<span class="verdict skip">not checked</span>'
 _STOPPED = '<span class="verdict fail">STOPPED EARLY</span>'

@@ -27,7 +27,7 @@ from typing import IO, Any
 import httpx
 
 from qa.public import ATTEMPTS
-from sync.api_request import backoff
+from sync.api.request import backoff
 
 log = logging.getLogger(__name__)
 

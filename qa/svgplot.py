@@ -4,7 +4,7 @@ plain charts do not justify one, and the report must open with no network).
 `latency_histogram` draws the convergence latencies (`qa.latency`) as a histogram with the
 p50/p95/p99 marked; `timeline` draws one lane per device (and one for the server: restarts,
 outages) with operations as bars, faults as ticks and partitions as shaded spans. Labels
-are escaped (`sync.htmlpage.text`), though every label here is the harness's own.
+are escaped (`qa.htmlpage.text`), though every label here is the harness's own.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from qa.htmlpage import text
 from qa.timeline import Event
-from sync.htmlpage import text
 
 #: Lanes drawn at most (a 75-device soak keeps its first lanes readable).
 MAX_LANES = 50

@@ -41,7 +41,7 @@ from qa.fleet import (
     rows_from_json,
 )
 from qa.worker import LINE_LIMIT
-from sync.deletion import DeleteStatus
+from sync.delete.outcome import DeleteStatus
 
 #: Devices per worker process the default aims at (docs/qa.md, "How many workers").
 DEVICES_PER_WORKER = 10

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 
 from sync.engine import SyncEngine
-from sync.models import text_message
-from sync.profile import Profile
+from sync.profile.profile import Profile
+from sync.wire.models import text_message
 from ui.controller import WindowController
 from ui.main_window import MainWindow
 

@@ -42,9 +42,9 @@ from app.loop import ConvergeEventLoop
 from server_stub.config import ServerSettings
 from server_stub.runner import ServerThread
 from sync.engine import SyncEngine
-from sync.models import Event
-from sync.profile import Profile
-from sync.token_store import TokenLocation
+from sync.profile.profile import Profile
+from sync.profile.token_store import TokenLocation
+from sync.wire.models import Event
 from ui.controller import WindowController
 from ui.conversation_pane import ConversationPane
 from ui.dialogs import (

@@ -27,7 +27,7 @@ run_qa() {  # run_qa LABEL [extra qa args...]
     local label=$1
     shift
     echo "== soak ${label}: ${DEVICES} devices, ${DURATION}s, timer ${INTERVAL}s, seed ${SEED}"
-    "$PY" -m sync.cli qa --devices "$DEVICES" --duration "$DURATION" --interval "$INTERVAL" \
+    "$PY" -m sync.cli.main qa --devices "$DEVICES" --duration "$DURATION" --interval "$INTERVAL" \
         --seed "$SEED" --deadline "$DEADLINE" "$@" | tee "$OUT/soak-${label}.txt"
     "$PY" - "$OUT/soak-${label}.txt" <<'EOF'
 import sys
@@ -56,7 +56,7 @@ try:
     url = cluster.new_database()
     print(f"== soak postgres: {devices} devices, {duration}s, timer {interval}s, seed {seed}")
     result = subprocess.run(
-        [sys.executable, "-m", "sync.cli", "qa", "--devices", devices, "--duration", duration,
+        [sys.executable, "-m", "sync.cli.main", "qa", "--devices", devices, "--duration", duration,
          "--interval", interval, "--seed", seed, "--deadline", deadline, "--database", url],
         capture_output=True, text=True,
     )

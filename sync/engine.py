@@ -1,11 +1,11 @@
 """`SyncEngine`: the one object the window and the command line talk to.
 
 It owns the API client and the profile's mirror, runs reconcile passes (one at a time,
-triggers coalesced) and their content phase (`sync.content_sync`), deletes server-first,
+triggers coalesced) and their content phase (`sync.reconcile.content`), deletes server-first,
 opens, searches and follows conversations. Listeners get `IndexChanged` ("the mirror changed
 up to N": they pull with `changes_since`), `TranscriptChanged` and `StatusChanged` on the
-event loop's thread, and should be quick. No Qt here; the events (`sync.engine_events`), the
-triggers (`sync.engine_triggers`) and the delete outcomes are plain values the window
+event loop's thread, and should be quick. No Qt here; the events (`sync.events`), the
+triggers (`sync.reconcile.triggers`) and the delete outcomes are plain values the window
 imports before this module (and SQLAlchemy and httpx) is loaded.
 """
 
@@ -20,23 +20,12 @@ from pathlib import Path
 import httpx
 
 from sync import wording
-from sync.api import PAGE_LIMIT, ApiClient
-from sync.bounds import DEFAULT_BOUNDS, Bounds
-from sync.cache import ArtifactCache
-from sync.content_sync import WATCHING_PACE, ContentSync
-from sync.conversation import follow_run, transcript
-from sync.deletion import DeleteOutcome, DeleteService, DeleteStatus
-from sync.engine_events import (
-    EngineEvent,
-    EngineEvents,
-    EngineState,
-    EngineStatus,
-    IndexChanged,
-    Listener,
-    StatusChanged,
-    state_after,
-)
-from sync.engine_triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
+from sync.api.bounds import DEFAULT_BOUNDS, Bounds
+from sync.api.client import PAGE_LIMIT, ApiClient
+from sync.api.conversation import follow_run, transcript
+from sync.api.tls import client_context
+from sync.delete.outcome import DeleteOutcome, DeleteStatus
+from sync.delete.service import DeleteService
 from sync.errors import (
     MirrorError,
     NotFound,
@@ -45,32 +34,28 @@ from sync.errors import (
     Unavailable,
     loggable,
 )
-from sync.file_index import CachedFile
-from sync.index_walk import PageHook
-from sync.mirror import Mirror, MirrorChanges
-from sync.mirror_rows import SessionRow
-from sync.mirror_search import SEARCH_LIMIT, SearchHit
-from sync.models import Approval, Event, RunView, SessionView, text_message
-from sync.profile import Profile
-from sync.reconcile import Coalescer, Reconciler, ReconcileReport, TriggerReason
-from sync.tls import client_context
-from sync.transcripts import MirroredTranscript
-from sync.watch import DEFAULT_WAIT, IndexWatch, WatchState
-
-__all__ = [
-    "DeleteOutcome",
-    "DeleteStatus",
-    "EngineEvent",
-    "EngineState",
-    "EngineStatus",
-    "IndexChanged",
-    "ReconcileReport",
-    "SessionRow",
-    "StatusChanged",
-    "SyncEngine",
-    "TriggerReason",
-    "WatchState",
-]
+from sync.events import (
+    EngineEvents,
+    EngineState,
+    EngineStatus,
+    Listener,
+    StatusChanged,
+    TriggerReason,
+    state_after,
+)
+from sync.files.cache import ArtifactCache
+from sync.mirror.file_index import CachedFile
+from sync.mirror.reader import MirrorChanges
+from sync.mirror.search import SEARCH_LIMIT, SearchHit
+from sync.mirror.store import Mirror
+from sync.mirror.transcripts import MirroredTranscript
+from sync.profile.profile import Profile
+from sync.reconcile.content import WATCHING_PACE, ContentSync
+from sync.reconcile.reconciler import Coalescer, Reconciler, ReconcileReport
+from sync.reconcile.triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
+from sync.reconcile.walk import PageHook
+from sync.reconcile.watch import DEFAULT_WAIT, IndexWatch, WatchState
+from sync.wire.models import Approval, Event, RunView, SessionView, text_message
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +173,7 @@ class SyncEngine:
 
     # -- the mirror -------------------------------------------------------------------------
 
-    async def rows(self, filter_text: str = "") -> list[SessionRow]:
+    async def rows(self, filter_text: str = "") -> list[SessionView]:
         """Sidebar rows (updated_at DESC, id DESC), read off the event loop thread."""
         return await asyncio.to_thread(self.mirror.rows, filter_text)
 
@@ -199,7 +184,7 @@ class SyncEngine:
         `rows(filter_text)` at change sequence `since` applies to show the mirror now."""
         return await asyncio.to_thread(self.mirror.changes_since, since, filter_text, limit)
 
-    async def row(self, session_id: str) -> SessionRow | None:
+    async def row(self, session_id: str) -> SessionView | None:
         return await asyncio.to_thread(self.mirror.get, session_id)
 
     # -- reconcile --------------------------------------------------------------------------
@@ -305,7 +290,7 @@ class SyncEngine:
 
     @property
     def server_clock_offset(self) -> float:
-        """Seconds the server's clock is ahead of this machine's (`sync.server_clock`):
+        """Seconds the server's clock is ahead of this machine's (`sync.api.server_clock`):
         relative dates add it to "now", so a wrong local clock does not say "Just now"."""
         return self.api.clock.offset
 
@@ -380,7 +365,7 @@ class SyncEngine:
         return await self.content.refresh(session_id)
 
     async def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
-        """Conversations matching `query`, in activity order (`sync.mirror_search`)."""
+        """Conversations matching `query`, in activity order (`sync.mirror.search`)."""
         return await asyncio.to_thread(self.mirror.search, query, limit)
 
     async def stream_run(self, run_id: str, after: int | None = None) -> AsyncIterator[Event]:

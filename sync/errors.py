@@ -167,7 +167,7 @@ class UnexpectedResponse(ApiError):
 
 
 class ResponseTooLarge(UnexpectedResponse):
-    """An answer's body exceeded its byte cap (`sync.bounds.Bounds`), by its
+    """An answer's body exceeded its byte cap (`sync.api.bounds.Bounds`), by its
     Content-Length or while it was read: the client stopped reading at the cap."""
 
 
@@ -211,7 +211,7 @@ class PassTooSlow(DeadlineExceeded):
 
 class WalkUnfinished(PassTooSlow):
     """The pass ran out of time or of its walk budget mid-walk, but the pages walked so far
-    are in the mirror and the next pass goes on from there (`sync.index_walk`): progress,
+    are in the mirror and the next pass goes on from there (`sync.reconcile.walk`): progress,
     not a failure."""
 
     def __init__(self, message: str, *, seen: int, estimate: int) -> None:
@@ -263,7 +263,7 @@ class MirrorTooNew(MirrorError):
 
 class MirrorDamaged(MirrorError):
     """The mirror file fails SQLite's check or lacks a table or column of its schema
-    (`sync.mirror_check`): nothing more is read from it. The one way forward is a rebuild
+    (`sync.mirror.check`): nothing more is read from it. The one way forward is a rebuild
     from the server (`sync.repair`), which the message names. `reason` is SQLite's own
     short account of the damage, for logs and Details."""
 

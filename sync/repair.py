@@ -4,7 +4,7 @@ The mirror is a cache (ADR-0050 §8), so the way forward from a damaged file is 
 one from the server, never to patch the old: no row of the damaged file is kept, since none
 of it can be trusted and the server confirms every row the new file holds. One thing in the
 old file is not the server's to give back: the unconfirmed-delete marks (ids of
-conversations the user deleted whose server delete was never answered, `sync.delete_marks`).
+conversations the user deleted whose server delete was never answered, `sync.mirror.delete_marks`).
 Those are ids, not content; they are salvaged when they can be read, marked again in the new
 file, and their deletes retried (a 204 or the contract's 404 settles them). When they cannot
 be read, the result says so: a conversation the user deleted may come back.
@@ -29,15 +29,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sync import sqlite_driver
-from sync.deletion import DeleteStatus
+from sync.delete.outcome import DeleteStatus
 from sync.engine import SyncEngine
 from sync.errors import MirrorError, MirrorUnwritable
-from sync.mirror_check import find_damage
-from sync.mirror_reader import open_read_only
-from sync.private_files import PRIVATE_FILE_MODE, tighten
-from sync.profile import Profile
-from sync.reconcile import TriggerReason
+from sync.events import TriggerReason
+from sync.files.private_files import PRIVATE_FILE_MODE, tighten
+from sync.mirror import sqlite_driver
+from sync.mirror.check import find_damage
+from sync.mirror.reader import open_read_only
+from sync.profile.profile import Profile
 
 log = logging.getLogger(__name__)
 

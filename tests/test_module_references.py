@@ -2,8 +2,8 @@
 rename or a removal cannot leave a stale reference behind.
 
 Scanned: `docs/**/*.md`, and the strings and comments of every Python file. Recognised:
-dotted names (`sync.mirror_apply`, `sync.engine.SyncEngine`, `ui.session_delegate`) and
-paths (`sync/mirror.py`, `ui/conversation_items.CardButtons`). The first name after the
+dotted names (`sync.mirror.apply`, `sync.engine.SyncEngine`, `ui.session_delegate`) and
+paths (`sync/mirror/store.py`, `ui/conversation_items.CardButtons`). The first name after the
 package must be a module, a subpackage, or a name the package's `__init__.py` defines;
 what follows a module (a class, a function) is not checked.
 """
@@ -17,9 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("sync", "ui", "app")
+PACKAGES = ("sync", "ui", "app", "qa")
 #: `app.<x>` that is not our package: a FastAPI `app` variable, a log file, a host name.
 NOT_OUR_APP = {"router", "release_held_watches", "log", "localhost"}
+#: `qa.<x>` that is not our package: report files and JUnit class names.
+NOT_OUR_QA = {"html", "xml", "invariants", "run"}
 #: Paths made by the build, not kept in the repository (`make translations`).
 BUILT = {"ui/translations"}
 
@@ -31,7 +33,7 @@ PATH = re.compile(rf"(?<![\w./-])({_ALT})/([\w/.-]*\w)")
 def texts() -> Iterator[tuple[Path, str]]:
     for page in sorted((ROOT / "docs").rglob("*.md")):
         yield page, page.read_text(encoding="utf-8")
-    for top in (*PACKAGES, "bench", "qa", "server_stub", "tests", "scripts"):
+    for top in (*PACKAGES, "bench", "server_stub", "tests", "scripts"):
         for source in sorted((ROOT / top).rglob("*.py")):
             code = source.read_text(encoding="utf-8")
             for token in tokenize.generate_tokens(io.StringIO(code).readline):
@@ -43,7 +45,8 @@ def defined_in_init(package: Path, name: str) -> bool:
     init = package / "__init__.py"
     text = init.read_text(encoding="utf-8") if init.exists() else ""
     return (
-        re.search(rf"\b(?:import|def|class|as)\s+{name}\b|^{name}\s*[:=]", text, re.M) is not None
+        re.search(rf"\b(?:import|def|class|as)\s+{name}\b|^{name}\s*[:=]|\"{name}\"", text, re.M)
+        is not None
     )
 
 
@@ -60,7 +63,7 @@ def names_a_module(package: str, parts: list[str]) -> bool:
 
 def path_exists(path: str) -> bool:
     """A file or folder, a module written `pkg/module.Name`, or the start of file names
-    (`sync/conformance/checks_` for `checks_*.py`)."""
+    (`qa/conformance/checks_` for `checks_*.py`)."""
     if (ROOT / path).exists() or (ROOT / f"{path}.py").exists():
         return True
     module = path.split(".", 1)[0]
@@ -80,6 +83,8 @@ def stale_references() -> set[str]:
                 continue
             if package == "app" and parts[0] in NOT_OUR_APP:
                 continue
+            if package == "qa" and parts[0] in NOT_OUR_QA:
+                continue
             if not names_a_module(package, parts):
                 stale.add(seen + match.group(0))
         for match in PATH.finditer(text):
@@ -97,9 +102,9 @@ def test_every_module_the_docs_and_docstrings_name_exists() -> None:
 
 def test_a_stale_reference_is_found() -> None:
     assert not names_a_module("sync", ["mirror_that_never_was"])
-    assert names_a_module("sync", ["mirror", "Mirror", "rows"])
+    assert names_a_module("sync", ["mirror", "store", "Mirror", "rows"])
     assert names_a_module("sync", ["SyncEngine"])  # exported by sync/__init__.py
-    assert names_a_module("sync", ["conformance", "probe"])
+    assert names_a_module("qa", ["conformance", "probe"])
     assert not path_exists("/".join(("sync", "mirror_that_never_was.py")))
     assert path_exists("ui/conversation_items.CardButtons")
-    assert path_exists("sync/conformance/checks_")
+    assert path_exists("qa/conformance/checks_")

@@ -20,7 +20,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
-from ui.conversation_items import tr
+from ui.transcript_model import tr
 
 SEND_TIP = str(
     QT_TRANSLATE_NOOP("ConversationPane", "Send the message (Enter; Shift+Enter for a new line)")

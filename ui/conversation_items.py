@@ -1,6 +1,6 @@
 """What each transcript row says, and the few real widgets a row may carry: its buttons.
 
-Rows are built from their typed payloads (`sync.payloads`) as `TranscriptItem`s, so the
+Rows are built from their typed payloads (`sync.wire.payloads`) as `TranscriptItem`s, so the
 pane only decides when a row comes; what a card says lives here. Names from the server are
 isolated inside our sentences (`ui.plain.isolate`). Strings use the pane's translation
 context.

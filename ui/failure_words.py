@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
-from sync.errors import (
+from sync import (
     ApiError,
     CertificateError,
     Conflict,

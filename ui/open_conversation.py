@@ -33,10 +33,10 @@ from sync import (
     NotFound,
     RunInProgress,
     SyncError,
+    TlsError,
     TriggerReason,
     memory_texts,
 )
-from sync.errors import TlsError
 from ui.conversation_pane import ConversationPane
 from ui.failure_words import Cause, describe
 from ui.main_window import MainWindow
@@ -46,9 +46,7 @@ from ui.status_presenter import StatusPresenter, offline_words
 from ui.window_action import ActionRunner, WindowAction
 
 if TYPE_CHECKING:
-    from sync import SyncEngine
-    from sync.models import RunView, SessionView
-    from sync.transcripts import MirroredTranscript
+    from sync import MirroredTranscript, RunView, SessionView, SyncEngine
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from ui.snippet_layout import draw_snippet
 from ui.style import ACCENT, FOCUS_WIDTH, row_focus_ring
 
 if TYPE_CHECKING:
-    from sync.search_text import Snippet
+    from sync import Snippet
 
 RUNNING_COLOR = QColor("#2e9d5b")
 RUNNING_COLOR_DARK = QColor("#5fd08f")

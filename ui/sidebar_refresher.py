@@ -25,10 +25,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sync import IndexChanged, SessionRow, full_collections_deferred
+from sync import IndexChanged, SessionView, full_collections_deferred
 
 if TYPE_CHECKING:
-    from sync.mirror_reader import MirrorChanges
+    from sync import MirrorChanges
 from ui.grouping import group_rows
 from ui.relative_time import server_now
 from ui.session_model import SessionListModel
@@ -37,7 +37,7 @@ from ui.sidebar_row import SidebarRow
 
 log = logging.getLogger(__name__)
 
-type RowSource = Callable[[str], Awaitable[list[SessionRow]]]
+type RowSource = Callable[[str], Awaitable[list[SessionView]]]
 #: `SyncEngine.changes_since(since, filter_text, limit)`.
 type ChangeSource = Callable[[int | None, str, int], Awaitable[MirrorChanges]]
 type Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
@@ -162,7 +162,7 @@ class SidebarRefresher:
         self._running = True
         # A full read holds a fresh copy of every row (100,000 objects) while it runs: no
         # full collection over them meanwhile (50 ms, in whichever thread allocates; see
-        # sync.gc_pause).
+        # sync.reconcile.gc_pause).
         try:
             with full_collections_deferred():
                 while True:
@@ -198,7 +198,7 @@ class SidebarRefresher:
         await self._show_whole(rows, seq, text, epoch)
 
     async def _show_whole(
-        self, rows: list[SessionRow], seq: int | None, text: str, epoch: int
+        self, rows: list[SessionView], seq: int | None, text: str, epoch: int
     ) -> None:
         """Diff the model to `rows` (the mirror at `seq`), in slices."""
         self._grouped_at = server_now().astimezone() if self.group_by_date else None

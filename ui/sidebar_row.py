@@ -10,7 +10,7 @@ HEADER_PREFIX = "§section:"
 
 
 class SidebarRow(Protocol):
-    """What the sidebar reads from a mirror row (`sync.mirror.SessionRow`)."""
+    """What the sidebar reads from a mirror row (`sync.mirror.store.SessionView`)."""
 
     @property
     def id(self) -> str: ...

@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLineEdit, QListView
 
-from sync import SessionRow
+from sync import SessionView
 from ui.sidebar_refresher import ChangeSource, RowSource, SidebarRefresher
 
 if TYPE_CHECKING:
-    from sync import SyncEngine
-    from sync.mirror_reader import MirrorChanges
-    from sync.search_text import Snippet
+    from sync import MirrorChanges, Snippet, SyncEngine
 
 #: From the last keystroke to the read that shows titles and text together.
 SEARCH_DEBOUNCE_MS = 150
@@ -73,7 +71,7 @@ class SidebarSearch(QObject):
     def source(self, engine: SyncEngine) -> RowSource:
         """The sidebar's rows for a filter text: all rows, or the matches of a search."""
 
-        async def rows(filter_text: str) -> list[SessionRow]:
+        async def rows(filter_text: str) -> list[SessionView]:
             titled = await engine.rows(filter_text)
             if not filter_text:
                 self._show("", {})

@@ -4,7 +4,7 @@ Snippet text comes from messages and is hostile: it is laid out as plain text by
 `QTextLayout`, whose highlight is a list of format ranges, so no markup is ever parsed
 (`<b>` and `&amp;` show as typed). It is a single line in the sidebar: line breaks, tabs
 and other control characters, and explicit bidirectional controls (`ui.plain`), become
-spaces, one character for one so the ranges (code points, `sync.search_text.Snippet`)
+spaces, one character for one so the ranges (code points, `sync.mirror.search_text.Snippet`)
 still point at the same letters. Qt counts UTF-16 units, so the ranges are converted.
 """
 
@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QTextCharFormat, QTextLayout,
 from ui.plain import EXPLICIT_BIDI
 
 if TYPE_CHECKING:
-    from sync.search_text import Snippet
+    from sync import Snippet
 
 
 def one_line(text: str) -> str:

@@ -26,7 +26,7 @@ from ui.relative_time import relative_time
 from ui.window_action import WindowAction
 
 if TYPE_CHECKING:
-    from sync.transcripts import MirroredTranscript
+    from sync import MirroredTranscript
 
 # Shown through MainWindow.set_status, which translates known sentences ("MainWindow").
 SYNCING = str(QT_TRANSLATE_NOOP("MainWindow", "Syncing…"))

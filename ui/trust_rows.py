@@ -19,12 +19,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sync import plain_http_warning
-from sync.token_store import TokenLocation
+from sync import TokenLocation, plain_http_warning
 
 
 class TrustRows(QObject):
-    """`token_storage` (a sentence from `sync.token_store.TokenLocation.describe`), the CA
+    """`token_storage` (a sentence from `sync.profile.token_store.TokenLocation.describe`), the CA
     bundle field with its Browse… button, and `insecure`, shown while `server` needs it."""
 
     def __init__(

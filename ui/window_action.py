@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sync.errors import SyncError, loggable
+from sync import SyncError, loggable
 from ui.action_words import couldnt
 from ui.failure_words import Failure, Fix, describe
 

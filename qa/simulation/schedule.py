@@ -38,8 +38,8 @@ from qa.simulation.clock import Stuck, VirtualClock, VirtualLoop, engine_on
 from qa.simulation.server import Faults, Killed, ModelServer, SimTransport
 from sync.engine import SyncEngine
 from sync.errors import SyncError
-from sync.mirror import ETAG_KEY
-from sync.profile import Profile
+from sync.mirror.state import ETAG_KEY
+from sync.profile.profile import Profile
 
 DEVICES = 2
 #: Virtual seconds one step may take before it counts as a loop without progress.

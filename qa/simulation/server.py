@@ -25,7 +25,7 @@ from urllib.parse import unquote
 import httpx
 
 from qa.simulation.clock import WALL_START, VirtualClock
-from sync.models import SessionView
+from sync.wire.models import SessionView
 
 PAGE_MAX = 200
 EVENT_PAGE_MAX = 1000

@@ -1,4 +1,4 @@
-"""`converge qa` takes its token as every `converge` command does (`sync.token_input`):
+"""`converge qa` takes its token as every `converge` command does (`sync.cli.token_input`):
 from a private file or standard input, so it never has to appear in the process list.
 
 The harness is replaced by one that records the token it was given (what the devices and

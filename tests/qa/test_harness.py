@@ -239,9 +239,9 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     """Sabotage the devices' engines (in this process): each pass sees only every other item
     of the walk, and every point read "answers 404". The harness must report live sessions
     pruned and mirrors that never converge, and exit 1."""
-    import sync.index_walk
-    import sync.reconcile
-    from sync.plan import PointRead, PointReadOutcome, dedupe_walk
+    import sync.reconcile.reconciler
+    import sync.reconcile.walk
+    from sync.reconcile.plan import PointRead, PointReadOutcome, dedupe_walk
 
     calls = itertools.count()
 
@@ -251,8 +251,8 @@ def test_qa_catches_an_engine_that_prunes_without_confirmation(
     async def always_absent(self, session_id):
         return PointRead(session_id, PointReadOutcome.ABSENT)
 
-    monkeypatch.setattr(sync.index_walk, "dedupe_walk", half_walk)
-    monkeypatch.setattr(sync.reconcile.Reconciler, "_point_read", always_absent)
+    monkeypatch.setattr(sync.reconcile.walk, "dedupe_walk", half_walk)
+    monkeypatch.setattr(sync.reconcile.reconciler.Reconciler, "_point_read", always_absent)
     code, report = run_qa(
         capsys,
         "--workers",

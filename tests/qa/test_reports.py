@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from qa import cli as qa_cli
+from qa import junit
 from qa.checker import Kind, Violation
+from qa.conformance import html as conformance_html
+from qa.conformance import report as conformance_report
+from qa.conformance.runner import Outcome, Verdict
+from qa.junit import EVIDENCE_LIMIT
 from qa.latency import Latencies
 from qa.report import QaOptions, QaReport
 from qa.reports import render, write_html, write_junit
 from qa.timeline import Timeline
-from sync import junit
-from sync.conformance import html as conformance_html
-from sync.conformance import report as conformance_report
-from sync.conformance.runner import Outcome, Verdict
-from sync.junit import EVIDENCE_LIMIT
 
 #: Markup, an entity, both quotes and bidi controls (RLO, LRI, PDF): what a hostile server
 #: puts in a title or an error answer.

@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sync.models import Event
+from sync.wire.models import Event
 from tests.sync.helpers import Server
 
 #: The kinds of content a conversation leaves, each planted as its own marker.

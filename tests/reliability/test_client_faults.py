@@ -1,7 +1,7 @@
 """Client faults: what the desktop client does when its own storage or credentials fail.
 
 Against a real stub server and real mirror files, through the command line
-(`sync.cli.main`, output captured) and the engine:
+(`sync.cli.main.main`, output captured) and the engine:
 
 - the mirror locked by another writer (a held `BEGIN EXCLUSIVE`): a clear message, exit
   non-zero, and every row still there once the lock goes;
@@ -32,12 +32,14 @@ from typing import Any
 import httpx
 import pytest
 
-from sync import cli, sqlite_driver
-from sync.engine import EngineState, SyncEngine
+from sync.cli import main as cli
+from sync.engine import SyncEngine
 from sync.errors import CacheError, MirrorError, Unauthenticated
-from sync.mirror import Mirror
-from sync.models import SessionPage
-from sync.profile import Profile
+from sync.events import EngineState
+from sync.mirror import sqlite_driver
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import SessionPage
 from tests.conftest import LiveServer
 from tests.reliability.conftest import fill
 from tests.reliability.crash_helpers import ServerProcess

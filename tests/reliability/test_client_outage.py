@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sync.engine_events import EngineState
 from sync.errors import Unavailable
+from sync.events import EngineState
 from tests.conftest import PostgresCluster, ServerFactory
 from tests.sync.helpers import Server, device, run
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sync.mirror import Mirror
+from sync.mirror.store import Mirror
 from tests.reliability.conftest import fill
 from tests.sync.helpers import Server, run
 from tests.sync.test_cli_live import conn, converge

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
+import regex
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from server_stub.titles import normalize_text, normalize_title, title_from_message
 from tests.conftest import LiveServer
@@ -99,6 +104,84 @@ def test_malformed_legacy_data_gives_null_not_an_error(bad: object) -> None:
 
 def test_normalize_text_keeps_inner_single_spaces() -> None:
     assert normalize_text("a  b   c") == "a b c"
+
+
+def test_a_text_block_that_is_not_a_string_is_skipped_and_the_next_one_gives_the_title() -> None:
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": 7}, {"type": "text", "text": "Real title"}],
+    }
+    assert title_from_message(message) == "Real title"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("X" * 100, "X" * 64),  # a cut inside a word keeps its letters, whatever they are
+        ("Xmas list X", "Xmas list X"),  # only spaces are stripped at the ends
+        ("a" * 63 + " tail", "a" * 63),  # the cut lands after a space: the space goes
+        ("a" * 63 + "\u3000\t" + "b" * 10, "a" * 63),  # White_Space is one space, then stripped
+    ],
+)
+def test_the_cut_strips_spaces_and_nothing_else(raw: str, expected: str) -> None:
+    assert normalize_title(raw) == expected
+
+
+_GRAPHEME = regex.compile(r"\X")
+
+#: Pieces titles are made of: letters (X too, which no rule may strip), spaces and other
+#: White_Space, controls, combining marks, a ZWJ family, a flag, CJK.
+_PIECES = [
+    "a",
+    "X",
+    "é",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\u3000",
+    "\u0000",
+    "\u001f",
+    "\u0301",
+    "q\u0307\u0323",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "\U0001f1eb\U0001f1f7",
+    "東京",
+]
+_texts = st.lists(st.sampled_from(_PIECES), max_size=90).map("".join)
+
+
+def _boundaries(text: str) -> list[int]:
+    """Where the extended grapheme clusters of `text` end (0 included)."""
+    return [0, *(m.end() for m in _GRAPHEME.finditer(text))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts)
+@example("a" * 63 + " b")
+@example("b" * 63 + "\U0001f1eb\U0001f1f7")
+def test_a_title_is_a_whole_cluster_prefix_of_at_most_64_code_points(raw: str) -> None:
+    """CONTRACT §2 step 3, for any text: at most 64 code points, cut at a cluster boundary
+    of the whole normalised string (no cluster split), as long as that allows, and no space
+    at either end; nothing survives as None, never as ""."""
+    normalized = normalize_text(raw)
+    title = normalize_title(raw)
+    if title is None:
+        assert normalized.strip(" ") == "" or _boundaries(normalized)[1] > 64
+        return
+    assert 0 < len(title) <= 64
+    assert title == title.strip(" ")
+    bounds = _boundaries(normalized)
+    cut = max(b for b in bounds if b <= 64)
+    assert normalized.startswith(title)
+    assert title == normalized[:cut].rstrip(" ")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(categories=["L", "N", "P", "S"]), max_size=40))
+def test_normalisation_leaves_a_text_without_spaces_or_controls_as_it_is(raw: str) -> None:
+    assert normalize_text(raw) == unicodedata.normalize("NFC", raw)
 
 
 def test_a_long_first_message_stores_a_bounded_title_on_every_path(

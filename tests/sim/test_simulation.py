@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-import sync.index_walk
+import sync.reconcile.walk
 from qa.simulation import Failure, run_schedule
 from qa.simulation.explore import SCRATCH, shrink, sweep
 
@@ -46,13 +46,13 @@ def test_a_schedule_replays_request_for_request() -> None:
 def old_walk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The walk before decision 0097: a resume that finds the index changed trusts the
     rows it walked before the change."""
-    resumed = sync.index_walk.IndexWalk._reread_top
+    resumed = sync.reconcile.walk.IndexWalk._reread_top
 
-    async def trusting(walk: sync.index_walk.IndexWalk, *args: object) -> None:
+    async def trusting(walk: sync.reconcile.walk.IndexWalk, *args: object) -> None:
         walk.result.epoch = walk.result.generation
         await resumed(walk, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sync.index_walk.IndexWalk, "_reread_top", trusting)
+    monkeypatch.setattr(sync.reconcile.walk.IndexWalk, "_reread_top", trusting)
     yield
 
 

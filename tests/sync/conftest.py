@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.mirror import Mirror
+from sync.mirror.store import Mirror
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx
 
-from sync.api import ApiClient
+from sync.api.client import ApiClient
 from sync.engine import SyncEngine
 from sync.errors import SyncError
-from sync.index_walk import PageHook
-from sync.models import SessionView, text_message
-from sync.profile import Profile
+from sync.profile.profile import Profile
+from sync.reconcile.walk import PageHook
+from sync.wire.models import SessionView, text_message
 from tests.sync.faults import FaultTransport
 
 TEST_DEADLINE = 60.0

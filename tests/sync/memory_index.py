@@ -1,6 +1,7 @@
 """An in-memory server index with the contract's semantics, and a `SessionIndexApi` over it.
 
-The second implementation of `sync.ports.SessionIndexApi` (the first is the HTTP client): it
+The second implementation of `sync.reconcile.ports.SessionIndexApi` (the first is the HTTP
+client): it
 lets the engine's core (`Reconciler`, `DeleteService`) run against a server in the same
 process, with no network and no sleeps, so that a Hypothesis state machine can drive
 creates, turns, runs, deletes, 409s, outages, lost answers and sessions moving between pages
@@ -32,7 +33,7 @@ from sync.errors import (
     NotFound,
     Unavailable,
 )
-from sync.models import RunView, SessionPage, SessionView
+from sync.wire.models import RunView, SessionPage, SessionView
 
 
 def _stamp(tick: int) -> str:

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from sync import sqlite_driver
+from sync.mirror import sqlite_driver
 
 PAGE = 4096
 

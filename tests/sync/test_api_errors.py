@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from sync import errors
-from sync.api import ApiClient
+from sync.api.client import ApiClient
 
 SESSION = {
     "id": "ses_1",

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sync.api import ApiClient
+from sync.api.client import ApiClient
 from sync.errors import NotFound, SyncError
 from tests.conftest import LiveServer
 

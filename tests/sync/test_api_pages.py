@@ -12,8 +12,8 @@ import threading
 import httpx
 import pytest
 
-from sync import api
-from sync.api import ApiClient
+from sync.api import client as api
+from sync.api.client import ApiClient
 
 
 def _index(items: int) -> httpx.MockTransport:

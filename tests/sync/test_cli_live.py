@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from sync import sqlite_driver, wording
-from sync.mirror import Mirror
-from sync.profile import Profile
+from sync import wording
+from sync.mirror import sqlite_driver
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
 from tests.sync.helpers import Server, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -308,7 +309,7 @@ def test_sync_against_a_server_that_never_answers_gives_up_within_30_s(tmp_path:
 def test_sync_exits_non_zero_when_a_point_read_is_inconclusive(
     live_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    from sync import cli
+    from sync.cli import main as cli
     from sync.engine import SyncEngine
     from tests.sync.faults import FaultTransport
 

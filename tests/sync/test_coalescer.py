@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sync.reconcile import Coalescer, ReconcileReport, TriggerReason
+from sync.events import TriggerReason
+from sync.reconcile.reconciler import Coalescer, ReconcileReport
 
 
 class GatedPasses:

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from qa.conformance.runner import Outcome, ordered_rules, run
 from server_stub.config import ServerSettings
 from server_stub.runner import ServerThread
-from sync.cli import main as cli_main
-from sync.conformance.runner import Outcome, ordered_rules, run
+from sync.cli.main import main as cli_main
 from tests.sync.rewrite_proxy import Breakage, Exchange, Memory, RewriteProxy
 
 A, B = "dev-alice", "dev-bob"

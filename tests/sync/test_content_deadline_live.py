@@ -22,10 +22,10 @@ import pytest
 
 from server_stub.config import ServerSettings
 from server_stub.runner import ServerThread
-from sync import cli
-from sync.bounds import Bounds
-from sync.content_sync import CONCURRENCY
+from sync.api.bounds import Bounds
+from sync.cli import main as cli
 from sync.engine import SyncEngine
+from sync.reconcile.content import CONCURRENCY
 from tests.sync.helpers import Server, device, run
 from tests.sync.test_cli_live import conn, mirror_ids
 

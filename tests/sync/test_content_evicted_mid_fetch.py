@@ -13,10 +13,10 @@ import asyncio
 
 import pytest
 
-from sync.bounds import DEFAULT_BOUNDS, Bounds
-from sync.content_sync import ContentSync
-from sync.mirror import Mirror
-from sync.models import Event, EventPage, SessionView
+from sync.api.bounds import DEFAULT_BOUNDS, Bounds
+from sync.mirror.store import Mirror
+from sync.reconcile.content import ContentSync
+from sync.wire.models import Event, EventPage, SessionView
 
 OLD, NEW = "2026-01-01T00:00:00.000000Z", "2026-01-02T00:00:00.000000Z"
 

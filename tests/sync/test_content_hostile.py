@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
-from sync.api import ApiClient
-from sync.content_sync import ContentSync
-from sync.mirror import Mirror
-from sync.models import SessionView
+from sync.api.client import ApiClient
+from sync.mirror.store import Mirror
+from sync.reconcile.content import ContentSync
+from sync.wire.models import SessionView
 
 STAMP = "2026-01-01T00:00:00.000000Z"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sync import sqlite_driver
 from sync.engine import SyncEngine
-from sync.engine_events import TranscriptChanged
-from sync.search_text import TRIGRAM, fold
+from sync.events import TranscriptChanged
+from sync.mirror import sqlite_driver
+from sync.mirror.search_text import TRIGRAM, fold
 from tests.conftest import LiveServer
 from tests.sync.helpers import Server, device, run
 

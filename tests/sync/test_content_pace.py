@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from sync.bounds import DEFAULT_BOUNDS, Bounds
-from sync.content_sync import WATCHING_PACE, ContentSync
+from sync.api.bounds import DEFAULT_BOUNDS, Bounds
 from sync.engine import SyncEngine
-from sync.mirror import Mirror
-from sync.models import Event, EventPage, SessionView
-from sync.profile import Profile
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.reconcile.content import WATCHING_PACE, ContentSync
+from sync.wire.models import Event, EventPage, SessionView
 
 
 def _view(step: int) -> SessionView:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sync.errors import Conflict
-from sync.models import SessionPage
+from sync.wire.models import SessionPage
 from tests.sync.helpers import Server, device, run
 
 Op = tuple[str, int]

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sync.conversation import transcript
+from sync.api.conversation import transcript
 from sync.errors import IntegrityError
-from sync.models import Event
+from sync.wire.models import Event
 from tests.sync.helpers import Server, device, run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sync.deletion import DeleteStatus
+from sync.delete.outcome import DeleteStatus
 from sync.errors import NotFound
 from tests.sync.helpers import Server, device, run
 

@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 
-from sync import cli, mirror_schema, sqlite_driver
-from sync import mirror as mirror_module
-from sync.deletion import DeleteStatus
+from sync.cli import main as cli
+from sync.delete.outcome import DeleteStatus
 from sync.errors import ConversationGone
-from sync.models import SessionView
-from sync.profile import Profile
+from sync.mirror import schema as mirror_schema
+from sync.mirror import sqlite_driver
+from sync.mirror import store as mirror_module
+from sync.profile.profile import Profile
+from sync.wire.models import SessionView
 from tests.sync.helpers import Server, device, run
 
 SESSION_PATH = r"/v1/sessions/ses_[^/]+"

@@ -36,10 +36,11 @@ from hypothesis.stateful import (
     rule,
 )
 
-from sync.deletion import DeleteService, DeleteStatus
-from sync.mirror import Mirror, SessionRow
-from sync.models import SessionPage
-from sync.reconcile import Reconciler
+from sync.delete.outcome import DeleteStatus
+from sync.delete.service import DeleteService
+from sync.mirror.store import Mirror
+from sync.reconcile.reconciler import Reconciler
+from sync.wire.models import SessionPage, SessionView
 from tests.sync.memory_index import MemoryApi, MemoryIndex
 
 DEVICES = 2
@@ -81,7 +82,7 @@ class Device:
                     self.index.delete(victim)
         self.churn = []
 
-    def rows(self) -> dict[str, SessionRow]:
+    def rows(self) -> dict[str, SessionView]:
         return {row.id: row for row in self.mirror.rows()}
 
 

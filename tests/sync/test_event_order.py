@@ -17,7 +17,8 @@ from typing import Any
 
 from qa.checker import DeleteAttempt, DeleteResult, Source, check_reappearance
 from qa.device import Device, Recorder, RequestStats
-from sync.engine import EngineEvent, IndexChanged, SyncEngine
+from sync.engine import SyncEngine
+from sync.events import EngineEvent, IndexChanged
 from tests.sync.helpers import Server, device, run
 
 

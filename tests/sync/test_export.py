@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sync.export import artifact_ids, to_markdown
-from sync.models import Artifact, Event, SessionView
+from sync.files.export import artifact_ids, to_markdown
+from sync.wire.models import Artifact, Event, SessionView
 from tests.hostile_content import HOSTILE, unsafe_chars
 
 SESSION = SessionView(

@@ -18,8 +18,8 @@ from typing import Any, cast
 import pytest
 
 from sync.errors import CertificateError, LocalFileError, UnsafePath
-from sync.export import Exported, export_conversation
-from sync.models import Artifact, Event, SessionView
+from sync.files.export import Exported, export_conversation
+from sync.wire.models import Artifact, Event, SessionView
 from tests.sync.helpers import run
 
 SESSION = SessionView(

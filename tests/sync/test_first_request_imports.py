@@ -16,7 +16,7 @@ CHILD = """
 import asyncio, json, sys
 from pathlib import Path
 from sync.engine import SyncEngine
-from sync.profile import Profile
+from sync.profile.profile import Profile
 
 async def main(url, folder):
     engine = await SyncEngine.open(Profile(Path(folder), server=url, token="dev-alice"))

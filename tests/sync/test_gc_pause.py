@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from sync.gc_pause import DEFERRED, full_collections_deferred
+from sync.reconcile.gc_pause import DEFERRED, full_collections_deferred
 
 
 def test_nested_deferrals_restore_the_thresholds_when_the_last_one_ends() -> None:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from sync.api import ApiClient
-from sync.bounds import Bounds
+from sync.api.bounds import Bounds
+from sync.api.client import ApiClient
 from sync.engine import SyncEngine
 from sync.errors import (
     BadId,
@@ -35,9 +35,9 @@ from sync.errors import (
     UnexpectedResponse,
     WalkOutOfBounds,
 )
-from sync.mirror import Mirror
-from sync.models import Event, SessionView
-from sync.profile import Profile
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import Event, SessionView
 from tests.sync.helpers import run
 from tests.sync.hostile_server import ITEM_TIME, HostileServer, hostile
 from tests.sync.test_cli_live import REPO, conn, converge

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from sync import mirror as mirror_module
-from sync import sqlite_driver
 from sync.errors import MirrorError, MirrorTooNew
-from sync.file_index import CachedFile
-from sync.mirror import Mirror
-from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.mirror_schema import read_schema_version
-from sync.models import SessionView
+from sync.mirror import sqlite_driver
+from sync.mirror import store as mirror_module
+from sync.mirror.file_index import CachedFile
+from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror.schema import read_schema_version
+from sync.mirror.store import Mirror
+from sync.wire.models import SessionView
 
 
 def view(sid: str, updated: str, title: str | None = "t") -> SessionView:
@@ -113,7 +113,7 @@ def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters(tmp_path: Path) 
     about 0.1 s (the figure: `python -m bench sync`, "floor, executemany")."""
     from sqlalchemy import event
 
-    from sync.mirror_apply import UPSERT_CHUNK
+    from sync.mirror.apply import UPSERT_CHUNK
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     inserts: list[tuple[bool, int]] = []  # (executemany, rows in one statement's parameters)
@@ -139,8 +139,8 @@ def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters(tmp_path: Path) 
 def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sync.mirror as mirror_module
-    import sync.mirror_schema as schema
+    import sync.mirror.schema as schema
+    import sync.mirror.store as mirror_module
 
     path = tmp_path / "m.sqlite3"
     mirror = Mirror.open(path)
@@ -163,8 +163,8 @@ def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
 def test_a_failed_migration_step_leaves_the_old_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sync.mirror as mirror_module
-    import sync.mirror_schema as schema
+    import sync.mirror.schema as schema
+    import sync.mirror.store as mirror_module
 
     path = tmp_path / "m.sqlite3"
     Mirror.open(path).close()
@@ -197,7 +197,7 @@ def test_an_older_view_never_overwrites_a_newer_row(tmp_path: Path) -> None:
 
 
 def test_a_new_server_or_token_forgets_the_etag_but_keeps_rows(tmp_path: Path) -> None:
-    from sync.mirror_state import ETAG_KEY
+    from sync.mirror.state import ETAG_KEY
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     try:
@@ -217,9 +217,9 @@ def test_a_chunked_upsert_is_still_one_transaction(
 ) -> None:
     """The upsert goes to SQLite in chunks (so the worker gives the GIL back), but a failure
     in a late chunk leaves nothing of the earlier ones, nor the state written with them."""
-    import sync.mirror_apply
+    import sync.mirror.apply
 
-    monkeypatch.setattr(sync.mirror_apply, "UPSERT_CHUNK", 2)
+    monkeypatch.setattr(sync.mirror.apply, "UPSERT_CHUNK", 2)
     path = tmp_path / "m.sqlite3"
     mirror = Mirror.open(path)
     try:
@@ -294,7 +294,7 @@ def test_close_gives_up_waiting_for_a_connection_never_given_back(
     raw = stuck.connection.dbapi_connection
     assert raw is not None
     try:
-        with caplog.at_level(logging.WARNING, logger="sync.mirror"):
+        with caplog.at_level(logging.WARNING, logger="sync.mirror.store"):
             mirror.close()
         assert "still in use" in caplog.text
     finally:
@@ -306,7 +306,7 @@ def test_close_gives_up_waiting_for_a_connection_never_given_back(
 def test_the_walk_state_is_read_in_one_statement(tmp_path: Path) -> None:
     from sqlalchemy import event
 
-    from sync.mirror_state import WALK_CURSOR, WALK_ETAG, WALK_KEYS
+    from sync.mirror.state import WALK_CURSOR, WALK_ETAG, WALK_KEYS
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     try:

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sync import matches_filter
-from sync.mirror import Mirror
-from sync.models import SessionView
+from sync.mirror.store import Mirror
+from sync.wire.models import SessionView
 
 TITLES = ["Trip to Lisbon", "STRASSE", "Straße", "café", "Café", "CAFÉ", "e\u0301te\u0301", None]
 TITLES += ["100% sure", "snake_case", "back\\slash", "ÅNGSTRÖM", "ǅemal", "ﬁle", ""]

@@ -17,10 +17,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
-from sync import sqlite_driver
-from sync.mirror import Mirror
-from sync.mirror_migrations import SCHEMA_VERSION
-from sync.mirror_schema import SEARCH_TABLES, Base
+from sync.mirror import sqlite_driver
+from sync.mirror.migrations import SCHEMA_VERSION
+from sync.mirror.schema import SEARCH_TABLES, Base
+from sync.mirror.store import Mirror
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sync import read_mirror_rows, sqlite_driver
-from sync.mirror import Mirror
-from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.models import SessionView
+from sync import read_mirror_rows
+from sync.mirror import sqlite_driver
+from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror.store import Mirror
+from sync.wire.models import SessionView
 
 TITLES = ["Trip to Lisbon", "STRASSE", "Straße", "café", "CAFÉ", "e\u0301te\u0301", None]
 TITLES += ["100% sure", "snake_case", "back\\slash", "ǅemal", "ﬁle", ""]

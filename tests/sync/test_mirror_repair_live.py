@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from sync import sqlite_driver
 from sync.errors import MirrorDamaged
-from sync.mirror import Mirror
-from sync.mirror_check import find_damage
-from sync.mirror_reader import read_mirror_rows
+from sync.mirror import sqlite_driver
+from sync.mirror.check import find_damage
+from sync.mirror.reader import read_mirror_rows
+from sync.mirror.store import Mirror
 from sync.repair import MAX_ID_LENGTH, MAX_MARKS, salvage_marks
 from tests.sync.helpers import Server, run
 from tests.sync.mirror_damage import DAMAGE, btree_page, dropped_table
@@ -260,7 +260,7 @@ def test_a_damaged_mirror_is_named_in_process_and_the_first_paint_reader_survive
     path = tmp_path / "mirror.sqlite3"
     mirror = Mirror.open(path)
     try:
-        from sync.models import SessionView
+        from sync.wire.models import SessionView
 
         mirror.apply(
             [
@@ -286,7 +286,7 @@ def test_a_damaged_mirror_is_named_in_process_and_the_first_paint_reader_survive
 
 
 def test_damage_met_after_open_is_named_not_a_raw_database_error(tmp_path: Path) -> None:
-    from sync.models import SessionView
+    from sync.wire.models import SessionView
 
     path = tmp_path / "mirror.sqlite3"
     mirror = Mirror.open(path)
@@ -336,8 +336,9 @@ def test_salvaged_delete_marks_are_bounded_and_only_text_ids(tmp_path: Path) -> 
 def test_a_pass_that_meets_damage_reports_it_and_the_engine_says_damaged(
     live_server: Any, tmp_path: Path
 ) -> None:
-    from sync.engine import EngineState, SyncEngine
-    from sync.profile import Profile
+    from sync.engine import SyncEngine
+    from sync.events import EngineState
+    from sync.profile.profile import Profile
 
     async def scenario() -> None:
         async with Server(live_server.url) as server:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect
 
-from sync.mirror import Mirror
-from sync.mirror_migrations import SCHEMA_VERSION
-from sync.mirror_schema import SEARCH_TABLES, Base
+from sync.mirror.migrations import SCHEMA_VERSION
+from sync.mirror.schema import SEARCH_TABLES, Base
+from sync.mirror.store import Mirror
 
 
 def test_the_migrations_build_exactly_the_tables_the_models_describe(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from sync.mirror import Mirror
-from sync.models import SessionView
-from sync.reconcile import Reconciler
+from sync.mirror.store import Mirror
+from sync.reconcile.reconciler import Reconciler
+from sync.wire.models import SessionView
 from tests.sync.memory_index import MemoryApi, MemoryIndex
 
 

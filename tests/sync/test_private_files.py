@@ -1,4 +1,4 @@
-"""`sync.private_files`: a write lands inside its folder (checked after resolving every
+"""`sync.files.private_files`: a write lands inside its folder (checked after resolving every
 symlink) and is owner-only whatever the umask; the profile, its accounts, the mirror with its
 -wal and -shm, and the artifact cache follow the same rule (CONTRACT §10.1)."""
 
@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from sync.errors import LocalFileError, UnsafePath
-from sync.mirror import Mirror
-from sync.private_files import (
+from sync.files.private_files import (
     PrivateRotatingFileHandler,
     copy_private,
     inside,
     private_dir,
     write_private,
 )
-from sync.profile import Profile
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
 
 
 def mode(path: Path) -> int:

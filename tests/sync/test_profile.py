@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sync.errors import ProfileError
-from sync.profile import Profile, account_key
+from sync.profile.profile import Profile, account_key
 
 
 def test_arguments_beat_environment_beat_settings(tmp_path: Path) -> None:

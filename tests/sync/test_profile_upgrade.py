@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from sync.cli import main
-from sync.mirror import Mirror
-from sync.models import text_message
-from sync.profile import Profile
+from sync.cli.main import main
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import text_message
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE_ACCOUNTS = "a2ddc57^"
@@ -34,8 +34,7 @@ OLD_SYNC = textwrap.dedent(
     import hashlib, sys
     from pathlib import Path
     import httpx
-    from sync.mirror import Mirror
-    from sync.models import SessionView
+    from sync.mirror import Mirror, SessionView  # the older client's layout
 
     url, folder = sys.argv[1:3]
     # The older client's mirror code writes the file its sync wrote (its HTTP layer needs

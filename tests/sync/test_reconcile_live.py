@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from sync.engine import EngineState
 from sync.errors import BadCursor, NetworkError, SyncError
-from sync.models import SessionPage
-from sync.reconcile import TriggerReason
+from sync.events import EngineState, TriggerReason
+from sync.wire.models import SessionPage
 from tests.sync.faults import FaultTransport
 from tests.sync.helpers import Server, device, run
 
@@ -31,7 +30,7 @@ EVENTS = r"/v1/sessions/[^/]+/events"
 
 def pass_requests(transport: FaultTransport) -> int:
     """The requests of the pass itself: its content phase's event pages, which run in the
-    background after it (`sync.content_sync`), are not the walk's."""
+    background after it (`sync.reconcile.content`), are not the walk's."""
     return sum(1 for _m, path, _q in transport.log if not re.fullmatch(EVENTS, path))
 
 
@@ -163,7 +162,7 @@ def test_a_walk_interrupted_mid_way_prunes_nothing_and_keeps_what_it_walked(
                 if action == "refuse":
                     assert isinstance(report.error, NetworkError)
                 # The first page (the new session on top) is kept; the walk goes on next
-                # pass (sync.index_walk); nothing is point-read or pruned before its end.
+                # pass (sync.reconcile.walk); nothing is point-read or pruned before its end.
                 assert report.pruned == () and report.inserted == (created.id,)
                 assert transport.count("GET", POINT_READ) == 0
                 assert {r.id for r in await engine.rows()} == {r.id for r in before} | {created.id}
@@ -374,7 +373,7 @@ def test_the_timer_triggers_passes(live_server: Any, tmp_path: Path) -> None:
 
 
 def test_engine_events_report_changes_and_status(live_server: Any, tmp_path: Path) -> None:
-    from sync.engine import EngineState, IndexChanged, StatusChanged
+    from sync.events import EngineState, IndexChanged, StatusChanged
 
     async def go() -> None:
         async with Server(live_server.url) as server:

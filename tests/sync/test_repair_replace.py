@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from sync import sqlite_driver
+from sync.mirror import sqlite_driver
 from sync.repair import REBUILD_SUFFIX, _replace
 
 

@@ -1,4 +1,4 @@
-"""The one sanitiser (`sync.safe_names`): a name from a server or from content becomes one
+"""The one sanitiser (`sync.files.safe_names`): a name from a server or from content becomes one
 harmless file-name component on every OS, and text that cannot hide or reorder what is shown
 around it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sync.safe_names import (
+from sync.files.safe_names import (
     MAX_NAME_BYTES,
     name_key,
     safe_file_name,

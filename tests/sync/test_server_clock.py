@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from sync.api import ApiClient
-from sync.server_clock import MAX_OFFSET, ServerClock, parse_http_date
+from sync.api.client import ApiClient
+from sync.api.server_clock import MAX_OFFSET, ServerClock, parse_http_date
 from tests.reliability.test_one_clock import faketime_env
 from tests.sync.helpers import run
 
@@ -26,8 +26,8 @@ CHILD = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from sync.engine import SyncEngine
-    from sync.profile import Profile
-    from sync.reconcile import TriggerReason
+    from sync.profile.profile import Profile
+    from sync.reconcile.reconciler import TriggerReason
     from ui.relative_time import relative_time, set_server_offset
 
     async def main() -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 
-from sync.bounds import Bounds
+from sync.api.bounds import Bounds
 from sync.engine import SyncEngine
 from sync.errors import WalkUnfinished
-from sync.profile import Profile
+from sync.profile.profile import Profile
 from tests.sync.faults import FaultTransport
 from tests.sync.helpers import Server, run
 
@@ -200,7 +200,7 @@ def test_a_complete_walk_whose_point_reads_stall_keeps_its_written_pages_in_the_
     """The walk reached its end and wrote its pages (a new session among them); then the
     point read of a row it did not see stalls past the pass deadline. The pass concluded
     nothing, but what the walk wrote is in the mirror and was announced: the report says
-    so, or `converge sync` would print "Nothing was changed." (`sync.cli._walk_kept`)."""
+    so, or `converge sync` would print "Nothing was changed." (`sync.cli.main._walk_kept`)."""
 
     async def go() -> None:
         async with Server(live_server.url) as server:

@@ -1,12 +1,12 @@
-"""`sync.sse.FrameDecoder`: the event-stream format read right, whatever the chunking, and
+"""`sync.api.sse.FrameDecoder`: the event-stream format read right, whatever the chunking, and
 bounded by what is held unfinished (a line, a frame), never by what has passed."""
 
 from __future__ import annotations
 
 import pytest
 
+from sync.api.sse import Frame, FrameDecoder
 from sync.errors import ResponseTooLarge
-from sync.sse import Frame, FrameDecoder
 
 STREAM = (
     ": keep-alive\r\n\r\n"

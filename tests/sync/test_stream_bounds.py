@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from sync.api import ApiClient
-from sync.bounds import KIB, Bounds
-from sync.conversation import follow_run
+from sync.api.bounds import KIB, Bounds
+from sync.api.client import ApiClient
+from sync.api.conversation import follow_run
 from sync.engine import SyncEngine
-from sync.engine_events import EngineState
 from sync.errors import (
     ResponseTooLarge,
     ResponseTooSlow,
@@ -31,7 +30,8 @@ from sync.errors import (
     Unavailable,
     UnexpectedResponse,
 )
-from sync.profile import Profile
+from sync.events import EngineState
+from sync.profile.profile import Profile
 from tests.sync.helpers import run
 from tests.sync.hostile_server import HostileServer, hostile
 from tests.sync.test_cli_live import conn, converge

@@ -1,4 +1,4 @@
-"""`sync.terminal`: what may reach a terminal, and how a replaced character is shown."""
+"""`sync.cli.terminal`: what may reach a terminal, and how a replaced character is shown."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from sync.terminal import InertStream, escape, for_terminal, inert_streams, json_for_terminal
+from sync.cli.terminal import InertStream, escape, for_terminal, inert_streams, json_for_terminal
 from tests.hostile_content import HOSTILE, unsafe_chars
 
 # Every kind that must be replaced, one example each, with how it is shown.

@@ -18,12 +18,12 @@ import asyncio
 
 import pytest
 
-from sync.api import ApiClient
+from sync.api.client import ApiClient
+from sync.api.keepalive import keepalive_socket_options
+from sync.api.network_backend import CancelSafeBackend
+from sync.api.proxies import environment_mounts
+from sync.api.tls import client_context
 from sync.errors import SyncError
-from sync.keepalive import keepalive_socket_options
-from sync.network_backend import CancelSafeBackend
-from sync.proxies import environment_mounts
-from sync.tls import client_context
 from tests.sync.helpers import run
 
 #: How long the silent server waits for the client's socket to close: with the fix it

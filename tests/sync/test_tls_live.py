@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from sync.api import ApiClient
+from sync.api.client import ApiClient
+from sync.api.tls import client_context
 from sync.engine import SyncEngine
-from sync.engine_events import EngineState, TriggerReason
 from sync.errors import CertificateError, ProfileError, TlsError
-from sync.profile import Profile
-from sync.tls import client_context
+from sync.events import EngineState, TriggerReason
+from sync.profile.profile import Profile
 from tests.sync.helpers import run
 from tests.sync.test_cli_live import converge
 from tests.sync.tls_certs import TlsServer, serve_tls
@@ -158,7 +158,7 @@ def test_a_plain_http_server_off_this_machine_gets_a_warning(
 ) -> None:
     """The warning comes as the command resolves its profile, before any request (in
     process: a subprocess would wait for a TEST-NET address that never answers)."""
-    from sync import cli
+    from sync.cli import main as cli
 
     base = ["--profile", str(tmp_path / "p"), "--token-stdin"]
     for server, expected in (("http://192.0.2.1:9", True), ("http://127.0.0.1:9", False)):
@@ -186,6 +186,6 @@ def test_a_plain_http_server_off_this_machine_gets_a_warning(
     ],
 )
 def test_only_plain_http_off_loopback_is_warned_about(url: str, warned: bool) -> None:
-    from sync.tls import plain_http_warning
+    from sync.api.tls import plain_http_warning
 
     assert (plain_http_warning(url) is not None) is warned

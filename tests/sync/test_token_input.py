@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from sync.errors import ProfileError
-from sync.token_input import (
+from sync.cli.token_input import (
     MAX_TOKEN_BYTES,
     TOKEN_IN_ARGV_WARNING,
     add_token_arguments,
     read_token_file,
     token_from_arguments,
 )
+from sync.errors import ProfileError
 from tests.sync.helpers import Server, run
 from tests.sync.test_cli_live import converge
 

@@ -21,8 +21,8 @@ from keyring.backend import KeyringBackend
 from keyring.errors import KeyringLocked, PasswordDeleteError
 
 from sync.errors import ProfileError
-from sync.profile import Profile
-from sync.token_store import KEYRING_SERVICE, TOKEN_FILE
+from sync.profile.profile import Profile
+from sync.profile.token_store import KEYRING_SERVICE, TOKEN_FILE
 
 SECRET = "tok-7f3a-secret"
 

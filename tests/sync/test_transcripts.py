@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sync import sqlite_driver
-from sync.mirror import Mirror
-from sync.models import Event, SessionView
+from sync.mirror import sqlite_driver
+from sync.mirror.store import Mirror
+from sync.wire.models import Event, SessionView
 
 
 def view(sid: str, updated: str, title: str | None = "t") -> SessionView:

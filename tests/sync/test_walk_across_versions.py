@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from sync.bounds import Bounds
+from sync.api.bounds import Bounds
 from sync.engine import SyncEngine
 from sync.errors import WalkUnfinished
-from sync.mirror import Mirror
-from sync.models import SessionPage
-from sync.profile import Profile
-from sync.reconcile import Reconciler
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.reconcile.reconciler import Reconciler
+from sync.wire.models import SessionPage
 from tests.sync.faults import FaultTransport
 from tests.sync.helpers import Server, run
 from tests.sync.memory_index import MemoryApi, MemoryIndex

@@ -3,7 +3,7 @@ any server).
 
 `WalkGuard` charges each page `WALK_ITEM_BYTES` a session plus its body's bytes, and a pass
 stops its share of the walk past `Bounds.walk_memory`. The walk writes each page as it
-arrives and resumes in the next pass (`sync.index_walk`), so a pass at its budget is
+arrives and resumes in the next pass (`sync.reconcile.walk`), so a pass at its budget is
 progress (`WalkUnfinished`, its pages kept), not a refusal; what ends a walk for good is
 `Bounds.walk_total_items` over all its passes (or a repeating cursor, a page over its caps).
 
@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from sync.bounds import DEFAULT_BOUNDS, MIB, WALK_ITEM_BYTES, Bounds, PassBudgetSpent, WalkGuard
-from sync.engine import EngineState, SyncEngine, TriggerReason
+from sync.api.bounds import DEFAULT_BOUNDS, MIB, WALK_ITEM_BYTES, Bounds, PassBudgetSpent, WalkGuard
+from sync.engine import SyncEngine
 from sync.errors import WalkOutOfBounds, WalkUnfinished
-from sync.models import SessionView
-from sync.plan import dedupe_walk
-from sync.profile import Profile
+from sync.events import EngineState, TriggerReason
+from sync.profile.profile import Profile
+from sync.reconcile.plan import dedupe_walk
+from sync.wire.models import SessionView
 from tests.sync.helpers import run
 from tests.sync.hostile_server import ITEM_TIME, HostileServer, _item, hostile
 
@@ -198,7 +199,7 @@ def test_an_endless_index_ends_a_pass_at_its_budget_as_progress_and_the_walk_at_
             )
             assert engine.status.state is EngineState.WALKING, engine.status
             # The pages before the one past the budget are kept (the walk resumes from
-            # there, sync.index_walk); nothing is pruned.
+            # there, sync.reconcile.walk); nothing is pruned.
             assert report.pruned == () and len(report.inserted) == (pages - 1) * LIMIT
             assert await engine.row(KEPT.id) is not None
             assert await engine.row(str(_item(pages * LIMIT)["id"])) is None  # refused page

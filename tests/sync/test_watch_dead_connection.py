@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from sync.api import WATCH_READ_MARGIN, ApiClient
-from sync.reconcile import TriggerReason
-from sync.watch import IndexWatch, WatchState
+from sync.api.client import WATCH_READ_MARGIN, ApiClient
+from sync.events import TriggerReason
+from sync.reconcile.watch import IndexWatch, WatchState
 from tests.sync.helpers import Server, device, run
 from tests.sync.stall_proxy import stall_proxy
 from tests.sync.test_watch_live import Inserts, _held, _until
@@ -131,7 +131,7 @@ def test_the_client_sockets_carry_tcp_keepalive(live_server: Any) -> None:
     after about 14 s of unanswered probes, whatever the request's own timeout."""
     import socket
 
-    from sync import keepalive
+    from sync.api import keepalive
 
     async def go() -> None:
         api = ApiClient(live_server.url, "dev-alice")

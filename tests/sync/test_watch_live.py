@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sync.engine import IndexChanged, SyncEngine
-from sync.reconcile import TriggerReason
-from sync.watch import Backoff, WatchState
+from sync.engine import SyncEngine
+from sync.events import IndexChanged, TriggerReason
+from sync.reconcile.watch import Backoff, WatchState
 from tests.sync.helpers import Server, device, run
 
 INDEX = "/v1/sessions"
@@ -226,7 +226,7 @@ def test_a_server_that_ignores_if_none_match_ends_the_watch_instead_of_a_busy_lo
     whatever If-None-Match says. The watch must give up after one look, not spin passes."""
     import httpx
 
-    from sync.profile import Profile
+    from sync.profile.profile import Profile
 
     seen: list[httpx.Request] = []
 
@@ -259,8 +259,8 @@ def test_an_unexpected_error_in_the_watch_backs_off_and_the_watch_carries_on(
     held nothing for it); now it is logged, paused like any failure, and the watch goes on."""
     import httpx
 
-    from sync.api import ApiClient
-    from sync.watch import IndexWatch
+    from sync.api.client import ApiClient
+    from sync.reconcile.watch import IndexWatch
 
     watches: list[httpx.Request] = []
 
@@ -296,6 +296,6 @@ def test_an_unexpected_error_in_the_watch_backs_off_and_the_watch_carries_on(
             await watch.stop()
             await api.aclose()
 
-    with caplog.at_level("ERROR", logger="sync.watch"):
+    with caplog.at_level("ERROR", logger="sync.reconcile.watch"):
         run(go())
     assert any("injected" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)

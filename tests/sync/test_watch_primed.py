@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sync.models import SessionPage
-from sync.primed import PRIMED_SECONDS, PrimedPage
-from sync.reconcile import TriggerReason
+from sync.events import TriggerReason
+from sync.reconcile.primed import PRIMED_SECONDS, PrimedPage
+from sync.wire.models import SessionPage
 from tests.sync.helpers import Server, device, run
 from tests.sync.test_watch_live import Inserts, _held, _until
 
@@ -93,7 +93,7 @@ def test_a_kept_page_serves_one_first_page_of_its_size_while_fresh() -> None:
 def test_a_malformed_watch_page_is_still_a_change_and_is_not_kept() -> None:
     import httpx
 
-    from sync.api import ApiClient
+    from sync.api.client import ApiClient
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers={"ETag": '"v9"'}, content=b'{"items": "no"}')

@@ -108,8 +108,8 @@ class TlsServer:
         """One session made through the control plane, over https with the CA trusted."""
         import httpx
 
-        from sync.models import text_message
-        from sync.tls import client_context
+        from sync.api.tls import client_context
+        from sync.wire.models import text_message
 
         verify = client_context(self.certs.ca_file)
         with httpx.Client(base_url=self.url, verify=verify, timeout=10) as client:

@@ -22,9 +22,8 @@ from pytestqt.qtbot import QtBot
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
 from sync.errors import SyncError
-from sync.mirror import SessionRow
-from sync.models import text_message
-from sync.profile import Profile
+from sync.profile.profile import Profile
+from sync.wire.models import SessionView, text_message
 from tests.sync.faults import FaultTransport
 from ui.controller import WindowController
 from ui.conversation_pane import ConversationPane
@@ -122,9 +121,9 @@ def row(
     title: str | None = None,
     updated_at: str = "2026-11-30T05:00:00.000000Z",
     active_run_id: str | None = None,
-) -> SessionRow:
+) -> SessionView:
     """A sidebar row for model tests."""
-    return SessionRow(
+    return SessionView(
         id=session_id,
         title=title,
         created_at="2026-11-01T00:00:00.000000Z",

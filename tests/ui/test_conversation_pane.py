@@ -1,4 +1,4 @@
-"""The pane draws each event kind from its typed payload (`sync.payloads`), and an event from
+"""The pane draws each event kind from its typed payload (`sync.wire.payloads`), and an event from
 a buggy server never crashes or blanks the transcript."""
 
 from __future__ import annotations

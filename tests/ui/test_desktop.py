@@ -13,10 +13,10 @@ import pytest
 
 from app.desktop import Desktop, DesktopOptions, account_profile, parse_args
 from app.loop import ConvergeEventLoop
-from sync.legacy_mirror import connection_identity
-from sync.mirror import Mirror
-from sync.models import SessionView, text_message
-from sync.profile import Profile
+from sync.mirror.legacy import connection_identity
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import SessionView, text_message
 from tests.ui.conftest import run, until
 from ui.settings_dialog import ConnectionSettings
 

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sync.token_store import TokenLocation
+from sync.profile.token_store import TokenLocation
 from tests.ui.conftest import row
 from ui.dialogs import build_delete_box
 from ui.grouping import group_rows

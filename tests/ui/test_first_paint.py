@@ -18,12 +18,12 @@ from app.desktop import Desktop, DesktopOptions
 from app.first_paint import FIRST_ROWS, MirrorRows
 from app.loop import ConvergeEventLoop
 from bench.first_paint_child import TOKEN, UNREACHABLE
-from sync import sqlite_driver
-from sync.mirror import Mirror
-from sync.mirror_migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.mirror_schema import read_schema_version
-from sync.models import SessionView
-from sync.profile import Profile
+from sync.mirror import sqlite_driver
+from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror.schema import read_schema_version
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import SessionView
 from tests.ui.conftest import run, until
 from ui.controller import WindowController
 from ui.main_window import MainWindow

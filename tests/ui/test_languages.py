@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QDialog
 
 from app import translations
 from app.loop import ConvergeEventLoop
-from sync.token_store import TokenLocation
+from sync.profile.token_store import TokenLocation
 from tests.ui.conftest import run
 from ui.controller import WindowController
 from ui.grouping import sections

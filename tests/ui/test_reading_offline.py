@@ -3,7 +3,7 @@ stub server and a real engine, the server stopped or refused where the test says
 
 from __future__ import annotations
 
-from sync.reconcile import TriggerReason
+from sync.events import TriggerReason
 from tests.ui.conftest import Harness, run, until
 
 

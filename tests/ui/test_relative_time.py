@@ -10,9 +10,9 @@ from typing import Any, cast
 import pytest
 
 from app.loop import ConvergeEventLoop
-from sync import SessionRow
-from sync.engine_events import EngineState, EngineStatus, StatusChanged
-from sync.mirror_reader import MirrorChanges
+from sync import SessionView
+from sync.events import EngineState, EngineStatus, StatusChanged
+from sync.mirror.reader import MirrorChanges
 from tests.ui.conftest import row, run
 from ui.relative_time import parse_timestamp, relative_time, server_now, set_server_offset
 
@@ -55,11 +55,11 @@ class _EngineOnAServerTwoDaysAhead:
     server_clock_offset = 2 * 86400.0
     status = EngineStatus(EngineState.IDLE)
 
-    def __init__(self, rows: list[SessionRow] | None = None) -> None:
+    def __init__(self, rows: list[SessionView] | None = None) -> None:
         self.listeners: list[Callable[[object], None]] = []
         self._rows = rows or []
 
-    async def rows(self, filter_text: str = "") -> list[SessionRow]:
+    async def rows(self, filter_text: str = "") -> list[SessionView]:
         return self._rows
 
     async def changes_since(

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QFileDialog
 
 from app import window_state
 from app.desktop import configure_logging
-from sync.models import TERMINAL_STATUSES, text_message
-from sync.payloads import ArtifactCreated, payload_of
+from sync.wire.models import TERMINAL_STATUSES, text_message
+from sync.wire.payloads import ArtifactCreated, payload_of
 from tests.sync.test_cli_live import conn, converge
 from tests.ui.conftest import DEADLINE, Harness, run, until
 

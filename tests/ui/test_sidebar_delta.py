@@ -11,7 +11,7 @@ from PySide6.QtCore import QItemSelectionModel
 from pytestqt.modeltest import ModelTester
 
 from sync import matches_filter
-from sync.mirror import SessionRow
+from sync.wire.models import SessionView
 from tests.ui.conftest import row
 from ui.grouping import group_rows
 from ui.session_model import SessionListModel
@@ -26,7 +26,7 @@ def _stamp(hours_ago: int) -> str:
     return (NOW - timedelta(hours=hours_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _shown(mirror: dict[str, SessionRow], filter_text: str, grouped: bool) -> list[object]:
+def _shown(mirror: dict[str, SessionView], filter_text: str, grouped: bool) -> list[object]:
     rows = sorted(
         (r for r in mirror.values() if matches_filter(r.id, r.title, filter_text)),
         key=lambda r: (r.updated_at, r.id),
@@ -35,7 +35,7 @@ def _shown(mirror: dict[str, SessionRow], filter_text: str, grouped: bool) -> li
     return list(group_rows(rows, NOW)) if grouped else list(rows)
 
 
-def _build(mirror: dict[str, SessionRow], filter_text: str, grouped: bool) -> SessionListModel:
+def _build(mirror: dict[str, SessionView], filter_text: str, grouped: bool) -> SessionListModel:
     model = SessionListModel()
     model.replace_now(_shown(mirror, filter_text, grouped))  # type: ignore[arg-type]
     return model
@@ -64,8 +64,8 @@ deltas_strategy = st.lists(
 )
 def test_any_deltas_leave_the_model_as_built_from_the_final_rows(
     qtmodeltester: ModelTester,
-    initial: list[SessionRow],
-    deltas: list[tuple[list[SessionRow], list[int]]],
+    initial: list[SessionView],
+    deltas: list[tuple[list[SessionView], list[int]]],
     filter_text: str,
     grouped: bool,
 ) -> None:

@@ -5,8 +5,8 @@ same file) is pulled with the next announcement (decision 0209)."""
 from __future__ import annotations
 
 from sync import SessionView
-from sync.mirror import Mirror
-from sync.mirror_reader import MirrorChanges
+from sync.mirror.reader import MirrorChanges
+from sync.mirror.store import Mirror
 from tests.ui.conftest import Harness, run
 
 

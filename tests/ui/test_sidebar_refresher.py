@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from app.loop import ConvergeEventLoop
-from sync import IndexChanged, SessionRow
-from sync.mirror import Mirror
-from sync.mirror_reader import MirrorChanges
+from sync import IndexChanged, SessionView
+from sync.mirror.reader import MirrorChanges
+from sync.mirror.store import Mirror
 from tests.ui.conftest import row, run, until
 from ui.session_model import SessionListModel
 from ui.sidebar_refresher import DELTA_LIMIT, SidebarRefresher
@@ -49,7 +49,7 @@ class Follower:
         self.tasks.append(asyncio.ensure_future(coro))
         return self.tasks[-1]
 
-    async def _rows(self, filter_text: str) -> list[SessionRow]:
+    async def _rows(self, filter_text: str) -> list[SessionView]:
         return await asyncio.to_thread(self.mirror.rows, filter_text)
 
     async def _changes(self, since: int | None, filter_text: str, limit: int) -> MirrorChanges:

@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
-from sync.search_text import Snippet
+from sync.mirror.search_text import Snippet
 from tests.ui.conftest import Harness, run, until
 from ui.snippet_layout import one_line, snippet_layout
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
-from sync.engine_events import TriggerReason
-from sync.profile import Profile
-from sync.reconcile import ReconcileReport
+from sync.events import TriggerReason
+from sync.profile.profile import Profile
+from sync.reconcile.reconciler import ReconcileReport
 from tests.ui.conftest import DEADLINE, run
 
 

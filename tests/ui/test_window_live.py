@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from sync.reconcile import TriggerReason
+from sync.events import TriggerReason
 from tests.ui.conftest import Harness, run, until
 from ui.conversation_pane import DELETED_ELSEWHERE
 from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
@@ -81,7 +81,7 @@ def test_returning_to_the_foreground_triggers_a_reconcile(harness: Harness) -> N
         for state in ("ApplicationActive", "ApplicationInactive", "ApplicationActive"):
             gui.applicationStateChanged.emit(getattr(Qt.ApplicationState, state))
         await until(lambda: harness.window.model.rowCount() == 1, what="the new row")
-        # Rows arrive as each page commits (sync.index_walk); the pass ends after them.
+        # Rows arrive as each page commits (sync.reconcile.walk); the pass ends after them.
         await until(lambda: harness.window.status.text() == "Synced just now", what="its end")
 
     run(harness.loop, scenario())
@@ -383,7 +383,7 @@ def test_f5_reconciles_now(harness: Harness) -> None:
     async def scenario() -> None:
         QTimer.singleShot(0, lambda: QTest.keyClick(harness.window, Qt.Key.Key_F5))
         await until(lambda: harness.window.model.rowCount() == 1, what="the refreshed list")
-        # Rows arrive as each page commits (sync.index_walk); the pass ends after them.
+        # Rows arrive as each page commits (sync.reconcile.walk); the pass ends after them.
         await until(lambda: harness.window.status.text() == "Synced just now", what="its end")
 
     run(harness.loop, scenario())
@@ -444,7 +444,7 @@ def test_a_5xx_on_delete_offers_retry_and_the_retry_deletes(harness: Harness) ->
 
 def test_a_refused_token_is_shown_as_an_error_in_words(harness: Harness, tmp_path: Path) -> None:
     from sync.engine import SyncEngine
-    from sync.profile import Profile
+    from sync.profile.profile import Profile
 
     async def scenario() -> None:
         profile = Profile(tmp_path / "bad", server=harness.server.url, token="not-a-token")

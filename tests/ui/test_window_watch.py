@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from app.loop import ConvergeEventLoop
-from sync.reconcile import ReconcileReport, TriggerReason
-from sync.watch import WatchState
+from sync.events import TriggerReason
+from sync.reconcile.reconciler import ReconcileReport
+from sync.reconcile.watch import WatchState
 from tests.ui.conftest import Harness, close_harness, open_harness, run, until
 from ui.dialogs import DELETE_EVERYWHERE
 

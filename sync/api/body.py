@@ -1,0 +1,108 @@
+"""Reading an answer within its bounds: the body by its byte cap, the JSON by its nesting.
+
+`ApiClient` streams every response (`send(stream=True)`) and hands it here, so no body is
+ever held past the cap chosen for its kind (`sync.api.bounds.Bounds`): a Content-Length above
+the cap is refused before a byte is read, and a body without one (chunked, or lying) is cut
+as soon as it passes the cap. Decompressed bytes are what count, so a small gzip body that
+inflates to a gigabyte is cut too (one network chunk inflates at most about a thousandfold,
+which bounds the overshoot). An error answer's body is only ever a hint: past its cap it is
+treated as absent and the status alone decides the error.
+
+What comes out is an `Answer`: the status, the headers and the body, read and closed, so
+nothing downstream can read more.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from sync.errors import ResponseTooLarge, UnexpectedResponse
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A response read whole within its cap: what the routes' parsers look at."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    method: str
+    path: str
+
+
+def _declared(response: httpx.Response) -> int | None:
+    value = response.headers.get("Content-Length")
+    if value is None or not value.strip().isdigit():
+        return None
+    return int(value)
+
+
+def _too_large(response: httpx.Response, cap: int) -> ResponseTooLarge:
+    return ResponseTooLarge(
+        f"The server sent an answer larger than the {_size(cap)} this client accepts for it; "
+        "it was not read.",
+        status=response.status_code,
+        method=response.request.method,
+        path=response.request.url.path,
+    )
+
+
+def _size(cap: int) -> str:
+    if cap >= 1 << 20:
+        return f"{cap / (1 << 20):g} MiB"
+    return f"{cap / 1024:g} KiB"
+
+
+async def read_capped(response: httpx.Response, cap: int, *, hint_only: bool = False) -> bytes:
+    """The body of a streamed `response`, at most `cap` bytes after decoding.
+
+    Past the cap: `ResponseTooLarge`, or with `hint_only` (an error answer's envelope)
+    an empty body. The caller closes the response either way."""
+    declared = _declared(response)
+    if declared is not None and declared > cap:
+        if hint_only:
+            return b""
+        raise _too_large(response, cap)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            if hint_only:
+                return b""
+            raise _too_large(response, cap)
+        chunks.append(chunk)
+    return b"".join(chunks)  # one chunk (the usual page) is returned without a copy
+
+
+def json_of(answer: Answer) -> Any:
+    """The answer's JSON body; a body that is not JSON, or nests so deep that parsing it
+    would exhaust the stack, is an `UnexpectedResponse`, never a crash of the pass."""
+    return parse_json(answer.body, status=answer.status, method=answer.method, path=answer.path)
+
+
+def parse_json(
+    body: bytes | str, *, status: int, method: str, path: str, what: str = "a body"
+) -> Any:
+    """`body` as JSON, or `UnexpectedResponse` (not JSON, or nested too deep to read): one
+    parser for pages, views and a live stream's frames (`what` names it in the message)."""
+    try:
+        return json.loads(body)
+    except RecursionError as exc:
+        raise UnexpectedResponse(
+            "The server sent JSON nested too deeply to read.",
+            status=status,
+            method=method,
+            path=path,
+        ) from exc
+    except ValueError as exc:
+        raise UnexpectedResponse(
+            f"The server sent {what} that is not JSON.",
+            status=status,
+            method=method,
+            path=path,
+        ) from exc

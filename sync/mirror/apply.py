@@ -1,0 +1,185 @@
+"""The mirror's write path: one transaction's upserts, removals, settled marks and state.
+
+`Mirror.apply` holds the write lock and the transaction; `write_changes` is what it
+executes inside it. Rows are classified as inserted or updated against the mirror as it is
+inside the transaction, so a concurrent change is reported truthfully; an unchanged row (or
+an older view of it) is not rewritten. A write that changes rows takes the mirror's next
+change sequence and stamps it on each row it wrote and each removal it remembered
+(decision 0209): readers ask the mirror what changed since the number they show
+(`sync.mirror.reader.query_changes`). A removal takes the row's artifact index entries and
+unconfirmed-delete mark with it and is remembered for a while, so a download finishing late
+cannot index a file for it (`sync.mirror.file_index`); forgetting it raises the removals' floor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
+
+from sync.mirror.delete_marks import clear_marks
+from sync.mirror.file_index import forget_files_of
+from sync.mirror.rows import IN_CHUNK, chunks, present_ids, rows_by_id
+from sync.mirror.schema import REMOVED_MEMORY_SECONDS
+from sync.mirror.state import (
+    ETAG_KEY,
+    WALK_KEYS,
+    change_seq,
+    next_change_seq,
+    raise_removed_floor,
+    set_states,
+)
+from sync.mirror.transcripts import forget as forget_transcripts
+from sync.wire.models import SessionView
+
+#: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
+UPSERT_CHUNK = 2000
+
+_UPSERT = (
+    "INSERT INTO sessions (id, title, created_at, updated_at, active_run_id, last_run_id,"
+    " synced_at, change_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+    " title = excluded.title, created_at = excluded.created_at,"
+    " updated_at = excluded.updated_at, active_run_id = excluded.active_run_id,"
+    " last_run_id = excluded.last_run_id, synced_at = excluded.synced_at,"
+    " change_seq = excluded.change_seq"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyResult:
+    inserted: list[str]
+    updated: list[str]
+    removed: list[str]
+    removed_files: list[str]
+    #: The change sequence this write stamped on its rows and removals (0: it changed no
+    #: row). The engine announces it: "the mirror changed up to `seq`".
+    seq: int = 0
+    #: The write was a walk's last page and concluded the walk (`WalkEnd`).
+    concluded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEnd:
+    """Passed with a walk's last page: when, after it, no row is left unseen (every row of
+    the mirror was listed by this walk or written since it began), the walk concludes in
+    the same transaction: nothing needs a point read, so its position is cleared, the
+    first page's `etag` stored and every unconfirmed-delete mark settled (each marked row
+    was just seen). A pass with nothing to point-read is then one write, not three reads
+    and two writes (`python -m bench device_cost`)."""
+
+    etag: str | None
+
+
+def write_changes(
+    conn: Connection,
+    upserts: Sequence[SessionView],
+    removals: Sequence[str],
+    *,
+    now: float,
+    state: dict[str, str | None] | None = None,
+    skip: Callable[[str], bool] | None = None,
+    settle: Sequence[str] = (),
+    seen_at: float | None = None,
+    end: WalkEnd | None = None,
+) -> ApplyResult:
+    """Inside the caller's write transaction; see `Mirror.apply` for the arguments
+    (`seen_at`: raise the `synced_at` of every upserted row to at least it; `end`: see
+    `WalkEnd`)."""
+    wanted = [v for v in upserts if skip is None or not skip(v.id)]
+    current = rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
+    inserted: list[str] = []
+    updated: list[str] = []
+    written: list[SessionView] = []
+    for view in wanted:
+        before = current.get(view.id)
+        if before is None:
+            inserted.append(view.id)
+        elif before.updated_at > view.updated_at:
+            # updated_at never goes back on the server (CONTRACT §2): this view is
+            # older than what a concurrent refresh already wrote. Keep the newer one.
+            continue
+        elif before != view:
+            updated.append(view.id)
+        else:
+            continue
+        written.append(view)
+    removing = list(dict.fromkeys(removals))
+    held = present_ids(conn, removing) if removing else set()
+    present = [sid for sid in removing if sid in held]
+    changed = bool(written or present)
+    # Removals of absent rows change nothing: remembered under the current number.
+    seq = next_change_seq(conn) if changed else change_seq(conn) if removing else 0
+    # PITFALLS §8: rows go as executemany parameters. In chunks, inside this one
+    # transaction: between two calls this worker thread gives the GIL back, so the UI
+    # thread is not starved by one long call.
+    for start in range(0, len(written), UPSERT_CHUNK):
+        conn.exec_driver_sql(
+            _UPSERT,
+            [
+                (
+                    v.id,
+                    v.title,
+                    v.created_at,
+                    v.updated_at,
+                    v.active_run_id,
+                    v.last_run_id,
+                    now,
+                    seq,
+                )
+                for v in written[start : start + UPSERT_CHUNK]
+            ],
+        )
+    if seen_at is not None and wanted:
+        # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not.
+        for chunk in chunks([v.id for v in wanted], IN_CHUNK):
+            marks = ",".join("?" * len(chunk))
+            conn.exec_driver_sql(
+                f"UPDATE sessions SET synced_at = ? WHERE id IN ({marks}) AND synced_at < ?",
+                (seen_at, *chunk, seen_at),
+            )
+    files: list[str] = []
+    if removing:
+        for chunk in chunks(removing, IN_CHUNK):
+            files.extend(forget_files_of(conn, chunk))
+            forget_transcripts(conn, chunk)  # events and search entries, same transaction
+            marks = ",".join("?" * len(chunk))
+            conn.exec_driver_sql(f"DELETE FROM sessions WHERE id IN ({marks})", tuple(chunk))
+            clear_marks(conn, chunk)
+        conn.exec_driver_sql(
+            "INSERT INTO removed_sessions (session_id, removed_at, change_seq) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET removed_at = excluded.removed_at,"
+            " change_seq = excluded.change_seq",
+            [(sid, now, seq) for sid in removing],
+        )
+        _forget_old_removals(conn, now - REMOVED_MEMORY_SECONDS)
+    for chunk in chunks(list(dict.fromkeys(settle)), IN_CHUNK):
+        clear_marks(conn, chunk)
+    if state:
+        set_states(conn, state)
+    concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
+    if concluded:
+        assert end is not None
+        conn.exec_driver_sql("DELETE FROM unconfirmed_deletes")
+        set_states(conn, {**dict.fromkeys(WALK_KEYS), ETAG_KEY: end.etag})
+    return ApplyResult(inserted, updated, present, files, seq if changed else 0, concluded)
+
+
+def _any_unseen(conn: Connection, generation: float) -> bool:
+    """Whether a row's `synced_at` is below `generation` (`sync.mirror.rows.unseen_since`)."""
+    return (
+        conn.exec_driver_sql(
+            "SELECT 1 FROM sessions WHERE synced_at < ? LIMIT 1", (generation,)
+        ).first()
+        is not None
+    )
+
+
+def _forget_old_removals(conn: Connection, before: float) -> None:
+    """Forget removals older than `before`, raising the floor to the newest one's number."""
+    forgotten = conn.exec_driver_sql(
+        "SELECT max(change_seq) FROM removed_sessions WHERE removed_at < ?", (before,)
+    ).scalar()
+    if forgotten is not None:
+        raise_removed_floor(conn, int(forgotten))
+        conn.exec_driver_sql("DELETE FROM removed_sessions WHERE removed_at < ?", (before,))

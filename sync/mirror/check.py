@@ -1,0 +1,117 @@
+"""Is the mirror file sound? The check run when a mirror is opened and after a database error.
+
+A mirror can be damaged behind the program's back: a disk or file-system fault, a crash of
+the machine under `synchronous=NORMAL`, a copy taken mid-write, a file edited by hand. SQLite
+then answers some statements and fails others, and a pass that meets only the pages that
+survived (a 304 reads just the ETag) would report success over a broken file. So the file is
+checked as a whole: `PRAGMA quick_check` (every b-tree page reachable and well formed; it
+skips the index-content comparison of `integrity_check`, which is what makes it quick), then
+the tables and columns of the schema this program writes (`sync.mirror.schema`'s models),
+which a dropped table or a file from elsewhere lacks.
+
+The check opens its own read-only connection (`mode=ro`: it never creates, migrates or writes
+the file) and answers with SQLite's own short account of the damage, or None. A file that is
+merely locked or on a full disk is not damaged: those answer None, and the caller's own error
+handling names them.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from sync.errors import MirrorDamaged
+from sync.mirror import sqlite_driver
+from sync.mirror.migrations import SCHEMA_VERSION
+from sync.mirror.reader import open_read_only
+from sync.mirror.schema import Base, busy_timeout_ms, read_schema_version
+
+log = logging.getLogger(__name__)
+
+#: At most this many problems are asked of `quick_check` (the first few say enough).
+MAX_PROBLEMS = 3
+#: The reason shown is cut to this many characters (SQLite can name many pages).
+MAX_REASON = 300
+
+
+def find_damage(path: Path) -> str | None:
+    """What is wrong with the mirror file at `path`, in SQLite's words, or None when it is
+    sound (or missing, locked, or on a full disk: not damage). Synchronous: call it off the
+    event loop."""
+    return _inspect(path)[0]
+
+
+def _inspect(path: Path) -> tuple[str | None, int | None]:
+    """`find_damage`'s answer, and the schema version the same connection read (None when
+    it read none: a missing, locked or unreadable file)."""
+    if not path.is_file():
+        return None, None
+    try:
+        conn = open_read_only(path, timeout=busy_timeout_ms() / 1000)
+    except sqlite_driver.Error as exc:
+        log.info("mirror check could not open %s: %s", path, exc)
+        return None, None
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        problems = [
+            str(row[0]) for row in conn.execute(f"PRAGMA quick_check({MAX_PROBLEMS})").fetchall()
+        ]
+        if problems != ["ok"]:
+            return _cut("; ".join(problems)), version
+        if version == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
+            return missing_schema(conn), version
+        return None, version
+    except sqlite_driver.OperationalError as exc:
+        if _is_transient(exc):
+            log.info("mirror check of %s skipped: %s", path, exc)
+            return None, None
+        return _cut(str(exc)), None
+    except (
+        sqlite_driver.DatabaseError
+    ) as exc:  # "file is not a database", "disk image is malformed"
+        return _cut(str(exc)), None
+    finally:
+        conn.close()
+
+
+def missing_schema(conn: sqlite_driver.Connection) -> str | None:
+    """The first table or columns of the models that the file lacks, or None."""
+    for table in Base.metadata.sorted_tables:
+        found = {str(row[1]) for row in conn.execute(f'PRAGMA table_info("{table.name}")')}
+        if not found:
+            return f"the table {table.name} is missing"
+        lacking = sorted(column.name for column in table.columns if column.name not in found)
+        if lacking:
+            return f"the table {table.name} lacks the column(s) {', '.join(lacking)}"
+    return None
+
+
+def damaged_error(path: Path, reason: str) -> MirrorDamaged:
+    """The one sentence a damaged mirror gets, in the command line and in the window."""
+    return MirrorDamaged(
+        f"The saved copy of your conversations ({path}) is damaged ({reason}). Nothing on "
+        "the server is affected. Run `converge repair` (or press Rebuild in the window) to "
+        "rebuild it from the server.",
+        path=str(path),
+        reason=reason,
+    )
+
+
+def check_mirror(path: Path) -> int:
+    """Raise `MirrorDamaged` when `find_damage` finds something; else the file's schema
+    version (0: no file), read by the check's own connection. A file the check could not
+    read (locked, a full disk) is asked again by `read_schema_version`, which names why."""
+    reason, version = _inspect(path)
+    if reason is not None:
+        raise damaged_error(path, reason)
+    return version if version is not None else read_schema_version(path)
+
+
+def _is_transient(exc: Exception) -> bool:
+    words = str(exc).lower()
+    return any(w in words for w in ("locked", "busy", "disk is full", "disk i/o", "unable to open"))
+
+
+def _cut(reason: str) -> str:
+    reason = " ".join(reason.split())  # one line, whatever SQLite listed
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"

@@ -1,0 +1,1 @@
+"""A profile: its folder, settings, per-account mirrors and the saved token."""
