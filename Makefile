@@ -31,7 +31,7 @@ $(STAMP): $(VENV)/.packages $(QM)
 # Refresh the .ts sources from the code (new strings arrive `unfinished`: translate them;
 # tests/ui/test_translation_files.py fails while one is left). Then `make` compiles them.
 translations: $(VENV)/.packages
-	$(VENV)/bin/pyside6-lupdate -no-obsolete -locations none $(wildcard ui/*.py app/*.py) \
+	$(VENV)/bin/pyside6-lupdate -no-obsolete -locations none $(wildcard ui/*.py ui/*/*.py app/*.py) \
 		-ts $(TS)
 
 # Re-pin after changing the dependencies in pyproject.toml (uv resolves for every platform

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 SERVER_DIR = "bundled-server"
 PORT_FILE = "port"
 TOKEN_FILE = "token"
-#: Who the profile's token stands for: the demo seed's first principal (server_stub.seed).
+#: Who the profile's token stands for: the demo seed's first principal (server_stub.domain.seed).
 DEMO_TENANT, DEMO_PRINCIPAL = "acme", "alice"
 #: What `secrets.token_urlsafe(32)` makes: 43 URL-safe characters. A token file holding
 #: anything else (empty, cut short, edited) is replaced by a new token.
@@ -115,7 +115,7 @@ class BundledServer:
         second device configured with that URL finds it again after a restart), else any
         free port; the port in use is saved for next time."""
         from server_stub.runner import ServerStartError
-        from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock
+        from server_stub.storage.singleprocess import DatabaseInUse, SqliteProcessLock
 
         self.folder.mkdir(parents=True, exist_ok=True)
         self.token = ensure_token(self.folder)
@@ -145,8 +145,8 @@ class BundledServer:
 
     def _start_on(self, port: int) -> str:
         # Imported here, on the worker thread: FastAPI and SQLAlchemy take a while to load.
-        from server_stub.auth import ALL_SCOPES
         from server_stub.config import PrincipalEntry, ServerSettings
+        from server_stub.edge.auth import ALL_SCOPES
         from server_stub.runner import ServerThread
 
         database = self.folder / "converge-server.sqlite3"

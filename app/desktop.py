@@ -3,15 +3,14 @@
 Start-up order, so that the window is never blank or frozen:
 
 1. the window is shown at once;
-2. the mirror's first rows are painted, read with the standard library's `sqlite3` before
-   SQLAlchemy and httpx are even imported; after that paint, the rest (`app.first_paint`);
+2. the mirror's first rows are painted, read before the engine and httpx are even imported;
+   after that paint, the rest (`app.first_paint`);
 3. the server: the configured one, or else the bundled stub started on a worker thread;
-4. the engine is loaded on a worker thread (SQLAlchemy, httpx) and attached: one reconcile
-   on connect, then on foreground and every 30 s.
+4. the engine is loaded on a worker thread (httpx) and attached: one reconcile on connect,
+   then on foreground and every 30 s.
 
-Nothing imported before the first paint loads SQLAlchemy or httpx: `sync` defers its heavy
-two names (`SyncEngine`, `Mirror`) to first use, and `ui` imports only its light ones
-(`tests/ui/test_first_paint.py`).
+Nothing imported before the first paint loads httpx: `sync` defers its heavy names
+(`SyncEngine`, the rebuild, the command line) to first use (`tests/ui/test_first_paint.py`).
 
 The application quits when the main window closes (not when the last window closes: a
 dialog can be the only visible window for a moment, PITFALLS §4). On the way out the engine
@@ -53,12 +52,12 @@ from sync import (
     server_url_problem,
     token_from_arguments,
 )
-from ui.controller import WindowController
-from ui.main_window import MainWindow
-from ui.settings_dialog import ConnectionSettings, connection_in_use
-from ui.status_presenter import SETTINGS_HINT
-from ui.trust_rows import token_storage_words
-from ui.where import account_label, server_label
+from ui.dialogs.settings import ConnectionSettings, connection_in_use
+from ui.dialogs.trust_rows import token_storage_words
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
+from ui.window.status_presenter import SETTINGS_HINT
+from ui.window.where import account_label, server_label
 
 if TYPE_CHECKING:
     from sync import SyncEngine
@@ -379,10 +378,10 @@ BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
 
 
 def load_engine_class() -> type[SyncEngine]:
-    """`SyncEngine`, on a worker thread: its import loads SQLAlchemy and httpx (0.3–0.5 s).
-    The Markdown renderer comes along (`ui.rich_text` defers it past the first paint), so
-    the first conversation opened does not import it on the UI thread."""
-    import ui.markdown_html  # noqa: F401  (loaded for later, not used here)
+    """`SyncEngine`, on a worker thread: its import loads httpx. The Markdown renderer comes
+    along (`ui.text.rich_text` defers it past the first paint), so the first conversation opened
+    does not import it on the UI thread."""
+    import ui.text.markdown_html  # noqa: F401  (loaded for later, not used here)
     from sync import SyncEngine
 
     return SyncEngine

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sync import SyncError, loggable
 
 if TYPE_CHECKING:  # app/ imports Qt only in loop, desktop and first_paint
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,11 @@
-"""Start-up's first screenful: the mirror's rows painted before SQLAlchemy and httpx load.
+"""Start-up's first screenful: the mirror's rows painted before the engine and httpx load.
 
-Measured (docs/performance.md, first paint): of a one-second start over a 100,000-row
-mirror, 0.65–0.75 s was interpreter start and imports, most of it SQLAlchemy, httpx and the
-engine, none of which the first screenful needs. So the sidebar first shows the mirror's
-first `FIRST_ROWS` rows, read with the standard library (`sync.read_mirror_rows`: read-only,
-never creating or migrating the file), waits for them to be painted, then reads the rest the
-same way; the engine (and with it SQLAlchemy and httpx) is loaded only after that, on a
-worker thread (`app.desktop`).
+Most of a start over a large mirror is interpreter start and imports, and the engine with
+httpx is the heaviest of them, though the first screenful needs none of it
+(docs/performance.md, first paint). So the sidebar first shows the mirror's first
+`FIRST_ROWS` rows (`sync.read_mirror_rows`: read-only, never creating or migrating the
+file), waits for them to be painted, then reads the rest the same way; the engine is loaded
+only after that, on a worker thread (`app.desktop`).
 
 When the read-only reader cannot answer (a mirror of an older schema that must be migrated,
 a locked or damaged file), the `Mirror` is opened the normal way, which migrates or waits for
@@ -23,12 +22,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
 
-from sync import MirrorDamaged, SessionView, read_mirror_rows
+from sync import Mirror, MirrorDamaged, SessionView, read_mirror_rows
 
 if TYPE_CHECKING:
-    from sync import Mirror
-    from ui.controller import WindowController
-    from ui.main_window import MainWindow
+    from ui.window.controller import WindowController
+    from ui.window.main_window import MainWindow
 
 #: Rows of the first paint: enough to fill a tall window several times over.
 FIRST_ROWS = 300
@@ -38,9 +36,7 @@ PAINT_WAIT = 0.5
 
 
 def open_mirror(path: Path) -> Mirror:
-    """`Mirror.open`, on a worker thread: its first use loads SQLAlchemy there rather than on
-    the UI thread."""
-    from sync import Mirror
+    """`Mirror.open`, on a worker thread: it may migrate the file or wait for its lock."""
 
     return Mirror.open(path)
 

@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> int:
         from qa.cli import main as qa_main
 
         return qa_main(args[1:])
+    if args and args[0] == "conformance":  # the contract checker: QA's too
+        from qa.conformance.cli import command
+
+        return command(args[1:])
     if args and args[0] in HEADLESS_COMMANDS:
         from sync import run_command
 

@@ -2,7 +2,7 @@
 
 `sync.repair` does the work (a new mirror walked from the server, the unconfirmed delete
 marks salvaged, the damaged file deleted); this module only says what happened in the
-window and loads that code on a worker thread (it brings the engine, SQLAlchemy and httpx),
+window and loads that code on a worker thread (it brings the engine and httpx),
 so the UI thread never touches the file. `app.desktop.Desktop` closes its engine before
 `rebuild` (the engine holds the file) and attaches a new one after it.
 """
@@ -18,7 +18,7 @@ from sync import Profile, SyncError
 
 if TYPE_CHECKING:
     from sync import RepairResult
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 

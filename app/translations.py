@@ -21,7 +21,7 @@ from PySide6.QtCore import QLibraryInfo, QLocale, Qt, QTranslator
 from PySide6.QtWidgets import QApplication
 
 from sync import write_private
-from ui.relative_time import forget_words
+from ui.sidebar.relative_time import forget_words
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """The window's size, position and sidebar width, what Enter does in the composer, and the
-appearance (theme and font size, `ui.theme`), remembered per profile.
+appearance (theme and font size, `ui.theme.theme`), remembered per profile.
 
 Two profiles are two devices side by side, so each keeps its own geometry (in
 `window.json` in the profile folder, next to its settings). Qt's own `saveGeometry()` bytes
 are stored as base64; a damaged or missing file just means the default size. A restored
-geometry is clamped to the screen's available geometry (`ui.screen_fit`): one saved on a
+geometry is clamped to the screen's available geometry (`ui.window.screen_fit`): one saved on a
 bigger screen, or at a smaller scale factor, must not open with the composer off-screen.
 """
 
@@ -20,9 +20,9 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QCoreApplication
 
 from sync import SyncError, write_private
-from ui.main_window import MainWindow
-from ui.screen_fit import fit_to_screen
-from ui.theme import Appearance, apply_appearance, current_appearance
+from ui.theme.theme import Appearance, apply_appearance, current_appearance
+from ui.window.main_window import MainWindow
+from ui.window.screen_fit import fit_to_screen
 
 log = logging.getLogger(__name__)
 

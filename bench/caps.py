@@ -79,12 +79,12 @@ def _http(rounds: int, folder: Path) -> dict[str, Any]:
 
 
 def _asgi(rounds: int) -> dict[str, Any]:
-    from server_stub.auth import DEV_PRINCIPALS, TokenTable
-    from server_stub.bodylimit import BodyLimitMiddleware
     from server_stub.config import ServerSettings
-    from server_stub.metrics import Metrics
-    from server_stub.observe import MetricsEndpoint, ObserveMiddleware
-    from server_stub.ratelimit import RateLimitMiddleware
+    from server_stub.edge.auth import DEV_PRINCIPALS, TokenTable
+    from server_stub.edge.bodylimit import BodyLimitMiddleware
+    from server_stub.edge.ratelimit import RateLimitMiddleware
+    from server_stub.observe.metrics import Metrics
+    from server_stub.observe.requests import MetricsEndpoint, ObserveMiddleware
 
     async def inner(scope: Any, receive: Any, send: Any) -> None:
         await receive()

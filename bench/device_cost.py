@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import event
 
 from bench import report
 from bench.child_server import start_server
@@ -119,12 +118,21 @@ class Counts:
         self.paused = False  # the benchmark's own reads are not the device's
 
     def watch(self, engine: SyncEngine) -> None:
+        """Count the mirror's transactions by kind, and the statements they run."""
         mirror: Any = engine.mirror
-        for name, sql_engine in (("write", mirror._write), ("read", mirror._read)):
-            event.listen(sql_engine, "begin", lambda _c, n=name: self.count(f"{n}_tx"))
-            event.listen(
-                sql_engine, "before_cursor_execute", lambda *_a, **_k: self.count("statements")
-            )
+        transaction = mirror._transaction
+
+        @contextlib.contextmanager
+        def counted(pool: list[Any], begin: str) -> Iterator[Any]:
+            self.count("read_tx" if pool is mirror._readers else "write_tx")
+            with transaction(pool, begin) as conn:
+                conn.set_trace_callback(lambda _sql: self.count("statements"))
+                try:
+                    yield conn
+                finally:
+                    conn.set_trace_callback(None)
+
+        mirror._transaction = counted
 
     def count(self, what: str) -> None:
         if not self.paused:

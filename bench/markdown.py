@@ -1,5 +1,5 @@
 """`python -m bench markdown [--repeat N]`: what one message costs through the Markdown
-renderer (`ui.rich_text.render_message`), typical and pathological.
+renderer (`ui.text.rich_text.render_message`), typical and pathological.
 
 Per input: the median (and p95) of `render_message` alone (the parse and our HTML), and of
 laying that HTML out in an `InertDocument` 700 px wide (`setHtml` plus the layout's size:
@@ -57,7 +57,7 @@ SIZE = 100_000
 
 def inputs() -> dict[str, str]:
     """The measured messages by name."""
-    from ui.rich_text import MAX_MARKDOWN_CHARS
+    from ui.text.rich_text import MAX_MARKDOWN_CHARS
 
     pathological = {
         "[": "[" * SIZE,
@@ -91,7 +91,7 @@ def measure(repeat: int, repeat_pathological: int) -> dict[str, Any]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from ui.rich_text import InertDocument, render_message
+    from ui.text.rich_text import InertDocument, render_message
 
     app = QApplication.instance() or QApplication(["bench-markdown"])
     del app

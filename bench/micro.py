@@ -5,7 +5,7 @@ figure, printed here (and saved under `bench/results/micro.json`) for `docs/perf
 
 - demo seed: starting a stub server with `--seed demo` on a fresh SQLite file (the bundled
   server of a first `make run` does this), until it accepts connections;
-- 100k-row diff plan: `ui.diff.compute_diff` for the sidebar's 100,000 rows after churn (a
+- 100k-row diff plan: `ui.sidebar.diff.compute_diff` for the sidebar's 100,000 rows after churn (a
   new row every 97th, one in 211 removed), the case `tests/ui/test_diff.py` checks;
 - a full collection with the window's modules and widgets loaded and 100,000 sidebar rows,
   with the start-up heap frozen as `app.heap` does and without (the figure behind that
@@ -58,7 +58,7 @@ def _demo_seed_start(folder: Path) -> float:
 
 def _diff_plan(rows: int) -> float:
     """Seconds `compute_diff` takes for `rows` rows after the test's churn."""
-    from ui.diff import compute_diff
+    from ui.sidebar.diff import compute_diff
 
     old = [_Row(f"s{i:06d}") for i in range(rows)]
     new = [_Row(f"s{i:06d}", 1) for i in range(0, rows, 97)] + [
@@ -78,11 +78,11 @@ def _full_collections(rows: int, repeats: int) -> tuple[list[float], list[float]
     from PySide6.QtWidgets import QApplication
 
     import app.desktop  # noqa: F401  (what a running window has loaded)
-    import ui.markdown_html  # noqa: F401
+    import ui.text.markdown_html  # noqa: F401
     from app.heap import collect_then_freeze
     from sync import SyncEngine  # noqa: F401
     from sync.wire.models import SessionView
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
     qapp = QApplication.instance() or QApplication([])
     window = MainWindow()

@@ -71,7 +71,7 @@ def child(count: int) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication
 
     from sync import Event
-    from ui.conversation_pane import ConversationPane
+    from ui.pane.pane import ConversationPane
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     pane = ConversationPane()

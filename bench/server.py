@@ -53,12 +53,12 @@ from bench.child_server import start_server
 from bench.server_seed import MEASURED, IdMaker, seed_big_session, seed_index
 from bench.throwaway_pg import throwaway_postgres
 from server_stub.config import ServerSettings
-from server_stub.cursors import CursorCodec, Position
 from server_stub.db.engine import Database
 from server_stub.db.models import SessionRow
-from server_stub.objectstore import FilesystemObjectStore
+from server_stub.domain.cursors import CursorCodec, Position
+from server_stub.domain.scrub import purged_tables
 from server_stub.runner import ServerThread
-from server_stub.scrub import purged_tables
+from server_stub.storage.objectstore import FilesystemObjectStore
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from server_stub.db.models import (
     RunRow,
     SessionRow,
 )
-from server_stub.objectstore import ObjectStore, locator_for
-from server_stub.timestamps import fmt
+from server_stub.domain.timestamps import fmt
+from server_stub.storage.objectstore import ObjectStore, locator_for
 
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 BATCH = 20_000

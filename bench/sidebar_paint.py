@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
 
 def _ts(dt: datetime) -> str:
@@ -25,7 +25,7 @@ def _window(n: int) -> tuple[QApplication, MainWindow]:
     from PySide6.QtWidgets import QApplication
 
     from sync.wire.models import SessionView
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)

@@ -68,7 +68,7 @@ def _ts(dt: datetime) -> str:
 class ServerProcess:
     """The stub on a SQLite file the benchmark also writes directly (`populate`, `churn`,
     `touch_one`). The server remembers each principal's index version in memory
-    (`server_stub.indexversions`: on SQLite it is the only writer), so after a direct write
+    (`server_stub.domain.indexversions`: on SQLite it is the only writer), so after a direct write
     it is restarted on the same port (`restart`): a client then finds the changes as it
     would after changes made while it was away. Without the restart the churn and one-row
     passes were 304s that measured nothing."""
@@ -202,8 +202,8 @@ async def _reconcile_stalls(server: ServerProcess, ids: list[str]) -> dict[str, 
     from app import heap
     from sync.engine import SyncEngine
     from sync.profile.profile import Profile
-    from ui.controller import WindowController
-    from ui.main_window import MainWindow
+    from ui.window.controller import WindowController
+    from ui.window.main_window import MainWindow
 
     url, folder, db = server.url, server.folder, server.db
     window = MainWindow()
@@ -292,8 +292,8 @@ async def _backfill_stalls(server: ServerProcess) -> dict[str, Any]:
     from app import heap
     from sync.engine import SyncEngine
     from sync.profile.profile import Profile
-    from ui.controller import WindowController
-    from ui.main_window import MainWindow
+    from ui.window.controller import WindowController
+    from ui.window.main_window import MainWindow
 
     window = MainWindow()
     window.show()

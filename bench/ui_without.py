@@ -43,12 +43,12 @@ def _replace(module: ModuleType, name: str, value: object) -> None:
 def _take_out(variant: str) -> None:
     import app.heap
     import sync.reconcile.reconciler
-    import ui.sidebar_refresher
+    import ui.sidebar.refresher
 
     every = variant == "all"
     if every or variant == "no_defer":
         _replace(sync.reconcile.reconciler, "full_collections_deferred", contextlib.nullcontext)
-        _replace(ui.sidebar_refresher, "full_collections_deferred", contextlib.nullcontext)
+        _replace(ui.sidebar.refresher, "full_collections_deferred", contextlib.nullcontext)
     if every or variant == "no_freeze":
         _replace(app.heap, "HeapPolicy", _NoHeapPolicy)
 

@@ -1,8 +1,8 @@
-"""Render a sample assistant reply through `ui.rich_text` to docs/screenshots/, light and
+"""Render a sample assistant reply through `ui.text.rich_text` to docs/screenshots/, light and
 dark (`markdown_reply.png`, `markdown_reply_dark.png`), 700 px wide, offscreen.
 
 The reply is laid out in the transcript's own `InertDocument` and painted in a bubble of
-the window's assistant colours (`ui.style`), the way a chat pane shows it.
+the window's assistant colours (`ui.theme.style`), the way a chat pane shows it.
 
     .venv/bin/python scripts/render_markdown.py [OUTPUT_DIR]
 """
@@ -20,8 +20,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication
 
-from ui import style
-from ui.rich_text import InertDocument, render_message
+from ui.text.rich_text import InertDocument, render_message
+from ui.theme import style
 
 WIDTH = 700
 PAD = 14

@@ -22,8 +22,8 @@ import httpx
 from sync.engine import SyncEngine
 from sync.profile.profile import Profile
 from sync.wire.models import text_message
-from ui.controller import WindowController
-from ui.main_window import MainWindow
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 
 async def _until(condition: object, seconds: float = 30.0) -> None:

@@ -1,5 +1,5 @@
 """Render the window and its dialogs to docs/screenshots/*.png (offscreen, real data),
-once in the Light and once in the Dark theme (`*_dark.png`, `ui.theme`).
+once in the Light and once in the Dark theme (`*_dark.png`, `ui.theme.theme`).
 
 Starts the stub server with the demo seed in a temporary folder, opens a real engine and
 the real window, runs a showcase conversation (a tool approval, an artifact, a memory, a
@@ -45,22 +45,22 @@ from sync.engine import SyncEngine
 from sync.profile.profile import Profile
 from sync.profile.token_store import TokenLocation
 from sync.wire.models import Event
-from ui.controller import WindowController
-from ui.conversation_pane import ConversationPane
-from ui.dialogs import (
+from ui.dialogs.dialogs import (
     build_delete_box,
     build_delete_running_box,
     build_run_in_progress_box,
     build_unreachable_box,
     results_summary,
 )
-from ui.main_window import MainWindow
-from ui.session_delegate import more_rect
-from ui.settings_dialog import ConnectionSettings, SettingsDialog, connection_in_use
-from ui.shortcuts_dialog import ShortcutsDialog
-from ui.stylesheet import stylesheet
-from ui.theme import Appearance, Theme, apply_appearance
-from ui.trust_rows import token_storage_words
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog, connection_in_use
+from ui.dialogs.shortcuts import ShortcutsDialog
+from ui.dialogs.trust_rows import token_storage_words
+from ui.pane.pane import ConversationPane
+from ui.sidebar.delegate import more_rect
+from ui.theme.stylesheet import stylesheet
+from ui.theme.theme import Appearance, Theme, apply_appearance
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 TOKEN = "dev-alice"
 ITINERARY = "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."

@@ -22,18 +22,18 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
-from server_stub import logformat
-from server_stub.app import create_app
-from server_stub.auth import load_principals
 from server_stub.config import ServerSettings, default_data_dir, default_database_url
 from server_stub.db.schema import schema_refusal
-from server_stub.hosts import HostPolicy, is_loopback_name
-from server_stub.limits import raise_open_files_limit
-from server_stub.observe import parse_networks
-from server_stub.private import ensure_parent, private_dir
-from server_stub.protocol import HEAD_LIMIT, bounded_protocol
+from server_stub.edge.app import create_app
+from server_stub.edge.auth import load_principals
+from server_stub.edge.hosts import HostPolicy, is_loopback_name
+from server_stub.edge.limits import raise_open_files_limit
+from server_stub.edge.protocol import HEAD_LIMIT, bounded_protocol
+from server_stub.observe import logformat
+from server_stub.observe.requests import parse_networks
 from server_stub.runner import ConvergeServer
-from server_stub.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
+from server_stub.storage.private import ensure_parent, private_dir
+from server_stub.storage.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
 
 log = logging.getLogger("converge-server")
 
@@ -154,7 +154,7 @@ def _s3_settings(args: argparse.Namespace) -> dict[str, Any]:
         if args.s3_endpoint or args.s3_compact_url:
             raise ValueError("--s3-endpoint and --s3-compact-url need --artifacts s3://…")
         return {"artifacts_dir": None if artifacts is None else Path(artifacts)}
-    from server_stub.s3store import S3Location
+    from server_stub.storage.s3store import S3Location
 
     S3Location.parse(artifacts)  # ValueError for a malformed URL
     for url in (args.s3_endpoint, args.s3_compact_url):
@@ -397,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sock.close()
         print(f"converge-server: {refusal}", file=sys.stderr)
         return 1
-    raise_open_files_limit()  # before the app sizes its caps from it (server_stub.limits)
+    raise_open_files_limit()  # before the app sizes its caps from it (server_stub.edge.limits)
     if HostPolicy(settings.allowed_hosts).refuses_bind(settings.host):
         log.warning(
             "serving on %s, but only requests whose Host is loopback%s are answered; add "

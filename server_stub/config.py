@@ -43,7 +43,7 @@ class ServerSettings:
     seed: str | None = None
     host: str = "127.0.0.1"
     port: int = 8765
-    #: Host names served besides loopback (`--allowed-host`, server_stub.hosts).
+    #: Host names served besides loopback (`--allowed-host`, server_stub.edge.hosts).
     allowed_hosts: tuple[str, ...] = ()
     sse_keepalive: float = 15.0
     #: PostgreSQL: after a purge, maintenance runs VACUUM FULL (rewrites the purged tables,
@@ -55,7 +55,7 @@ class ServerSettings:
     # wake-up (a safety net only). The caps on clients are grouped below.
     feed_poll_seconds: float = 5.0
     # Idle keep-alive connections are closed after this many seconds (uvicorn), and a request
-    # head must arrive within `head_timeout` seconds (server_stub.protocol).
+    # head must arrive within `head_timeout` seconds (server_stub.edge.protocol).
     timeout_keep_alive: int = 5
     head_timeout: float = 10.0
     # Fleet (PostgreSQL): a run's lease lasts `run_lease_seconds`, renewed every
@@ -72,7 +72,7 @@ class ServerSettings:
     index_lease: bool = True
     # The server trusts no client (CONTRACT §10.2, docs/server.md "Load bounds"). Held SSE
     # streams and index watches, per principal and per process; a per-process cap of None is
-    # sized at start from the open-files limit (server_stub.limits.connection_caps).
+    # sized at start from the open-files limit (server_stub.edge.limits.connection_caps).
     max_streams_per_principal: int = 256
     max_streams_per_process: int | None = None
     max_watches_per_principal: int = 64
@@ -92,13 +92,13 @@ class ServerSettings:
     #: Networks besides loopback whose peers may read `GET /metrics` (`--metrics-from`).
     metrics_from: tuple[str, ...] = ()
     #: The app writes the access log itself, with fields (`--log-format json`); otherwise
-    #: uvicorn's access log is the one (`server_stub.observe`).
+    #: uvicorn's access log is the one (`server_stub.observe.requests`).
     access_log: bool = False
     #: A deletion outbox entry older than this is warned about once per
-    #: `repeat_log_interval` (`server_stub.metrics.watch_outbox`).
+    #: `repeat_log_interval` (`server_stub.observe.metrics.watch_outbox`).
     outbox_warn_seconds: float = 3600.0
     # Artifact bytes in a bucket instead of the folder (`--artifacts s3://BUCKET/PREFIX`,
-    # server_stub.s3store): the endpoint (None: AWS's own), region and credentials profile
+    # server_stub.storage.s3store): the endpoint (None: AWS's own), region and credentials profile
     # (None: the standard AWS_* variables and files), the timeout of each call, and the
     # compaction hook maintenance requests after deletes (SeaweedFS: the master's
     # `/vol/vacuum?garbageThreshold=…`; docs/server.md).

@@ -18,10 +18,10 @@ from types import TracebackType
 import uvicorn
 from starlette.applications import Starlette
 
-from server_stub.app import create_app, release_held_watches
 from server_stub.config import ServerSettings
-from server_stub.limits import raise_open_files_limit
-from server_stub.protocol import HEAD_LIMIT, bounded_protocol
+from server_stub.edge.app import create_app, release_held_watches
+from server_stub.edge.limits import raise_open_files_limit
+from server_stub.edge.protocol import HEAD_LIMIT, bounded_protocol
 
 
 class ServerStartError(RuntimeError):
@@ -113,7 +113,7 @@ class ServerThread:
 
     def start(self, timeout: float = 30.0) -> ServerThread:
         """Start and wait until the socket accepts connections."""
-        raise_open_files_limit()  # the caps are sized from it (server_stub.limits)
+        raise_open_files_limit()  # the caps are sized from it (server_stub.edge.limits)
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:

@@ -11,27 +11,27 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from starlette.requests import Request
 
-from server_stub.auth import TokenTable
-from server_stub.bus import FleetBus
 from server_stub.config import ServerSettings
-from server_stub.cursors import CursorCodec
 from server_stub.db.engine import Database, LockedNow
 from server_stub.db.pgloop import PgLoopReader
-from server_stub.feeds import RunFeeds
-from server_stub.indexlease import IndexLease
-from server_stub.indexversions import IndexVersions
-from server_stub.legacytitles import DerivedTitles
-from server_stub.metrics import Metrics
-from server_stub.notifier import RunNotifier
-from server_stub.objectstore import ObjectStore
-from server_stub.ratelog import RepeatLog
-from server_stub.scrub import Scrubber
-from server_stub.watches import IndexWatches
+from server_stub.domain.bus import FleetBus
+from server_stub.domain.cursors import CursorCodec
+from server_stub.domain.feeds import RunFeeds
+from server_stub.domain.indexlease import IndexLease
+from server_stub.domain.indexversions import IndexVersions
+from server_stub.domain.legacytitles import DerivedTitles
+from server_stub.domain.notifier import RunNotifier
+from server_stub.domain.scrub import Scrubber
+from server_stub.domain.watches import IndexWatches
+from server_stub.edge.auth import TokenTable
+from server_stub.observe.metrics import Metrics
+from server_stub.observe.ratelog import RepeatLog
+from server_stub.storage.objectstore import ObjectStore
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from server_stub.agent import AgentManager
+    from server_stub.domain.agent import AgentManager
 
 T = TypeVar("T")
 
@@ -88,7 +88,7 @@ class AppState:
     threads: RequestThreads = field(default_factory=RequestThreads)
     #: Legacy sessions' derived titles remembered by this process (`legacytitles`).
     titles: DerivedTitles = field(default_factory=DerivedTitles)
-    #: The app's metrics (`server_stub.metrics`), bound to this state by the lifespan.
+    #: The app's metrics (`server_stub.observe.metrics`), bound to this state by the lifespan.
     metrics: Metrics = field(default_factory=Metrics)
     extra: dict[str, object] = field(default_factory=dict)
 

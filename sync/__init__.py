@@ -69,7 +69,9 @@ from sync.files.safe_names import safe_file_name
 from sync.mirror.reader import MirrorChanges, read_mirror_rows
 from sync.mirror.search import SearchHit
 from sync.mirror.search_text import Snippet
+from sync.mirror.store import Mirror
 from sync.mirror.title_filter import matches_filter
+from sync.mirror.transcripts import MirroredTranscript
 from sync.profile.profile import (
     ENV_PROFILE,
     Profile,
@@ -196,14 +198,10 @@ __all__ = [
 if TYPE_CHECKING:
     from sync.cli.main import main as run_command
     from sync.engine import SyncEngine
-    from sync.mirror.store import Mirror
-    from sync.mirror.transcripts import MirroredTranscript
     from sync.repair import RepairResult, repair_mirror
 
 #: The heavy names: (home module, name there), loaded on first use (PEP 562).
 _HEAVY = {
-    "Mirror": ("sync.mirror.store", "Mirror"),
-    "MirroredTranscript": ("sync.mirror.transcripts", "MirroredTranscript"),
     "RepairResult": ("sync.repair", "RepairResult"),
     "SyncEngine": ("sync.engine", "SyncEngine"),
     "repair_mirror": ("sync.repair", "repair_mirror"),

@@ -6,7 +6,7 @@ opens, searches and follows conversations. Listeners get `IndexChanged` ("the mi
 up to N": they pull with `changes_since`), `TranscriptChanged` and `StatusChanged` on the
 event loop's thread, and should be quick. No Qt here; the events (`sync.events`), the
 triggers (`sync.reconcile.triggers`) and the delete outcomes are plain values the window
-imports before this module (and SQLAlchemy and httpx) is loaded.
+imports before this module (and httpx) is loaded.
 """
 
 from __future__ import annotations

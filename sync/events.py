@@ -11,7 +11,7 @@ the order in which events arrive, or one that never does, cannot leave it wrong.
 pass.
 
 Value types only and no I/O here: a window imports them, and paints its first rows, before
-SQLAlchemy and httpx are loaded (docs/performance.md, first paint).
+httpx is loaded (docs/performance.md, first paint).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from sync.events import TriggerReason
 from sync.files.private_files import PRIVATE_FILE_MODE, tighten
 from sync.mirror import sqlite_driver
 from sync.mirror.check import find_damage
-from sync.mirror.reader import open_read_only
+from sync.mirror.schema import open_read_only
 from sync.profile.profile import Profile
 
 log = logging.getLogger(__name__)

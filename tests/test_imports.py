@@ -122,6 +122,24 @@ def test_every_name_is_imported_from_the_module_that_defines_it() -> None:
     assert passed_on == []
 
 
+def test_no_module_but_a_package_marks_a_name_for_passing_on() -> None:
+    """`from a import b as b` is the marker of a re-export; only a package's `__init__.py`
+    (with its `__all__`) may pass names on."""
+    marked = []
+    for top in OURS:
+        for source in sorted((ROOT / top).rglob("*.py")):
+            if source.name == "__init__.py" or top == "tests":
+                continue
+            for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    marked += [
+                        f"{source.relative_to(ROOT)}:{node.lineno}: {alias.name}"
+                        for alias in node.names
+                        if alias.asname is not None and alias.asname == alias.name.split(".")[-1]
+                    ]
+    assert marked == []
+
+
 def test_the_window_imports_only_syncs_public_names() -> None:
     private = [
         f"{_where(imp)}: {imp.module}{'.' + imp.name if imp.name else ''}"

@@ -2,8 +2,8 @@
 rename or a removal cannot leave a stale reference behind.
 
 Scanned: `docs/**/*.md`, and the strings and comments of every Python file. Recognised:
-dotted names (`sync.mirror.apply`, `sync.engine.SyncEngine`, `ui.session_delegate`) and
-paths (`sync/mirror/store.py`, `ui/conversation_items.CardButtons`). The first name after the
+dotted names (`sync.mirror.apply`, `sync.engine.SyncEngine`, `ui.sidebar.delegate`) and
+paths (`sync/mirror/store.py`, `ui/pane/items.CardButtons`). The first name after the
 package must be a module, a subpackage, or a name the package's `__init__.py` defines;
 what follows a module (a class, a function) is not checked.
 """
@@ -106,5 +106,5 @@ def test_a_stale_reference_is_found() -> None:
     assert names_a_module("sync", ["SyncEngine"])  # exported by sync/__init__.py
     assert names_a_module("qa", ["conformance", "probe"])
     assert not path_exists("/".join(("sync", "mirror_that_never_was.py")))
-    assert path_exists("ui/conversation_items.CardButtons")
+    assert path_exists("ui/pane/items.CardButtons")
     assert path_exists("qa/conformance/checks_")

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -23,7 +25,7 @@ from qa.conformance.probe import Unreachable
 from qa.conformance.rules import RULES
 from qa.conformance.runner import run
 from sync.cli import token_input
-from sync.cli.terminal import for_terminal, json_for_terminal
+from sync.cli.terminal import for_terminal, inert_streams, json_for_terminal
 from sync.errors import ProfileError
 from sync.profile.profile import server_url_problem
 
@@ -31,6 +33,29 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 DEFAULT_DEADLINE = 300.0
+
+
+def command(argv: Sequence[str]) -> int:
+    """`converge conformance ARGS` (`argv` without the word "conformance"). Everything it
+    writes to stdout and stderr is inert (`sync.cli.terminal`)."""
+    parser = argparse.ArgumentParser(
+        prog="converge conformance",
+        description="Check a server against every rule of CONTRACT §1-§5 and §9 that can "
+        "be seen from outside, with two principals' tokens; each rule is named with its "
+        "verdict and, when it fails, the evidence. Every session made is deleted again. "
+        "Exit 0: every rule passes; 1: a rule fails; 2: the server cannot be checked "
+        "(usage, unreachable, not the API, a token refused) or the deadline left rules "
+        "unchecked.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(list(argv))
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.ERROR,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    with inert_streams():
+        return main(args, sys.stdout)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

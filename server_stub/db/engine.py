@@ -27,7 +27,7 @@ from sqlalchemy.pool import StaticPool
 from server_stub.db.fairlock import FairLock
 from server_stub.db.models import DeletionTombstoneRow, ServerMeta
 from server_stub.db.schema import upgrade_schema
-from server_stub.private import private_sqlite_file
+from server_stub.storage.private import private_sqlite_file
 
 _WRITE = "converge_write"
 #: Execution option: no BEGIN at all, each statement reads its own snapshot (`read_now`).
@@ -92,7 +92,7 @@ class Database:
         self.instance_id = secrets.token_hex(4)
         self._write_turns = FairLock()
         #: Called with (tenant, principal) after each commit that bumped that principal's
-        #: index version (the app sets it to wake held index watches, `server_stub.watches`).
+        #: index version (the app sets it to wake held index watches, `server_stub.domain.watches`).
         self.index_listener: IndexListener | None = None
 
     def create_schema(self) -> str:

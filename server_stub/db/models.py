@@ -107,7 +107,7 @@ class RunRow(Base):
 
 
 class RunLeaseRow(Base):
-    """Which server process executes an active run, until when (server_stub.leases).
+    """Which server process executes an active run, until when (server_stub.domain.leases).
 
     Written with the run, renewed by its process's heartbeat, removed with the run's
     terminal write. A run whose lease expired, or whose owner no longer holds its liveness

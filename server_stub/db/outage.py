@@ -3,9 +3,9 @@
 An outage is the database refusing connections or writes for a while: a full disk, an I/O
 error, a file that cannot be opened (SQLite), a connection refused or cut, a server shutting
 down, crashing or starting up, no room left (PostgreSQL). Requests answer it with 503
-`unavailable` and `Retry-After` (`server_stub.errors`), never 500: nothing is wrong with the
+`unavailable` and `Retry-After` (`server_stub.edge.errors`), never 500: nothing is wrong with the
 request, and the client may retry (CONTRACT §10.2). A run whose write failed this way is
-failed with `reason(...)` once the database accepts writes again (`server_stub.agent`).
+failed with `reason(...)` once the database accepts writes again (`server_stub.domain.agent`).
 
 Anything else (a constraint violation, a bug) is not an outage: it stays a 500 `internal`.
 """

@@ -73,7 +73,7 @@ class PgLoopReader:
     ) -> list[Sequence[tuple[Any, ...]]]:
         """Each statement's rows, in one transaction on one connection; with
         `stop_unless_first`, the rest are skipped (and the transaction ends) when the first
-        one's first value is not true (`server_stub.indexlease`: a lock taken or not)."""
+        one's first value is not true (`server_stub.domain.indexlease`: a lock taken or not)."""
         async with self._slots:
             conn = await self._connection()
             results: list[Sequence[tuple[Any, ...]]] = []

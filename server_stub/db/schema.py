@@ -67,7 +67,7 @@ FIRST_RELEASE_TABLES = frozenset(
     }
 )
 #: Advisory-lock key pair of the schema upgrade ("SCHM", 1): a namespace apart from the
-#: fleet's owner liveness locks (`server_stub.bus`, "CONV").
+#: fleet's owner liveness locks (`server_stub.domain.bus`, "CONV").
 LOCK_SPACE = 0x5343484D
 LOCK_KEY = 1
 

@@ -34,7 +34,7 @@ def api_router() -> APIRouter:
 def route_templates() -> dict[int, str]:
     """The whole path template of each route object (by `id`), prefix included: an included
     route keeps its own path (`/sessions/{session_id}`), and this is what the latency
-    metrics name (`server_stub.observe.route_of`)."""
+    metrics name (`server_stub.observe.requests.route_of`)."""
     return {
         id(route): PREFIX + getattr(route, "path", "")
         for resource in _routers()

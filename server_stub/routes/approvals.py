@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
-from server_stub import schemas, timestamps
 from server_stub.db.models import ApprovalRow, RunRow
-from server_stub.errors import bad_request, invalid_state, not_found
-from server_stub.history import append_event, lock_session, set_run_status
+from server_stub.domain import timestamps
+from server_stub.domain.history import append_event, lock_session, set_run_status
+from server_stub.edge import schemas
+from server_stub.edge.errors import bad_request, invalid_state, not_found
 from server_stub.routes.common import read_json_object
 from server_stub.state import AppState, get_state
 

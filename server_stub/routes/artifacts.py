@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from server_stub import schemas
 from server_stub.db.models import ArtifactRow
-from server_stub.errors import ApiError, not_found
+from server_stub.edge import schemas
+from server_stub.edge.errors import ApiError, not_found
 from server_stub.state import AppState, get_state
 
 router = APIRouter(tags=["artifacts"])

@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from server_stub.errors import bad_request
+from server_stub.edge.errors import bad_request
 
 
 async def read_json_object(request: Request, *, allow_empty: bool = False) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Apart from the session routes because it is read far more often than they are (every device
 reads the events of each conversation that moved, issue 20 item 5) and so takes the short
-path: plain rows, no ORM objects, and `server_stub.indexpath` serves it without FastAPI's
+path: plain rows, no ORM objects, and `server_stub.edge.indexpath` serves it without FastAPI's
 router (`events_of`), as it does the index.
 """
 
@@ -15,8 +15,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from server_stub import schemas
 from server_stub.db.models import EventRow, SessionRow
+from server_stub.edge import schemas
 from server_stub.routes.common import parse_int, parse_limit, sequence_after
 from server_stub.routes.sessions import plain_404
 from server_stub.state import AppState, get_state
@@ -75,7 +75,7 @@ async def list_events(session_id: str, request: Request, st: StateDep) -> Respon
 
 
 async def events_of(session_id: str, request: Request) -> Response:
-    """`list_events` for `server_stub.indexpath`, which serves it without the router."""
+    """`list_events` for `server_stub.edge.indexpath`, which serves it without the router."""
     return await list_events(session_id, request, get_state(request))
 
 

@@ -13,9 +13,9 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 from starlette.requests import Request
 
-from server_stub.auth import Principal
-from server_stub.cursors import CursorCodec, Position
 from server_stub.db.models import KnowledgeDocumentRow, MemoryRow
+from server_stub.domain.cursors import CursorCodec, Position
+from server_stub.edge.auth import Principal
 from server_stub.routes.common import parse_cursor
 
 

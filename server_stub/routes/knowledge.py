@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from server_stub import schemas
 from server_stub.db.models import KnowledgeDocumentRow as K
+from server_stub.edge import schemas
 from server_stub.routes.common import parse_limit
 from server_stub.routes.keyset import cursor_position, newest_first_page
 from server_stub.state import AppState, get_state

@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
-from server_stub import ids, schemas, timestamps
 from server_stub.db.models import MemoryRejectionRow, MemoryRow, SessionRow
-from server_stub.errors import bad_request, not_found
-from server_stub.history import owned
+from server_stub.domain import ids, timestamps
+from server_stub.domain.history import owned
+from server_stub.edge import schemas
+from server_stub.edge.errors import bad_request, not_found
 from server_stub.routes.common import parse_limit, read_json_object
 from server_stub.routes.keyset import cursor_position, newest_first_page
 from server_stub.state import AppState, get_state

@@ -13,13 +13,19 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.types import Receive, Scope, Send
 
-from server_stub import schemas
-from server_stub.auth import Principal
 from server_stub.db.engine import Database
 from server_stub.db.models import EventRow, RunRow
-from server_stub.errors import bad_request, not_found, unavailable
-from server_stub.feeds import StreamLimitReached
-from server_stub.history import TERMINAL_STATUSES, event_view, owned_run, request_cancel, run_view
+from server_stub.domain.feeds import StreamLimitReached
+from server_stub.domain.history import (
+    TERMINAL_STATUSES,
+    event_view,
+    owned_run,
+    request_cancel,
+    run_view,
+)
+from server_stub.edge import schemas
+from server_stub.edge.auth import Principal
+from server_stub.edge.errors import bad_request, not_found, unavailable
 from server_stub.routes.common import sequence_after
 from server_stub.state import AppState, get_state
 

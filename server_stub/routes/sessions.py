@@ -15,13 +15,11 @@ from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 from sqlalchemy.dialects.sqlite.pysqlite import dialect as sqlite_dialect
 from sqlalchemy.orm import Session
 
-from server_stub import clock, ids, purge, schemas
-from server_stub.auth import Principal
-from server_stub.cursors import Position
 from server_stub.db.engine import LockedNow
 from server_stub.db.models import RunRow, SessionRow
-from server_stub.errors import ApiError, invalid_state, not_found
-from server_stub.history import (
+from server_stub.domain import clock, ids, purge
+from server_stub.domain.cursors import Position
+from server_stub.domain.history import (
     VERSION_OF,
     append_event,
     bump_version,
@@ -36,8 +34,13 @@ from server_stub.history import (
     session_views,
     tombstone_of,
 )
-from server_stub.leases import claim
-from server_stub.legacytitles import DerivedTitles, Missing
+from server_stub.domain.leases import claim
+from server_stub.domain.legacytitles import DerivedTitles, Missing
+from server_stub.domain.titles import title_from_message
+from server_stub.domain.watches import client_gone, parse_wait
+from server_stub.edge import schemas
+from server_stub.edge.auth import Principal
+from server_stub.edge.errors import ApiError, invalid_state, not_found
 from server_stub.routes.common import (
     parse_cursor,
     parse_limit,
@@ -45,8 +48,6 @@ from server_stub.routes.common import (
     validate_message,
 )
 from server_stub.state import AppState, get_state
-from server_stub.titles import title_from_message
-from server_stub.watches import client_gone, parse_wait
 
 router = APIRouter(tags=["sessions"])
 StateDep = Annotated[AppState, Depends(get_state)]
@@ -117,7 +118,7 @@ async def list_sessions(request: Request) -> Response:
         known = await _pg_version(st, who)  # first, so that a remembered page may answer
     if after is None and known is not None:
         body = st.versions.page(who.tenant, who.principal, known, limit)
-        if body is not None:  # unchanged since it was read (`server_stub.indexversions`)
+        if body is not None:  # unchanged since it was read (`server_stub.domain.indexversions`)
             headers["ETag"] = etag_for(st.epoch, who.tenant, who.principal, known)
             return Response(body, media_type="application/json", headers=headers)
 
@@ -165,7 +166,7 @@ async def list_sessions(request: Request) -> Response:
 
 async def current_version(st: AppState, who: Principal) -> int:
     """The principal's index version: remembered by this process where that is exact
-    (SQLite, `server_stub.indexversions`), else read from the database, and remembered."""
+    (SQLite, `server_stub.domain.indexversions`), else read from the database, and remembered."""
     known = st.versions.get(who.tenant, who.principal)
     if known is not None:
         return known
@@ -200,7 +201,7 @@ async def _pg_page(
 ) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
     """PostgreSQL: a page read on the loop, version first (an ETag is never newer than its
     page); None when a legacy session's title is not remembered yet (the thread path
-    derives it, `server_stub.legacytitles`)."""
+    derives it, `server_stub.domain.legacytitles`)."""
     assert st.pg_reader is not None
     version = await _pg_version(st, who) if known is None else known
     rows = cast(Sequence[_IndexRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
@@ -219,7 +220,7 @@ def _sqlite_page(
     """SQLite: a page read on the loop through the driver's cursor (`Database.fetch_now`,
     decision 0160), version first (an ETag is never newer than its page); None when the
     database is locked at that instant or a legacy session's title is not remembered yet
-    (the Session path does both: a worker thread, `server_stub.legacytitles`)."""
+    (the Session path does both: a worker thread, `server_stub.domain.legacytitles`)."""
     statements = []
     if known is None:
         version_sql, version_defaults = _sqlite_sql(VERSION_OF)
@@ -301,7 +302,7 @@ def _index_views(
 ) -> list[dict[str, Any]] | None:
     """SessionViews (the shape of `history.session_view`) of `_INDEX_COLUMNS` rows; a legacy
     session's title is derived from its first user message, as on every read path, and
-    remembered (`server_stub.legacytitles`). Without a Session (a direct read on the loop)
+    remembered (`server_stub.domain.legacytitles`). Without a Session (a direct read on the loop)
     only remembered titles can be used: None when one is missing."""
     views = []
     for sid, title, title_state, created_at, updated_at, active_run_id, last_run_id in rows:

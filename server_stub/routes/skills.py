@@ -8,9 +8,9 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
-from server_stub import schemas
 from server_stub.db.models import SkillRevisionRow, SkillRow
-from server_stub.errors import not_found
+from server_stub.edge import schemas
+from server_stub.edge.errors import not_found
 from server_stub.state import AppState, get_state
 
 router = APIRouter(tags=["skills"])

@@ -28,14 +28,11 @@ from sync.api.failures import error_from_response, network_error
 from sync.api.keepalive import keepalive_socket_options
 from sync.api.network_backend import cancel_safe
 from sync.api.proxies import environment_mounts
-from sync.api.request import IDEMPOTENT_METHODS as IDEMPOTENT_METHODS
 from sync.api.request import Requester
 from sync.api.sse import frames
 from sync.api.tls import client_context
 from sync.errors import (
-    ApiError,
     BadId,
-    NetworkError,
     NotFound,
     ResponseTooLarge,
     SyncError,
@@ -202,16 +199,6 @@ class ApiClient:
         await self.aclose()
 
     # -- plumbing ---------------------------------------------------------------------------
-
-    def _network_error(
-        self, exc: httpx.HTTPError, method: str, path: str, *, sent: bool = True
-    ) -> NetworkError:
-        """`sync.api.failures.network_error` for this client's server."""
-        return network_error(exc, self.base_url, method, path, sent=sent)
-
-    def _error_from_response(self, answer: Answer, *, has_cursor: bool = False) -> ApiError:
-        """`sync.api.failures.error_from_response` for this client's server."""
-        return error_from_response(answer, self.base_url, has_cursor=has_cursor)
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -388,7 +375,7 @@ class ApiClient:
                 if response.status_code != 200:
                     body = await read_capped(response, bounds.error_body_bytes, hint_only=True)
                     answer = Answer(response.status_code, response.headers, body, "GET", path)
-                    raise self._error_from_response(answer)
+                    raise error_from_response(answer, self.base_url)
                 async for frame in frames(
                     response,
                     line_bytes=bounds.sse_line_bytes,
@@ -404,7 +391,7 @@ class ApiClient:
         except SyncError:
             raise
         except httpx.HTTPError as exc:
-            raise self._network_error(exc, "GET", path) from exc
+            raise network_error(exc, self.base_url, "GET", path) from exc
         finally:
             self.primed.end()
 

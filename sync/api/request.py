@@ -29,7 +29,6 @@ from sync.api.server_clock import ServerClock
 from sync.errors import (
     ApiError,
     ConnectionFailed,
-    NetworkError,
     RateLimited,
     ResponseTooSlow,
     Unavailable,
@@ -72,14 +71,6 @@ class Requester:
         self._retry_attempts = max(1, retry_attempts)
         self._retry_initial_wait = retry_initial_wait
         self._retry_max_wait = retry_max_wait
-
-    def _network_error(
-        self, exc: httpx.HTTPError, method: str, path: str, *, sent: bool = True
-    ) -> NetworkError:
-        return network_error(exc, self.base_url, method, path, sent=sent)
-
-    def _error_from_response(self, answer: Answer, *, has_cursor: bool = False) -> ApiError:
-        return error_from_response(answer, self.base_url, has_cursor=has_cursor)
 
     def _too_slow(self, method: str, path: str, seconds: float) -> ResponseTooSlow:
         log.info("%s %s: no whole answer within %.0f s", method, path, seconds)
@@ -133,7 +124,7 @@ class Requester:
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise _NotSent(exc) from exc
         except httpx.HTTPError as exc:
-            raise self._network_error(exc, method, path) from exc
+            raise network_error(exc, self.base_url, method, path) from exc
         return Answer(response.status_code, response.headers, body, method, request.url.path)
 
     def _may_wait(self, wait: float | None) -> bool:
@@ -193,7 +184,7 @@ class Requester:
             )
             if answer.status in ok:
                 return answer
-            raise self._error_from_response(answer, has_cursor=has_cursor)
+            raise error_from_response(answer, self.base_url, has_cursor=has_cursor)
 
         # A plain loop, not a retry library's: tenacity's retrying object and its call
         # state refer to each other, and the state holds the last outcome (the error, its
@@ -217,5 +208,5 @@ class Requester:
             cause = exc.args[0] if exc.args and isinstance(exc.args[0], httpx.HTTPError) else None
             if cause is None:
                 raise ConnectionFailed(f"Cannot reach the server at {self.base_url}.") from exc
-            raise self._network_error(cause, method, path, sent=False) from cause
+            raise network_error(cause, self.base_url, method, path, sent=False) from cause
         raise AssertionError("unreachable")  # pragma: no cover

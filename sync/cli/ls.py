@@ -13,8 +13,7 @@ from typing import TextIO
 from sync.cli.terminal import for_terminal, json_for_terminal
 from sync.errors import MirrorError
 from sync.mirror.check import check_mirror
-from sync.mirror.migrations import SCHEMA_VERSION
-from sync.mirror.schema import make_engine
+from sync.mirror.schema import SCHEMA_VERSION
 from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 from sync.wire.models import SessionView
@@ -25,7 +24,7 @@ def open_mirror(profile: Profile) -> Mirror | None:
 
     A read needs no free space, so a current mirror is opened without a single write (no
     migration, journal mode, file mode or closing checkpoint; its connections are
-    `sync.mirror.reader.open_read_only`'s): a full disk still shows the history. A mirror
+    `sync.mirror.schema.open_read_only`'s): a full disk still shows the history. A mirror
     of another schema opens as usual: an older one must be migrated before it can be read,
     a newer one is refused in words."""
     path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
@@ -33,8 +32,7 @@ def open_mirror(profile: Profile) -> Mirror | None:
         return None
     if check_mirror(path) != SCHEMA_VERSION:
         return Mirror.open(path, create=False)
-    engines = [make_engine(path, immediate=False, read_only=True) for _ in ("write", "read")]
-    return Mirror(path, *engines)
+    return Mirror(path, read_only=True)
 
 
 def _read_rows(profile: Profile) -> tuple[list[SessionView], set[str]]:

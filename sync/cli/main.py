@@ -1,5 +1,5 @@
 """The headless commands of CONTRACT §8: `converge sync | ls | delete | watch | qa`,
-`converge conformance` (CONTRACT §12, `qa.conformance`), `converge show | search | export`
+`converge show | search | export`
 (§11, `sync.cli.content`), and `converge repair` (a damaged mirror rebuilt, `sync.repair`).
 
 Each takes `--server URL --profile DIR` and a token anywhere among its own arguments: the
@@ -23,7 +23,6 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from qa.conformance import cli as conformance_cli
 from sync import wording
 from sync.api.bounds import DEFAULT_BOUNDS, operation_deadline
 from sync.api.tls import plain_http_warning
@@ -132,18 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_repair)
     p_repair.add_argument(
         "--force", action="store_true", help="rebuild even when the mirror passes its check"
-    )
-    conformance_cli.add_arguments(
-        sub.add_parser(
-            "conformance",
-            help="check a server against the contract's rules",
-            description="Check a server against every rule of CONTRACT §1-§5 and §9 that can "
-            "be seen from outside, with two principals' tokens; each rule is named with its "
-            "verdict and, when it fails, the evidence. Every session made is deleted again. "
-            "Exit 0: every rule passes; 1: a rule fails; 2: the server cannot be checked "
-            "(usage, unreachable, not the API, a token refused) or the deadline left rules "
-            "unchecked.",
-        )
     )
     return parser
 
@@ -421,8 +408,6 @@ def _main(argv: Sequence[str] | None) -> int:
             return asyncio.run(cli_export.export(args, _profile(args), sys.stdout, sys.stderr))
         if args.command == "repair":
             return asyncio.run(_repair(args))
-        if args.command == "conformance":
-            return conformance_cli.main(args, sys.stdout)
         if args.command == "watch":
             return asyncio.run(cli_watch.watch(args, _profile(args), sys.stdout))
     except MirrorDamaged as exc:

@@ -1,8 +1,7 @@
 """What one delete came to: a status and a user-ready sentence, a plain value.
 
-Apart from `sync.delete.service` (the service, which needs the mirror and the HTTP client) so
-that the window's delete flow imports it before SQLAlchemy and httpx are loaded (the first
-paint; docs/performance.md).
+Apart from `sync.delete.service` (which needs the HTTP client) so that the window's delete
+flow imports it before httpx is loaded (the first paint; docs/performance.md).
 """
 
 from __future__ import annotations

@@ -22,8 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sync import wording
-from sync.delete.outcome import DeleteOutcome as DeleteOutcome
-from sync.delete.outcome import DeleteStatus as DeleteStatus
+from sync.delete.outcome import DeleteOutcome, DeleteStatus
 from sync.errors import (
     ActiveRunExists,
     ApiError,

@@ -6,7 +6,7 @@ of emoji, a right-to-left override. This module is the one place that turns such
 into a file name that is a single harmless component on every operating system
 (`safe_file_name`) and that picks ` (2)`, ` (3)`… for names already taken (`unique_name`).
 Everything here is a pure function of its arguments, shared by the command line and the
-window. Showing server text is another job: `sync.cli.terminal` for a terminal, `ui.plain` for
+window. Showing server text is another job: `sync.cli.terminal` for a terminal, `ui.text.plain` for
 the window.
 
 Sanitising is only half of the path rule (CONTRACT §10.1): `sync.files.private_files.inside`

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection
-
 from sync.mirror.delete_marks import clear_marks
 from sync.mirror.file_index import forget_files_of
-from sync.mirror.rows import IN_CHUNK, chunks, present_ids, rows_by_id
+from sync.mirror.reader import IN_CHUNK, chunks, present_ids, rows_by_id
 from sync.mirror.schema import REMOVED_MEMORY_SECONDS
+from sync.mirror.sqlite_driver import Connection
 from sync.mirror.state import (
     ETAG_KEY,
     WALK_KEYS,
@@ -114,7 +113,7 @@ def write_changes(
     # transaction: between two calls this worker thread gives the GIL back, so the UI
     # thread is not starved by one long call.
     for start in range(0, len(written), UPSERT_CHUNK):
-        conn.exec_driver_sql(
+        conn.executemany(
             _UPSERT,
             [
                 (
@@ -134,7 +133,7 @@ def write_changes(
         # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not.
         for chunk in chunks([v.id for v in wanted], IN_CHUNK):
             marks = ",".join("?" * len(chunk))
-            conn.exec_driver_sql(
+            conn.execute(
                 f"UPDATE sessions SET synced_at = ? WHERE id IN ({marks}) AND synced_at < ?",
                 (seen_at, *chunk, seen_at),
             )
@@ -144,9 +143,9 @@ def write_changes(
             files.extend(forget_files_of(conn, chunk))
             forget_transcripts(conn, chunk)  # events and search entries, same transaction
             marks = ",".join("?" * len(chunk))
-            conn.exec_driver_sql(f"DELETE FROM sessions WHERE id IN ({marks})", tuple(chunk))
+            conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", tuple(chunk))
             clear_marks(conn, chunk)
-        conn.exec_driver_sql(
+        conn.executemany(
             "INSERT INTO removed_sessions (session_id, removed_at, change_seq) VALUES (?, ?, ?)"
             " ON CONFLICT (session_id) DO UPDATE SET removed_at = excluded.removed_at,"
             " change_seq = excluded.change_seq",
@@ -160,26 +159,24 @@ def write_changes(
     concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
     if concluded:
         assert end is not None
-        conn.exec_driver_sql("DELETE FROM unconfirmed_deletes")
+        conn.execute("DELETE FROM unconfirmed_deletes")
         set_states(conn, {**dict.fromkeys(WALK_KEYS), ETAG_KEY: end.etag})
     return ApplyResult(inserted, updated, present, files, seq if changed else 0, concluded)
 
 
 def _any_unseen(conn: Connection, generation: float) -> bool:
-    """Whether a row's `synced_at` is below `generation` (`sync.mirror.rows.unseen_since`)."""
+    """Whether a row's `synced_at` is below `generation` (`sync.mirror.reader.unseen_since`)."""
     return (
-        conn.exec_driver_sql(
-            "SELECT 1 FROM sessions WHERE synced_at < ? LIMIT 1", (generation,)
-        ).first()
+        conn.execute("SELECT 1 FROM sessions WHERE synced_at < ? LIMIT 1", (generation,)).fetchone()
         is not None
     )
 
 
 def _forget_old_removals(conn: Connection, before: float) -> None:
     """Forget removals older than `before`, raising the floor to the newest one's number."""
-    forgotten = conn.exec_driver_sql(
+    (forgotten,) = conn.execute(
         "SELECT max(change_seq) FROM removed_sessions WHERE removed_at < ?", (before,)
-    ).scalar()
+    ).fetchone()
     if forgotten is not None:
         raise_removed_floor(conn, int(forgotten))
-        conn.exec_driver_sql("DELETE FROM removed_sessions WHERE removed_at < ?", (before,))
+        conn.execute("DELETE FROM removed_sessions WHERE removed_at < ?", (before,))

@@ -6,7 +6,7 @@ then answers some statements and fails others, and a pass that meets only the pa
 survived (a 304 reads just the ETag) would report success over a broken file. So the file is
 checked as a whole: `PRAGMA quick_check` (every b-tree page reachable and well formed; it
 skips the index-content comparison of `integrity_check`, which is what makes it quick), then
-the tables and columns of the schema this program writes (`sync.mirror.schema`'s models),
+the tables and columns the migrations build (`sync.mirror.schema`),
 which a dropped table or a file from elsewhere lacks.
 
 The check opens its own read-only connection (`mode=ro`: it never creates, migrates or writes
@@ -18,13 +18,18 @@ handling names them.
 from __future__ import annotations
 
 import logging
+from functools import cache
 from pathlib import Path
 
 from sync.errors import MirrorDamaged
 from sync.mirror import sqlite_driver
-from sync.mirror.migrations import SCHEMA_VERSION
-from sync.mirror.reader import open_read_only
-from sync.mirror.schema import Base, busy_timeout_ms, read_schema_version
+from sync.mirror.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    busy_timeout_ms,
+    open_read_only,
+    read_schema_version,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +80,39 @@ def _inspect(path: Path) -> tuple[str | None, int | None]:
 
 
 def missing_schema(conn: sqlite_driver.Connection) -> str | None:
-    """The first table or columns of the models that the file lacks, or None."""
-    for table in Base.metadata.sorted_tables:
-        found = {str(row[1]) for row in conn.execute(f'PRAGMA table_info("{table.name}")')}
+    """The first table or columns of the schema that the file lacks, or None."""
+    for table, columns in expected_tables().items():
+        found = {str(row[1]) for row in conn.execute(f'PRAGMA table_info("{table}")')}
         if not found:
-            return f"the table {table.name} is missing"
-        lacking = sorted(column.name for column in table.columns if column.name not in found)
+            return f"the table {table} is missing"
+        lacking = sorted(columns - found)
         if lacking:
-            return f"the table {table.name} lacks the column(s) {', '.join(lacking)}"
+            return f"the table {table} lacks the column(s) {', '.join(lacking)}"
     return None
+
+
+@cache
+def expected_tables() -> dict[str, frozenset[str]]:
+    """The tables and columns the migrations build: read from an in-memory database that
+    ran them, so the schema is written once (as its DDL) and checked against itself."""
+    conn = sqlite_driver.connect(":memory:")
+    try:
+        for step in MIGRATIONS:
+            for statement in step:
+                conn.execute(statement)
+        names = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE"
+                " 'CREATE TABLE ''%' ORDER BY name"
+            )
+        ]
+        return {
+            name: frozenset(str(row[1]) for row in conn.execute(f'PRAGMA table_info("{name}")'))
+            for name in names
+        }
+    finally:
+        conn.close()
 
 
 def damaged_error(path: Path, reason: str) -> MirrorDamaged:

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection
+from sync.mirror.sqlite_driver import Connection
 
 
 def unconfirmed_ids(conn: Connection) -> set[str]:
-    return {r[0] for r in conn.exec_driver_sql("SELECT session_id FROM unconfirmed_deletes")}
+    return {r[0] for r in conn.execute("SELECT session_id FROM unconfirmed_deletes")}
 
 
 def mark_unconfirmed(conn: Connection, session_id: str, now: float) -> None:
     """Mark the row, if it is still mirrored (a mark never outlives its row)."""
-    conn.exec_driver_sql(
+    conn.execute(
         "INSERT INTO unconfirmed_deletes (session_id, since) SELECT id, ? FROM sessions"
         " WHERE id = ? ON CONFLICT (session_id) DO NOTHING",
         (now, session_id),
@@ -30,6 +30,6 @@ def clear_marks(conn: Connection, session_ids: Sequence[str]) -> None:
     """Settle these rows' marks (removed, or shown to exist by the server)."""
     if session_ids:
         marks = ",".join("?" * len(session_ids))
-        conn.exec_driver_sql(
+        conn.execute(
             f"DELETE FROM unconfirmed_deletes WHERE session_id IN ({marks})", tuple(session_ids)
         )

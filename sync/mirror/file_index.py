@@ -10,13 +10,10 @@ transaction and its lock.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, fields
 
-from sqlalchemy import Connection, delete, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
-
-from sync.mirror.schema import CachedArtifact, RemovedSession
+from sync.mirror.reader import IN_CHUNK, chunks
+from sync.mirror.sqlite_driver import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,55 +27,42 @@ class CachedFile:
     file_name: str
 
 
-def read_cached_file(session: Session, artifact_id: str) -> CachedFile | None:
-    rec = session.get(CachedArtifact, artifact_id)
-    if rec is None:
-        return None
-    return CachedFile(
-        rec.artifact_id,
-        rec.session_id,
-        rec.name,
-        rec.media_type,
-        rec.size,
-        rec.sha256,
-        rec.file_name,
-    )
+def read_cached_file(conn: Connection, artifact_id: str) -> CachedFile | None:
+    row = conn.execute(_SELECT + " WHERE artifact_id = ?", (artifact_id,)).fetchone()
+    return None if row is None else CachedFile(*row)
 
 
 def record_cached_file(conn: Connection, entry: CachedFile, now: float) -> bool:
     """Index a cached file unless its session was removed recently; returns whether it was
     recorded (see `Mirror.record_cached_file` for why the check shares the transaction)."""
-    values = {
-        "artifact_id": entry.artifact_id,
-        "session_id": entry.session_id,
-        "name": entry.name,
-        "media_type": entry.media_type,
-        "size": entry.size,
-        "sha256": entry.sha256,
-        "file_name": entry.file_name,
-        "cached_at": now,
-    }
-    stmt = sqlite_insert(CachedArtifact)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["artifact_id"],
-        set_={k: stmt.excluded[k] for k in values if k != "artifact_id"},
-    )
     removed = conn.execute(
-        select(RemovedSession.session_id).where(RemovedSession.session_id == entry.session_id)
-    ).first()
+        "SELECT 1 FROM removed_sessions WHERE session_id = ?", (entry.session_id,)
+    ).fetchone()
     if removed is not None:
         return False
-    conn.execute(stmt, [values])
+    conn.execute(
+        f"INSERT OR REPLACE INTO artifacts ({', '.join(f.name for f in fields(CachedFile))},"
+        " cached_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (*astuple(entry), now),
+    )
     return True
+
+
+#: The columns of a `CachedFile`, in its fields' order: `CachedFile(*row)` is safe.
+_SELECT = f"SELECT {', '.join(f.name for f in fields(CachedFile))} FROM artifacts"
 
 
 def forget_files_of(conn: Connection, session_ids: Sequence[str]) -> list[str]:
     """Drop the index entries of these sessions; returns their files' names (the caller
     removes the files once the transaction committed)."""
-    files = list(
-        conn.execute(
-            select(CachedArtifact.file_name).where(CachedArtifact.session_id.in_(session_ids))
-        ).scalars()
-    )
-    conn.execute(delete(CachedArtifact).where(CachedArtifact.session_id.in_(session_ids)))
+    files: list[str] = []
+    for chunk in chunks(session_ids, IN_CHUNK):
+        marks = ", ".join("?" * len(chunk))
+        files += [
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT file_name FROM artifacts WHERE session_id IN ({marks})", chunk
+            )
+        ]
+        conn.execute(f"DELETE FROM artifacts WHERE session_id IN ({marks})", chunk)
     return files

@@ -21,11 +21,10 @@ import hashlib
 from pathlib import Path
 
 from sync.mirror import sqlite_driver
-from sync.mirror.reader import open_read_only
+from sync.mirror.schema import open_read_only
 
 #: The `sync_state` key of the connection a mirror follows. Defined here, where it is read
-#: with the standard library's `sqlite3`, so that `sync.profile.profile` (a light name of `sync`,
-#: loaded before the window's first paint) never loads SQLAlchemy through `sync.mirror.state`.
+#: by `sync.profile.profile` to tell which account an old mirror belonged to.
 IDENTITY_KEY = "connection_identity"
 
 

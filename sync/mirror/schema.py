@@ -1,154 +1,197 @@
-"""The mirror's file format: its tables (typed models), its migrations (the steps are in
-`sync.mirror.migrations`), and how a connection to it is opened.
+"""How the mirror file is opened, and brought to the schema this program writes.
 
-Why SQLite `user_version` with ordered steps rather than alembic: the mirror is a private
-cache of a few tables, and `converge ls` must start fast; a list of DDL steps, each run in one
-`BEGIN IMMEDIATE` transaction together with the version bump, gives forward migrations with
-no extra machinery. The models and the steps must describe the same schema:
-`tests/sync/test_mirror_schema.py` builds a file from the steps and compares it with the
-models, table by table.
+The schema is stated once, as the DDL steps of `MIGRATIONS`; the damage check
+(`sync.mirror.check`) compares a file with the tables they build. Every connection is the
+standard DB-API one of `sync.mirror.sqlite_driver`, with autocommit off at the driver
+level (`isolation_level=None`) so that `sync.mirror.store.Mirror` says where each
+transaction begins (`BEGIN IMMEDIATE` for a write, so two writers queue on the lock rather
+than fail at their first write) and ends.
+
+Why SQLite `user_version` with ordered steps rather than a migration tool: the mirror is a
+private cache of a few tables, and `converge ls` must start fast; a list of DDL steps, each
+run in one `BEGIN IMMEDIATE` transaction together with the version bump, gives forward
+migrations with no extra machinery (decision 0122).
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import Connection, Engine, Index, Integer, String, create_engine, event
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from sync.errors import MirrorError, MirrorTooNew
 from sync.mirror import sqlite_driver
-from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.mirror.reader import DISK_FULL_BELOW, open_read_only
 from sync.mirror.search_text import fold as search_fold
+from sync.mirror.sqlite_driver import Connection
 from sync.mirror.title_filter import fold
 
 BUSY_TIMEOUT_MS = 5000
 
+#: Below this many free bytes on the mirror's file system, the disk is taken for full (a
+#: mirror write needs a few pages, its WAL index 32 KiB).
+DISK_FULL_BELOW = 1024 * 1024
 
-class Base(DeclarativeBase):
-    pass
-
-
-class SessionRecord(Base):
-    """One mirrored SessionView."""
-
-    __tablename__ = "sessions"
-
-    id: Mapped[str] = mapped_column(String, primary_key=True)
-    title: Mapped[str | None] = mapped_column(String, nullable=True)
-    created_at: Mapped[str] = mapped_column(String)
-    updated_at: Mapped[str] = mapped_column(String)
-    active_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
-    last_run_id: Mapped[str | None] = mapped_column(String, nullable=True)
-    synced_at: Mapped[float] = mapped_column(default=0.0)
-    #: The change sequence of the write that last wrote the row (`sync.mirror.apply`).
-    change_seq: Mapped[int] = mapped_column(Integer, default=0, index=True)
-
-    __table_args__ = (Index("ix_sessions_order", updated_at.desc(), id.desc()),)
-
-
-class CachedArtifact(Base):
-    """Index of artifact bytes cached as files in the profile's cache folder."""
-
-    __tablename__ = "artifacts"
-
-    artifact_id: Mapped[str] = mapped_column(String, primary_key=True)
-    session_id: Mapped[str] = mapped_column(String, index=True)
-    name: Mapped[str] = mapped_column(String)
-    media_type: Mapped[str] = mapped_column(String)
-    size: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String)
-    file_name: Mapped[str] = mapped_column(String)
-    cached_at: Mapped[float] = mapped_column(default=0.0)
-
-
-class UnconfirmedDelete(Base):
-    """A delete whose answer never came (the request may have reached the server): the row
-    stays, marked, until a retry, a point read or a reconcile settles it (CONTRACT §9.2)."""
-
-    __tablename__ = "unconfirmed_deletes"
-
-    session_id: Mapped[str] = mapped_column(String, primary_key=True)
-    since: Mapped[float] = mapped_column()
-
-
-class RemovedSession(Base):
-    """Ids of sessions removed from this mirror in the last day (ids only, no content), so a
-    download that finishes after its session left is not recorded (see record_cached_file),
-    and a reader asking what changed since N learns of the removals numbered above N."""
-
-    __tablename__ = "removed_sessions"
-
-    session_id: Mapped[str] = mapped_column(String, primary_key=True)
-    removed_at: Mapped[float] = mapped_column()
-    change_seq: Mapped[int] = mapped_column(Integer, default=0, index=True)
-
-
-class Transcript(Base):
-    """How much of one conversation's event log the mirror holds (`sync.mirror.transcripts`).
-
-    `up_to`: the last mirrored `sequence` (0: none, or evicted). `fetched_updated_at`: the
-    row's `updated_at` the events were fetched at; a pass fetches again only when the row's
-    moved. `size`: bytes of event data held (the size budget counts it). `active_at`: the
-    row's `updated_at`, the order of eviction (least recently active first)."""
-
-    __tablename__ = "transcripts"
-
-    session_id: Mapped[str] = mapped_column(String, primary_key=True)
-    up_to: Mapped[int] = mapped_column(Integer, default=0)
-    fetched_updated_at: Mapped[str | None] = mapped_column(String, nullable=True)
-    size: Mapped[int] = mapped_column(Integer, default=0)
-    active_at: Mapped[str] = mapped_column(String, default="", index=True)
-
-
-class EventRecord(Base):
-    """One mirrored Event; `data` is its JSON."""
-
-    __tablename__ = "events"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    session_id: Mapped[str] = mapped_column(String)
-    sequence: Mapped[int] = mapped_column(Integer)
-    run_id: Mapped[str | None] = mapped_column(String, nullable=True)
-    type: Mapped[str] = mapped_column(String)
-    created_at: Mapped[str] = mapped_column(String)
-    data: Mapped[str] = mapped_column(String)
-
-    __table_args__ = (Index("ix_events_session_sequence", session_id, sequence, unique=True),)
-
-
-class SearchRow(Base):
-    """One entry of the `search` index: the folded text of a conversation's events from
-    `first_sequence` to `last_sequence` (one stored batch), so a query's candidates are
-    conversations, not events, and a removal can rebuild the entry's text (decision 0121)."""
-
-    __tablename__ = "search_rows"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    session_id: Mapped[str] = mapped_column(String, index=True)
-    first_sequence: Mapped[int] = mapped_column(Integer)
-    last_sequence: Mapped[int] = mapped_column(Integer)
-
-
-#: The FTS5 table over events' folded text and its shadow tables (not SQLAlchemy models).
-SEARCH_TABLES = frozenset({"search", "search_data", "search_idx", "search_config"})
-
-
-class SyncState(Base):
-    """Small key/value facts about the mirror (the first page's ETag)."""
-
-    __tablename__ = "sync_state"
-
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str | None] = mapped_column(String, nullable=True)
-
+#: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
+#: released step: append a new one (with a fixture of the version it migrates from:
+#: `tests/sync/test_mirror_migrations.py`).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE sessions (
+            id TEXT NOT NULL PRIMARY KEY,
+            title TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            active_run_id TEXT,
+            last_run_id TEXT,
+            synced_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_sessions_order ON sessions (updated_at DESC, id DESC)",
+        """CREATE TABLE artifacts (
+            artifact_id TEXT NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            cached_at FLOAT NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX ix_artifacts_session_id ON artifacts (session_id)",
+        "CREATE TABLE sync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT)",
+    ),
+    (
+        """CREATE TABLE unconfirmed_deletes (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            since FLOAT NOT NULL
+        )""",
+        """CREATE TABLE removed_sessions (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            removed_at FLOAT NOT NULL
+        )""",
+    ),
+    (
+        # Transcripts (CONTRACT §11, `sync.mirror.transcripts`): how far each conversation is
+        # mirrored, its events, and a contentless trigram index over their folded text,
+        # one entry per stored batch of a conversation's events (`search_rows` maps an
+        # entry to its conversation and sequences; decision 0121: `detail=none`, matches
+        # confirmed against the events' text).
+        """CREATE TABLE transcripts (
+            session_id TEXT NOT NULL PRIMARY KEY,
+            up_to INTEGER NOT NULL DEFAULT 0,
+            fetched_updated_at TEXT,
+            size INTEGER NOT NULL DEFAULT 0,
+            active_at TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX ix_transcripts_active_at ON transcripts (active_at)",
+        """CREATE TABLE events (
+            id INTEGER NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            run_id TEXT,
+            type TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX ix_events_session_sequence ON events (session_id, sequence)",
+        """CREATE TABLE search_rows (
+            id INTEGER NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            first_sequence INTEGER NOT NULL,
+            last_sequence INTEGER NOT NULL
+        )""",
+        "CREATE INDEX ix_search_rows_session_id ON search_rows (session_id)",
+        """CREATE VIRTUAL TABLE search USING fts5(
+            text, content='', tokenize='trigram case_sensitive 1', detail=none, columnsize=0
+        )""",
+    ),
+    (
+        # The change sequence (decision 0209, `sync.mirror.apply`): every write that
+        # changes rows takes the next number and stamps it on each row it wrote and each
+        # removal it remembered, so a reader asks "what changed since N"
+        # (`sync.mirror.reader.query_changes`). The rows and removals already here are
+        # numbered 1, and the counter goes on from there.
+        "ALTER TABLE sessions ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0",
+        "UPDATE sessions SET change_seq = 1",
+        "CREATE INDEX ix_sessions_change_seq ON sessions (change_seq)",
+        "ALTER TABLE removed_sessions ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0",
+        "UPDATE removed_sessions SET change_seq = 1",
+        "CREATE INDEX ix_removed_sessions_change_seq ON removed_sessions (change_seq)",
+        """INSERT OR REPLACE INTO sync_state (key, value) SELECT 'change_seq', '1'
+            WHERE EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM removed_sessions)""",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
 
 #: How long a removed session's id is remembered (far longer than any download takes).
 REMOVED_MEMORY_SECONDS = 24 * 3600.0
+
+
+def disk_is_full(path: Path) -> bool:
+    """Whether the file system holding `path` has less than `DISK_FULL_BELOW` free."""
+    try:
+        return shutil.disk_usage(path.parent).free < DISK_FULL_BELOW
+    except OSError:
+        return False
+
+
+def open_read_only(
+    path: Path, timeout: float, *, check_same_thread: bool = True
+) -> sqlite_driver.Connection:
+    """A connection that can only read the file at `path` (`mode=ro`: it never creates,
+    migrates or writes it), waiting up to `timeout` seconds for a lock. Raises
+    `sqlite_driver.Error`.
+
+    Even a reader of a WAL file maps the shared WAL index (`-shm`, 32 KiB), which a full
+    disk cannot hold: its first read fails with a bare "disk I/O error". So on a full disk
+    the file is read with a private index (`_open_with_private_index`) when there is no
+    `-shm` yet, or when the shared one fails at the first read."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if not disk_is_full(path):
+        return sqlite_driver.connect(
+            uri, uri=True, timeout=timeout, check_same_thread=check_same_thread
+        )
+    if path.with_name(path.name + "-shm").exists():
+        conn = sqlite_driver.connect(
+            uri, uri=True, timeout=timeout, check_same_thread=check_same_thread
+        )
+        try:
+            conn.execute("PRAGMA user_version").fetchone()  # the first read maps the index
+        except sqlite_driver.OperationalError:
+            conn.close()
+        else:
+            return conn
+    return _open_with_private_index(path, timeout, check_same_thread)
+
+
+def _open_with_private_index(
+    path: Path, timeout: float, check_same_thread: bool
+) -> sqlite_driver.Connection:
+    """A reader that keeps the WAL index in its own memory: SQLite does that only in
+    exclusive locking mode, which takes a write lock on the file and so needs it opened
+    read-write (`mode=rw`, never created); `query_only` refuses every write through it.
+    Other processes wait for the file (their busy timeout) while it is open: the commands
+    that read are short. Its only file is an empty `-wal`, which it removes at close."""
+    conn = sqlite_driver.connect(
+        f"{path.resolve().as_uri()}?mode=rw",
+        uri=True,
+        timeout=timeout,
+        check_same_thread=check_same_thread,
+    )
+    try:
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before the first read of the file
+        conn.execute("PRAGMA user_version").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+type SqlValue = str | bytes | int | float | None
+
+
+def sql_fold(value: SqlValue) -> SqlValue:
+    """`fold` as the SQL function `Mirror`'s connections register (NULL stays NULL)."""
+    return str(fold(value)) if isinstance(value, str) else value
 
 
 def read_schema_version(path: Path) -> int:
@@ -173,61 +216,49 @@ def busy_timeout_ms() -> int:
     return BUSY_TIMEOUT_MS
 
 
-def make_engine(path: Path, *, immediate: bool, read_only: bool = False) -> Engine:
-    """The engine of `Mirror`'s connections. `read_only`: connections of `open_read_only`,
-    which set nothing on the file (no journal mode) and write nothing."""
+def connect(path: Path, *, read_only: bool = False) -> Connection:
+    """A connection of `Mirror`'s, usable from any worker thread (one at a time).
+
+    A writer's connection puts the file in WAL mode (readers go on while a pass writes),
+    syncs at commit boundaries only (`synchronous=NORMAL`: a commit survives a process
+    kill, the last ones may not survive a power cut), and zeroes removed rows in their pages
+    (`secure_delete`, CONTRACT §9.2). `read_only`: `open_read_only`'s connection, which
+    sets nothing on the file and writes nothing."""
     timeout = busy_timeout_ms() / 1000
-    engine = create_engine(
-        f"sqlite:///{path}",
-        module=sqlite_driver.DBAPI,
-        connect_args={"check_same_thread": False, "timeout": timeout},
-        **(
-            {"creator": lambda: open_read_only(path, timeout, check_same_thread=False)}
-            if read_only
-            else {}
-        ),
-    )
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # Let SQLAlchemy's "begin" event choose the BEGIN kind (SQLAlchemy's SQLite recipe).
-        dbapi_conn.isolation_level = None
-        if read_only:
-            _add_functions(dbapi_conn)
-            return
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
-        # A removed row's bytes are zeroed in its page, not just unlinked (CONTRACT §9.2).
-        cur.execute("PRAGMA secure_delete=ON")
-        cur.close()
-        _add_functions(dbapi_conn)
-
-    begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql(begin_sql)
-
-    return engine
+    if read_only:
+        conn = open_read_only(path, timeout, check_same_thread=False)
+    else:
+        conn = sqlite_driver.connect(path, timeout=timeout, check_same_thread=False)
+    conn.isolation_level = None
+    try:
+        if not read_only:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
+            conn.execute("PRAGMA secure_delete=ON")
+        add_functions(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
-def _add_functions(dbapi_conn: Any) -> None:
+def add_functions(conn: Connection) -> None:
+    """The SQL functions the mirror's queries call, on one connection."""
     # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
-    dbapi_conn.create_function("fold", 1, fold, deterministic=True)
+    conn.create_function("fold", 1, sql_fold, deterministic=True)
     # Search's folding (accents too), for titles (`sync.mirror.search`).
-    dbapi_conn.create_function("search_fold", 1, _search_fold, deterministic=True)
+    conn.create_function("search_fold", 1, _search_fold, deterministic=True)
 
 
-def _search_fold(value: object) -> object:
+def _search_fold(value: SqlValue) -> SqlValue:
     return search_fold(value) if isinstance(value, str) else value
 
 
 def migrate(conn: Connection, path: Path) -> None:
     """Bring the file from its `user_version` to `SCHEMA_VERSION`, inside the caller's write
     transaction: each step and its version bump commit together or not at all."""
-    current = int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if current > SCHEMA_VERSION:  # raced with a newer program since the check
         raise MirrorTooNew(
             f"The mirror {path} was written by a newer version of Converge.",
@@ -236,13 +267,13 @@ def migrate(conn: Connection, path: Path) -> None:
         )
     for step in range(current, SCHEMA_VERSION):
         for statement in MIGRATIONS[step]:
-            conn.exec_driver_sql(statement)
-        conn.exec_driver_sql(f"PRAGMA user_version={step + 1}")
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version={step + 1}")
 
 
-def is_locked(exc: SQLAlchemyError) -> bool:
+def is_locked(exc: Exception) -> bool:
     """Whether a database error means another connection holds the lock."""
-    reason = str(getattr(exc, "orig", None) or exc).lower()
+    reason = str(exc).lower()
     return "locked" in reason or "busy" in reason
 
 

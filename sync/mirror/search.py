@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import regex
 
@@ -30,9 +30,7 @@ from sync.mirror.search_text import (
     searchable_text,
     snippet,
 )
-
-if TYPE_CHECKING:  # the window imports `SearchHit` before SQLAlchemy is loaded
-    from sqlalchemy import Connection
+from sync.mirror.sqlite_driver import Connection
 
 #: Hits one search returns at most: the sidebar's first screens. Each hit is confirmed
 #: against its conversation's text (about 0.2 ms), so this bounds a keystroke's cost.
@@ -123,11 +121,7 @@ def _texts(conn: Connection, session_id: str, words: Sequence[str]) -> Iterator[
     the data's fold. A word with such a character turns the shortcut off."""
     plain = [word for word in words if not _ESCAPED.search(word)]
     sift = len(plain) == len(words)
-    # The DB-API cursor of the same connection and transaction: SQLAlchemy's result
-    # machinery costs about 0.15 ms a statement, and a search runs one per hit.
-    raw = conn.connection.dbapi_connection
-    assert raw is not None  # a connection inside `Mirror._reading` is checked out
-    rows = raw.cursor().execute(
+    rows = conn.execute(
         "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
         f" WHERE session_id = ? AND type IN ({_TEXT_TYPES}) ORDER BY sequence",
         (session_id,),
@@ -159,7 +153,7 @@ def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> li
         clause, values = _word_clause(word, titles_only)
         clauses.append(clause)
         params.extend(values)
-    rows = conn.exec_driver_sql(
+    rows = conn.execute(
         "SELECT s.id, s.title, s.updated_at FROM sessions s WHERE "
         + " AND ".join(clauses)
         + " ORDER BY s.updated_at DESC, s.id DESC",

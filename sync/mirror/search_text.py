@@ -8,8 +8,6 @@ needs SQLite 3.45, and one definition serves the index, the confirmation of a ma
 snippet's offsets alike, whichever SQLite runs.
 Changing `searchable_text` or `fold` changes what a deleted batch's index entry must be
 removed with: that needs a schema step that rebuilds the `search` table.
-
-Standard library and `regex` only (no SQLAlchemy: the window imports `Snippet` early).
 """
 
 from __future__ import annotations

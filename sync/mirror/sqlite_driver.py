@@ -7,9 +7,9 @@ library's `sqlite3` when its SQLite is new enough, else `pysqlite3.dbapi2` (the
 `pysqlite3-binary` wheel, a drop-in DB-API module built with a current SQLite) when it is
 installed, else the standard library anyway, with `SECURE_DELETE` False: the mirror then
 merges the whole index after a removal instead (`sync.mirror.transcripts`), slower but as clean.
-SQLAlchemy's engine (`create_engine(..., module=DBAPI)`) and every raw reader (the first
-paint, `sync.mirror.check`, `sync.mirror.legacy`, `sync.repair`) take `DBAPI` from here, so
-one SQLite library touches the file.
+Every connection to the mirror (`sync.mirror.store`'s, the first paint's reader,
+`sync.mirror.check`, `sync.mirror.legacy`, `sync.repair`) is made here, so one SQLite library
+touches the file.
 """
 
 from __future__ import annotations

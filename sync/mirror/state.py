@@ -5,9 +5,7 @@ matter most: the first index page's ETag (a pass sends it as `If-None-Match`) an
 connection identity (a hash of server URL and token). An ETag only means something to the
 server and principal that issued it, so binding another identity forgets it. Binding
 another identity forgets a walk in progress as well. The functions take the caller's
-connection and never commit; they are plain SQL because every pass runs several of them
-(building a SQLAlchemy statement cost 5–25 times running it: `python -m bench
-device_cost`).
+connection and never commit.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# Defined beside their SQLAlchemy-free readers; named here too for `sync.mirror.store`.
 from sync.mirror.legacy import IDENTITY_KEY
 from sync.mirror.reader import CHANGE_SEQ_KEY, REMOVED_FLOOR_KEY
 
@@ -50,16 +47,14 @@ WALK_KEYS = (
 
 
 def get_state(conn: Any, key: str) -> str | None:
-    row = conn.exec_driver_sql("SELECT value FROM sync_state WHERE key = ?", (key,)).first()
+    row = conn.execute("SELECT value FROM sync_state WHERE key = ?", (key,)).fetchone()
     return row[0] if row is not None else None
 
 
 def get_states(conn: Any, keys: Sequence[str]) -> dict[str, str | None]:
     """Several values in one statement (a pass reads the walk's six: one read, not six)."""
     marks = ",".join("?" * len(keys))
-    rows = conn.exec_driver_sql(
-        f"SELECT key, value FROM sync_state WHERE key IN ({marks})", tuple(keys)
-    )
+    rows = conn.execute(f"SELECT key, value FROM sync_state WHERE key IN ({marks})", tuple(keys))
     found = {key: value for key, value in rows}
     return {key: found.get(key) for key in keys}
 
@@ -70,7 +65,7 @@ def set_state(conn: Any, key: str, value: str | None) -> None:
 
 def set_states(conn: Any, values: Mapping[str, str | None]) -> None:
     """Upsert several values in one statement (a walk's page saves up to six)."""
-    conn.exec_driver_sql(
+    conn.executemany(
         "INSERT INTO sync_state (key, value) VALUES (?, ?)"
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         list(values.items()),
@@ -94,11 +89,11 @@ def next_change_seq(conn: Any) -> int:
     `BEGIN IMMEDIATE` serialises writers, in this process and others, so numbers follow
     commit order and none is taken twice."""
     return int(
-        conn.exec_driver_sql(
+        conn.execute(
             "INSERT INTO sync_state (key, value) VALUES (?, '1') ON CONFLICT (key) DO UPDATE"
             " SET value = CAST(coalesce(value, '0') AS INTEGER) + 1 RETURNING value",
             (CHANGE_SEQ_KEY,),
-        ).scalar_one()
+        ).fetchone()[0]
     )
 
 

@@ -9,18 +9,18 @@ with `MirrorTooNew` before anything writes to it (the check opens the file read-
 the WAL pragma would touch it).
 
 Threads: every method is synchronous and meant to run off the event loop
-(`asyncio.to_thread`). Each call opens its own `Session`/connection from a pool; nothing is
-shared across threads. Writes are serialised inside the process by a lock and across
-processes by `BEGIN IMMEDIATE` plus `busy_timeout`. The mirror is the only place that
-orders changes (decision 0209): a write that changes rows takes the next change sequence
-inside its transaction (`sync.mirror.apply`), and `changes_since(n)` answers what changed
-after n, whichever process or mirror object wrote it.
+(`asyncio.to_thread`). Each call borrows a connection of its own for one transaction and
+gives it back; no connection is used by two threads at once. Writes are serialised inside
+the process by a lock and across processes by `BEGIN IMMEDIATE` plus `busy_timeout`. The
+mirror is the only place that orders changes (decision 0209): a write that changes rows
+takes the next change sequence inside its transaction (`sync.mirror.apply`), and
+`changes_since(n)` answers what changed after n, whichever process or mirror object wrote
+it.
 
 This module owns the file, its connections, the write lock and transaction and the
-post-removal scrub; what a transaction does is in the modules beside it:
-`sync.mirror.rows` (reading rows), `sync.mirror.apply` (the write path),
-`sync.mirror.delete_marks` (unconfirmed deletes),
-`sync.mirror.file_index` (cached artifact files) and
+post-removal scrub; what a transaction does is in the modules beside it: `sync.mirror.reader`
+(reading rows), `sync.mirror.apply` (the write path), `sync.mirror.delete_marks`
+(unconfirmed deletes), `sync.mirror.file_index` (cached artifact files) and
 `sync.mirror.state` (the ETag and the connection identity).
 """
 
@@ -32,11 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import Connection, Engine, event
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
 from sync.errors import MirrorError, MirrorTooNew
 from sync.files.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
@@ -46,18 +41,26 @@ from sync.mirror.check import check_mirror, damaged_error, find_damage
 from sync.mirror.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.mirror.file_index import CachedFile, forget_files_of, read_cached_file, record_cached_file
 from sync.mirror.legacy import IDENTITY_KEY
-from sync.mirror.migrations import SCHEMA_VERSION
-from sync.mirror.reader import MirrorChanges, query_changes, query_rows
-from sync.mirror.rows import count_rows, rows_by_id, seen_before, unseen_since
+from sync.mirror.reader import (
+    MirrorChanges,
+    count_rows,
+    query_changes,
+    query_rows,
+    rows_by_id,
+    seen_before,
+    unseen_since,
+)
 from sync.mirror.schema import (
+    SCHEMA_VERSION,
     busy_timeout_ms,
+    connect,
     disk_full_error,
     is_locked,
     locked_error,
-    make_engine,
     migrate,
 )
 from sync.mirror.search import SEARCH_LIMIT, SearchHit, search
+from sync.mirror.sqlite_driver import Connection
 from sync.mirror.state import get_state, get_states, rebind_identity
 from sync.mirror.transcripts import MirroredTranscript, TranscriptState
 from sync.wire.models import Event, SessionView
@@ -74,32 +77,53 @@ CLOSE_WAIT = 10.0
 class Mirror:
     """Synchronous access to one profile's mirror file; call it off the event loop."""
 
-    def __init__(self, path: Path, write_engine: Engine, read_engine: Engine) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        """Use `Mirror.open`; `read_only` (`converge ls` on a current file) writes nothing:
+        its connections are `sync.mirror.schema.open_read_only`'s."""
         self.path = path
-        self._write = write_engine
-        self._read = read_engine
+        self._read_only = read_only
         self._write_lock = threading.Lock()
         self._scrub_pending = False  # a removal whose WAL frames may still hold content
         self._closed = False
-        self._idle = threading.Condition()  # notified as each connection comes back
+        self._idle = threading.Condition()  # guards the pools; notified as each comes back
         self._in_use = 0
-        for engine in (write_engine, read_engine):
-            event.listen(engine, "checkout", self._on_checkout)
-            event.listen(engine, "checkin", self._on_checkin)
+        # Idle connections, the last given back first. Writes hold `_write_lock`, so at
+        # most one write connection is ever made; reads make one per concurrent reader.
+        self._writers: list[Connection] = []
+        self._readers: list[Connection] = []
 
-    def _on_checkout(self, *_args: Any) -> None:
+    @contextlib.contextmanager
+    def _lease(self, pool: list[Connection]) -> Iterator[Connection]:
+        """A connection of `pool` for the caller's thread, given back afterwards. Counted
+        while out, so that `close` can wait for worker threads still inside the mirror; one
+        given back after `close` is closed instead."""
         with self._idle:
+            conn = pool.pop() if pool else None
             self._in_use += 1
+        try:
+            if conn is None:
+                conn = connect(self.path, read_only=self._read_only)
+            yield conn
+        finally:
+            with self._idle:
+                self._in_use -= 1
+                if conn is not None:
+                    if self._closed:
+                        conn.close()
+                    else:
+                        pool.append(conn)
+                self._idle.notify_all()
 
-    def _on_checkin(self, dbapi_connection: Any, _record: Any) -> None:
-        with self._idle:
-            self._in_use = max(0, self._in_use - 1)
-            self._idle.notify_all()
-        # `dispose()` closes only the connections in the pool: one a worker thread gives back
-        # after `close()` gave up waiting for it would stay open until the garbage collector
-        # found it (a ResourceWarning).
-        if self._closed and dbapi_connection is not None:
-            dbapi_connection.close()
+    @contextlib.contextmanager
+    def _transaction(self, pool: list[Connection], begin: str) -> Iterator[Connection]:
+        with self._lease(pool) as conn:
+            conn.execute(begin)
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:  # an exception, or a COMMIT that failed
+                    conn.execute("ROLLBACK")
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> Mirror:
@@ -129,13 +153,11 @@ class Mirror:
             raise MirrorError(f"Cannot create the mirror {path}: {exc.strerror or exc}.") from exc
         for suffix in ("-wal", "-shm"):
             tighten(path.with_name(path.name + suffix), PRIVATE_FILE_MODE)
-        write_engine = make_engine(path, immediate=True)
-        read_engine = make_engine(path, immediate=False)
-        mirror = cls(path, write_engine, read_engine)
+        mirror = cls(path)
         try:
             if found < SCHEMA_VERSION:  # a current mirror opens without a write (`ls` reads
                 mirror._migrate()  # while another process holds the write lock)
-        except SQLAlchemyError as exc:
+        except sqlite_driver.Error as exc:
             mirror.close()
             raise failure(
                 path, exc, "open or upgrade", " It was left at its previous version."
@@ -164,9 +186,13 @@ class Mirror:
         if self._scrub_pending:
             with contextlib.suppress(MirrorError):
                 self.scrub()
-        self._closed = True
-        self._write.dispose()
-        self._read.dispose()
+        with self._idle:
+            self._closed = True
+            idle = [*self._writers, *self._readers]
+            self._writers.clear()
+            self._readers.clear()
+        for conn in idle:
+            conn.close()
 
     def scrub(self) -> bool:
         """Empty the WAL into the main file, so removed rows leave every file (§9.2).
@@ -189,9 +215,7 @@ class Mirror:
         writers. Readers of the mirror are short (a sidebar read), so a few 20 ms pauses
         usually see them go; otherwise the next write or `close` tries again."""
         try:
-            with self._write.connect() as conn:
-                raw = conn.connection.dbapi_connection
-                assert raw is not None
+            with self._lease(self._writers) as raw:
                 raw.execute("PRAGMA busy_timeout=0")
                 try:
                     for _attempt in range(CHECKPOINT_TRIES):
@@ -204,7 +228,7 @@ class Mirror:
                         time.sleep(CHECKPOINT_PAUSE)
                 finally:
                     raw.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
-        except (sqlite_driver.Error, SQLAlchemyError) as exc:
+        except sqlite_driver.Error as exc:
             log.warning("mirror checkpoint failed: %s", exc)
             return False
         log.info("mirror checkpoint incomplete (a reader holds older frames); will retry")
@@ -215,37 +239,37 @@ class Mirror:
         """One write transaction; a database failure (another process holding the lock past
         `busy_timeout`, a full disk) is a MirrorError with words, and nothing is written."""
         try:
-            with self._write_lock, self._write.begin() as conn:
+            with self._write_lock, self._transaction(self._writers, "BEGIN IMMEDIATE") as conn:
                 yield conn
-        except SQLAlchemyError as exc:
+        except sqlite_driver.Error as exc:
             raise failure(self.path, exc, "write") from exc
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[Connection]:
         """One read transaction; a database failure is a MirrorError with words (a damaged
-        file: MirrorDamaged), never a raw SQLAlchemy error."""
+        file: MirrorDamaged), never a raw database error."""
         try:
-            with self._read.connect() as conn, conn.begin():
+            with self._transaction(self._readers, "BEGIN") as conn:
                 yield conn
-        except SQLAlchemyError as exc:
+        except sqlite_driver.Error as exc:
             raise failure(self.path, exc, "read") from exc
 
     # -- schema -----------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        with self._write_lock, self._write.begin() as conn:
+        with self._write_lock, self._transaction(self._writers, "BEGIN IMMEDIATE") as conn:
             migrate(conn, self.path)
 
     def schema_version(self) -> int:
         with self._reading() as conn:
-            return int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
     # -- reads ------------------------------------------------------------------------------
 
     def rows(self, filter_text: str = "") -> list[SessionView]:
         """Rows in sidebar order (updated_at DESC, id DESC), optionally filtered by title/id."""
         with self._reading() as conn:
-            return query_rows(conn.exec_driver_sql, filter_text)
+            return query_rows(conn, filter_text)
 
     def changes_since(
         self, since: int | None, filter_text: str = "", limit: int | None = None
@@ -254,7 +278,7 @@ class Mirror:
         the rows to apply and the ids to remove for a view of `rows(filter_text)`, or the
         whole rows when `since` is None, too old, or more than `limit` changed."""
         with self._reading() as conn:
-            return query_changes(conn.exec_driver_sql, since, filter_text, limit)
+            return query_changes(conn, since, filter_text, limit)
 
     def get(self, session_id: str) -> SessionView | None:
         with self._reading() as conn:
@@ -311,8 +335,8 @@ class Mirror:
             mark_unconfirmed(conn, session_id, now)
 
     def cached_file(self, artifact_id: str) -> CachedFile | None:
-        with self._reading() as conn, Session(bind=conn) as session:
-            return read_cached_file(session, artifact_id)
+        with self._reading() as conn:
+            return read_cached_file(conn, artifact_id)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -429,7 +453,7 @@ class Mirror:
             return record_cached_file(conn, entry, now)
 
 
-def failure(path: Path, exc: SQLAlchemyError, doing: str, after: str = "") -> MirrorError:
+def failure(path: Path, exc: Exception, doing: str, after: str = "") -> MirrorError:
     """The words for a database error met while `doing` something with the mirror: locked,
     a full disk, a damaged file (checked now: the error may be the first sign of it), or
     SQLite's own reason."""
@@ -440,6 +464,4 @@ def failure(path: Path, exc: SQLAlchemyError, doing: str, after: str = "") -> Mi
     if (reason := find_damage(path)) is not None:
         log.warning("mirror damaged: %s", reason)
         return damaged_error(path, reason)
-    return MirrorError(
-        f"Cannot {doing} the mirror {path}: {getattr(exc, 'orig', None) or exc}.{after}"
-    )
+    return MirrorError(f"Cannot {doing} the mirror {path}: {exc}.{after}")

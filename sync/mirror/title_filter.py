@@ -3,8 +3,7 @@
 `Mirror.rows(filter_text)` and `sync.mirror.reader` filter in SQL with
 `fold(title) LIKE fold(pattern) ESCAPE '\\' OR id LIKE pattern ESCAPE '\\'` (`like_pattern`
 builds the pattern, `fold` is registered on every mirror connection); `matches_filter` is the
-same predicate in Python, for a listener applying deltas. Standard library only: the window
-imports this before SQLAlchemy is loaded.
+same predicate in Python, for a listener applying deltas.
 """
 
 from __future__ import annotations

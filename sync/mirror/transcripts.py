@@ -22,10 +22,9 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection
-
 from sync.mirror import sqlite_driver
 from sync.mirror.search_text import event_of_row, fold, searchable_text
+from sync.mirror.sqlite_driver import Connection
 from sync.wire.models import Event
 
 
@@ -59,23 +58,23 @@ def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
 def stale(conn: Connection, limit: int) -> list[TranscriptState]:
     """Conversations whose row's `updated_at` moved since their transcript was fetched
     (or never fetched), newest first; evicted ones only when they moved."""
-    rows = conn.exec_driver_sql(
+    rows = conn.execute(
         "SELECT s.id, s.updated_at, coalesce(t.up_to, 0), coalesce(t.size, 0) < 0"
         " FROM sessions s LEFT JOIN transcripts t ON t.session_id = s.id"
         " WHERE t.fetched_updated_at IS NULL OR t.fetched_updated_at != s.updated_at"
         " ORDER BY s.updated_at DESC, s.id DESC LIMIT ?",
         (limit,),
-    ).all()
+    ).fetchall()
     return [TranscriptState(r[0], r[1], int(r[2]), bool(r[3]), False) for r in rows]
 
 
 def state_of(conn: Connection, session_id: str) -> TranscriptState | None:
     """The transcript state of a mirrored conversation; None when its row is not mirrored."""
-    row = conn.exec_driver_sql(
+    row = conn.execute(
         "SELECT s.updated_at, t.up_to, t.size, t.fetched_updated_at FROM sessions s"
         " LEFT JOIN transcripts t ON t.session_id = s.id WHERE s.id = ?",
         (session_id,),
-    ).first()
+    ).fetchone()
     if row is None:
         return None
     return TranscriptState(
@@ -100,11 +99,11 @@ def store(
     when the fetch reached the end (None: more pages follow). Stores nothing and returns
     False when the row is gone (deleted or pruned meanwhile: its content must not come
     back)."""
-    current = conn.exec_driver_sql(
+    current = conn.execute(
         "SELECT s.updated_at, coalesce(t.up_to, 0), coalesce(t.size, 0) FROM sessions s"
         " LEFT JOIN transcripts t ON t.session_id = s.id WHERE s.id = ?",
         (session_id,),
-    ).first()
+    ).fetchone()
     if current is None:
         return False
     mark = int(current[1])
@@ -115,7 +114,7 @@ def store(
         if event.session_id != session_id or event.sequence <= mark:
             continue  # a hostile page's stray or repeated event
         data = json.dumps(event.data, ensure_ascii=False)
-        conn.exec_driver_sql(
+        conn.execute(
             "INSERT INTO events (session_id, sequence, run_id, type, created_at, data)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (session_id, event.sequence, event.run_id, event.type, event.created_at, data),
@@ -125,17 +124,15 @@ def store(
         mark = event.sequence
         size += len(data.encode()) + len(event.type) + len(event.created_at) + 24
     if texts:
-        entry = conn.exec_driver_sql(
+        entry = conn.execute(
             "INSERT INTO search_rows (session_id, first_sequence, last_sequence)"
             " VALUES (?, ?, ?) RETURNING id",
             (session_id, first, mark),
-        ).scalar_one()
-        conn.exec_driver_sql(
-            "INSERT INTO search (rowid, text) VALUES (?, ?)", (entry, _joined(texts))
-        )
+        ).fetchone()[0]
+        conn.execute("INSERT INTO search (rowid, text) VALUES (?, ?)", (entry, _joined(texts)))
     if up_to is not None:
         mark = max(mark, up_to)
-    conn.exec_driver_sql(
+    conn.execute(
         "INSERT INTO transcripts (session_id, up_to, fetched_updated_at, size, active_at)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET"
         " up_to = excluded.up_to, size = excluded.size, active_at = excluded.active_at,"
@@ -153,11 +150,11 @@ def _joined(texts: Sequence[str]) -> str:
 
 def read(conn: Connection, session_id: str, after: int = 0) -> list[Event]:
     """The mirrored events of a conversation after sequence `after`, in sequence order."""
-    rows = conn.exec_driver_sql(
+    rows = conn.execute(
         "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
         " WHERE session_id = ? AND sequence > ? ORDER BY sequence",
         (session_id, after),
-    ).all()
+    ).fetchall()
     return [event_of_row(*row) for row in rows]
 
 
@@ -165,32 +162,32 @@ def _drop_events(conn: Connection, session_ids: Sequence[str]) -> int:
     """Remove the events of these conversations and their search entries; returns how many
     entries left the index."""
     if sqlite_driver.SECURE_DELETE:
-        conn.exec_driver_sql("INSERT INTO search (search, rank) VALUES ('secure-delete', 1)")
+        conn.execute("INSERT INTO search (search, rank) VALUES ('secure-delete', 1)")
     entries = 0
     for chunk in _chunks(list(session_ids)):
         marks = ",".join("?" * len(chunk))
-        ranges = conn.exec_driver_sql(
+        ranges = conn.execute(
             "SELECT id, session_id, first_sequence, last_sequence FROM search_rows"
             f" WHERE session_id IN ({marks})",
             tuple(chunk),
-        ).all()
+        ).fetchall()
         for entry, session_id, first, last in ranges:
-            rows = conn.exec_driver_sql(
+            rows = conn.execute(
                 "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
                 " WHERE session_id = ? AND sequence BETWEEN ? AND ? ORDER BY sequence",
                 (session_id, first, last),
-            ).all()
+            ).fetchall()
             texts = [t for row in rows if (t := fold(searchable_text(event_of_row(*row))))]
-            conn.exec_driver_sql(
+            conn.execute(
                 "INSERT INTO search (search, rowid, text) VALUES ('delete', ?, ?)",
                 (entry, _joined(texts)),
             )
             entries += 1
-        conn.exec_driver_sql(f"DELETE FROM search_rows WHERE session_id IN ({marks})", tuple(chunk))
-        conn.exec_driver_sql(f"DELETE FROM events WHERE session_id IN ({marks})", tuple(chunk))
+        conn.execute(f"DELETE FROM search_rows WHERE session_id IN ({marks})", tuple(chunk))
+        conn.execute(f"DELETE FROM events WHERE session_id IN ({marks})", tuple(chunk))
     if entries and not sqlite_driver.SECURE_DELETE:
         # No secure-delete: the entries' terms stay in older segments until a merge.
-        conn.exec_driver_sql("INSERT INTO search (search) VALUES ('optimize')")
+        conn.execute("INSERT INTO search (search) VALUES ('optimize')")
     return entries
 
 
@@ -199,7 +196,7 @@ def forget(conn: Connection, session_ids: Sequence[str]) -> None:
     _drop_events(conn, session_ids)
     for chunk in _chunks(list(session_ids)):
         marks = ",".join("?" * len(chunk))
-        conn.exec_driver_sql(f"DELETE FROM transcripts WHERE session_id IN ({marks})", tuple(chunk))
+        conn.execute(f"DELETE FROM transcripts WHERE session_id IN ({marks})", tuple(chunk))
 
 
 def evict(conn: Connection, session_ids: Sequence[str]) -> None:
@@ -208,7 +205,7 @@ def evict(conn: Connection, session_ids: Sequence[str]) -> None:
     _drop_events(conn, session_ids)
     for chunk in _chunks(list(session_ids)):
         marks = ",".join("?" * len(chunk))
-        conn.exec_driver_sql(
+        conn.execute(
             f"UPDATE transcripts SET up_to = 0, size = -1 WHERE session_id IN ({marks})",
             tuple(chunk),
         )
@@ -218,14 +215,14 @@ def over_budget(conn: Connection, budget: int) -> list[str]:
     """The least recently active conversations whose transcripts (and cached artifact
     bytes) must go for the rest to fit in `budget` bytes."""
     held = int(
-        conn.exec_driver_sql(
+        conn.execute(
             "SELECT coalesce((SELECT sum(size) FROM transcripts WHERE size > 0), 0)"
             " + coalesce((SELECT sum(size) FROM artifacts), 0)"
-        ).scalar_one()
+        ).fetchone()[0]
     )
     if held <= budget:
         return []
-    rows = conn.exec_driver_sql(
+    rows = conn.execute(
         "SELECT t.session_id, t.size + coalesce((SELECT sum(a.size) FROM artifacts a"
         " WHERE a.session_id = t.session_id), 0) FROM transcripts t WHERE t.size > 0"
         " ORDER BY t.active_at, t.session_id"

@@ -39,7 +39,7 @@ from sync.api.bounds import (
 )
 from sync.api.client import PAGE_LIMIT
 from sync.errors import MirrorError, NotFound, SyncError, loggable
-from sync.events import TriggerReason as TriggerReason  # its home was here
+from sync.events import TriggerReason
 from sync.files.cache import remove_cached_files
 from sync.mirror.apply import ApplyResult
 from sync.mirror.state import ETAG_KEY, WALK_KEYS, WALK_REFUSED

@@ -25,8 +25,8 @@ from typing import IO, Any
 
 import pytest
 
-from server_stub.seed import TOPICS
-from ui.session_model import UNTITLED
+from server_stub.domain.seed import TOPICS
+from ui.sidebar.model import UNTITLED
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 BUS_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"

@@ -1,4 +1,4 @@
-"""The deployment of docs/server.md "A deployment that runs", on loopback: PostgreSQL,
+"""The deployment of docs/deployment.md, on loopback: PostgreSQL,
 SeaweedFS, `converge qa --servers 2` on both, a scrape of each process, nginx in front.
 
 One qa run serves every test of the module (a module fixture): it is the slow part (about
@@ -36,7 +36,7 @@ from tests.conftest import S3_BUCKET, PostgresCluster
 
 pytestmark = pytest.mark.postgres
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "server.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "deployment.md"
 DOC_PORTS = ("127.0.0.1:8765", "127.0.0.1:8766", "127.0.0.1:8080")
 PROBE_DEADLINE = 30.0
 NGINX_ABSENT = "nginx is not on PATH (apt-get install nginx): the nginx part is skipped"
@@ -58,7 +58,7 @@ def nginx_config(upstreams: list[int], listen: int) -> str:
     text = DOC.read_text(encoding="utf-8")
     section = text.split("## A deployment that runs", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"nginx\.conf:\n\n\s*```nginx\n(.*?)```", section, re.S)
-    assert match is not None, "docs/server.md lost its nginx.conf block"
+    assert match is not None, "docs/deployment.md lost its nginx.conf block"
     config = match.group(1)
     for placeholder, port in zip(DOC_PORTS, [*upstreams, listen], strict=True):
         assert config.count(placeholder) == 1, placeholder

@@ -41,8 +41,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from server_stub.app import create_app
 from server_stub.config import ServerSettings
+from server_stub.edge.app import create_app
 from tests.contract import ERROR_CODES, SIXTEEN_OPERATIONS
 from tests.reliability.conftest import ALICE, BOB, CAROL, OWNERS, READONLY, World, seed
 

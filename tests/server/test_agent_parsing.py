@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server_stub.agent import Command, parse_command, split_reply, wait_seconds
+from server_stub.domain.agent import Command, parse_command, split_reply, wait_seconds
 
 
 @pytest.mark.parametrize(

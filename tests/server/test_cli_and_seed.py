@@ -17,8 +17,8 @@ import pytest
 
 from server_stub.cli import main as cli_main
 from server_stub.config import ServerSettings
+from server_stub.domain.timestamps import parse
 from server_stub.runner import ServerStartError, ServerThread
-from server_stub.timestamps import parse
 from tests.conftest import S3_BUCKET, LiveServer, PostgresCluster
 from tests.server.conftest import wait_terminal
 

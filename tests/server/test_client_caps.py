@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server_stub.limits import connection_caps
-from server_stub.ratelog import RepeatLog
+from server_stub.edge.limits import connection_caps
+from server_stub.observe.ratelog import RepeatLog
 from server_stub.state import AppState
 from tests.conftest import LiveServer
 from tests.server.conftest import new_session, start_run, wait_terminal, wait_until
@@ -267,7 +267,7 @@ def test_accept_errors_for_want_of_descriptors_are_logged_once(
     import asyncio
     import errno
 
-    from server_stub.limits import log_accept_errors_once
+    from server_stub.edge.limits import log_accept_errors_once
 
     logger = logging.getLogger("tests.accept")
     repeat = RepeatLog(logger, interval=3600.0)

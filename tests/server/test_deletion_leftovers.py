@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from server_stub import purge
 from server_stub.db.engine import Database
-from server_stub.objectstore import FilesystemObjectStore
-from server_stub.scrub import Scrubber
+from server_stub.domain import purge
+from server_stub.domain.scrub import Scrubber
+from server_stub.storage.objectstore import FilesystemObjectStore
 from tests.conftest import LiveServer
 from tests.server.conftest import (
     new_session,
@@ -119,7 +119,7 @@ def test_a_stuck_byte_delete_is_visible_with_attempts_error_and_age_and_warned_a
     run_to_end(alice, sid, "/artifact a.txt alpha")
     control.put("/_stub/faults", json={"object_store": "down"})
     assert alice.delete(f"/v1/sessions/{sid}").status_code == 204  # attempt 1
-    with caplog.at_level(logging.INFO, logger="server_stub.purge"):
+    with caplog.at_level(logging.INFO, logger="server_stub.domain.purge"):
         control.post("/_stub/maintenance")  # attempt 2
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
         control.post("/_stub/maintenance")  # attempt 3: past the threshold
@@ -171,7 +171,7 @@ def test_purged_content_leaves_the_wal_once_a_blocking_reader_is_gone(
 
 def test_a_burst_of_purges_shares_one_background_scrub(tmp_path: Path) -> None:
     """A WAL-truncating checkpoint blocks writers while it runs: deletes in a burst must not
-    each pay for one (server_stub.scrub.Scrubber)."""
+    each pay for one (server_stub.domain.scrub.Scrubber)."""
     db = Database(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     db.create_schema()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from server_stub.objectstore import FilesystemObjectStore, locator_for
+from server_stub.storage.objectstore import FilesystemObjectStore, locator_for
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server_stub.hosts import (
+from server_stub.edge.hosts import (
     MAX_VERDICTS,
     HostCheckMiddleware,
     HostPolicy,

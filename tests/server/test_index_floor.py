@@ -26,8 +26,8 @@ from sqlalchemy.exc import DBAPIError
 from server_stub.db.engine import Database, LockedNow
 from server_stub.db.outage import is_outage
 from server_stub.db.pgloop import PgLoopReader
-from server_stub.history import VERSION_OF
-from server_stub.indexversions import IndexVersions
+from server_stub.domain.history import VERSION_OF
+from server_stub.domain.indexversions import IndexVersions
 from server_stub.routes.sessions import _pg_sql
 from server_stub.state import REQUEST_THREADS, AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory

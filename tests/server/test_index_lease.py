@@ -1,4 +1,4 @@
-"""PostgreSQL's index-cache lease (`server_stub.indexlease`, decision 0190): a lone process
+"""PostgreSQL's index-cache lease (`server_stub.domain.indexlease`, decision 0190): a lone process
 answers a 304 and an unchanged first page without a round trip, and a write through any
 other process (a server of the fleet, or any writer outside one) is seen by the holder's
 very next request, even when the holder's bus is slow: a cache that the bus alone
@@ -19,9 +19,9 @@ from sqlalchemy import text
 
 from server_stub.db.engine import Database
 from server_stub.db.pgloop import PgLoopReader
-from server_stub.history import VERSION_OF, bump_version
-from server_stub.indexlease import LEASE_KEY, IndexLease
-from server_stub.indexversions import IndexVersions
+from server_stub.domain.history import VERSION_OF, bump_version
+from server_stub.domain.indexlease import LEASE_KEY, IndexLease
+from server_stub.domain.indexversions import IndexVersions
 from server_stub.routes.sessions import _FIRST_PAGE, _pg_sql
 from server_stub.state import AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from server_stub.config import PrincipalEntry
-from server_stub.watches import MAX_WAIT, IndexWatches, parse_wait
+from server_stub.domain.watches import MAX_WAIT, IndexWatches, parse_wait
 from tests.conftest import LiveServer
 from tests.server.conftest import message, new_session
 
@@ -336,7 +336,7 @@ def test_a_change_through_another_process_wakes_the_watch(
     postgres_cluster: Any, server_factory: Any, tmp_path: Any
 ) -> None:
     """CONTRACT §9.1 "on one process and across processes": two servers on one PostgreSQL;
-    a watch held by B wakes when A commits (the fleet bus's NOTIFY, server_stub.bus)."""
+    a watch held by B wakes when A commits (the fleet bus's NOTIFY, server_stub.domain.bus)."""
     url = postgres_cluster.new_database()
     a, b = (
         server_factory(backend="postgres", database_url=url, artifacts_dir=tmp_path / "objects")

@@ -1,4 +1,4 @@
-"""Legacy sessions' derived titles are remembered (`server_stub.legacytitles`, issue 20 item 5).
+"""Legacy sessions' derived titles are remembered (`server_stub.domain.legacytitles`).
 
 A legacy session's title is derived from its first user message, which never changes; the
 index used to derive it again for every legacy row of every page it served (a query each)

@@ -143,7 +143,7 @@ def test_recall_matches_through_the_word_index_and_the_purge_removes_it(
 def test_a_large_memory_is_indexed_in_batches_and_recalled_by_its_last_word(
     live_server: LiveServer,
 ) -> None:
-    from server_stub.recall import BATCH
+    from server_stub.domain.recall import BATCH
 
     alice = live_server.client("dev-alice")
     source = new_session(alice)

@@ -22,9 +22,9 @@ from sqlalchemy import insert, text
 
 from server_stub.db.engine import Database
 from server_stub.db.models import DeletionOutboxRow
-from server_stub.metrics import COUNT_CAP, RUN_STATUSES, read_counts
+from server_stub.domain.timestamps import now
+from server_stub.observe.metrics import COUNT_CAP, RUN_STATUSES, read_counts
 from server_stub.runner import ServerThread
-from server_stub.timestamps import now
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.server.conftest import new_session, run_to_end, start_run, wait_terminal, wait_until
 from tests.server.test_control_plane_guards import _outward_address

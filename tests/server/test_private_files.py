@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from server_stub import cli
-from server_stub.singleprocess import sqlite_path
+from server_stub.storage.singleprocess import sqlite_path
 from tests.conftest import LiveServer
 from tests.server.conftest import new_session, run_to_end
 

@@ -182,15 +182,15 @@ def test_a_wait_that_wakes_late_still_streams_its_tick(
 ) -> None:
     """A busy machine wakes the agent late: a tick due before the wait's end is streamed
     anyway (it used to be skipped when the late wake-up was already past the end)."""
-    import server_stub.agent
-    from server_stub.notifier import wait_for as real_wait_for
+    import server_stub.domain.agent
+    from server_stub.domain.notifier import wait_for as real_wait_for
 
     async def late_wait_for(event: asyncio.Event, timeout: float) -> bool:
         woke = await real_wait_for(event, timeout)
         await asyncio.sleep(0.5)  # the injected fault: this wake-up comes 0.5 s late
         return woke
 
-    monkeypatch.setattr(server_stub.agent, "wait_for", late_wait_for)
+    monkeypatch.setattr(server_stub.domain.agent, "wait_for", late_wait_for)
     alice = live_server.client()
     run = run_to_end(alice, new_session(alice), "/wait 1.2")
     deltas = [e for e in run_events(alice, run["id"]) if e["type"] == "message.assistant.delta"]

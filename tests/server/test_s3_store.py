@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from server_stub import s3store
-from server_stub.objectstore import ObjectStoreUnavailable
-from server_stub.s3store import S3Location, S3ObjectStore
+from server_stub.storage import s3store
+from server_stub.storage.objectstore import ObjectStoreUnavailable
+from server_stub.storage.s3store import S3Location, S3ObjectStore
 from tests.conftest import S3_BUCKET, LiveServer, PostgresCluster, ServerFactory, s3_overrides
 from tests.server.conftest import new_session, residue, run_to_end, wait_until
 

@@ -29,7 +29,7 @@ from server_stub.db.schema import (
     SchemaError,
     head_revision,
 )
-from server_stub.indexlease import LEASE_KEY
+from server_stub.domain.indexlease import LEASE_KEY
 from tests.conftest import PG_BIN, PostgresCluster, ServerFactory
 from tests.server.conftest import wait_until
 
@@ -99,7 +99,7 @@ def _all_rows(url: str, like: Rows | None = None) -> Rows:
                 result = conn.execute(text(f'SELECT {listed} FROM "{table}"'))
                 rows[table] = (columns, {tuple(map(repr, row)) for row in result})
             # The index-cache lease's row (PostgreSQL) is state a running server adds, not
-            # data: `server_stub.indexlease`.
+            # data: `server_stub.domain.indexlease`.
             meta_columns, meta_rows = rows["server_meta"]
             lease = repr(LEASE_KEY)
             rows["server_meta"] = (meta_columns, {r for r in meta_rows if lease not in r})

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from server_stub.timestamps import fmt
+from server_stub.domain.timestamps import fmt
 from tests.conftest import LiveServer
 from tests.server.conftest import message, new_session, run_to_end
 

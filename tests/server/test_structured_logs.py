@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from server_stub.logformat import JsonFormatter
-from server_stub.observe import RequestIds
-from server_stub.timestamps import is_valid
+from server_stub.domain.timestamps import is_valid
+from server_stub.observe.logformat import JsonFormatter
+from server_stub.observe.requests import RequestIds
 from tests.server.conftest import message, wait_until
 from tests.server.test_cli_and_seed import _Process
 

@@ -9,7 +9,7 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from server_stub.titles import normalize_text, normalize_title, title_from_message
+from server_stub.domain.titles import normalize_text, normalize_title, title_from_message
 from tests.conftest import LiveServer
 from tests.server.conftest import message, new_session, start_run
 

@@ -59,7 +59,7 @@ MODES = (
     "unavailable_long",  # 503 unavailable with Retry-After: 3600 on every request
     "unavailable_once",  # 503 unavailable with Retry-After: 1 once, then an empty index
 )
-#: The stub's own answer to a database outage (`server_stub.errors`).
+#: The stub's own answer to a database outage (`server_stub.edge.errors`).
 UNAVAILABLE = json.dumps(
     {
         "error": {

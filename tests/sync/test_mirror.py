@@ -13,8 +13,7 @@ from sync.errors import MirrorError, MirrorTooNew
 from sync.mirror import sqlite_driver
 from sync.mirror import store as mirror_module
 from sync.mirror.file_index import CachedFile
-from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.mirror.schema import read_schema_version
+from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, read_schema_version
 from sync.mirror.store import Mirror
 from sync.wire.models import SessionView
 
@@ -28,10 +27,11 @@ def test_new_mirror_is_created_at_the_current_schema_in_wal_mode(tmp_path: Path)
     mirror = Mirror.open(path)
     try:
         assert mirror.schema_version() == SCHEMA_VERSION
-        with mirror._write.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar_one() == "wal"
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar_one() == 1  # NORMAL
-            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one() >= 1000
+        with mirror._writing() as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+            assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
     finally:
         mirror.close()
     assert read_schema_version(path) == SCHEMA_VERSION
@@ -108,31 +108,36 @@ def test_rows_are_in_sidebar_order_and_filter_by_title(tmp_path: Path) -> None:
         mirror.close()
 
 
-def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters(tmp_path: Path) -> None:
-    """PITFALLS §8: 10,000 rows in `.values(...)` take seconds, as executemany parameters
-    about 0.1 s (the figure: `python -m bench sync`, "floor, executemany")."""
-    from sqlalchemy import event
-
+def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters_in_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PITFALLS §8: rows go as executemany parameters, never spelled into the statement, and
+    in chunks, so the worker thread gives the GIL back between them."""
     from sync.mirror.apply import UPSERT_CHUNK
 
+    inserts: list[int] = []  # rows in one executemany of the upsert
+
+    class Recording(sqlite_driver.DBAPI.Connection):  # type: ignore[misc,name-defined]
+        def executemany(self, sql: str, rows: object) -> object:
+            if sql.lstrip().upper().startswith("INSERT INTO SESSIONS"):
+                rows = list(rows)  # type: ignore[call-overload]
+                inserts.append(len(rows))  # type: ignore[arg-type]
+                assert sql.count("?") <= 16, "rows spelled into the statement itself"
+            return super().executemany(sql, rows)
+
+    connect = sqlite_driver.connect
+    monkeypatch.setattr(
+        sqlite_driver, "connect", lambda *a, **k: connect(*a, **k, factory=Recording)
+    )
     mirror = Mirror.open(tmp_path / "m.sqlite3")
-    inserts: list[tuple[bool, int]] = []  # (executemany, rows in one statement's parameters)
-
-    def record(conn, cursor, statement, parameters, context, executemany) -> None:
-        if statement.lstrip().upper().startswith("INSERT INTO SESSIONS"):
-            inserts.append((executemany, len(parameters) if executemany else 1))
-            assert statement.count("?") <= 16, "rows spelled into the statement itself"
-
-    event.listen(mirror._write, "before_cursor_execute", record)
     try:
         views = [
             view(f"ses_{i:06d}", f"2026-01-01T00:00:{i % 60:02d}.000000Z") for i in range(10_000)
         ]
         result = mirror.apply(views)
         assert len(result.inserted) == 10_000
-        assert inserts == [(True, UPSERT_CHUNK)] * (10_000 // UPSERT_CHUNK)
+        assert inserts == [UPSERT_CHUNK] * (10_000 // UPSERT_CHUNK)
     finally:
-        event.remove(mirror._write, "before_cursor_execute", record)
         mirror.close()
 
 
@@ -154,8 +159,8 @@ def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
     try:
         assert upgraded.schema_version() == SCHEMA_VERSION + 1
         assert [r.id for r in upgraded.rows()] == ["ses_a"]
-        with upgraded._read.connect() as conn:
-            assert conn.exec_driver_sql("SELECT count(*) FROM future_notes").scalar_one() == 0
+        with upgraded._reading() as conn:
+            assert conn.execute("SELECT count(*) FROM future_notes").fetchone()[0] == 0
     finally:
         upgraded.close()
 
@@ -255,9 +260,9 @@ def test_close_waits_for_a_worker_thread_to_give_back_its_connection(tmp_path: P
     raws: list[object] = []
 
     def worker() -> None:
-        with mirror._read.connect() as conn:  # autobegun: a read transaction holds WAL frames
-            conn.exec_driver_sql("SELECT count(*) FROM sessions").scalar_one()
-            raws.append(conn.connection.dbapi_connection)
+        with mirror._reading() as conn:  # a read transaction holds WAL frames
+            conn.execute("SELECT count(*) FROM sessions").fetchone()
+            raws.append(conn)
             holding.set()
             release.wait()
 
@@ -290,22 +295,19 @@ def test_close_gives_up_waiting_for_a_connection_never_given_back(
     `CLOSE_WAIT` seconds, says so in the log, and closes what it can."""
     monkeypatch.setattr(mirror_module, "CLOSE_WAIT", 0.01)
     mirror = Mirror.open(tmp_path / "m.sqlite3")
-    stuck = mirror._read.connect()
-    raw = stuck.connection.dbapi_connection
-    assert raw is not None
+    stuck = mirror._lease(mirror._readers)
+    raw = stuck.__enter__()
     try:
         with caplog.at_level(logging.WARNING, logger="sync.mirror.store"):
             mirror.close()
         assert "still in use" in caplog.text
     finally:
-        stuck.close()  # given back after the close: closed, not pooled
+        stuck.__exit__(None, None, None)  # given back after the close: closed, not pooled
     with pytest.raises(sqlite_driver.DBAPI.ProgrammingError):
         raw.execute("SELECT 1")
 
 
 def test_the_walk_state_is_read_in_one_statement(tmp_path: Path) -> None:
-    from sqlalchemy import event
-
     from sync.mirror.state import WALK_CURSOR, WALK_ETAG, WALK_KEYS
 
     mirror = Mirror.open(tmp_path / "m.sqlite3")
@@ -313,25 +315,21 @@ def test_the_walk_state_is_read_in_one_statement(tmp_path: Path) -> None:
         mirror.apply([], state={WALK_CURSOR: "c1", WALK_ETAG: '"e2"'})
         statements: list[str] = []
 
-        def seen(_conn: object, _cursor: object, sql: str, *_: object) -> None:
+        def seen(sql: str) -> None:
             if "sync_state" in sql:
                 statements.append(sql)
 
-        event.listen(mirror._read, "before_cursor_execute", seen)
-        try:
-            states = mirror.get_states(WALK_KEYS)
-        finally:
-            event.remove(mirror._read, "before_cursor_execute", seen)
-        assert states == {key: mirror.get_state(key) for key in WALK_KEYS}
+        # One reader and one writer connection are pooled: trace them both.
+        for pool in (mirror._readers, mirror._writers):
+            with mirror._lease(pool) as conn:
+                conn.set_trace_callback(seen)
+        states = mirror.get_states(WALK_KEYS)
         assert states[WALK_CURSOR] == "c1" and states[WALK_ETAG] == '"e2"'
-        assert len(statements) == 1  # the walk read its six keys one by one before
+        assert len(statements) == 1  # one statement for the six keys
         statements.clear()
-        event.listen(mirror._write, "before_cursor_execute", seen)
-        try:
-            mirror.apply([], state=dict.fromkeys(WALK_KEYS, "x"))
-        finally:
-            event.remove(mirror._write, "before_cursor_execute", seen)
-        assert len(statements) == 1  # ... and wrote them one statement each
+        mirror.apply([], state=dict.fromkeys(WALK_KEYS, "x"))
+        assert len(statements) == len(WALK_KEYS)  # one executemany: a step per key
+        assert len({s.split("VALUES")[0] for s in statements}) == 1
         assert mirror.get_states(WALK_KEYS) == dict.fromkeys(WALK_KEYS, "x")
     finally:
         mirror.close()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sync import read_mirror_rows
 from sync.mirror import sqlite_driver
-from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION
 from sync.mirror.store import Mirror
 from sync.wire.models import SessionView
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from sync.errors import BadCursor, NetworkError, SyncError
 from sync.events import EngineState, TriggerReason
@@ -446,22 +445,22 @@ def test_a_pass_with_nothing_to_point_read_reads_the_mirror_once_and_writes_it_o
                 created = await server.create()
                 begun: list[str] = []
                 mirror: Any = engine.mirror
-                listeners = [
-                    (mirror._read, lambda _conn: begun.append("read")),
-                    (mirror._write, lambda _conn: begun.append("write")),
-                ]
+                transaction = mirror._transaction
+
+                def counted(pool: list[Any], begin: str) -> Any:
+                    begun.append("read" if pool is mirror._readers else "write")
+                    return transaction(pool, begin)
+
                 # The content phase the pass kicks reads the mirror from its own task,
                 # which may begin before the pass returns: it is held until the count
                 # is taken (its own cost is `test_content_pace`'s and device_cost's).
                 content_kick = engine.content.kick
                 engine.content.kick = lambda: begun.append("kick")  # type: ignore[method-assign]
-                for target, listener in listeners:
-                    event.listen(target, "begin", listener)
+                mirror._transaction = counted
                 try:
                     report = await engine.reconcile()
                 finally:
-                    for target, listener in listeners:
-                        event.remove(target, "begin", listener)
+                    del mirror._transaction
                     engine.content.kick = content_kick  # type: ignore[method-assign]
                 content_kick()
                 await engine.content.wait_idle()

@@ -28,7 +28,7 @@ CHILD = textwrap.dedent(
     from sync.engine import SyncEngine
     from sync.profile.profile import Profile
     from sync.reconcile.reconciler import TriggerReason
-    from ui.relative_time import relative_time, set_server_offset
+    from ui.sidebar.relative_time import relative_time, set_server_offset
 
     async def main() -> None:
         url, folder, day_old = sys.argv[1:4]

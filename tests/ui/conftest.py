@@ -25,9 +25,9 @@ from sync.errors import SyncError
 from sync.profile.profile import Profile
 from sync.wire.models import SessionView, text_message
 from tests.sync.faults import FaultTransport
-from ui.controller import WindowController
-from ui.conversation_pane import ConversationPane
-from ui.main_window import MainWindow
+from ui.pane.pane import ConversationPane
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 DEADLINE = 30.0
 

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from ui.style import contrast
-from ui.theme import Appearance, Theme, apply_appearance
+from ui.theme.style import contrast
+from ui.theme.theme import Appearance, Theme, apply_appearance
 
 LOOKS = ("light", "dark", "gtk-dark")
 

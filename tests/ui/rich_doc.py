@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
 
-from ui.rich_text import InertDocument, RenderedText, render_message
+from ui.text.rich_text import InertDocument, RenderedText, render_message
 
 # Qt's characters for frame (table cell) starts and ends and paragraph ends.
 _STRUCTURE = frozenset("\ufdd0\ufdd1\u2029")

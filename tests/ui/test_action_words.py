@@ -9,7 +9,7 @@ from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import QApplication
 
 from app import translations
-from ui.action_words import couldnt
+from ui.window.action_words import couldnt
 
 
 def test_the_english_is_what_it_was(qapp: QApplication) -> None:

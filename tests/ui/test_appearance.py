@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from ui.main_window import MainWindow
-from ui.style import dark_palette, is_dark
+from ui.theme.style import dark_palette, is_dark
+from ui.window.main_window import MainWindow
 
 
 def test_a_dark_system_palette_gives_the_dark_styles_and_back(qapp: QApplication) -> None:

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QLineEdit
 from app.bundled import SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token, read_token
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
-from server_stub.auth import DEV_PRINCIPALS
+from server_stub.edge.auth import DEV_PRINCIPALS
 from tests.ui.conftest import run, until
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
 
 DEV_TOKENS = [entry.token for entry in DEV_PRINCIPALS]
 

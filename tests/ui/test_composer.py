@@ -11,10 +11,10 @@ from PySide6.QtWidgets import QDialog
 from app import window_state
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
-from ui.controller import WindowController
-from ui.conversation_pane import ConversationPane
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
+from ui.dialogs.settings import SettingsDialog
+from ui.pane.pane import ConversationPane
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 
 def test_enter_sends_and_shift_enter_breaks_the_line(qapp: object) -> None:

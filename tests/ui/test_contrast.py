@@ -14,12 +14,12 @@ from PySide6.QtWidgets import QApplication, QLabel, QStyle, QStyleOptionViewItem
 
 from tests.ui.conftest import row
 from tests.ui.looks import LOOKS, look, pixel_contrast, widget_contrast
-from ui.grouping import group_rows
-from ui.main_window import MainWindow
-from ui.palette_text import BODY, FOREGROUNDS, LARGE, painted_colours
-from ui.session_model import SessionListModel
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.style import ACCENT, contrast, is_dark
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
+from ui.sidebar.grouping import group_rows
+from ui.sidebar.model import SessionListModel
+from ui.theme.palette_text import BODY, FOREGROUNDS, LARGE, painted_colours
+from ui.theme.style import ACCENT, contrast, is_dark
+from ui.window.main_window import MainWindow
 
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 TODAY = "2026-12-02T09:00:00.000000Z"

@@ -13,9 +13,9 @@ from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication, QPushButton
 
 from sync import Event
-from ui.conversation_pane import ConversationPane
-from ui.plain import isolate
-from ui.transcript_model import TranscriptModel
+from ui.pane.pane import ConversationPane
+from ui.pane.transcript_model import TranscriptModel
+from ui.text.plain import isolate
 
 _sequence = iter(range(1, 1_000_000))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QApplication
 
 from sync import wording
-from ui import delete_words
+from ui.window import delete_words
 
 
 def test_the_english_is_the_command_lines(qapp: QApplication) -> None:

@@ -18,7 +18,7 @@ from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 from sync.wire.models import SessionView, text_message
 from tests.ui.conftest import run, until
-from ui.settings_dialog import ConnectionSettings
+from ui.dialogs.settings import ConnectionSettings
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
 
 
 @pytest.fixture

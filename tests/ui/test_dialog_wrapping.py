@@ -7,7 +7,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QLabel
 
-from ui.dialogs import breakable, build_delete_box, build_error_box
+from ui.dialogs.dialogs import breakable, build_delete_box, build_error_box
 
 LONG_TITLE = " ".join(["Quarterly planning notes for the northern region"] * 6)[:300]
 LONG_WORD = "x" * 200

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
-from ui.dialogs import (
+from ui.dialogs.dialogs import (
     CANCEL,
     DELETE_EVERYWHERE,
     NOT_CONFIRMED,
@@ -22,7 +22,7 @@ from ui.dialogs import (
     build_run_in_progress_box,
     build_unreachable_box,
 )
-from ui.plain import isolate
+from ui.text.plain import isolate
 
 
 def buttons(box: QMessageBox) -> dict[str, QMessageBox.ButtonRole]:
@@ -136,7 +136,7 @@ def test_clicking_delete_everywhere_confirms(loop: ConvergeEventLoop) -> None:
 
 
 def test_results_of_a_large_bulk_delete_name_failures_and_count_successes(qapp: object) -> None:
-    from ui.dialogs import results_summary
+    from ui.dialogs.dialogs import results_summary
 
     lines = [(f"Chat {i}", i % 50 != 0, "Deleted" if i % 50 else "Not deleted") for i in range(200)]
     text, body = results_summary(lines)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ui.diff import Change, Insert, Move, Remove, Reorder, apply_ops, compute_diff
+from ui.sidebar.diff import Change, Insert, Move, Remove, Reorder, apply_ops, compute_diff
 
 
 @dataclass(frozen=True)

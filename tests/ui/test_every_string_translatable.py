@@ -32,13 +32,13 @@ from PySide6.QtWidgets import (
 
 from sync.profile.token_store import TokenLocation
 from tests.ui.conftest import row
-from ui.dialogs import build_delete_box
-from ui.grouping import group_rows
-from ui.main_window import MainWindow
-from ui.relative_time import relative_time
-from ui.session_model import SessionListModel
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.trust_rows import token_storage_words
+from ui.dialogs.dialogs import build_delete_box
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
+from ui.dialogs.trust_rows import token_storage_words
+from ui.sidebar.grouping import group_rows
+from ui.sidebar.model import SessionListModel
+from ui.sidebar.relative_time import relative_time
+from ui.window.main_window import MainWindow
 
 OPEN = "⟦"
 DATA = {"Trip to Lisbon", "Notes", "alice", "http://127.0.0.1:8000", "dev-alice", "laptop"}

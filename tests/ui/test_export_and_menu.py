@@ -12,8 +12,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tests.ui.conftest import Harness, run, until
-from ui.dialogs import CANCEL, EXPORT
-from ui.session_delegate import more_rect
+from ui.dialogs.dialogs import CANCEL, EXPORT
+from ui.sidebar.delegate import more_rect
 
 
 def _conversation_with_a_file(harness: Harness) -> str:

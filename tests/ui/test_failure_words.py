@@ -1,4 +1,4 @@
-"""The one table from a `sync` error to words, fixes and Details (ui.failure_words)."""
+"""The one table from a `sync` error to words, fixes and Details (ui.window.failure_words)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from sync.errors import (
     Unavailable,
 )
 from tests.ui.conftest import caused_by
-from ui.failure_words import Cause, Fix, describe, host_of, index_unread
+from ui.window.failure_words import Cause, Fix, describe, host_of, index_unread
 
 S, R = Fix.SETTINGS, Fix.RETRY
 

@@ -1,4 +1,4 @@
-"""Start-up paints the mirror's first rows before SQLAlchemy and httpx are loaded, then all
+"""Start-up paints the mirror's first rows before the engine and httpx are loaded, then all
 rows, then attaches the engine; a missing, empty, older or damaged mirror still starts (the
 normal path takes over). No timing here: the figures are `python -m bench ui`'s."""
 
@@ -19,14 +19,13 @@ from app.first_paint import FIRST_ROWS, MirrorRows
 from app.loop import ConvergeEventLoop
 from bench.first_paint_child import TOKEN, UNREACHABLE
 from sync.mirror import sqlite_driver
-from sync.mirror.migrations import MIGRATIONS, SCHEMA_VERSION
-from sync.mirror.schema import read_schema_version
+from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, read_schema_version
 from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 from sync.wire.models import SessionView
 from tests.ui.conftest import run, until
-from ui.controller import WindowController
-from ui.main_window import MainWindow
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture(autouse=True)

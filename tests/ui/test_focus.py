@@ -1,7 +1,7 @@
 """Visible keyboard focus everywhere, and the toolbar in the Tab order (issue 18 item 4).
 
 Each widget a keyboard user reaches draws its focus ring: the test grabs it with and
-without the focus and counts the ring colour's pixels (`ui.style.focus_ring`, a 2 px ring
+without the focus and counts the ring colour's pixels (`ui.theme.style.focus_ring`, a 2 px ring
 whose colour has 3:1 against the surfaces it sits on, light and dark).
 """
 
@@ -15,9 +15,8 @@ from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row
-from ui.dialogs import build_error_box
-from ui.main_window import MainWindow
-from ui.style import (
+from ui.dialogs.dialogs import build_error_box
+from ui.theme.style import (
     ACCENT,
     FOCUS_CONTRAST,
     contrast,
@@ -25,6 +24,7 @@ from ui.style import (
     focus_ring,
     row_focus_ring,
 )
+from ui.window.main_window import MainWindow
 
 
 def _window() -> MainWindow:

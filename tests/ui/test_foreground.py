@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from ui.foreground import ForegroundWatcher
+from ui.window.foreground import ForegroundWatcher
 
 ACTIVE = Qt.ApplicationState.ApplicationActive
 INACTIVE = Qt.ApplicationState.ApplicationInactive

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row
-from ui.grouping import group_rows, is_header, section_of
-from ui.main_window import MainWindow
+from ui.sidebar.grouping import group_rows, is_header, section_of
+from ui.window.main_window import MainWindow
 
 NOW = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)
 

@@ -14,23 +14,23 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QStyleOptionVie
 from app.loop import ConvergeEventLoop
 from sync import ArtifactCreated, ToolInvocation
 from tests.ui.conftest import row, run
-from ui.conversation_items import artifact_item, tool_item
-from ui.conversation_pane import ConversationPane
-from ui.dialogs import (
+from ui.dialogs.dialogs import (
     build_delete_box,
     build_delete_running_box,
     build_run_in_progress_box,
     build_unreachable_box,
     results_summary,
 )
-from ui.elided_label import ElidedLabel
-from ui.main_window import MainWindow
-from ui.plain import EXPLICIT_BIDI, FSI, PDI, isolate, neutral, plain_tooltip
-from ui.session_delegate import SessionDelegate
-from ui.session_model import SessionListModel
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.status_line import StatusLine
-from ui.transcript_delegate import DocumentCache
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
+from ui.pane.items import artifact_item, tool_item
+from ui.pane.pane import ConversationPane
+from ui.pane.transcript_delegate import DocumentCache
+from ui.sidebar.delegate import SessionDelegate
+from ui.sidebar.model import SessionListModel
+from ui.text.plain import EXPLICIT_BIDI, FSI, PDI, isolate, neutral, plain_tooltip
+from ui.window.elided_label import ElidedLabel
+from ui.window.main_window import MainWindow
+from ui.window.status_line import StatusLine
 
 MARKUP = '<img src="/etc/passwd"> <b>x</b> <a href="file:///etc">y</a> &amp;'
 SHORT = '<img src="/etc/passwd"> <b>x</b>'  # a title (the server cuts them at 64)

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row, run
-from ui.controller import WindowController
-from ui.main_window import FILTER_DEBOUNCE_MS, MainWindow
+from ui.window.controller import WindowController
+from ui.window.main_window import FILTER_DEBOUNCE_MS, MainWindow
 
 
 def _window(count: int = 3) -> MainWindow:

@@ -16,12 +16,12 @@ from app import translations
 from app.loop import ConvergeEventLoop
 from sync.profile.token_store import TokenLocation
 from tests.ui.conftest import run
-from ui.controller import WindowController
-from ui.grouping import sections
-from ui.main_window import MainWindow
-from ui.relative_time import full_time, relative_time
-from ui.settings_dialog import SettingsDialog
-from ui.trust_rows import token_storage_words
+from ui.dialogs.settings import SettingsDialog
+from ui.dialogs.trust_rows import token_storage_words
+from ui.sidebar.grouping import sections
+from ui.sidebar.relative_time import full_time, relative_time
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 
@@ -141,7 +141,7 @@ def test_where_the_token_is_kept_says_the_command_lines_english(qapp: QApplicati
 
 @pytest.mark.parametrize("language", ["de"], indirect=True)
 def test_a_bulk_deletes_result_is_worded_in_german(language: str) -> None:
-    from ui.dialogs import results_summary
+    from ui.dialogs.dialogs import results_summary
 
     lines = [(f"Chat {i}", i % 50 != 0, "Gelöscht") for i in range(200)]
     text, body = results_summary(lines)
@@ -153,8 +153,8 @@ def test_a_bulk_deletes_result_is_worded_in_german(language: str) -> None:
 
 @pytest.mark.parametrize("language", ["de"], indirect=True)
 def test_the_connection_in_use_is_worded_in_german(language: str) -> None:
-    from ui.plain import isolate
-    from ui.settings_dialog import connection_in_use
+    from ui.dialogs.settings import connection_in_use
+    from ui.text.plain import isolate
 
     text = connection_in_use("http://127.0.0.1:8799", "alice", "/home/a/p", bundled=True)
     url, folder = isolate("http://127.0.0.1:8799"), isolate("/home/a/p")

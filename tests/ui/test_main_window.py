@@ -15,8 +15,9 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row, run, until
-from ui import main_window, session_model
-from ui.main_window import MainWindow
+from ui.sidebar import model as session_model
+from ui.window import main_window
+from ui.window.main_window import MainWindow
 
 
 def test_rows_changing_above_the_viewport_do_not_shift_what_the_user_sees(
@@ -111,7 +112,7 @@ def test_the_layout_after_an_insert_calls_into_python_for_the_rows_shown_not_for
 def test_rows_inserted_into_a_shown_list_leave_the_empty_state_and_actions_alone(
     loop: ConvergeEventLoop,
 ) -> None:
-    """A cold pass inserts rows one by one (`ui.sidebar_delta`); each insert ran the
+    """A cold pass inserts rows one by one (`ui.sidebar.delta`); each insert ran the
     window's empty-state slot, which read the selection and re-set the Delete action and
     its tooltip: 0.13 ms of the UI thread per row at 100,000 rows, 0.10 ms without."""
     window = MainWindow()

@@ -1,4 +1,4 @@
-"""Markdown becomes the right Qt text structure (`ui.rich_text.render_message` laid out in
+"""Markdown becomes the right Qt text structure (`ui.text.rich_text.render_message` laid out in
 an `InertDocument`): headings, lists, tables, quotes, rules, emphasis and code blocks,
 checked through QTextDocument's own APIs rather than by reading our HTML."""
 
@@ -19,7 +19,7 @@ from PySide6.QtGui import (
 )
 
 from tests.ui.rich_doc import anchors, cursor_at, format_at, load
-from ui.rich_text import COPY_SCHEME, render_message
+from ui.text.rich_text import COPY_SCHEME, render_message
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -13,9 +13,9 @@ from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 
 from tests.hostile_content import HOSTILE, hostile_server
 from tests.ui.rich_doc import anchors, format_at, has_image, load
-from ui.markdown_html import MAX_BRACKETS, MAX_NESTING, MAX_TOKENS
-from ui.plain import EXPLICIT_BIDI
-from ui.rich_text import COPY_SCHEME, MAX_MARKDOWN_CHARS, InertDocument, link_target
+from ui.text.markdown_html import MAX_BRACKETS, MAX_NESTING, MAX_TOKENS
+from ui.text.plain import EXPLICIT_BIDI
+from ui.text.rich_text import COPY_SCHEME, MAX_MARKDOWN_CHARS, InertDocument, link_target
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
-from ui.session_delegate import SessionDelegate, more_rect
-from ui.transcript_delegate import TranscriptDelegate
-from ui.transcript_model import Kind, TranscriptItem
+from ui.pane.transcript_delegate import TranscriptDelegate
+from ui.pane.transcript_model import Kind, TranscriptItem
+from ui.sidebar.delegate import SessionDelegate, more_rect
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import Harness, close_harness, open_harness, run, until
-from ui.dialogs import CANCEL
-from ui.failure_words import Fix
-from ui.file_actions import FileActions
-from ui.main_window import EMPTY
-from ui.transcript_model import TranscriptModel
+from ui.dialogs.dialogs import CANCEL
+from ui.pane.transcript_model import TranscriptModel
+from ui.window.failure_words import Fix
+from ui.window.file_actions import FileActions
+from ui.window.main_window import EMPTY
 
 TS = "2026-11-29T09:00:00.000000Z"
 

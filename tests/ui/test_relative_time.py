@@ -14,7 +14,7 @@ from sync import SessionView
 from sync.events import EngineState, EngineStatus, StatusChanged
 from sync.mirror.reader import MirrorChanges
 from tests.ui.conftest import row, run
-from ui.relative_time import parse_timestamp, relative_time, server_now, set_server_offset
+from ui.sidebar.relative_time import parse_timestamp, relative_time, server_now, set_server_offset
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -97,8 +97,8 @@ def test_dates_follow_the_attached_engines_server_clock_and_not_after_it_is_deta
     """A row a day old on the server's clock is in this machine's future ("Just now") until
     a status change brings the engine's offset: then "Yesterday". Detached (Settings switch
     to another server, whose clock is unknown yet), "now" is this machine's clock again."""
-    from ui.controller import WindowController
-    from ui.main_window import MainWindow
+    from ui.window.controller import WindowController
+    from ui.window.main_window import MainWindow
 
     real = datetime.now(UTC)
     server = real + timedelta(days=2)
@@ -125,9 +125,9 @@ def test_a_row_a_day_old_on_the_servers_clock_is_under_yesterday(loop: ConvergeE
     """Day sections count days on the clock the row dates are worded against: with the
     server two days ahead, its day-old row reads "Yesterday" under "Yesterday", never under
     "Today" (this machine's day)."""
-    from ui.controller import WindowController
-    from ui.grouping import is_header
-    from ui.main_window import MainWindow
+    from ui.sidebar.grouping import is_header
+    from ui.window.controller import WindowController
+    from ui.window.main_window import MainWindow
 
     server = datetime.now(UTC) + timedelta(days=2)
     day_old = stamp(server - timedelta(hours=26 if server.hour >= 2 else 24))

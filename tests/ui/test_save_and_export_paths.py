@@ -58,7 +58,7 @@ def _accept_as_prefilled(monkeypatch: pytest.MonkeyPatch, folder: Path, seen: li
         seen.extend(dialog.selectedFiles())
         return QFileDialog.DialogCode.Accepted
 
-    monkeypatch.setattr("ui.file_actions.run_dialog", accept)
+    monkeypatch.setattr("ui.window.file_actions.run_dialog", accept)
 
 
 def test_save_prefills_the_safe_name_so_enter_saves_inside_the_folder_shown(

@@ -14,8 +14,8 @@ from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication
 
 from app import window_state
-from ui.main_window import MainWindow
-from ui.screen_fit import DEFAULT_SIZE, fit, initial_size
+from ui.window.main_window import MainWindow
+from ui.window.screen_fit import DEFAULT_SIZE, fit, initial_size
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREEN = QRect(0, 0, 960, 540)  # 1920×1080 at QT_SCALE_FACTOR=2
@@ -26,7 +26,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication
 application = QApplication([])
 from app import window_state
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 window = MainWindow()
 profile = Path(sys.argv[1])
 window_state.restore(window, window_state.read_state(profile))

@@ -12,8 +12,8 @@ from pytestqt.modeltest import ModelTester
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row, run
-from ui.diff import compute_diff
-from ui.session_model import UNTITLED, SessionListModel
+from ui.sidebar.diff import compute_diff
+from ui.sidebar.model import UNTITLED, SessionListModel
 
 
 def ids(model: SessionListModel) -> list[str]:

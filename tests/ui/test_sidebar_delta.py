@@ -13,9 +13,9 @@ from pytestqt.modeltest import ModelTester
 from sync import matches_filter
 from sync.wire.models import SessionView
 from tests.ui.conftest import row
-from ui.grouping import group_rows
-from ui.session_model import SessionListModel
-from ui.sidebar_delta import apply_delta
+from ui.sidebar.delta import apply_delta
+from ui.sidebar.grouping import group_rows
+from ui.sidebar.model import SessionListModel
 
 NOW = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)
 TITLES = ["Alpha", "beta", "Straße", None, "ÉTÉ", "café"]

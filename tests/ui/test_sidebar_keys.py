@@ -1,5 +1,5 @@
 """The sidebar's two keyboard-and-mouse defects of issue 18 (item 5), and the rule behind
-each fix (`ui.sidebar_keys`).
+each fix (`ui.sidebar.keys`).
 
 - With nothing selected, the first click in a scrolled sidebar opened the first row and
   scrolled to the top: the list's focus handler picked a row for keyboard users on every
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import Harness, row, run, until
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 def _window(count: int) -> MainWindow:

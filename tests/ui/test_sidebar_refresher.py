@@ -17,9 +17,9 @@ from sync import IndexChanged, SessionView
 from sync.mirror.reader import MirrorChanges
 from sync.mirror.store import Mirror
 from tests.ui.conftest import row, run, until
-from ui.session_model import SessionListModel
-from ui.sidebar_refresher import DELTA_LIMIT, SidebarRefresher
-from ui.sidebar_row import SidebarRow
+from ui.sidebar.model import SessionListModel
+from ui.sidebar.refresher import DELTA_LIMIT, SidebarRefresher
+from ui.sidebar.row import SidebarRow
 
 
 @pytest.fixture

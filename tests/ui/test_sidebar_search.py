@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
 from sync.mirror.search_text import Snippet
 from tests.ui.conftest import Harness, run, until
-from ui.snippet_layout import one_line, snippet_layout
+from ui.sidebar.snippet_layout import one_line, snippet_layout
 
 
 def ts(hour: int, minute: int = 0) -> str:

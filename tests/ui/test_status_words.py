@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.status_presenter import OFFLINE, SYNCING, synced_words
+from ui.window.status_presenter import OFFLINE, SYNCING, synced_words
 
 
 @pytest.mark.parametrize(

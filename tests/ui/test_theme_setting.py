@@ -14,11 +14,11 @@ from PySide6.QtWidgets import QApplication, QDialog
 from app import window_state
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
-from ui.controller import WindowController
-from ui.main_window import MainWindow
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
-from ui.style import is_dark
-from ui.theme import Appearance, Theme, apply_appearance, current_appearance
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
+from ui.theme.style import is_dark
+from ui.theme.theme import Appearance, Theme, apply_appearance, current_appearance
+from ui.window.controller import WindowController
+from ui.window.main_window import MainWindow
 
 
 def _reset(qapp: QApplication, palette: QPalette) -> None:

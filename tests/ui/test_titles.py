@@ -8,11 +8,11 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import row
-from ui.dialogs import build_delete_box
-from ui.elided_label import ElidedLabel, is_rtl
-from ui.main_window import MainWindow
-from ui.plain import plain_tooltip
-from ui.session_model import SessionListModel, shown_title
+from ui.dialogs.dialogs import build_delete_box
+from ui.sidebar.model import SessionListModel, shown_title
+from ui.text.plain import plain_tooltip
+from ui.window.elided_label import ElidedLabel, is_rtl
+from ui.window.main_window import MainWindow
 
 LONG = (
     "Rewrite the README introduction to be friendlier to first-time contributors, "

@@ -9,7 +9,7 @@ from PySide6.QtCore import QModelIndex, QPoint
 from pytestqt.qtbot import QtBot
 
 from tests.ui.test_transcript_view import LOAD_TIMEOUT_MS, long_transcript, user
-from ui.conversation_pane import ConversationPane
+from ui.pane.pane import ConversationPane
 
 TOTAL = 5_000
 

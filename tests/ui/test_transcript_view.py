@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QApplication, QTextEdit, QToolTip
 from pytestqt.qtbot import QtBot
 
 from sync import Event
-from ui.conversation_pane import ConversationPane
-from ui.rich_text import RenderedText
-from ui.transcript_delegate import MAX_COLUMN
-from ui.transcript_model import Kind, TranscriptItem, TranscriptModel
+from ui.pane.pane import ConversationPane
+from ui.pane.transcript_delegate import MAX_COLUMN
+from ui.pane.transcript_model import Kind, TranscriptItem, TranscriptModel
+from ui.text.rich_text import RenderedText
 
 #: How long a test waits for an open of thousands of rows to finish: it is sliced over the
 #: event loop, so a loaded machine (or tracemalloc) stretches it well past pytest-qt's 5 s.

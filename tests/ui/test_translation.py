@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QApplication, QDialog, QMessageBox, QWidget
 
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
-from ui.conversation_pane import ConversationPane
-from ui.dialogs import Prompts
-from ui.main_window import MainWindow
+from ui.dialogs.dialogs import Prompts
+from ui.pane.pane import ConversationPane
+from ui.window.main_window import MainWindow
 
 GERMAN = {
     ("MainWindow", "New Conversation"): "Neue Unterhaltung",

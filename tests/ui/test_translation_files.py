@@ -52,7 +52,7 @@ def test_the_sources_hold_every_string_the_code_marks(tmp_path: Path) -> None:
         lupdate = Path(shutil.which("pyside6-lupdate") or "pyside6-lupdate")
     copy = tmp_path / "converge_de.ts"
     shutil.copy(FOLDER / "converge_de.ts", copy)
-    sources = sorted(str(p) for folder in ("ui", "app") for p in (ROOT / folder).glob("*.py"))
+    sources = sorted(str(p) for folder in ("ui", "app") for p in (ROOT / folder).rglob("*.py"))
     result = subprocess.run(
         [str(lupdate), "-no-obsolete", "-locations", "none", *sources, "-ts", str(copy)],
         capture_output=True,

@@ -14,10 +14,10 @@ from app.bundled import BundledServer, saved_port
 from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import run
-from ui.main_window import MainWindow
-from ui.plain import isolate
-from ui.settings_dialog import SettingsDialog
-from ui.where import account_label, server_label
+from ui.dialogs.settings import SettingsDialog
+from ui.text.plain import isolate
+from ui.window.main_window import MainWindow
+from ui.window.where import account_label, server_label
 
 
 @pytest.fixture(autouse=True)

@@ -21,8 +21,8 @@ from tests.sync.helpers import run as run_sync
 from tests.sync.mirror_damage import btree_page
 from tests.sync.test_cli_live import conn, converge
 from tests.ui.conftest import run, until
-from ui.damage_banner import FAILED
-from ui.main_window import LOADING
+from ui.window.damage_banner import FAILED
+from ui.window.main_window import LOADING
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
@@ -78,8 +78,8 @@ def test_a_damaged_mirror_shows_the_banner_and_rebuild_fills_the_list(
 
 
 def test_damage_met_by_a_pass_shows_the_banner(loop: ConvergeEventLoop) -> None:
-    from ui.controller import WindowController
-    from ui.main_window import DAMAGED_STATUS, MainWindow
+    from ui.window.controller import WindowController
+    from ui.window.main_window import DAMAGED_STATUS, MainWindow
 
     window = MainWindow()
     controller = WindowController(window)
@@ -111,7 +111,7 @@ def test_a_rebuild_that_fails_with_an_os_error_offers_rebuild_again(
     so in words and the log keeps the traceback."""
     from app import mirror_rebuild
     from sync import Profile
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
     async def replace_fails(profile: Profile, *, force: bool) -> None:
         raise OSError(28, "No space left on device")
@@ -145,7 +145,7 @@ def test_switching_to_another_account_clears_the_damage_of_the_one_before(
 ) -> None:
     """Alice's mirror is damaged; Settings switches to Bob, whose mirror is sound: the
     banner goes, and a Rebuild pressed after that rebuilds nothing."""
-    from ui.settings_dialog import ConnectionSettings
+    from ui.dialogs.settings import ConnectionSettings
 
     desktop = Desktop(
         DesktopOptions(_damaged_profile(live_server, tmp_path), live_server.url, "dev-alice", 0.0)
@@ -171,7 +171,7 @@ def test_a_rebuild_pressed_while_switching_accounts_waits_and_leaves_the_new_one
 ) -> None:
     """Rebuild and a reconnect one after the other, not interleaved: the account the
     window ends on is the one Settings chose, with its engine attached."""
-    from ui.settings_dialog import ConnectionSettings
+    from ui.dialogs.settings import ConnectionSettings
 
     desktop = Desktop(
         DesktopOptions(_damaged_profile(live_server, tmp_path), live_server.url, "dev-alice", 0.0)

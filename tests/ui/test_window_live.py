@@ -11,10 +11,10 @@ from PySide6.QtGui import QGuiApplication
 
 from sync.events import TriggerReason
 from tests.ui.conftest import Harness, run, until
-from ui.conversation_pane import DELETED_ELSEWHERE
-from ui.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
-from ui.plain import isolate
-from ui.session_model import SessionListModel
+from ui.dialogs.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
+from ui.pane.pane import DELETED_ELSEWHERE
+from ui.sidebar.model import SessionListModel
+from ui.text.plain import isolate
 
 
 def ts(hour: int, minute: int = 0) -> str:
@@ -77,7 +77,7 @@ def test_returning_to_the_foreground_triggers_a_reconcile(harness: Harness) -> N
         gui = QGuiApplication.instance()
         assert isinstance(gui, QGuiApplication)
         # Active first: whatever state earlier tests left the application in, the watcher
-        # has then seen it active, so the return below is one return (ui.foreground).
+        # has then seen it active, so the return below is one return (ui.window.foreground).
         for state in ("ApplicationActive", "ApplicationInactive", "ApplicationActive"):
             gui.applicationStateChanged.emit(getattr(Qt.ApplicationState, state))
         await until(lambda: harness.window.model.rowCount() == 1, what="the new row")

@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QToolButton
 
 from tests.ui.conftest import row
 from tests.ui.looks import look
-from ui import icons
-from ui.main_window import MainWindow
-from ui.shortcuts_dialog import ShortcutsDialog
-from ui.status_line import StatusLine
-from ui.stylesheet import SCROLLBAR_WIDTH
+from ui.dialogs.shortcuts import ShortcutsDialog
+from ui.theme import icons
+from ui.theme.stylesheet import SCROLLBAR_WIDTH
+from ui.window.main_window import MainWindow
+from ui.window.status_line import StatusLine
 
 ROOT = Path(__file__).resolve().parents[2]
 

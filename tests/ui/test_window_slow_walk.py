@@ -19,9 +19,9 @@ from tests.sync.faults import FaultTransport
 from tests.sync.helpers import Server
 from tests.sync.test_slow_walk import LIMIT, _open, _stalled
 from tests.ui.conftest import run
-from ui.main_window import MainWindow
-from ui.sidebar_refresher import SidebarRefresher
-from ui.status_presenter import StatusPresenter
+from ui.sidebar.refresher import SidebarRefresher
+from ui.window.main_window import MainWindow
+from ui.window.status_presenter import StatusPresenter
 
 SESSIONS = 12  # three pages of four: the first pass gets two
 
@@ -55,7 +55,7 @@ def test_an_unfinished_walk_shows_its_progress_sentence_not_an_error_nor_offline
             engine = await _open(tmp_path / "a", live_server.url, transport)
             shown: list[str] = []
 
-            def on_event(event: EngineEvent) -> None:  # as `ui.controller` wires them
+            def on_event(event: EngineEvent) -> None:  # as `ui.window.controller` wires them
                 if isinstance(event, StatusChanged):
                     presenter.show(event.status)
                     shown.append(window.status.text())

@@ -17,8 +17,8 @@ from sync import EngineState, EngineStatus
 from sync.errors import ConnectionFailed
 from tests.sync.hostile_server import hostile_server
 from tests.ui.conftest import caused_by, run
-from ui.main_window import MainWindow
-from ui.status_presenter import SETTINGS_HINT, StatusPresenter
+from ui.window.main_window import MainWindow
+from ui.window.status_presenter import SETTINGS_HINT, StatusPresenter
 
 TROUBLE = "The server is having trouble (its database is unavailable); Converge will try again."
 

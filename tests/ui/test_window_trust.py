@@ -17,7 +17,7 @@ from app.desktop import Desktop, DesktopOptions
 from app.loop import ConvergeEventLoop
 from tests.sync.tls_certs import TlsServer, serve_tls
 from tests.ui.conftest import run
-from ui.settings_dialog import ConnectionSettings, SettingsDialog
+from ui.dialogs.settings import ConnectionSettings, SettingsDialog
 
 CERT_WORDS = "The server's certificate could not be verified"
 

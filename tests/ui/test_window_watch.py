@@ -15,7 +15,7 @@ from sync.events import TriggerReason
 from sync.reconcile.reconciler import ReconcileReport
 from sync.reconcile.watch import WatchState
 from tests.ui.conftest import Harness, close_harness, open_harness, run, until
-from ui.dialogs import DELETE_EVERYWHERE
+from ui.dialogs.dialogs import DELETE_EVERYWHERE
 
 
 @pytest.fixture

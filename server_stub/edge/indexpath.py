@@ -1,0 +1,99 @@
+"""`GET /v1/sessions` answered without FastAPI's router: the request most clients send most.
+
+Measured on the first page and its 304 (`python -m bench server`, the floor tables), FastAPI's
+routing (the app's routes matched one by one), its dependency solver and its
+per-request exit stack cost more than the route's own work once the 304 needs no database
+read. This pure-ASGI middleware sits innermost, inside the Host check, the rate limit and the
+body limit (so those still run first, in the contract's order), and hands exactly
+`GET /v1/sessions` to the same endpoint function the router would call. Errors take the same
+way as through the router: an exception the app has a handler for (`ApiError`, a database
+error) is answered by that very handler, as Starlette's `ExceptionMiddleware` does; any
+other propagates to the catch-all at the top. Every other request goes to the app unchanged.
+The route stays registered with the router, so the API docs still describe it.
+
+`GET /v1/sessions/{id}/events` takes the same way (issue 20 item 5): every pass of every
+watching device reads one events page per moved conversation, so after the index it is the
+request sent most, and FastAPI's routing and dependency solving were a tenth of the
+server's time at 50 devices. Its id is the one path segment between the prefix and the
+suffix, as the router's `{session_id}` matches it (a segment holding `/` is not this route:
+it goes to the router, which answers it as it always did).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server_stub.observe.requests import ROUTE_KEY
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+EventsEndpoint = Callable[[str, Request], Awaitable[Response]]
+Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+PATH = "/v1/sessions"
+EVENTS_PREFIX = "/v1/sessions/"
+EVENTS_SUFFIX = "/events"
+EVENTS_TEMPLATE = "/v1/sessions/{session_id}/events"
+
+
+def events_session(path: str) -> str | None:
+    """The session id of an events path, or None when `path` is not one."""
+    if not (path.startswith(EVENTS_PREFIX) and path.endswith(EVENTS_SUFFIX)):
+        return None
+    segment = path[len(EVENTS_PREFIX) : len(path) - len(EVENTS_SUFFIX)]
+    return segment if segment and "/" not in segment else None
+
+
+class IndexPathMiddleware:
+    """Serve `GET /v1/sessions` with `endpoint` and a session's events with `events`
+    directly; everything else passes through."""
+
+    def __init__(
+        self, app: ASGIApp, endpoint: Endpoint, events: EventsEndpoint | None = None
+    ) -> None:
+        self.app = app
+        self.endpoint = endpoint
+        self.events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        session_id = None
+        if path != PATH:
+            session_id = events_session(path) if self.events is not None else None
+            if session_id is None:
+                await self.app(scope, receive, send)
+                return
+        # The route's template, for the latency metrics.
+        scope[ROUTE_KEY] = PATH if session_id is None else EVENTS_TEMPLATE
+        request = Request(scope, receive, send)
+        try:
+            if session_id is None:
+                response = await self.endpoint(request)
+            else:
+                assert self.events is not None
+                response = await self.events(session_id, request)
+        except Exception as exc:
+            handler = _handler_for(scope, exc)
+            if handler is None:
+                raise  # to the app's catch-all (ServerErrorMiddleware), as from the router
+            response = await handler(request, exc)
+        await response(scope, receive, send)
+
+
+def _handler_for(scope: Scope, exc: Exception) -> Handler | None:
+    """The app's handler for `exc`'s class or nearest base, except the catch-all for
+    `Exception` (which the outermost middleware calls, as Starlette arranges it)."""
+    handlers: dict[type[Exception], Handler] = scope["app"].exception_handlers
+    for cls in type(exc).__mro__:
+        if cls is Exception:
+            return None
+        handler = handlers.get(cls)
+        if handler is not None:
+            return handler
+    return None

@@ -1,0 +1,123 @@
+"""The HTTP/1.1 connection bounds of the stub, on uvicorn's h11 protocol.
+
+uvicorn alone closes an idle connection only after it has answered a request
+(`timeout_keep_alive`): a client that connects and sends nothing, or trickles its request
+head a byte at a time, held a connection (and a file descriptor) for ever. And a request head
+larger than h11's limit (`h11_max_incomplete_event_size`, 16 KiB for the request line and
+headers together) got a plain-text 400. This protocol adds:
+
+- a head timeout: a request line and headers must be complete within `head_timeout` seconds
+  of the connection opening (or of the previous response ending), else the connection is
+  closed without an answer;
+- the contract's envelope for a head the parser rejects: 414 when the request line alone
+  exceeds the limit, 431 when the headers do, 400 for anything else malformed (code
+  `invalid_request` for all three: the contract's code list has no other 4xx code that fits).
+
+Bodies are bounded separately (server_stub.edge.bodylimit, 413).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from server_stub.edge.errors import envelope_bytes
+
+HEAD_LIMIT = 16 * 1024
+
+
+class BoundedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a head timeout and enveloped 400/414/431."""
+
+    head_timeout: float = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._error_status = 400
+        parse = self.conn.next_event
+
+        def next_event() -> Any:
+            try:
+                event = parse()
+            except h11.RemoteProtocolError as exc:
+                self._error_status = self._status_for(exc)
+                raise
+            if isinstance(event, h11.Request):
+                self._disarm_head_timer()
+                # h11 bounds only a head that arrives in pieces; one that arrives whole is
+                # measured here, so the bound does not depend on packet boundaries.
+                if len(event.target) > HEAD_LIMIT:
+                    self._error_status = 414
+                    raise h11.RemoteProtocolError("request line too long", 414)
+                if sum(len(k) + len(v) + 4 for k, v in event.headers) > HEAD_LIMIT:
+                    self._error_status = 431
+                    raise h11.RemoteProtocolError("request headers too large", 431)
+            return event
+
+        self.conn.next_event = next_event  # type: ignore[method-assign]
+
+    def _status_for(self, exc: h11.RemoteProtocolError) -> int:
+        if exc.error_status_hint != 431:
+            return 400
+        pending = bytes(getattr(self.conn, "_receive_buffer", b""))
+        return 431 if b"\n" in pending else 414
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_head_timer()
+
+    def _arm_head_timer(self) -> None:
+        self._disarm_head_timer()
+        self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        status = self._error_status
+        messages = {
+            400: "malformed HTTP request",
+            414: f"request line too long (the request head is limited to {HEAD_LIMIT} bytes)",
+            431: f"request headers too large (the request head is limited to {HEAD_LIMIT} bytes)",
+        }
+        body = envelope_bytes(status, messages[status], code="invalid_request")
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        self._disarm_head_timer()
+        for event in (
+            h11.Response(status_code=status, headers=headers),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            output = self.conn.send(event)
+            if output:
+                self.transport.write(output)
+        self.transport.close()
+
+
+def bounded_protocol(head_timeout: float) -> type[BoundedH11Protocol]:
+    """The protocol class with this server's head timeout (uvicorn instantiates it)."""
+    return type("BoundedH11Protocol", (BoundedH11Protocol,), {"head_timeout": head_timeout})

@@ -1,0 +1,1 @@
+"""The window's dialogs and their rows: Settings, Keyboard Shortcuts, confirmations."""

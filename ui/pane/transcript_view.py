@@ -1,0 +1,367 @@
+"""The transcript's list view: follows the bottom, copies messages, opens links on click.
+
+A `QListView` over the `TranscriptModel`, painted by the `TranscriptDelegate`: it creates
+no widget per message (only the few cards with buttons carry a `CardButtons` bar, decision
+0172). What it adds to a plain list view:
+
+- Following: while the view is at the bottom it stays there as rows come and a reply
+  streams; scrolled up, it stays put and offers "Jump to latest" (decision 0173). Sending
+  (`follow_bottom`) scrolls down.
+- Copying: Ctrl+C and the context menu's "Copy message" copy the selected messages' plain
+  text, joined by blank lines.
+- Links: the target shows on hover (a plain tooltip); a click opens it only if
+  `ui.text.rich_text.link_target` allows it, and a click on a `converge-copy:N` anchor copies
+  code block N. Nothing opens on hover.
+- Selecting words: a double-click opens a read-only copy of the message over it
+  (a persistent editor) to select in; Escape or leaving it closes it (decision 0174).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QCursor,
+    QDesktopServices,
+    QFocusEvent,
+    QGuiApplication,
+    QHelpEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QListView,
+    QMenu,
+    QTextEdit,
+    QToolButton,
+    QToolTip,
+    QWidget,
+)
+
+from ui.pane.items import CardButtons
+from ui.pane.transcript_delegate import TranscriptDelegate
+from ui.pane.transcript_model import MESSAGES, TranscriptItem, TranscriptModel
+from ui.text.plain import plain_tooltip
+from ui.text.rich_text import COPY_SCHEME, link_target
+from ui.theme.style import is_dark
+
+FOLLOW_SLACK = 24  # px from the bottom that still count as "at the bottom"
+
+
+class TranscriptView(QListView):
+    """One conversation's rows; `card_action` reports a card's button (key, name, action)."""
+
+    card_action = Signal(str, str, str)
+
+    def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setAccessibleName(QCoreApplication.translate("ConversationPane", "Transcript"))
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setUniformItemSizes(False)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setMouseTracking(True)
+        self.verticalScrollBar().setSingleStep(24)
+        self.delegate = TranscriptDelegate(self)
+        self.setItemDelegate(self.delegate)
+        self.setModel(model)
+        self._model = model
+        self.delegate.model = model
+        self.following = True
+        self._selecting: QPersistentModelIndex | None = None
+
+        self.jump = QToolButton(self)
+        self.jump.setObjectName("jumpToLatest")
+        self.jump.setText(QCoreApplication.translate("ConversationPane", "Jump to latest ↓"))
+        self.jump.setAccessibleName(
+            QCoreApplication.translate("ConversationPane", "Jump to latest")
+        )
+        self.jump.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.jump.clicked.connect(self.follow_bottom)
+        self.jump.hide()
+
+        self._anchor: tuple[QPersistentModelIndex, int] | None = None
+        model.rowsAboutToBeInserted.connect(self._inserting)
+        model.rowsInserted.connect(self._inserted)
+        model.modelReset.connect(self._was_reset)
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._range_changed)
+        bar.valueChanged.connect(self._scrolled)
+        self.doubleClicked.connect(self.select_words)
+
+    # --- following the bottom -----------------------------------------------------------
+
+    def at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - FOLLOW_SLACK
+
+    def follow_bottom(self) -> None:
+        """Scroll to the latest row and keep following it."""
+        self.following = True
+        self.jump.hide()
+        self.scrollToBottom()
+
+    def _range_changed(self, _minimum: int, maximum: int) -> None:
+        if self.following:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _scrolled(self, _value: int) -> None:
+        self.following = self.at_bottom()
+        if self.following:
+            self.jump.hide()
+
+    def _news(self) -> None:
+        """Something new at the bottom: follow it, or offer to jump to it."""
+        if not self.following:
+            self._place_jump()
+            self.jump.show()
+            self.jump.raise_()
+
+    def _place_jump(self) -> None:
+        self.jump.adjustSize()
+        area = self.viewport().geometry()
+        x = area.left() + (area.width() - self.jump.width()) // 2
+        self.jump.move(x, area.bottom() - self.jump.height() - 12)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new palette (light or dark): documents are laid out again in its colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.delegate.forget()
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            dark = is_dark(self.palette())
+            if dark != self.delegate.dark:
+                self.delegate.set_dark(dark)
+                self.scheduleDelayedItemsLayout()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self.delegate.set_width(self.viewport().width())
+        self.delegate.set_height(self.viewport().height())
+        super().resizeEvent(event)
+        self._place_jump()
+
+    # --- rows coming and changing -------------------------------------------------------
+
+    def _was_reset(self) -> None:
+        self._selecting = None
+        self.delegate.forget()
+        self.delegate.set_width(self.viewport().width())
+        for row in [row for row, item in enumerate(self._model.rows) if item.buttons]:
+            self._add_buttons(row)
+        self.following = True  # the layout, in the next pass, brings it to the bottom
+        self.jump.hide()
+
+    def _inserting(self, _parent: QModelIndex, first: int, _last: int) -> None:
+        """Older rows coming in above (an open, decision 0178): scrolled up, the first row
+        in view is the anchor, kept where it is on the screen."""
+        self._anchor = None
+        if first == 0 and self._model.rowCount() and not self.following:
+            index = self.indexAt(QPoint(1, 1))
+            if index.isValid():
+                self._anchor = (QPersistentModelIndex(index), self.visualRect(index).top())
+
+    def _inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            if self._model.item(row).buttons:
+                self._add_buttons(row)
+        anchor, self._anchor = self._anchor, None
+        if anchor is not None and anchor[0].isValid():
+            self.executeDelayedItemsLayout()  # the rows placed now, to scroll by their height
+            bar = self.verticalScrollBar()
+            moved = self.visualRect(self._model.index(anchor[0].row(), 0)).top() - anchor[1]
+            bar.setValue(bar.value() + moved)
+        if last == self._model.rowCount() - 1:
+            self._news()  # a row at the bottom: follow it, or offer to jump to it
+
+    def dataChanged(
+        self,
+        top_left: QModelIndex | QPersistentModelIndex,
+        bottom_right: QModelIndex | QPersistentModelIndex,
+        roles: Sequence[int] = (),
+    ) -> None:
+        """Rows whose words changed (a streamed delta, a resolved card).
+
+        `QListView.dataChanged` lays every row out again, whatever changed: 20 ms at 5,000
+        rows for each delta. A changed row is measured here instead, and only a change of
+        its height places the rows again (`sizeHintChanged`); otherwise the row is just
+        repainted (`QAbstractItemView.dataChanged`)."""
+        moved = False
+        for row in range(top_left.row(), bottom_right.row() + 1):
+            index = self._model.index(row, 0)
+            has = self.indexWidget(index) is not None
+            wanted = self._model.item(row).buttons
+            if has and not wanted:
+                self.setIndexWidget(index, None)  # type: ignore[arg-type]
+            elif wanted and not has:
+                self._add_buttons(row)
+            moved |= self.delegate.refresh(self._model.item(row), self.font())
+        if moved:
+            self.delegate.sizeHintChanged.emit(top_left)  # place the rows again
+        QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
+        if bottom_right.row() == self._model.rowCount() - 1:
+            self._news()
+
+    def _add_buttons(self, row: int) -> None:
+        bar = CardButtons(self._model.item(row))
+        bar.chosen.connect(self.card_action)
+        self.setIndexWidget(self._model.index(row, 0), bar)
+
+    def set_buttons_enabled(self, enabled: bool) -> None:
+        for bar in self.viewport().findChildren(CardButtons):
+            bar.setEnabled(enabled)
+
+    # --- copying ------------------------------------------------------------------------
+
+    def selected_text(self) -> str:
+        """The selected messages' plain text, in order, joined by blank lines."""
+        rows = sorted(index.row() for index in self.selectionModel().selectedIndexes())
+        return "\n\n".join(self._plain(self._model.item(row)) for row in rows)
+
+    def _plain(self, item: TranscriptItem) -> str:
+        if item.kind in MESSAGES:
+            return item.render(self.delegate.dark).plain
+        return item.plain
+
+    def copy_selection(self) -> None:
+        text = self.selected_text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        index = self.indexAt(event.pos())
+        if not index.isValid():
+            return
+        selection = self.selectionModel()
+        if not selection.isSelected(index):
+            selection.select(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        menu = QMenu(self)
+        menu.addAction(
+            QCoreApplication.translate("ConversationPane", "Copy message"), self.copy_selection
+        )
+        menu.addAction(
+            QCoreApplication.translate("ConversationPane", "Select words"),
+            lambda: self.select_words(index),
+        )
+        menu.exec(event.globalPos())
+        menu.deleteLater()
+
+    # --- links and copy anchors ---------------------------------------------------------
+
+    def anchor_at(self, pos: QPoint) -> str:
+        """The href under `pos` (viewport coordinates), or ""."""
+        index = self.indexAt(pos)
+        if not index.isValid():
+            return ""
+        return self.delegate.anchor_at(index, self.visualRect(index), pos, self.font())
+
+    def activate_anchor(self, href: str) -> bool:
+        """A click on `href`: copy a code block, or open a link the renderer allows."""
+        if href.startswith(f"{COPY_SCHEME}:"):
+            index = self.currentIndex()
+            item = self._model.item(index.row()) if index.isValid() else None
+            blocks = item.render(self.delegate.dark).code_blocks if item is not None else ()
+            number = href.partition(":")[2]
+            if number.isdigit() and int(number) < len(blocks):
+                QGuiApplication.clipboard().setText(blocks[int(number)])
+                return True
+            return False
+        url = link_target(href)
+        if url is None:
+            return False
+        return QDesktopServices.openUrl(url)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        href = self.anchor_at(event.position().toPoint())
+        shape = Qt.CursorShape.PointingHandCursor if href else Qt.CursorShape.ArrowCursor
+        self.viewport().setCursor(QCursor(shape))
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        pos = event.position().toPoint()
+        href = self.anchor_at(pos) if event.button() == Qt.MouseButton.LeftButton else ""
+        super().mouseReleaseEvent(event)
+        if href:
+            self.setCurrentIndex(self.indexAt(pos))
+            self.activate_anchor(href)
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            href = self.anchor_at(event.pos())
+            if href:
+                url = link_target(href)
+                shown = url.toString() if url is not None else href
+                if href.startswith(f"{COPY_SCHEME}:"):
+                    shown = QCoreApplication.translate("ConversationPane", "Copy this code")
+                QToolTip.showText(event.globalPos(), plain_tooltip(shown), self.viewport())
+                return True
+        return super().viewportEvent(event)
+
+    # --- selecting words ----------------------------------------------------------------
+
+    def select_words(self, index: QModelIndex) -> None:
+        """Open a selectable copy of the message at `index` (closing any other)."""
+        self.close_selection()
+        if not index.isValid() or self._model.item(index.row()).kind not in MESSAGES:
+            return
+        self._selecting = QPersistentModelIndex(index)
+        self.openPersistentEditor(index)
+        editor = self.indexWidget(index)
+        if isinstance(editor, QTextEdit):
+            editor.installEventFilter(self)
+            editor.setFocus()
+
+    def close_selection(self) -> None:
+        selecting, self._selecting = self._selecting, None
+        if selecting is not None and selecting.isValid():
+            self.closePersistentEditor(selecting)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Escape, or focus leaving the copy, closes it: after the event, never inside it
+        (closing deletes the editor that is handling the event)."""
+        if isinstance(watched, QTextEdit):
+            if (
+                event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_Escape
+            ):
+                QTimer.singleShot(0, self._close_and_return)
+                return True
+            if (
+                isinstance(event, QFocusEvent)
+                and event.type() == QEvent.Type.FocusOut
+                and event.reason() != Qt.FocusReason.PopupFocusReason  # its own menu
+            ):
+                QTimer.singleShot(0, self.close_selection)
+        return super().eventFilter(watched, event)
+
+    def _close_and_return(self) -> None:
+        self.close_selection()
+        self.setFocus()

@@ -1,0 +1,1 @@
+"""The main window's frame: composition, actions, the status line, and the words of outcomes."""
