@@ -411,7 +411,7 @@ def run(args: list[str]) -> int:
     app.setApplicationName("Converge")
     identity.apply(app)  # the window icon and the .desktop file's id (packaging/)
     # No application display name: Qt appends it to every window title on X11, and the
-    # window's title already starts with "Converge" (a screen reader read it twice).
+    # window's title already starts with "Converge" (a screen reader would read it twice).
     app.setQuitOnLastWindowClosed(False)
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, True)
     translations.install(app, translations.locale_for(translations.read_choice(options.profile)))

@@ -1,26 +1,26 @@
 """Keep the garbage collector's full passes away from the moments the user is looking.
 
-With 100,000 sidebar rows the process holds a few hundred thousand tracked objects, and a
-full (generation 2) collection of that heap takes 100–250 ms on these machines: longer
-than any slice of work the window allows itself (measured in `bench/ui.py`). Python 3.13
-has no incremental collector, so the policy is:
+With a long sidebar the process holds hundreds of thousands of tracked objects, and a full
+(generation 2) collection of that heap takes longer than any slice of work the window
+allows itself (`python -m bench ui`). Python 3.13 has no incremental collector, so the
+policy is:
 
 - once, when the window starts (modules, Qt wrappers: a large, immortal part of the heap),
   a full collection and then `gc.freeze()`: the survivors move to the permanent
   generation, so automatic collections never scan them again. Freezing right after a
-  collection is what makes it safe: nothing pending is pinned. It used to freeze after
-  every sidebar refresh too, and each of those froze whatever cyclic garbage was pending
-  at that moment (1,000 of 1,000 cycles in `tests/ui/test_heap_policy.py`), out of every
-  collection's reach until the application left the foreground;
+  collection is what makes it safe: nothing pending is pinned. A sidebar refresh does not
+  freeze: that would freeze whatever cyclic garbage is pending at that moment
+  (`tests/ui/test_heap_policy.py`), out of every collection's reach until the application
+  left the foreground;
 - when the application leaves the foreground, everything is unfrozen and collected once,
   then frozen again (again right after a collection);
 - while it is installed, a generation-1 collection comes after every second young one, not
-  every tenth (`YOUNG_PER_OLDER`). A cold reconcile adds rows by the thousand, and each
-  generation-1 collection scanned the ~20,000 newest of them at once: 6–9 ms inside one
-  loop step, the largest part of the window's longest UI-thread gap. Every other young
-  collection scans a fifth of that (`python -m bench ui`, 100,000 rows cold, interleaved
-  runs: longest UI-thread busy 20.9–26.4 ms with 10, 16.2–16.5 ms with 2). The total work is
-  the same: each object is still scanned once per generation.
+  every tenth (`YOUNG_PER_OLDER`). A cold reconcile adds rows by the thousand, and a
+  generation-1 collection after ten young ones scans tens of thousands of the newest at
+  once, inside one loop step: the largest part of the window's longest UI-thread gap.
+  Every other young collection scans a fifth of that and shortens that gap (`python -m
+  bench ui`, cold). The total work is the same: each object is still scanned once per
+  generation.
 
 Frozen objects are still freed by reference counting when they die (rows are acyclic).
 

@@ -83,7 +83,7 @@ class ConvergeEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         task was cancelled at the window's stop) is finalised by a task that `aclose()`s it,
         created from a queued callback and needing several turns (httpx closes its
         connection there). `shutdown_asyncgens()` alone finishes in one turn and the loop
-        then closed under that task ("Task was destroyed but it is pending", an unclosed
+        would then close under that task ("Task was destroyed but it is pending", an unclosed
         transport): here the loop turns until no other task is left, cancelling what is
         still running after `timeout`; collects garbage and turns again, so a generator that
         is garbage only now is finalised on the loop rather than in `close()`; then finalises

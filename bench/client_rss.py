@@ -1,6 +1,6 @@
 """`python -m bench client_rss`: the peak memory of `converge sync`, against any server.
 
-Issue 16: the client never exceeds 300 MB RSS per pass. Three figures:
+The target: the client never exceeds 300 MB RSS per pass. Three figures:
 
 - endless: `converge sync` (a subprocess, default bounds) against the hostile endless index
   (`tests/sync/hostile_server.py`, in this process's thread): fresh cursors and full pages

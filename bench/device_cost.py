@@ -1,9 +1,9 @@
 """`python -m bench device_cost`: what one watching device spends to follow one change.
 
-Issue 20 item 5 found the convergence figure at 50 devices bounded by the devices' own
-CPU: each change wakes every device's watch, and a worker process of `converge qa` carries
-25 devices on two cores shared with the server. This benchmark measures the device half of
-that alone, so a change to the engine can be judged without the herd's noise:
+Convergence with many devices is bounded by the devices' own CPU: each change wakes every
+device's watch, and a worker process of `converge qa` carries many devices on cores shared
+with the server. This benchmark measures the device half of that alone, so a change to the
+engine can be judged without the herd's noise:
 
 1. a `converge-server` child (SQLite, agent delay 0) with `--sessions` conversations, each
    with one finished turn;

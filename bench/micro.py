@@ -1,4 +1,4 @@
-"""`python -m bench micro`: small figures that unit tests used to assert as time limits.
+"""`python -m bench micro`: small timing figures that are no unit test's business.
 
 A unit test proves behaviour; how long something takes on a shared 2-core machine is a
 figure, printed here (and saved under `bench/results/micro.json`) for `docs/performance.md`:
@@ -12,7 +12,7 @@ figure, printed here (and saved under `bench/results/micro.json`) for `docs/perf
   workaround: full collections are deferred during passes, so `bench ui_without no_freeze`
   cannot show it).
 
-The other former limits already have their benchmark: the mirror's bulk upsert (`bench
+Other such figures have a benchmark of their own: the mirror's bulk upsert (`bench
 sync`, "floor: Mirror.apply"), the sidebar's longest stall during a reconcile (`bench ui`),
 and a reply's latency on a kept-alive connection (`bench server`, list pages).
 """

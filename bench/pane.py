@@ -17,7 +17,7 @@ each size in a child process of its own (`--child N`, so memory figures do not m
 - streaming: a reply streamed in 200 deltas at the bottom: documents laid out per delta
   (from the delegate's own counter: 1 means only the streamed row), and the longest delta.
 
-Targets (issue 18): open < 0.3 s with no stall over 50 ms and < 40 MB at 5,000 messages;
+Targets: open < 0.3 s with no stall over 50 ms and < 40 MB at 5,000 messages;
 cost linear or better; scroll steps < 16 ms; a delta lays out no earlier message.
 """
 

@@ -14,7 +14,7 @@ between them. `--database URL --servers 2` runs the two-process PostgreSQL fleet
 `--postgres` makes a throwaway cluster for it (`tests.conftest.PostgresCluster`, a new
 database per run). Writes `bench/results/convergence-scale[-NAME].json`.
 
-Target (issue 20 item 5): with 50 watching devices, p95 under 1 s and p99 under 2 s.
+Target: with 50 watching devices, p95 under 1 s and p99 under 2 s.
 """
 
 from __future__ import annotations

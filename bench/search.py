@@ -1,4 +1,4 @@
-"""`python -m bench search`: mirrored history at the issue's size (CONTRACT §11).
+"""`python -m bench search`: mirrored history at a large account's size (CONTRACT §11).
 
 A server process (`bench.ui.ServerProcess`) is seeded straight in its database with
 `--conversations` conversations (default 10,000) of `--messages` user messages each (default

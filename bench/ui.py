@@ -27,7 +27,7 @@ straight into its SQLite file.
   and the rest (Qt's own paint, layout and events);
 - `--busy-core`: the same with another process keeping one core busy.
 
-Targets (issue 9): first paint < 0.5 s, stall < 16 ms (< 25 ms with one core busy),
+Targets: first paint < 0.5 s, stall < 16 ms (< 25 ms with one core busy),
 memory < 200 MB, one-row pass < 2 ms.
 """
 
@@ -52,7 +52,7 @@ from bench.sidebar_paint import bench_blank_after_insert, bench_repaint
 from bench.stall_meter import StallMeter
 
 TOKEN = "dev-alice"
-# Issue 9's targets: stall < 16 ms quiet (< 25 ms with one core busy), first paint < 0.5 s,
+# The targets: stall < 16 ms quiet (< 25 ms with one core busy), first paint < 0.5 s,
 # RSS < 200 MB, a pass that changes one row < 2 ms of UI time.
 TARGETS = {"first_paint_s": 0.5, "stall_ms": 16.0, "stall_busy_ms": 25.0, "rss_mb": 200.0}
 TARGETS |= {"one_row_ui_ms": 2.0}
@@ -71,7 +71,7 @@ class ServerProcess:
     (`server_stub.domain.indexversions`: on SQLite it is the only writer), so after a direct write
     it is restarted on the same port (`restart`): a client then finds the changes as it
     would after changes made while it was away. Without the restart the churn and one-row
-    passes were 304s that measured nothing."""
+    passes would be 304s that measure nothing."""
 
     def __init__(self, folder: Path) -> None:
         self.db = folder / "server.sqlite3"
@@ -327,7 +327,7 @@ async def _backfill_stalls(server: ServerProcess) -> dict[str, Any]:
 
 
 def bench_backfill(conversations: int, messages: int) -> dict[str, Any]:
-    """Issue 19's backfill: `conversations` of `messages` each (`bench.search`'s seeded
+    """A history backfill: `conversations` of `messages` each (`bench.search`'s seeded
     text), synced into a new profile with the window open: rows first, then every
     transcript, and the longest UI-thread stall over all of it."""
     from PySide6.QtWidgets import QApplication

@@ -32,9 +32,8 @@ class _NoHeapPolicy:
 
 
 def _replace(module: ModuleType, name: str, value: object) -> None:
-    """Take a workaround out where it is used; a name the module no longer has would take
-    out nothing (`no_young` patched `sync.reconcile.reconciler` after the walk moved to
-    `sync.reconcile.walk`, and measured nothing), so that is an error."""
+    """Take a workaround out where it is used; a name the module does not have would take
+    out nothing (and the variant would measure nothing), so that is an error."""
     if not hasattr(module, name):
         raise AttributeError(f"{module.__name__} has no {name}: the variant is stale")
     setattr(module, name, value)

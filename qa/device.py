@@ -90,7 +90,7 @@ def route_of(request: httpx.Request) -> str:
 
 def plain_transport(url: str) -> httpx.AsyncHTTPTransport:
     """A transport for `url`. For plain http it skips loading the CA bundle, which costs
-    about 70 ms of event-loop time per client (the harness makes one per device, per
+    noticeable event-loop time per client (the harness makes one per device, per
     reconnect and per truth walk); https keeps full verification."""
     return httpx.AsyncHTTPTransport(verify=url.startswith("https:"))
 

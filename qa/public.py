@@ -1,7 +1,7 @@
 """What `converge qa` learns through the sixteen public routes alone (CONTRACT §12).
 
 Why a module of its own: the harness must prove convergence on any server that implements
-the contract, so everything it needs that the stub's control plane used to give (seeding,
+the contract, so everything it needs that the stub's control plane could give (seeding,
 the server's truth, the purge audit) has a public-route way here; the control plane only
 adds to it (`qa.server.ControlPlane`). Every request goes straight to the server with the
 harness's own client, never through a device or the fault proxy, and is bounded by the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-#: Events kept per run (about 100 bytes each).
+#: Events kept per run (each a small record, so the whole stays small).
 DEFAULT_LIMIT = 5000
 
 

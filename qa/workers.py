@@ -5,7 +5,7 @@ event loop and one interpreter lock, and the slowest device's pass waits behind 
 (docs/performance.md, "Convergence at scale"). `WorkerFleet` has `qa.fleet.LocalFleet`'s
 methods; device `i` lives in worker `i % N` (`python -m qa.worker`, JSON lines over its
 stdin and stdout). The coordinator keeps the workload, the seeded schedule, the fault proxy,
-the invariants and the report: only the devices moved.
+the invariants and the report: only the devices live in the workers.
 
 One clock. A change is timed where it happens (a create's request in the worker that sends
 it, a delete's 204 likewise), a device's mirror following it in that device's worker, and
@@ -51,9 +51,8 @@ SHARED_CLOCK = sys.platform == "linux"  # CLOCK_MONOTONIC is system-wide
 
 def default_workers(devices: int, cpus: int | None = None) -> int:
     """0 (the devices on the harness's own loop) up to `DEVICES_PER_WORKER` devices, else one
-    process per `DEVICES_PER_WORKER` devices, at most one per core (docs/qa.md, "How many
-    workers": at 50 devices on 2 cores, 2 workers converged as fast as 4 with 40 % fewer
-    requests)."""
+    process per `DEVICES_PER_WORKER` devices, at most one per core: more workers than cores
+    converge no faster and send more requests (docs/qa.md, "How many workers")."""
     cores = cpus if cpus is not None else (os.cpu_count() or 1)
     if devices <= DEVICES_PER_WORKER:
         return 0

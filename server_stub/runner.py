@@ -43,7 +43,7 @@ class ConvergeServer(uvicorn.Server):
 
 class _ThreadServer(ConvergeServer):
     """uvicorn whose main loop wakes at once when `request_exit` is called (instead of at
-    its next 0.1 s tick), so stopping a test server costs milliseconds, not a tick."""
+    its next 0.1 s tick), so stopping a test server does not wait for a tick."""
 
     _wake: asyncio.Event | None = None
     _loop: asyncio.AbstractEventLoop | None = None

@@ -37,8 +37,8 @@ T = TypeVar("T")
 
 #: Worker threads that run requests' database work at once. Below the pool's size
 #: (`server_stub.db.engine.POOL_SIZE`), so that requests never take a connection the pool
-#: would close on return (above its size it opened and closed one per request under 32
-#: clients); on two cores more threads only queue for the CPU.
+#: would close on return (above its size it opens and closes one per request under many
+#: clients); on a small machine more threads only queue for the CPU.
 REQUEST_THREADS = 16
 
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
-#: The largest answer read; an index page of 200 sessions is ~60 KiB.
+#: The largest answer read: far above a full index page.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 #: Each request's own bound (a held watch gets its wait on top).
 REQUEST_SECONDS = 15.0

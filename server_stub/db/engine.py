@@ -166,11 +166,11 @@ class Database:
         that connection included (it sets WAL mode, which needs the file).
 
         For the event loop: a WAL reader takes no lock a writer holds, so the index's small
-        reads (~0.1 ms) cost less here than the hop to a worker thread; the rare moment a
+        reads cost less here than the hop to a worker thread; the rare moment a
         reader must wait (WAL recovery, a reset of the WAL index) goes back to a thread. One
         thread only (the loop's): the connection is not shared safely between threads.
 
-        No transaction (a BEGIN and its COMMIT were a third of the page's cost): each
+        No transaction (a BEGIN and its COMMIT are a large share of the page's cost): each
         statement reads its own snapshot, as under PostgreSQL's READ COMMITTED. The index
         route reads the version before the page, so an ETag is never newer than its page.
         A caller on PostgreSQL is a mistake (`RuntimeError`), never a lock to fall back on.
@@ -198,12 +198,12 @@ class Database:
         as `read_now` reads (the loop's connection, busy timeout 0, no BEGIN: each statement
         its own snapshot), but on the driver's cursor.
 
-        For the index's first page after a change: the version and the page took 0.59–0.66
-        ms through a Connection, a Session and SQLAlchemy's execute, 0.23–0.24 ms here
-        (decision 0160). The SQL is precompiled by the
-        caller; the rows come back as the driver's tuples (no type processing: only for
-        columns the driver returns as they are, text and integers). One thread only, the
-        loop's, as `read_now`. A lock raises `LockedNow` at once, any other driver error is
+        For the index's first page after a change: reading the version and the page through
+        a Connection, a Session and SQLAlchemy's execute costs several times what the
+        driver's cursor does (decision 0160). The SQL is precompiled by the caller; the
+        rows come back as the driver's tuples (no type processing: only for columns the
+        driver returns as they are, text and integers). One thread only, the loop's, as
+        `read_now`. A lock raises `LockedNow` at once, any other driver error is
         raised as SQLAlchemy's `DBAPIError`, so the app's handlers answer it as an engine
         error (503 for an outage). Engine events (`before_cursor_execute`) do not see it.
         """

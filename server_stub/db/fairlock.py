@@ -2,12 +2,11 @@
 
 SQLite's busy handler makes a writer that finds the database locked sleep and retry, with
 sleeps growing to 100 ms; a writer that commits and begins again at once (a run writing
-many short transactions) usually wins the lock again before the sleeper wakes. Measured: a
-`POST /v1/sessions` waited 331 ms for the lock while another tenant's run wrote 23 batches
-of word rows, none longer than 87 ms. Taking this ticket lock before `BEGIN IMMEDIATE`
-hands the write lock over in arrival order instead, and a waiter sleeps on a condition
-rather than polling. Re-entrant for the thread that holds it (a nested write in one thread
-then fails as before, on SQLite's own lock, instead of deadlocking here).
+many short transactions) usually wins the lock again before the sleeper wakes, so another
+tenant's short write can wait behind a whole run. Taking this ticket lock before `BEGIN
+IMMEDIATE` hands the write lock over in arrival order instead, and a waiter sleeps on a
+condition rather than polling. Re-entrant for the thread that holds it (a nested write in
+one thread then fails on SQLite's own lock rather than deadlocking here).
 """
 
 from __future__ import annotations

@@ -215,8 +215,8 @@ class MemoryRow(Base):
     principal: Mapped[str] = mapped_column(Name)
     text: Mapped[str] = mapped_column(Text, info=CONTENT)
     source_session_id: Mapped[str] = mapped_column(Id, ForeignKey("sessions.id"), index=True)
-    # Indexed because deleting a run makes SQLite look up memories by this foreign key: with
-    # 100,000 memories an unindexed lookup made a typical DELETE 16 ms instead of 1.3 ms.
+    # Indexed because deleting a run makes SQLite look up memories by this foreign key, and
+    # unindexed that lookup scans every memory on each DELETE.
     source_run_id: Mapped[str | None] = mapped_column(
         Id, ForeignKey("runs.id"), nullable=True, index=True
     )
@@ -235,8 +235,8 @@ class MemoryRow(Base):
 class MemoryWordRow(Base):
     """The recall index: one row per distinct word of a memory's text, so a run matches its
     message against the principal's memories with a seek per message word instead of reading
-    every memory's text (a few 1 MiB memories made every run's write transaction take
-    seconds). `memory_session_id` is the memory's source session: the purge removes a
+    every memory's text (a few large memories would make every run's write transaction
+    take seconds). `memory_session_id` is the memory's source session: the purge removes a
     session's rows with one index seek, before the memories they point at."""
 
     __tablename__ = "memory_words"

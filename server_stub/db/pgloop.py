@@ -1,12 +1,12 @@
 """PostgreSQL: the session index's small reads on the event loop, over psycopg's own async
 connections, so that they need no worker thread.
 
-Measured on this machine (`python -m bench server --postgres`): one `SELECT` through the
-pooled SQLAlchemy engine on a worker thread (hop, pre-ping, BEGIN, COMMIT) took ~0.41 ms; the
-same `SELECT` on an autocommit `psycopg.AsyncConnection` on the loop ~0.07 ms. The index's
-reads are single statements under READ COMMITTED, where a transaction adds no consistency
-(each statement takes its own snapshot anyway), so autocommit loses nothing; the route reads
-the version before the page, so an ETag is never newer than the page it goes with.
+One `SELECT` through the pooled SQLAlchemy engine on a worker thread (hop, pre-ping, BEGIN,
+COMMIT) costs several times the same `SELECT` on an autocommit `psycopg.AsyncConnection` on
+the loop (`python -m bench server --postgres`). The index's reads are single statements
+under READ COMMITTED, where a transaction adds no consistency (each statement takes its own
+snapshot anyway), so autocommit loses nothing; the route reads the version before the page,
+so an ETag is never newer than the page it goes with.
 
 Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
 thread); `connect_timeout` and a `statement_timeout` on every connection, so a database

@@ -92,7 +92,7 @@ class FleetBus:
 
     def on_index_change(self, callback: IndexCallback) -> None:
         """Hook: `callback(tenant, principal)` on the loop when another process changed that
-        principal's index (issue 10's watches register here)."""
+        principal's index (the index watches of CONTRACT §9.1 register here)."""
         self._index_callbacks.append(callback)
 
     def on_cache_revoke(self, callback: RevokeCallback) -> None:

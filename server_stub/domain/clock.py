@@ -1,6 +1,6 @@
 """One clock for what orders the index and what expires leases (CONTRACT §10.2).
 
-Each process's own clock may be off (a fleet machine 10 s behind, an administrator setting a
+Each process's own clock may be off (a fleet machine seconds behind, an administrator setting a
 desktop's clock back): so the time of record is the database's. On PostgreSQL that is
 `clock_timestamp()` of the server every process shares; on SQLite (one process only) it is
 that process's clock. Either clock may still step back, so activity times are also made

@@ -1,11 +1,11 @@
 """One reader per run, fanned out to every SSE stream of that run.
 
-Each stream used to re-read the database on every wake-up and every 1 s poll: 300 streams on
-one run were 300 reads per change (plus 300 a second), through the shared thread pool, and
-other principals' lists waited behind them (448 ms p95). Now the first stream of a run starts
-a `RunFeed` whose single task reads the run's new events once per wake-up and appends them
-to a buffer; every stream walks that buffer at its own cursor and sleeps on the feed's
-`changed` event, so a keep-alive or an idle stream costs no database work at all.
+A stream that read the database itself would cost a read per stream per change (and per
+poll), through the shared thread pool, and other principals' lists would wait behind them.
+So the first stream of a run starts a `RunFeed` whose single task reads the run's new events
+once per wake-up and appends them to a buffer; every stream walks that buffer at its own
+cursor and sleeps on the feed's `changed` event, so a keep-alive or an idle stream costs no
+database work at all.
 
 The feed lives while it has subscribers and until the run's terminal event is read; the
 last subscriber to leave stops it. Everything here runs on the app's event loop (no locks).

@@ -48,7 +48,7 @@ def bump_version(s: Session, tenant: str, principal: str) -> None:
     transaction, so on PostgreSQL the version row lock is always taken after
     the session row lock (one lock order, no deadlock).
     """
-    s.flush()  # what the ORM's autoflush did before this ran on the connection directly
+    s.flush()  # the statement below runs on the connection: no autoflush does it
     dialect = s.get_bind().dialect.name
     if dialect == "postgresql":  # no other process may trust an older version after commit
         indexlease.guard(s, str(s.info.get(ORIGIN_KEY, "")))

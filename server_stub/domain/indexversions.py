@@ -35,7 +35,7 @@ import time
 #: A bound on remembered principals (they come from the token table, so this is never hit
 #: in practice; it keeps memory bounded whatever the configuration).
 MAX_REMEMBERED = 10_000
-#: A bound on remembered first pages, all principals together (a page of 200 is ~40 KiB).
+#: A bound on remembered first pages, all principals together (many full pages' worth).
 MAX_PAGE_BYTES = 16 * 1024 * 1024
 
 

@@ -1,9 +1,9 @@
-"""The derived titles of legacy sessions, remembered by this process (issue 20 item 5).
+"""The derived titles of legacy sessions, remembered by this process.
 
 A legacy session's title is derived from its first `message.user` event (the title rule,
-`server_stub.domain.titles`) on every read path. Deriving it was a query per legacy row per page
-and, at 50 watching devices, about a fifth of the index route's time; it also sent a page
-holding a legacy session off the direct read path onto a worker thread. The value is
+`server_stub.domain.titles`) on every read path. Deriving it costs a query per legacy row per
+page, a large share of the index route's time under many watching devices, and it would send
+a page holding a legacy session off the direct read path onto a worker thread. The value is
 immutable once the message exists: events are append-only and ordered by sequence, so
 the first `message.user` never changes, and the only writes that touch a legacy session's
 title replace the state (the first run stores a title: `title_state` becomes "stored",

@@ -113,9 +113,9 @@ def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutco
         )
 
 
-# The purge's statements are built once: constructing ~20 Core statements per request cost
-# several times what SQLite needed to run them (a typical delete spent ~4 ms in Python
-# against 0.2 ms in SQL). They run on the session's connection, as plain Core.
+# The purge's statements are built once: constructing a score of Core statements per request
+# costs several times what SQLite needs to run them. They run on the session's connection,
+# as plain Core.
 _SID: BindParameter[str] = bindparam("sid")
 _ACTIVE_RUN = (
     select(RunRow.id)

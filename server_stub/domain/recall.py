@@ -20,7 +20,7 @@ from server_stub.db.models import MAX_WORD, MemoryRow, MemoryWordRow
 
 _WORD = re.compile(r"\w+")
 _CHUNK = 500  # bound parameters per IN list (SQLite allows 32,766; PostgreSQL 65,535)
-BATCH = 2000  # word rows per write transaction (about 10 ms of inserts on SQLite)
+BATCH = 2000  # word rows per write transaction (a short hold of the write lock)
 
 
 def words_of(text: str) -> set[str]:
@@ -55,7 +55,7 @@ def index_memory(
 
 def index_rest(db: Database, memory: MemoryRow, words: list[str]) -> bool:
     """Write the rest of a memory's word rows, BATCH per write transaction, so that a large
-    memory (a 1 MiB `/remember` holds ~100,000 distinct words: 0.3–0.5 s of inserts) never
+    memory (a 1 MiB `/remember` can hold a hundred thousand distinct words) never
     holds the write lock long enough to stall other tenants. Each batch first checks that
     the memory still exists (key-share locked on PostgreSQL, like a recall): a purge in
     between ends the indexing (False). Until the last batch commits, a recall may miss
@@ -84,11 +84,11 @@ _MATCH = (
 )
 
 
-# PostgreSQL: one index seek per word, whatever the statistics say. With `word IN (...)`
-# the planner, before the table was analysed (or with a generic plan), read the principal's
-# whole index range and filtered it: 0.5 s per 500 words beside two 512 KiB memories, which
-# scales with the memories, not the message. `OFFSET 0` keeps the lateral subquery from
-# being flattened into a hash join; the collation matches the index's.
+# PostgreSQL: one index seek per word, whatever the statistics say. With `word IN (...)` the
+# planner, before the table is analysed (or with a generic plan), reads the principal's
+# whole index range and filters it, which scales with the memories, not the message.
+# `OFFSET 0` keeps the lateral subquery from being flattened into a hash join; the collation
+# matches the index's.
 _PG_MATCH = text(
     "SELECT DISTINCT x.memory_id FROM unnest(CAST(:words AS text[])) AS q(word) "
     "CROSS JOIN LATERAL (SELECT w.memory_id FROM memory_words AS w "

@@ -51,12 +51,11 @@ def scrub_now(db: Database) -> ScrubResult:
 class Scrubber:
     """Debounced, coalescing background scrubs on the app's event loop.
 
-    A checkpoint that truncates the WAL blocks writers while it runs (measured: ~15 ms on
-    this machine, during which the next DELETE waited: a burst of deletes went from ~2 ms to
-    ~20 ms each when every delete was followed by its own checkpoint). So the scrub waits for
-    `QUIET_SECONDS` without a new purge, but never more than `MAX_DELAY_SECONDS` after the
-    first purge it covers: content leaves the WAL within ~2 s of a delete, and a burst of
-    deletes shares one checkpoint.
+    A checkpoint that truncates the WAL blocks writers while it runs, so a checkpoint after
+    every delete would make each delete of a burst wait for the previous one's. So the
+    scrub waits for `QUIET_SECONDS` without a new purge, but never more than
+    `MAX_DELAY_SECONDS` after the first purge it covers: content leaves the WAL soon after
+    a delete, and a burst of deletes shares one checkpoint.
     """
 
     def __init__(self, db: Database, loop: asyncio.AbstractEventLoop) -> None:

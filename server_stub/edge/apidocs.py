@@ -3,7 +3,7 @@
 FastAPI's own `/docs` page loads Swagger UI's script from a CDN without integrity, so
 whoever serves (or intercepts) that script runs code in a page that can call the API as
 the user. The script, style sheet and icon come from the `fastapi-offline` wheel instead
-(Swagger UI 5, about 1.7 MB on disk, 0.8 MB as a wheel; docs/decisions/0050), under
+(Swagger UI 5, a small wheel; docs/decisions/0050), under
 `/docs/static/`, and the page carries a Content-Security-Policy that lets the browser load
 and connect to this origin only, so no later change of the HTML can reach out either.
 Swagger UI's spec validator badge (an image from validator.swagger.io) is turned off.

@@ -154,7 +154,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         redoc_url=None,
         # No OpenTelemetry here (the server's own metrics are `server_stub.observe.metrics`): off,
         # FastAPI asks on every request whether a provider was configured meanwhile (three
-        # environment reads, ~5 % of a 304's time in process).
+        # environment reads, a visible share of a 304's time in process).
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.router.redirect_slashes = False  # `/v1/sessions/` is an unknown route, not a redirect
@@ -248,7 +248,7 @@ def release_held_watches(app: Starlette) -> None:
 
 
 def _open_store(settings: ServerSettings) -> ObjectStore:
-    """The folder store, or a bucket's (boto3 is imported only then: ~0.5 s, decision 0150)."""
+    """The folder store, or a bucket's (boto3, a slow import, only then; decision 0150)."""
     if settings.s3_url is None:
         return FilesystemObjectStore(settings.resolved_artifacts_dir())
     from server_stub.storage.s3store import S3Location, S3ObjectStore

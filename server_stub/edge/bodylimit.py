@@ -5,7 +5,7 @@ without reading the body; a streamed (chunked) body is counted as it is received
 as soon as it crosses the limit.
 
 A body must also be complete `deadline` seconds (`ServerSettings.body_timeout`, 30 s) after
-its request head arrived: issue 16 found that a client trickling a body a byte at a time held
+its request head arrived: otherwise a client trickling a body a byte at a time would hold
 its connection (and a worker's wait) for as long as it liked, since the HTTP layer bounds only
 the head (server_stub.edge.protocol). Past the deadline the route's read fails with 400
 `invalid_request` (`details.reason = "body_timeout"`) and the connection is closed. Only

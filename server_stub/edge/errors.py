@@ -145,7 +145,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         # One traceback per kind of error per interval: a fault that hits every request
-        # (a full disk, no descriptors left) must not fill the disk with logs (issue 16).
+        # (a full disk, no descriptors left) must not fill the disk with logs.
         repeat_log = getattr(getattr(request.app.state, "converge", None), "repeat_log", None)
         if repeat_log is None:
             log.exception("unexpected error", exc_info=exc)

@@ -1,22 +1,22 @@
 """`GET /v1/sessions` answered without FastAPI's router: the request most clients send most.
 
-Measured on the first page and its 304 (`python -m bench server`, the floor tables), FastAPI's
-routing (the app's routes matched one by one), its dependency solver and its
-per-request exit stack cost more than the route's own work once the 304 needs no database
-read. This pure-ASGI middleware sits innermost, inside the Host check, the rate limit and the
-body limit (so those still run first, in the contract's order), and hands exactly
-`GET /v1/sessions` to the same endpoint function the router would call. Errors take the same
-way as through the router: an exception the app has a handler for (`ApiError`, a database
-error) is answered by that very handler, as Starlette's `ExceptionMiddleware` does; any
-other propagates to the catch-all at the top. Every other request goes to the app unchanged.
-The route stays registered with the router, so the API docs still describe it.
+On the first page and its 304 (`python -m bench server`, the floor tables), FastAPI's routing
+(the app's routes matched one by one), its dependency solver and its per-request exit stack cost
+more than the route's own work once the 304 needs no database read. This pure-ASGI middleware
+sits innermost, inside the Host check, the rate limit and the body limit (so those still run
+first, in the contract's order), and hands exactly `GET /v1/sessions` to the same endpoint
+function the router would call. Errors take the same way as through the router: an exception the
+app has a handler for (`ApiError`, a database error) is answered by that very handler, as
+Starlette's `ExceptionMiddleware` does; any other propagates to the catch-all at the top. Every
+other request goes to the app unchanged. The route stays registered with the router, so the API
+docs still describe it.
 
-`GET /v1/sessions/{id}/events` takes the same way (issue 20 item 5): every pass of every
-watching device reads one events page per moved conversation, so after the index it is the
-request sent most, and FastAPI's routing and dependency solving were a tenth of the
-server's time at 50 devices. Its id is the one path segment between the prefix and the
+`GET /v1/sessions/{id}/events` takes the same way: every pass of every watching device reads
+one events page per moved conversation, so after the index it is the request sent most, and
+FastAPI's routing and dependency solving are a large share of the server's time under many
+devices (`python -m bench scale`). Its id is the one path segment between the prefix and the
 suffix, as the router's `{session_id}` matches it (a segment holding `/` is not this route:
-it goes to the router, which answers it as it always did).
+it goes to the router, which answers it).
 """
 
 from __future__ import annotations

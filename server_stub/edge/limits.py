@@ -1,8 +1,9 @@
-"""The process's open-files limit, and the connection caps sized from it (issue 16).
+"""The process's open-files limit, and the connection caps sized from it.
 
 Every held index watch and every SSE stream is an open socket: a file descriptor for as long
-as it lasts. Under the usual soft limit of 1,024 one principal holding 1,100 connections
-left the process unable to open its database or accept anyone else (500s for every tenant).
+as it lasts. Under the usual soft limit of 1,024 one principal holding more connections than
+that would leave the process unable to open its database or accept anyone else (500s for
+every tenant).
 So the server raises its soft `RLIMIT_NOFILE` to the hard limit at start
 (`raise_open_files_limit`: the `converge-server` CLI and `ServerThread` call it), and sizes
 the per-process caps on held connections from what it got (`connection_caps`): whatever the

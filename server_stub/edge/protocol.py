@@ -2,9 +2,9 @@
 
 uvicorn alone closes an idle connection only after it has answered a request
 (`timeout_keep_alive`): a client that connects and sends nothing, or trickles its request
-head a byte at a time, held a connection (and a file descriptor) for ever. And a request head
-larger than h11's limit (`h11_max_incomplete_event_size`, 16 KiB for the request line and
-headers together) got a plain-text 400. This protocol adds:
+head a byte at a time, would hold a connection (and a file descriptor) for ever. And a request
+head larger than h11's limit (`h11_max_incomplete_event_size`, 16 KiB for the request line and
+headers together) would get a plain-text 400. This protocol adds:
 
 - a head timeout: a request line and headers must be complete within `head_timeout` seconds
   of the connection opening (or of the previous response ending), else the connection is

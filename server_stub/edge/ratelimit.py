@@ -1,15 +1,14 @@
 """Per-principal write rate limits: `429 rate_limited` with `Retry-After` (CONTRACT §10.2).
 
-Issue 16: one principal wrote 216 MB in 6 s, and every other tenant's writes queued behind
-it for the database's one writer. Each principal gets two token buckets for the writes of
+Without a limit one principal writing as fast as it can makes every other tenant's writes queue
+behind it for the database's one writer. Each principal gets two token buckets for the writes of
 the API (POST and DELETE under `/v1/`, every route alike): one of requests (`write_burst`,
 refilled at `write_rate` per second) and one of body bytes (`write_bytes_burst`, refilled at
-`write_bytes_rate`). A request needs one request token and its declared `Content-Length` in
-byte tokens (a body streamed without a length is charged as it arrives, and may leave the
-bucket in debt, which delays the next write); what was declared but never received is given
-back when the request ends. Defaults are generous: no client of ours and
-no test comes near them; `write_rate_limit=False` (`--no-rate-limit`) turns them off for
-benchmarks.
+`write_bytes_rate`). A request needs one request token and its declared `Content-Length` in byte
+tokens (a body streamed without a length is charged as it arrives, and may leave the bucket in
+debt, which delays the next write); what was declared but never received is given back when the
+request ends. Defaults are generous: no client of ours and no test comes near them;
+`write_rate_limit=False` (`--no-rate-limit`) turns them off for benchmarks.
 
 Pure ASGI, in front of the routes: the principal is looked up from the bearer token (an
 unknown or missing token is left to the route, which answers 401, so the order of checks

@@ -1,12 +1,13 @@
 """Warnings that repeat are logged once per interval, with a count of what was held back.
 
-Issue 16: one principal holding 1,100 connections under a 1,024 open-files limit made the
-server log every failed accept and every refused request, 155 MB in 70 s. A `RepeatLog`
-logs the first occurrence of each kind (a fixed key chosen by the code, never a value from
-a request, so the table stays small), counts the repeats of the next `interval` seconds, and
-reports that count with the next occurrence after the interval or at `flush()` (which the
-app's lifespan calls every interval and at shutdown). Thread-safe: routes, worker threads
-and the event loop's exception handler all use it.
+A fault that repeats (one principal holding more connections than the open-files limit
+allows) would otherwise log every failed accept and every refused request, and fill the disk
+with logs within minutes. A `RepeatLog` logs the first occurrence of each kind (a fixed key
+chosen by the code, never a value from a request, so the table stays small), counts the
+repeats of the next `interval` seconds, and reports that count with the next occurrence
+after the interval or at `flush()` (which the app's lifespan calls every interval and at
+shutdown). Thread-safe: routes, worker threads and the event loop's exception handler all
+use it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Route 6: a session's events, a page at a time by sequence.
 
 Apart from the session routes because it is read far more often than they are (every device
-reads the events of each conversation that moved, issue 20 item 5) and so takes the short
-path: plain rows, no ORM objects, and `server_stub.edge.indexpath` serves it without FastAPI's
-router (`events_of`), as it does the index.
+reads the events of each conversation that moved) and so takes the short path: plain rows,
+no ORM objects, and `server_stub.edge.indexpath` serves it without FastAPI's router
+(`events_of`), as it does the index.
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ async def list_events(session_id: str, request: Request, st: StateDep) -> Respon
     limit = parse_limit(request, 200, 1000)
 
     def work(s: Session) -> dict[str, Any]:
-        # Plain rows (the ORM's `get` of the session and its event objects were most of this
-        # route's time, issue 20 item 5), read by `st.read`: on SQLite on the loop, where
-        # each statement is its own snapshot. So the page is read with the ownership in the
+        # Plain rows (the ORM's `get` of the session and its event objects would be most
+        # of this route's time), read by `st.read`: on SQLite on the loop, where each
+        # statement is its own snapshot. So the page is read with the ownership in the
         # same statement (events of a session the caller owns at that instant); only an
         # empty page asks whether the session is the caller's, and a foreign id and a
-        # missing one run the same two statements (issue 16).
+        # missing one run the same two statements (their time cannot tell them apart).
         conn = s.connection()
         params = {
             "sid": session_id,

@@ -262,7 +262,7 @@ _PG_DIALECT = psycopg_dialect()  # type: ignore[no-untyped-call]
 
 
 # The columns a SessionView needs, read as plain rows: building 200 ORM objects per page
-# cost more than the query itself (1.4 ms against 0.5 ms per 200-item page).
+# costs more than the query itself.
 _INDEX_COLUMNS = (
     SessionRow.id,
     SessionRow.title,
@@ -276,13 +276,13 @@ _INDEX_COLUMNS = (
 
 _INDEX_ORDER = (SessionRow.updated_at.desc(), SessionRow.id.desc())
 _OWNER = (SessionRow.tenant == bindparam("tenant"), SessionRow.principal == bindparam("principal"))
-# Both page queries are built once (building a statement per request cost 0.24 ms of a
-# 0.58 ms 200-item page read).
+# Both page queries are built once (building a statement per request is a large share of a
+# page read).
 _FIRST_PAGE = select(*_INDEX_COLUMNS).where(*_OWNER).order_by(*_INDEX_ORDER)
 _FIRST_PAGE = _FIRST_PAGE.limit(bindparam("limit"))
 # The redundant `updated_at <= ts` is what lets SQLite seek the index to the cursor: with the
-# OR alone it walks the principal's rows from the top, so a page's cost grew with its depth
-# (24 ms at 99k of 100k against 0.2 ms).
+# OR alone it walks the principal's rows from the top, so a page's cost would grow with its
+# depth.
 _NEXT_PAGE = (
     select(*_INDEX_COLUMNS)
     .where(
@@ -449,7 +449,7 @@ async def get_session(session_id: str, request: Request, st: StateDep) -> Respon
                 assert row is not None
                 return session_views(s, [row], st.titles)[0]
             # The tombstone is read for a foreign live session too, so that its 404 costs
-            # the same statements as a missing id's (issue 16: the time told them apart).
+            # the same statements as a missing id's (else the time tells them apart).
             tomb = tombstone_of(s, session_id)
             mine = tomb is not None and (tomb.tenant, tomb.principal) == (who.tenant, who.principal)
             if row is None and mine:

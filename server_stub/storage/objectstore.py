@@ -61,7 +61,7 @@ class FilesystemObjectStore:
     """One file per object under a root folder (created when missing)."""
 
     def __init__(self, root: Path) -> None:
-        self.root = private_dir(root)  # 0700, and every object 0600 (issue 16)
+        self.root = private_dir(root)  # 0700, and every object 0600 (see `private_dir`)
         self.available = True
         self._lock = threading.Lock()
 

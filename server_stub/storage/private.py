@@ -1,7 +1,7 @@
-"""Files and folders only the server's user may read, whatever the umask (issue 16, part 8).
+"""Files and folders only the server's user may read, whatever the umask.
 
 Under the common umask 022 the database, its WAL (which holds deleted content until a
-checkpoint, PITFALLS §10) and the artifact bytes were world-readable. Everything the server
+checkpoint, PITFALLS §10) and the artifact bytes would be world-readable. Everything the server
 creates goes through these helpers: folders 0700, files 0600, set explicitly (`chmod`) so an
 existing file from an older run is tightened too. SQLite creates its `-wal` and `-shm` with
 the mode of the database file, so a 0600 database gives 0600 companions.

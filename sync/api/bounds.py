@@ -31,10 +31,9 @@ KIB = 1024
 MIB = 1024 * KIB
 #: What one walked-but-unwritten session costs the client besides its strings' characters
 #: (which the page's body bytes stand for): its `SessionView`, six string headers, its
-#: planner slot, and the pass's transient share. Measured (`python -m bench client_rss`,
-#: ADR-0070): a walked item holds 281-319 B besides its characters (tracemalloc: 372 B for
-#: the endless index's item, 479 B for a real one), and a pass's peak RSS grows by about
-#: 345 B per walked session; the charge is that slope.
+#: planner slot, and the pass's transient share. The charge is the slope of a pass's peak
+#: RSS per walked session, rounded up (`python -m bench client_rss`, ADR-0070; the figures
+#: are in docs/performance.md, "Client memory").
 WALK_ITEM_BYTES = 350
 #: The memory a walk may hold (`Bounds.walk_memory`), chosen by measurement (ADR-0070).
 WALK_MEMORY = 128 * MIB
@@ -44,7 +43,7 @@ WALK_MEMORY = 128 * MIB
 class Bounds:
     """Every limit the client puts on a server's answers (values: `docs/sync.md`)."""
 
-    #: One index page (`limit` ≤ 200): 20 KiB per session is far above a real one (~200 B).
+    #: One index page (`limit` ≤ 200): 20 KiB per session is far above a real one.
     index_page_bytes: int = 4 * MIB
     #: One event page (`limit` ≤ 1000): a message body is at most 1 MiB on the way in.
     event_page_bytes: int = 32 * MIB
@@ -89,8 +88,9 @@ class Bounds:
     sse_line_bytes: int = 8 * MIB
     #: One frame (its `data:` lines joined), the blank line that ends it not yet seen.
     sse_frame_bytes: int = 8 * MIB
-    #: One event from its first byte to the blank line that ends it: 8 MiB at 1 Mbit/s is
-    #: 67 s. Silence is the read timeout's (45 s); this cuts bytes trickled a few at a time.
+    #: One event from its first byte to the blank line that ends it: long enough for a whole
+    #: 8 MiB frame over a slow link. Silence is the read timeout's; this cuts bytes trickled
+    #: a few at a time.
     sse_event_seconds: float = 120.0
 
     def index_walk(self) -> WalkGuard:

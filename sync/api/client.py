@@ -52,9 +52,9 @@ from sync.wire.models import (
 log = logging.getLogger(__name__)
 
 # httpcore reaches anyio's asyncio backend at the first request, and anyio imports it by
-# name then: about thirty modules, 25-40 ms on the event loop's thread, the window's UI
-# thread (the longest step of a first pass, `python -m bench ui`). Imported with the
-# client instead, so it loads where the engine does (the window: on a worker thread).
+# name then: a few dozen modules on the event loop's thread, the window's UI thread (the
+# longest step of a first pass, `python -m bench ui`). Imported with the client instead,
+# so it loads where the engine does (the window: on a worker thread).
 with contextlib.suppress(ImportError):  # a private module: only an optimisation
     importlib.import_module("anyio._backends._asyncio")
 
@@ -103,9 +103,9 @@ def _session_page(response: Answer, limit: int, *, first: bool) -> SessionPage:
     )
 
 
-#: An index page at least this big is parsed on a worker thread: a page of 200 sessions
-#: (about 40 KB) took the event loop's thread 3-4 ms to parse, and with a young collection
-#: inside it 10 ms, the longest step of a cold pass in the window (`python -m bench ui`).
+#: An index page at least this big is parsed on a worker thread: parsing a full page on
+#: the event loop's thread (with a young collection inside it) would be the longest step of
+#: a cold pass in the window (`python -m bench ui`).
 OFF_LOOP_PAGE_BYTES = 16 * 1024
 
 

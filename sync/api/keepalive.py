@@ -2,9 +2,9 @@
 
 A connection whose peer disappears without FIN or RST (a pulled cable, a NAT that forgot
 the flow, a paused host) sends nothing and raises nothing: a held watch (CONTRACT §9.1)
-waited for its whole read timeout before it noticed. Keepalive probes an idle connection
-after `IDLE` seconds, every `INTERVAL` seconds, and the kernel drops it after `COUNT`
-unanswered probes: about `IDLE + INTERVAL * COUNT` = 14 s, for a few 40-byte packets.
+would wait for its whole read timeout before it noticed. Keepalive probes an idle
+connection after `IDLE` seconds, every `INTERVAL` seconds, and the kernel drops it after
+`COUNT` unanswered probes: about `IDLE + INTERVAL * COUNT` seconds, for a few small packets.
 
 It cannot help when a middlebox that terminates TCP itself (a proxy) stops forwarding: its
 own kernel answers the probes. That case is bounded by the watch's short hold and read

@@ -189,8 +189,8 @@ class Requester:
         # A plain loop, not a retry library's: tenacity's retrying object and its call
         # state refer to each other, and the state holds the last outcome (the error, its
         # traceback's frames, the response), so every request left a cycle for the garbage
-        # collector (500 point reads answering 404: 41,000 objects freed in one young
-        # collection on the UI thread, 95 ms on a loaded machine). Here a caught error is
+        # collector (a pass of point reads answering 404 would leave tens of thousands of
+        # objects to one young collection on the UI thread, a visible stall). Here a caught error is
         # let go when its `except` block ends (`tests/sync/test_api_garbage.py`).
         try:
             for attempt_number in range(1, self._retry_attempts + 1):

@@ -64,8 +64,8 @@ class WalkEnd:
     the mirror was listed by this walk or written since it began), the walk concludes in
     the same transaction: nothing needs a point read, so its position is cleared, the
     first page's `etag` stored and every unconfirmed-delete mark settled (each marked row
-    was just seen). A pass with nothing to point-read is then one write, not three reads
-    and two writes (`python -m bench device_cost`)."""
+    was just seen). A pass with nothing to point-read then writes the mirror once, the
+    cost every watching device pays per change (`python -m bench device_cost`)."""
 
     etag: str | None
 

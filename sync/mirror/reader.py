@@ -167,7 +167,7 @@ def read_mirror_rows(
         if version != SCHEMA_VERSION:
             return None
         add_functions(conn)
-        # Hand-overs: start-up only; the measured first paint includes them.
+        # Hand-overs: start-up only; the first paint includes them (docs/performance.md).
         return query_rows(conn, filter_text, limit, hand_over=True)
     except sqlite_driver.Error as exc:
         log.info("mirror %s not read read-only: %s", path, exc)

@@ -287,7 +287,7 @@ def locked_error(path: Path) -> MirrorError:
 def disk_full_error(path: Path) -> MirrorError | None:
     """The words for a failure on a full disk, or None when the disk has room.
 
-    At 100 % full SQLite rarely says "database or disk is full": the shared-memory WAL
+    On a full disk SQLite rarely says "database or disk is full": the shared-memory WAL
     index cannot grow first, and that is a plain "disk I/O error", which tells the user
     nothing. So a failed open or write looks at the free space itself."""
     try:

@@ -4,7 +4,7 @@ A conversation matches when every word of the query (folded: `sync.mirror.search
 occurs in its title or in one of its events' searchable text. Words of three characters or
 more find their candidate conversations through the trigram index (`search`, one entry
 per stored batch of a conversation's events, `search_rows` naming its conversation); it is
-built with `detail=none` (a third of the size), so a candidate is confirmed against its
+built with `detail=none` (much smaller), so a candidate is confirmed against its
 events' text, which also gives the snippet. A query whose words are all shorter than
 three characters (which trigrams cannot match: "AI", "東京") searches titles only, as the
 sidebar's title filter does, rather than scanning every message. Hits come in activity order (the
@@ -33,7 +33,7 @@ from sync.mirror.search_text import (
 from sync.mirror.sqlite_driver import Connection
 
 #: Hits one search returns at most: the sidebar's first screens. Each hit is confirmed
-#: against its conversation's text (about 0.2 ms), so this bounds a keystroke's cost.
+#: against its conversation's text, so this bounds a keystroke's cost.
 SEARCH_LIMIT = 50
 
 
@@ -69,11 +69,11 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     candidates, confirmed later) in one of its index entries.
 
     The index is asked once per word: the `IN` subquery does not depend on `s`, so SQLite
-    builds the set of matching entries once (a few milliseconds even when the word is in
-    every conversation: an entry is a conversation's batch of events, not one event), and
-    the walk in activity order probes it per conversation. The unary `+` keeps SQLite
-    from using that set as a constraint on `r`'s index, which would seek every member of
-    it for every conversation walked (123 ms against 2.6 ms for a word in half of them)."""
+    builds the set of matching entries once (cheap even when the word is in every
+    conversation: an entry is a conversation's batch of events, not one event), and the
+    walk in activity order probes it per conversation. The unary `+` keeps SQLite from
+    using that set as a constraint on `r`'s index, which would seek every member of it for
+    every conversation walked, many times slower (`python -m bench search`)."""
     title = f"instr({_TITLE}, ?) > 0"
     if titles_only:
         return title, (word,)
@@ -115,8 +115,8 @@ _ESCAPED = regex.compile(r'["\\\x00-\x1f]')
 def _texts(conn: Connection, session_id: str, words: Sequence[str]) -> Iterator[str]:
     """The searchable texts of a conversation's events that may hold one of `words`.
 
-    An event is parsed (about 60 µs) only when its folded JSON holds one of the words: the
-    mirror writes `data` with `ensure_ascii=False`, so a text without characters JSON
+    An event is parsed (the costly step) only when its folded JSON holds one of the words:
+    the mirror writes `data` with `ensure_ascii=False`, so a text without characters JSON
     escapes appears in it as itself, and folding is per character, so its fold appears in
     the data's fold. A word with such a character turns the shortcut off."""
     plain = [word for word in words if not _ESCAPED.search(word)]

@@ -212,7 +212,7 @@ class Mirror:
     def _checkpoint(self) -> bool:
         """A few quick tries, never a long wait: the write lock is held meanwhile, and a
         TRUNCATE checkpoint waiting in SQLite's busy handler also blocks other processes'
-        writers. Readers of the mirror are short (a sidebar read), so a few 20 ms pauses
+        writers. Readers of the mirror are short (a sidebar read), so a few short pauses
         usually see them go; otherwise the next write or `close` tries again."""
         try:
             with self._lease(self._writers) as raw:

@@ -61,8 +61,8 @@ ENV_TOKEN = "CONVERGE_TOKEN"
 ENV_CA_BUNDLE = "CONVERGE_CA_BUNDLE"
 ENV_PROFILE = "CONVERGE_PROFILE"
 SETTINGS_FILE = "settings.json"
-#: Mirrored transcripts and cached artifact bytes an account may hold by default: generous
-#: (10,000 conversations of 20 messages are about 60 MiB mirrored).
+#: Mirrored transcripts and cached artifact bytes an account may hold by default: generous,
+#: far above what a busy account's transcripts take in the mirror.
 DEFAULT_CONTENT_BUDGET = 2048 * 1024 * 1024
 MIRROR_FILE = "mirror.sqlite3"
 CACHE_DIR = "cache"

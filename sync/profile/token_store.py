@@ -77,8 +77,8 @@ def keychain_account(root: Path, server: str | None) -> str:
 def available_keychain() -> KeyringBackend | None:
     """The keychain keyring would use, or None when it has none that can hold a secret.
 
-    keyring is imported here, not at the top: finding its backends takes 0.1-0.2 s, which
-    `import sync.profile.profile` (before the window's first paint) must not pay.
+    keyring is imported here, not at the top: finding its backends is slow, and
+    `import sync.profile.profile` (before the window's first paint) must not pay for it.
     """
     try:
         import keyring

@@ -61,10 +61,9 @@ CONCURRENCY = 8
 #: One phase's time budget; the next pass's phase goes on where it stopped.
 PHASE_SECONDS = 300.0
 #: Seconds between the starts of two phases while the engine watches the index: a watching
-#: device passes at every change, and fetching after each pass cost it a request per
-#: conversation per pass (50 devices on a two-process PostgreSQL fleet: 8,955 event
-#: requests and p95 1,061 ms without a pace, 6,697 and 914 ms with one second;
-#: `python -m bench scale`). Transcripts trail their rows by at most this much.
+#: device passes at every change, and fetching after each pass would cost it a request per
+#: conversation per pass; the pace cuts the event requests and the fleet's latency
+#: (`python -m bench scale`). Transcripts trail their rows by at most this much.
 WATCHING_PACE = 1.0
 
 

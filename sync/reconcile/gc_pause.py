@@ -1,16 +1,14 @@
 """Defer the garbage collector's full passes while a reconcile pass holds its big, short-lived heap.
 
-Why: a pass over 100,000 sessions keeps a few hundred thousand tracked objects alive for a
+Why: a pass over a large index keeps hundreds of thousands of tracked objects alive for a
 few seconds (the walked `SessionView`s, the mirror snapshot's `SessionView`s, the pages'
 JSON). CPython 3.13's collector is not incremental: an automatic full (generation 2)
-collection in the middle of the pass scans all of them in one go, 50 ms on these machines,
-on whichever thread allocates; on the UI thread that is a visible stall (measured with
-`python -m bench ui`, a `gc.callbacks` probe: the one 51 ms gap of a 100k pass after churn).
-None of those objects form cycles: reference counting frees them when the pass ends, so a
-full collection during the pass finds nothing. Young collections (generations 0 and 1,
-a few milliseconds) still run, so short-lived cycles are still reclaimed. (A young
-collection every eight walked pages, `collect_young`, was taken out once requests stopped
-leaving cyclic garbage: `python -m bench ui_without no_young` showed no difference.)
+collection in the middle of the pass scans all of them in one go, on whichever thread
+allocates; on the UI thread that is a visible stall (`python -m bench ui`, a `gc.callbacks`
+probe). None of those objects form cycles: reference counting frees them when the pass
+ends, so a full collection during the pass finds nothing. Young collections (generations 0
+and 1) still run, so short-lived cycles are still reclaimed; requests leave no cyclic
+garbage, so no extra young collection is forced (docs/performance.md, "Taken out, and why").
 
 How: while at least one pass runs in the process (the QA harness runs many engines in one
 process, so this nests), the generation-2 threshold is raised out of reach; the last pass to

@@ -317,9 +317,9 @@ class Reconciler:
     async def _point_read_all(self, session_ids: Sequence[str]) -> list[PointRead]:
         """Point-read every id, `point_read_concurrency` at a time, results in id order.
 
-        A few workers take the ids in turn rather than one task per id: 500 tasks created at
-        once cost the UI thread one 10-12 ms step, and kept 500 coroutines alive for the
-        collector to scan (`python -m bench ui`, churn)."""
+        A few workers take the ids in turn rather than one task per id: hundreds of tasks
+        created at once would cost the UI thread one long step, and keep as many coroutines
+        alive for the collector to scan (`python -m bench ui`, churn)."""
         results: dict[str, PointRead] = {}
         pending = iter(session_ids)
 

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 #: Below the server's 60 s cap and common proxy idle timeouts, and short enough that a
 #: connection a middlebox stopped forwarding is noticed within `DEFAULT_WAIT +
-#: WATCH_READ_MARGIN` = 25 s, for 180 held requests an hour (decision 0100).
+#: WATCH_READ_MARGIN` seconds, for a modest number of held requests an hour (decision 0100).
 DEFAULT_WAIT = 20
 #: A pass that finds the index past the held watch's ETag gives the watch this long to
 #: answer (the server's answer is due within 100 ms of the commit) before calling it deaf.
@@ -70,9 +70,9 @@ class Backoff:
     """Exponential backoff with "equal jitter": attempt n waits a random time between half
     and all of `min(maximum, initial * factor**n)`, so retries spread out but still grow.
 
-    The gentle factor keeps the gap after a short outage (a server restart: about 2 s) under
-    a second, where doubling from 0.5 s left up to 3–4 s; a long outage still reaches the
-    30 s ceiling after about a dozen attempts."""
+    The gentle factor keeps the gap after a short outage (a server restart) under a second,
+    where doubling would leave several seconds; a long outage still reaches the `maximum`
+    after about a dozen attempts."""
 
     initial: float = 0.25
     factor: float = 1.5

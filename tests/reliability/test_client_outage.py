@@ -1,4 +1,4 @@
-"""The client when the server's database really fails (CONTRACT §10.2, issue 17 item 3).
+"""The client when the server's database really fails (CONTRACT §10.2).
 
 A real stub on a real PostgreSQL cluster that is halted: the stub answers 503
 `unavailable` with `Retry-After`, and the engine says the server is having trouble, neither

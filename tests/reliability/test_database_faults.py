@@ -1,4 +1,4 @@
-"""The server keeps its word when its database fails (CONTRACT §10.2, issue 17).
+"""The server keeps its word when its database fails (CONTRACT §10.2).
 
 Real faults, no mocks: a SQLite database and its object store on a small tmpfs that is
 filled to the last byte, and a real PostgreSQL cluster stopped and started again. While the

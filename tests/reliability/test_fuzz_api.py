@@ -389,7 +389,7 @@ def test_hostile_input_is_answered_in_the_contract(
         fresh=f"/v1/sessions/{fresh}",
         run=f"/v1/runs/{held.done.runs[0]}",
     )
-    # A fresh connection each time: a 500 used to close it, which would blame the next case.
+    # A fresh connection each time: a 500 may close it, which would blame the next case.
     with (
         httpx.Client(
             base_url=world.server.url, headers={"Authorization": f"Bearer {ALICE}"}, timeout=30

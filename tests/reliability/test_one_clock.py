@@ -1,5 +1,5 @@
 """One clock: leases and the index order never follow a process's own clock (CONTRACT
-§10.2, issue 17).
+§10.2).
 
 Each process under test is a real `converge-server` whose clock libfaketime moves (Debian's
 `faketime` package, preloaded through the environment rather than the `faketime` wrapper,

@@ -1,4 +1,4 @@
-"""The server trusts no client (CONTRACT §10.2, issue 16): caps on held watches and streams
+"""The server trusts no client (CONTRACT §10.2): caps on held watches and streams
 per principal and per process, the open-files limit, a body deadline, write rate limits,
 and warnings that repeat logged once per interval. Real servers, real sockets; the caps are
 lowered through settings so that a handful of connections reach them."""

@@ -1,7 +1,8 @@
-"""A foreign id and a missing one cost the server the same work (issue 16, part 8).
+"""A foreign id and a missing one cost the server the same work.
 
-Byte-identical bodies are not enough: a foreign live session's 404 skipped the tombstone
-read a missing one made, ~0.1 ms that a caller can time to learn that an id exists. These
+Byte-identical bodies are not enough: a foreign live session's 404 that skipped the
+tombstone read a missing one makes would take less time, which a caller can time to learn
+that an id exists. These
 tests record the SQL statements each 404 executes (a `before_cursor_execute` listener on
 the server's engine) and require the same statements, in the same order, for both cases.
 Background work that could interleave statements (lease renewals, reaping, maintenance) is

@@ -1,6 +1,6 @@
-"""The events route reads plain rows (issue 20 item 5): at 50 watching devices every pass
-reads one events page per moved conversation, and the ORM's `get` of the session and its
-event objects were most of the route's time. Counted here as ORM objects loaded (the
+"""The events route reads plain rows: with many watching devices every pass reads one events
+page per moved conversation, and the ORM's `get` of the session and its event objects would
+be most of the route's time. Counted here as ORM objects loaded (the
 mappers' `load` event), which must be none, and statements: a page of a session the
 caller owns is one (its ownership is checked in the page's own statement), while the
 answers stay the same."""

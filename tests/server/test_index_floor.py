@@ -1,4 +1,4 @@
-"""The session index near its floor (issue 17 item 9) keeps every promise of its ETag.
+"""The session index near its floor keeps every promise of its ETag.
 
 What changed for speed is proven here by behaviour, never by time (the figures are in
 `python -m bench server`): on SQLite a 304 reads nothing and the first page is read on the

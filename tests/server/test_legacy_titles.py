@@ -1,8 +1,8 @@
 """Legacy sessions' derived titles are remembered (`server_stub.domain.legacytitles`).
 
-A legacy session's title is derived from its first user message, which never changes; the
-index used to derive it again for every legacy row of every page it served (a query each)
-and to send such a page off the direct read path. These tests count the statements the
+A legacy session's title is derived from its first user message, which never changes, so
+the index must not derive it again for every legacy row of every page it serves (a query
+each), nor send such a page off the direct read path. These tests count the statements the
 server's SQLAlchemy engines execute (the worker threads' and, on SQLite, the loop's
 `read_now`); the direct reads (SQLite's `fetch_now`, PostgreSQL's loop reader) go around
 them, so a page read directly executes none there.

@@ -1,4 +1,4 @@
-"""`GET /metrics` (issue 22 item 4, CONTRACT §13): the Prometheus text format, served to
+"""`GET /metrics` (CONTRACT §13): the Prometheus text format, served to
 loopback peers only unless configured, not a route of the API; latency by route template;
 gauges of the process (held watches, streams) and of the database (outbox, runs by status),
 each process of a fleet with its own labelled series. Real servers on both backends."""

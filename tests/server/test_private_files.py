@@ -1,4 +1,4 @@
-"""The server's files are 0600 and its folders 0700 whatever the umask (issue 16, part 8)."""
+"""The server's files are 0600 and its folders 0700 whatever the umask."""
 
 from __future__ import annotations
 

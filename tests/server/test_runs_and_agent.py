@@ -181,7 +181,7 @@ def test_a_wait_that_wakes_late_still_streams_its_tick(
     live_server: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A busy machine wakes the agent late: a tick due before the wait's end is streamed
-    anyway (it used to be skipped when the late wake-up was already past the end)."""
+    anyway, even when the late wake-up is already past the end."""
     import server_stub.domain.agent
     from server_stub.domain.notifier import wait_for as real_wait_for
 

@@ -1,4 +1,4 @@
-"""`--log-format json` (issue 22 item 5): one JSON object per stderr line with time, level,
+"""`--log-format json`: one JSON object per stderr line with time, level,
 logger, message, request id, route, status and duration, never content; a request id per
 request, a sane inbound `X-Request-ID` kept and anything else replaced, echoed in the
 response. `converge-server` runs as a child process; the tests parse its lines."""

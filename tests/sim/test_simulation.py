@@ -44,8 +44,8 @@ def test_a_schedule_replays_request_for_request() -> None:
 
 @pytest.fixture
 def old_walk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The walk before decision 0097: a resume that finds the index changed trusts the
-    rows it walked before the change."""
+    """A walk without decision 0097's rule: a resume that finds the index changed trusts
+    the rows it walked before the change."""
     resumed = sync.reconcile.walk.IndexWalk._reread_top
 
     async def trusting(walk: sync.reconcile.walk.IndexWalk, *args: object) -> None:

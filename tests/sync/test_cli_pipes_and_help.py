@@ -1,4 +1,4 @@
-"""The command line as shell pipelines and newcomers meet it (issue 17's small list)."""
+"""The command line as shell pipelines and newcomers meet it."""
 
 from __future__ import annotations
 

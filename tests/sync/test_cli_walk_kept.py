@@ -1,8 +1,7 @@
-"""`converge sync` whose walk stopped after writing pages (issue 17 item 5): the walk writes
-as it goes and resumes, so the pages it wrote stay, also on an account's first sync, and
-the command says so instead of "Nothing was changed." (which was false, and on a first
-sync the account folder, pages and walk position included, was deleted, so a too-big
-account could never get past its first pass).
+"""`converge sync` whose walk stopped after writing pages: the walk writes as it goes and
+resumes, so the pages it wrote stay, also on an account's first sync (else a too-big
+account could never get past its first pass), and the command says so, never "Nothing was
+changed."
 
 A subprocess, as a user runs it, against the hostile server whose second page hands back
 the first page's cursor: the walk writes two pages, then the guard stops it."""

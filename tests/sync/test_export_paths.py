@@ -1,4 +1,4 @@
-"""Export never writes outside the folder the user chose (issue 16; CONTRACT §10.1).
+"""Export never writes outside the folder the user chose (CONTRACT §10.1).
 
 A hostile server sends the ids and names here: `HostileServer` stands in for the engine and
 answers with whatever the test gives it, and its bytes come from real files. Each test lists

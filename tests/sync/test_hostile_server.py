@@ -1,4 +1,4 @@
-"""The client trusts no server (CONTRACT §10.1, issue 16): against each misbehaviour of
+"""The client trusts no server (CONTRACT §10.1): against each misbehaviour of
 `tests/sync/hostile_server.py`, the engine and the command line end with a clear error, in
 bounded time (the test's own timeout), bounded memory (the gigabyte modes: the server counts
 what it sent) and without pruning a pre-filled mirror.

@@ -273,7 +273,7 @@ def test_close_waits_for_a_worker_thread_to_give_back_its_connection(tmp_path: P
     closer.start()
     try:
         closer.join(0.2)
-        assert closer.is_alive()  # still waiting for the reader (the old close returned at once)
+        assert closer.is_alive()  # still waiting for the reader
     finally:
         release.set()
         reader.join(30)

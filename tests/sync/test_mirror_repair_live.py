@@ -1,5 +1,5 @@
-"""A damaged mirror is named, and `converge repair` rebuilds it from the server (issue 17
-item 4): real SQLite files damaged the ways the fault campaign found, a real stub server, the
+"""A damaged mirror is named, and `converge repair` rebuilds it from the server: real
+SQLite files damaged the ways the fault campaign found, a real stub server, the
 command line as a user runs it (a subprocess per command)."""
 
 from __future__ import annotations

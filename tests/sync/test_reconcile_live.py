@@ -420,7 +420,7 @@ def test_switching_a_profile_to_another_principal_keeps_each_accounts_mirror_apa
             async with device(live_server.url, tmp_path / "p", token="dev-bob") as (engine, _):
                 report = await engine.reconcile()
                 # Bob's account has its own mirror (CONTRACT §9.3): nothing of alice's to
-                # point-read, so nothing pruned (alice's rows used to be, on their 404s).
+                # point-read, so nothing pruned (alice's rows would be, on their 404s).
                 assert report.pruned == () and set(report.inserted) == set(bobs)
                 assert {r.id for r in await engine.rows()} == set(bobs)
             async with device(live_server.url, tmp_path / "p") as (engine, _):
@@ -432,8 +432,8 @@ def test_switching_a_profile_to_another_principal_keeps_each_accounts_mirror_apa
 def test_a_pass_with_nothing_to_point_read_reads_the_mirror_once_and_writes_it_once(
     live_server: Any, tmp_path: Path
 ) -> None:
-    """Every watching device makes such a pass per change: its mirror work is what 50
-    devices on two cores multiply (issue 20 item 5, `python -m bench device_cost`). Its
+    """Every watching device makes such a pass per change: its mirror work is what many
+    devices on few cores multiply (`python -m bench device_cost`). Its
     last page concludes the walk in the page's own transaction (`WalkEnd`)."""
 
     async def go() -> None:
@@ -465,7 +465,7 @@ def test_a_pass_with_nothing_to_point_read_reads_the_mirror_once_and_writes_it_o
                 content_kick()
                 await engine.content.wait_idle()
                 assert report.ok and report.complete and report.inserted == (created.id,)
-                assert begun == ["read", "write", "kick"]  # was 5 reads and 2 writes
+                assert begun == ["read", "write", "kick"]
                 # ... and it concluded: the next pass is the ETag's one request
                 again = await engine.reconcile()
                 assert again.not_modified

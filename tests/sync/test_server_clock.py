@@ -1,4 +1,4 @@
-"""Relative dates on the server's clock (issue 17, small list): the offset comes from the
+"""Relative dates on the server's clock: the offset comes from the
 `Date` of the server's answers, bounded, and a garbage or lying `Date` cannot take over."""
 
 from __future__ import annotations

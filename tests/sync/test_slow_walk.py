@@ -1,4 +1,4 @@
-"""A first sync on a slow link finishes over several passes (issue 17 item 5).
+"""A first sync on a slow link finishes over several passes.
 
 The real stub, a real client; "slow" is a fault transport that holds an index request once
 the pass has had its few pages, so the pass deadline (`Bounds.pass_seconds`) cuts it. No

@@ -1,4 +1,4 @@
-"""A hostile live stream and a server having trouble (issue 16, issue 17 item 3, client).
+"""A hostile live stream and a server having trouble, as the client meets them.
 
 Against `tests/sync/hostile_server.py`: a run's SSE stream whose line or frame never ends is
 cut at its cap (`Bounds.sse_line_bytes`, `sse_frame_bytes`) with `ResponseTooLarge`, having
@@ -7,10 +7,6 @@ read a few MiB of the gigabyte on offer; a frame nested 100,000 deep is an
 keep-alives is never cut. A 503 with `Retry-After` is waited out as the server asked (when
 short enough), and a persistent one leaves the engine "having trouble", neither offline nor
 in error, and `converge sync` says the same sentence and exits 1.
-
-Each failed on the code before this slice: the stream grew without bound (the endless
-modes ran into the test's timeout), the deep frame raised `RecursionError`, the 503 was
-retried after the normal backoff whatever `Retry-After` said, and was shown as offline.
 """
 
 from __future__ import annotations

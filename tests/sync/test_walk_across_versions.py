@@ -2,9 +2,9 @@
 
 The schedule an outside fault campaign found: a synced device walks a changed index, reads
 page 1 and loses the connection on page 2; a conversation of page 1 is deleted on the
-server; the connection comes back. The resumed walk used to count page 1's rows as seen,
+server; the connection comes back. A resumed walk that counted page 1's rows as seen would
 store the ETag of an index it never saw whole, and answer every later pass with a 304: the
-deleted conversation stayed on the device for good. The real `Reconciler` and SQLite
+deleted conversation would stay on the device for good. The real `Reconciler` and SQLite
 mirror run against the in-memory server of `tests/sync/memory_index.py`.
 """
 

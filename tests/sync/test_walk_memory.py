@@ -1,5 +1,5 @@
-"""The walk's memory budget per pass (issue 16: the client stays under 300 MB RSS against
-any server).
+"""The walk's memory budget per pass (the client stays under 300 MB RSS against any
+server).
 
 `WalkGuard` charges each page `WALK_ITEM_BYTES` a session plus its body's bytes, and a pass
 stops its share of the walk past `Bounds.walk_memory`. The walk writes each page as it

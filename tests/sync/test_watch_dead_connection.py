@@ -1,4 +1,4 @@
-"""A watch whose connection died without a word (CONTRACT §9.1, issue 17 item 6): a REAL
+"""A watch whose connection died without a word (CONTRACT §9.1): a REAL
 server behind a loopback proxy that goes silent the way a middlebox or a NAT does. The
 watch notices within its bound (`wait + margin`, not the old 70 s read timeout), and a
 conclusive pass re-arms a watch it proves deaf, so the next change arrives by the watch."""

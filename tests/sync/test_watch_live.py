@@ -254,9 +254,9 @@ def test_an_unexpected_error_in_the_watch_backs_off_and_the_watch_carries_on(
     tmp_path: Path, caplog: Any
 ) -> None:
     """A unit case (httpx.MockTransport): reading the stored ETag fails once with an error
-    that is no SyncError (a bug, a mirror fault). The loop used to die of it while
-    `watch_state` still said WATCHING (a window that believed it watched, and a server that
-    held nothing for it); now it is logged, paused like any failure, and the watch goes on."""
+    that is no SyncError (a bug, a mirror fault). The loop must not die of it while
+    `watch_state` still says WATCHING (a window that believes it watches, and a server that
+    holds nothing for it): it is logged, paused like any failure, and the watch goes on."""
     import httpx
 
     from sync.api.client import ApiClient

@@ -1,9 +1,9 @@
 """The three looks the contrast and icon tests run under, and a pixel measure of contrast.
 
-"gtk-dark" is the case issue 21 reported: the app's theme is System and the platform hands
+"gtk-dark" is the hard case: the app's theme is System and the platform hands
 it a dark palette in the manner of Adwaita-dark under a GTK platform theme, whose `Mid`
 and `Dark` roles are near the window colour and whose placeholder text is faint (text
-drawn in `palette(mid)` was about 1.1:1 and vanished).
+drawn in `palette(mid)` all but vanishes).
 """
 
 from __future__ import annotations

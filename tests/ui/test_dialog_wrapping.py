@@ -1,4 +1,4 @@
-"""Dialogs wrap (issue 18 item 6): a 300-character title and a 200-character unbroken word
+"""Dialogs wrap: a 300-character title and a 200-character unbroken word
 wrap inside the dialog, never cut and never wider than the screen."""
 
 from __future__ import annotations

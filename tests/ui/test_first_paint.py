@@ -170,7 +170,7 @@ def test_a_damaged_mirror_still_opens_the_window_and_says_so_in_words(
         window = desktop.window
         await until(lambda: window.status.property("error") is True, what="an error status")
         assert window.isVisible()
-        # Named as damage, with its way forward (issue 17): not "Couldn't start."
+        # Named as damage, with its way forward: not "Couldn't start."
         assert window.status.text() == "The saved conversations are damaged: press Rebuild."
         assert window.damage_banner.isVisible() and window.damage_banner.rebuild.isEnabled()
         assert "not a database" in desktop.window.status_line.details[1]

@@ -1,4 +1,4 @@
-"""Visible keyboard focus everywhere, and the toolbar in the Tab order (issue 18 item 4).
+"""Visible keyboard focus everywhere, and the toolbar in the Tab order.
 
 Each widget a keyboard user reaches draws its focus ring: the test grabs it with and
 without the focus and counts the ring colour's pixels (`ui.theme.style.focus_ring`, a 2 px ring

@@ -64,9 +64,9 @@ class _Cycle:
 def test_cyclic_garbage_from_before_a_refresh_is_still_collected(
     loop: ConvergeEventLoop, tmp_path: Path
 ) -> None:
-    """The policy used to freeze after every sidebar refresh: whatever garbage was pending
-    then (1,000 cycles here) went to the permanent generation, and no collection could
-    free it until the application left the foreground. Freezing happens once, at start."""
+    """A freeze after a sidebar refresh would send whatever garbage is pending then (the
+    cycles here) to the permanent generation, where no collection could free it until the
+    application left the foreground. Freezing happens once, at start."""
     desktop = Desktop(DesktopOptions(tmp_path / "profile", UNREACHABLE, TOKEN, 0.0))
     try:
         gc.disable()  # the cycles are pending when the refresh comes, as between collections

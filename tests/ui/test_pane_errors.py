@@ -1,4 +1,4 @@
-"""Errors that say what to do (issue 18 items 6 and 7), against a real stub server: the pane
+"""Errors that say what to do, against a real stub server: the pane
 names the cause of a failed request with the fix (Open Settings, Retry, Save…), its Details
 stay until dismissed or the next success, and every action fails the same way (stop and
 decide check for offline too)."""

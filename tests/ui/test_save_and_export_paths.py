@@ -1,4 +1,4 @@
-"""Save… and Export from the window write only where the user chose (issue 16; CONTRACT
+"""Save… and Export from the window write only where the user chose (CONTRACT
 §10.1), and the window's Export writes byte for byte what `converge export` writes (§11).
 
 The hostile name here is ordinary conversation content: the stub's agent names an artifact

@@ -1,12 +1,11 @@
-"""The sidebar's two keyboard-and-mouse defects of issue 18 (item 5), and the rule behind
-each fix (`ui.sidebar.keys`).
+"""Two keyboard-and-mouse rules of the sidebar (`ui.sidebar.keys`).
 
-- With nothing selected, the first click in a scrolled sidebar opened the first row and
-  scrolled to the top: the list's focus handler picked a row for keyboard users on every
-  focus-in, a click's too, before the click itself was handled.
-- Down from the search box selected nothing about 3 times in 10: pressed before the
-  search's debounce ran, it selected the first row of the unfiltered list, which the
-  results then removed. Here the race is made deterministic: `QTest` delivers the
+- With nothing selected, the first click in a scrolled sidebar opens the clicked row, not
+  the first one: the list's focus handler picks a row for keyboard users on a keyboard
+  focus-in only, never before a click is handled.
+- Down from the search box selects a row even when pressed before the search's debounce
+  ran: selecting the first row of the unfiltered list would let the results remove it
+  again. Here the race is made deterministic: `QTest` delivers the
   keystrokes without running the event loop, so the debounce cannot fire in between.
 """
 

@@ -1,4 +1,4 @@
-"""The virtualised transcript (issue 18): rows, not widgets; streaming touches one row;
+"""The virtualised transcript: rows, not widgets; streaming touches one row;
 following the bottom and "Jump to latest"; copying; links only through `link_target`;
 long words wrap inside the reading column; a row's accessible text is its message."""
 

@@ -1,4 +1,4 @@
-"""A damaged mirror in the window (issue 17 item 4): the banner names it and offers Rebuild,
+"""A damaged mirror in the window: the banner names it and offers Rebuild,
 never "Loading conversations…" for ever; pressed, the mirror is rebuilt from the server and
 the list fills. The real application object against a real stub server."""
 

@@ -1,5 +1,5 @@
-"""The window during a first walk that a slow server stretches over passes (issue 17 item
-5): the status line says how far the walk has come, in the engine's own sentence, neither as
+"""The window during a first walk that a slow server stretches over passes: the
+status line says how far the walk has come, in the engine's own sentence, neither as
 an error nor as offline (the server answers, slowly), and the rows that arrived are listed.
 
 A real stub, a real engine on a real mirror; the slow link is the fault transport of

@@ -33,7 +33,7 @@ SEND_OFFLINE_TIP = str(
 
 
 class ComposerBar(QFrame):
-    """Message box with Send (Stop while a run is active) and "Replying… 12 s" above it."""
+    """Message box with Send (Stop while a run is active) and "Replying… N s" above it."""
 
     send_requested = Signal(str)
     stop_requested = Signal()
@@ -113,7 +113,7 @@ class ComposerBar(QFrame):
         self.send_button.setEnabled(self._input_enabled and not offline and not self._sending)
 
     def set_running(self, running: bool) -> None:
-        """While a run is active: Stop instead of Send, and "Replying… 12 s" above the box
+        """While a run is active: Stop instead of Send, and "Replying… N s" above the box
         (a steady indicator, not a bubble of growing dots)."""
         self.stop_button.setVisible(running)
         self.stop_button.setEnabled(running)

@@ -5,10 +5,9 @@ deny, what a memory says), each a window action (`ui.window.action`).
 Every task it starts is its own, and `close()` cancels them together. The window closes the
 open conversation before it shows another one, when it is deleted (here or elsewhere) and
 when the window closes; so a transcript that arrives late, a stream still delivering, or a
-catch-up of the previous conversation can never write into the pane (before this object,
-each path compared a load token or the pane's session id after every await, and a send
-that returned after the user had moved on took the pane back and cancelled the other
-conversation's live reply).
+catch-up of the previous conversation can never write into the pane, and a send that
+returns after the user has moved on cannot take the pane back or cancel the other
+conversation's live reply.
 
 Two kinds of work outlive it on purpose. A request the user made (a message, Stop, a
 decision) is never cut by a click elsewhere: the waiting is cancelled, not the request, so

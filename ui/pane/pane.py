@@ -195,7 +195,7 @@ class ConversationPane(QWidget):
         self.composer_bar.set_offline(offline)
 
     def set_running(self, running: bool) -> None:
-        """While a run is active: Stop instead of Send, and "Replying… 12 s"."""
+        """While a run is active: Stop instead of Send, and "Replying… N s"."""
         self.composer_bar.set_running(running)
 
     @property

@@ -57,7 +57,7 @@ from ui.text.plain import isolate
 
 log = logging.getLogger(__name__)
 
-SLICE = 1_000  # events folded into rows per step of an open (~4 ms)
+SLICE = 1_000  # events folded into rows per step of an open (a short step)
 TAIL = 40  # rows shown at once when a transcript opens: more than a screenful
 FIRST_PAINT_MS = 16  # the view lays out and paints those before older rows come in
 

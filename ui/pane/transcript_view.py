@@ -202,10 +202,10 @@ class TranscriptView(QListView):
     ) -> None:
         """Rows whose words changed (a streamed delta, a resolved card).
 
-        `QListView.dataChanged` lays every row out again, whatever changed: 20 ms at 5,000
-        rows for each delta. A changed row is measured here instead, and only a change of
-        its height places the rows again (`sizeHintChanged`); otherwise the row is just
-        repainted (`QAbstractItemView.dataChanged`)."""
+        `QListView.dataChanged` lays every row out again, whatever changed, which a long
+        transcript pays for each delta. A changed row is measured here instead, and only a
+        change of its height places the rows again (`sizeHintChanged`); otherwise the row is
+        just repainted (`QAbstractItemView.dataChanged`)."""
         moved = False
         for row in range(top_left.row(), bottom_right.row() + 1):
             index = self._model.index(row, 0)

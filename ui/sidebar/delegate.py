@@ -1,7 +1,7 @@
 """Paints one sidebar row: the title, a relative time, an active-run mark, a pending state.
 
 Every row has the same height (`QListView.setUniformItemSizes(True)` relies on that), so a
-sidebar of 100,000 rows lays out without asking the delegate about each one.
+long sidebar lays out without asking the delegate about each one.
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ class SessionDelegate(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         # The row straight from the model, not through `index.data` and `initStyleOption`:
-        # those cost 13 calls from C++ into `data()` per row, a third of the paint (decision
-        # 0217). The view's option already holds the state, rect, palette and font.
+        # those cost a dozen calls from C++ into `data()` per row, a large share of the paint
+        # (decision 0217). The view's option already holds the state, rect, palette and font.
         row = model.row_value_at(index.row())
         if row is None:
             return

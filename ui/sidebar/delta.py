@@ -1,7 +1,7 @@
 """Apply a mirror write's delta (`sync.IndexChanged`) to the sidebar model, row by row.
 
 A change of one row costs a few bisections of the sort key (`updated_at` DESC, `id` DESC)
-and one Qt row signal, instead of a full read of the mirror and a diff of 100,000 rows.
+and one Qt row signal, instead of a full read of the mirror and a diff of every row.
 The rows shown follow `Mirror.rows(filter_text)`: a row that does not match the filter
 (`sync.matches_filter`, the same predicate in Python) is treated as absent. With date
 sections (`ui.sidebar.grouping`), a section's header comes with its first row and goes with its

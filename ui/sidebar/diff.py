@@ -3,8 +3,9 @@
 A reconcile must never reset the sidebar's model (the selection and the scroll position would
 be lost), so the model is brought from the list it shows to the mirror's new list through
 the operations Qt's model/view understands: removals, moves, insertions and changes. This
-module is pure Python (no Qt) so that it can run on a worker thread and be tested with
-Hypothesis: `apply_ops(old, compute_diff(old, new)) == new`.
+module is pure Python (no Qt) so that it can be tested with Hypothesis:
+`apply_ops(old, compute_diff(old, new)) == new`. It is planned on the UI thread, a few
+thousand rows at a time (`diff_steps`), never on a worker thread.
 
 The plan, in the order the operations are applied:
 
@@ -112,7 +113,7 @@ def diff_steps[R: Keyed](
     max_moves: int = DEFAULT_MAX_MOVES,
 ) -> Generator[None, None, list[Op[R]]]:
     """`compute_diff` in small steps: a generator that yields every few thousand rows and
-    returns the operations, so that the UI thread can plan a 100,000-row diff between
+    returns the operations, so that the UI thread can plan a long list's diff between
     event-loop iterations without a worker thread (which would fight it for the GIL).
     """
     if chunk < 1:
@@ -225,7 +226,7 @@ def _unique[R: Keyed](rows: Sequence[R]) -> Sequence[R]:
 
 
 def _unique_steps[R: Keyed](rows: Sequence[R]) -> Generator[None, None, Sequence[R]]:
-    """`_unique(rows)`, yielding every 2,048 rows (100,000 ids take ~10 ms to hash)."""
+    """`_unique(rows)`, yielding every 2,048 rows (hashing a long list's ids is a long step)."""
     seen: set[str] = set()
     add = seen.add
     for i, row in enumerate(rows):

@@ -4,8 +4,8 @@ one per month ("October", or "October 2025" in an earlier year).
 The labels are translated and the month names come from the default `QLocale` (set at
 start-up). The rows arrive in the mirror's order (`updated_at` descending), so a
 section's start is found by a binary search on the timestamps (contract timestamps are
-fixed-width UTC strings and compare as text): a sidebar of 100,000 rows gets its headers in
-a few dozen comparisons plus one list copy, never a parse of every date.
+fixed-width UTC strings and compare as text): a long sidebar gets its headers in a few
+dozen comparisons plus one list copy, never a parse of every date.
 
 A header is a row like the others for the model and the diff (a stable id per section), but
 it cannot be selected or made current, so selection, Delete and the arrow keys skip it.
@@ -141,8 +141,8 @@ def _sections_to(
 ) -> tuple[tuple[str, str, str], ...]:
     """`sections` from `now` back past the UTC month `month` ("2026-03"), once per pair: a
     delta asks for a row's section once or twice per row, and building the list each time
-    (a `strftime` per month) was 70 % of the UI thread's work applying a 2,000-row delta.
-    Not all the way back to 1970 at once: that first call alone cost a step 5-30 ms.
+    (a `strftime` per month) would be most of the UI thread's work applying a large delta.
+    Not all the way back to 1970 at once: that first call alone would be a long step.
     `local` (`now.isoformat()`) is part of the key because aware datetimes of the same
     instant in two zones are equal, and their days are not; `language` because the labels
     are in it."""

@@ -4,8 +4,8 @@ From the search box, Down moves to the results and selects the row after the cur
 (or the first visible row when none is selected), Enter moves there keeping the current row,
 and Escape clears the search. A search still waiting for its debounce is read at once, and
 the selection is made when its results are shown (`SearchResults.settle_now`): selecting in
-the unfiltered list first let the results remove that row again, and Down selected nothing
-about 3 times in 10 (issue 18).
+the unfiltered list first would let the results remove that row again, and Down would often
+select nothing.
 
 When the list gets the focus from the keyboard it gets a current, selected row too, so
 Delete works at once without an arrow key first: the first visible conversation, not the

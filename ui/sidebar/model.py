@@ -1,13 +1,13 @@
 """The sidebar's list model: the mirror's rows, updated by diffs, never by a reset.
 
 `update(rows)` plans the operations from the rows shown to `rows` (`ui.sidebar.diff`) and applies
-them, both in slices of a few milliseconds between event-loop iterations, so that a reconcile of
-100,000 sessions never freezes the window. The planning runs on the UI thread on purpose: a worker
-thread would hold the GIL for up to the switch interval at a time, and on a busy 2-core machine the
-loop then stalled for 100 ms and more (measured), while slices never do. Selections and the current
-index live on persistent indexes, which Qt moves along with the rows, so they survive every update.
-Updates are serialised; a newer one supersedes an older one that has not finished (the next diff
-starts from whatever has been applied so far).
+them, both in short slices between event-loop iterations, so that a reconcile of a large index
+never freezes the window. The planning runs on the UI thread on purpose: a worker thread would
+hold the GIL for up to the switch interval at a time, and on a busy machine the loop then stalls,
+while slices never do. Selections and the current index live on persistent indexes, which Qt
+moves along with the rows, so they survive every update. Updates are serialised; a newer one
+supersedes an older one that has not finished (the next diff starts from whatever has been
+applied so far).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class SessionListModel(QStringListModel):
         self._applying = False
         self._positions: dict[str, int] | None = None  # id -> row, built on demand
         # id -> row value, kept up to date by every operation (`_apply_op`): rebuilding it
-        # after an update cost the first delta 5–10 ms of the UI thread at 100,000 rows.
+        # after an update would make the first delta of a long list a long UI-thread step.
         self._values: dict[str, SidebarRow] = {}
         # The Python rows follow Qt's list on the signal that ends each change, before any
         # view hears of it (these connections are the model's first): see `_through`.
@@ -217,8 +217,8 @@ class SessionListModel(QStringListModel):
 
         Rows in the mirror's order are found by bisecting their sort key (a few dozen
         comparisons); otherwise positions are indexed once per state of the rows (any
-        diff operation drops the index): after an update of 100,000 rows the window asks
-        for two or three ids, and a linear scan per call cost ~9 ms each on the UI thread.
+        diff operation drops the index): after an update of a long list the window asks
+        for two or three ids, and a linear scan per call would be a long UI-thread step.
         """
         value = self.value(session_id)
         if value is None:
@@ -328,7 +328,7 @@ class SessionListModel(QStringListModel):
                 self.about_to_apply.emit()
             done = await self._apply_in_slices(ops, generation)
             if done:
-                if self._pending:  # usually empty: spare a pass over 100,000 rows
+                if self._pending:  # usually empty: spare a pass over every row
                     self._pending.intersection_update(row.id for row in self._rows)
                 self.updated.emit()
             return done
@@ -425,9 +425,9 @@ class SessionListModel(QStringListModel):
 
     def _through(self, follow: Callable[[], None], change: Callable[[], bool], op: object) -> None:
         """Make a change of rows in Qt's list, whose count Qt then answers without calling
-        into Python (a layout asks for it twice per row: ~290 ms at 100,000 rows from
-        Python, ~13 ms from C++; decision 0218). `follow` makes the same change to the
-        Python rows on the signal that ends Qt's change, before any view hears of it."""
+        into Python (a layout asks for it twice per row, far cheaper in C++; decision 0218).
+        `follow` makes the same change to the Python rows on the signal that ends Qt's
+        change, before any view hears of it."""
         self._follow = follow
         if not change() or self._follow is not None:
             self._follow = None

@@ -43,8 +43,8 @@ type ChangeSource = Callable[[int | None, str, int], Awaitable[MirrorChanges]]
 type Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
 
 #: A change larger than this (a cold pass, a mass change) goes the full-read way: the sliced
-#: diff plans it as moves and a layout change, while row-by-row signals would cost a view
-#: of 100,000 rows a relayout each (the mirror answers it with the whole rows).
+#: diff plans it as moves and a layout change, while row-by-row signals would cost a long
+#: view a relayout each (the mirror answers it with the whole rows).
 DELTA_LIMIT = 2_000
 #: Rows of a delta applied between two looks at the clock, and the UI-thread budget of one
 #: slice (the rest waits for the next event-loop iteration).
@@ -160,8 +160,8 @@ class SidebarRefresher:
         if self._source is None:
             return
         self._running = True
-        # A full read holds a fresh copy of every row (100,000 objects) while it runs: no
-        # full collection over them meanwhile (50 ms, in whichever thread allocates; see
+        # A full read holds a fresh copy of every row while it runs: no full collection over
+        # them meanwhile (a visible stall in whichever thread allocates; see
         # sync.reconcile.gc_pause).
         try:
             with full_collections_deferred():
@@ -205,7 +205,7 @@ class SidebarRefresher:
         shown: Sequence[SidebarRow] = rows
         if self._grouped_at is not None:
             shown = group_rows(rows, self._grouped_at)
-            await asyncio.sleep(0)  # 2.5 ms for 100,000 rows: the diff's first slice waits
+            await asyncio.sleep(0)  # grouping is a step of its own: the diff's first slice waits
             if self._full or epoch != self._epoch:
                 self._full = True
                 return

@@ -1,9 +1,9 @@
 """Human wording of a contract timestamp relative to now: "2 min ago", "Yesterday", "12 Nov".
 
-Evaluated at paint time only for the visible rows, so a sidebar of 100,000 sessions never
-formats 100,000 dates. The words go through Qt's translator ("vor 2 Std.") and the dates
-and numbers through the default `QLocale` (month and day names, Arabic-Indic digits), set
-at start-up by `app.translations.install`.
+Evaluated at paint time only for the visible rows, so a long sidebar never formats every
+row's date. The words go through Qt's translator ("vor 2 Std.") and the dates and numbers
+through the default `QLocale` (month and day names, Arabic-Indic digits), set at start-up by
+`app.translations.install`.
 
 "Now" is the server's clock when it is known (`set_server_offset`, fed by the controller
 from `SyncEngine.server_clock_offset`): the timestamps are the server's, and a machine
@@ -85,8 +85,8 @@ def relative_time(value: str, now: datetime | None = None) -> str:
 def calendar_words(day: date, today: date) -> str:
     """A day before today in the sidebar's words: "Yesterday", a weekday, "12 Nov".
 
-    Remembered: formatting through `QLocale` was a fifth of a sidebar row's paint, and the
-    rows on screen keep their days between paints. `forget_words` empties it when the
+    Remembered: formatting through `QLocale` is a large share of a sidebar row's paint, and
+    the rows on screen keep their days between paints. `forget_words` empties it when the
     language changes (`app.translations`)."""
     days = (today - day).days
     if days == 1:

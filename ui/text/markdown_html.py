@@ -32,12 +32,13 @@ from ui.text.plain import neutral
 #: Deeper nesting than this (block quotes, lists, emphasis) is not rendered as Markdown:
 #: the parser stops nesting there and drops the rest, so the caller shows plain text.
 MAX_NESTING = 20
-#: More tokens than this (a rich 100 KB reply has about 16,000) are shown as plain text:
-#: each styled fragment costs Qt's layout, and 50,000 code spans took it 2.4 s.
+#: More tokens than this (well above what a rich long reply has) are shown as plain text:
+#: each styled fragment costs Qt's layout, and tens of thousands of them freeze the window
+#: (decision 0176 has the figures).
 MAX_TOKENS = 20_000
 #: More "[" than this are shown as plain text without parsing: each one costs the
-#: parser's link and image rules a look ahead (10-25 µs in pure Python, 1.2-2.3 s for
-#: 100 KB of "![").
+#: parser's link and image rules a look ahead in pure Python, so a reply made of "![" would
+#: hold the window for seconds (decision 0176).
 MAX_BRACKETS = 5_000
 #: The font families tried in order for code, inline and in blocks.
 MONOSPACE = "'JetBrains Mono', 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"

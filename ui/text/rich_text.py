@@ -29,7 +29,7 @@ from PySide6.QtGui import QColor, QImage, QTextDocument
 #: The scheme of the anchors that copy a code block: `converge-copy:3` copies block 3.
 COPY_SCHEME = "converge-copy"
 #: Longer texts are shown as plain paragraphs, not parsed (the parse is linear, but in
-#: pure Python: a few hundred milliseconds for 100,000 hostile characters).
+#: pure Python, so a longer hostile text would hold the UI thread visibly).
 MAX_MARKDOWN_CHARS = 100_000
 #: A list level's indent (Qt's default, 40 px, set nested lists far off in a bubble).
 LIST_INDENT_PX = 24
@@ -48,9 +48,9 @@ class RenderedText:
 def render_message(text: str, *, dark: bool = False) -> RenderedText:
     """`text` as inert rich text: Markdown when it is within the bounds, else escaped
     paragraphs that keep its line breaks."""
-    # Imported here, not at the top: markdown-it and Pygments are a tenth of the start-up's
-    # imports and the first paint needs neither; `app.desktop.load_engine_class` loads them
-    # on its worker thread after the paint (decision 0216).
+    # Imported here, not at the top: markdown-it and Pygments are a large share of the
+    # start-up's imports and the first paint needs neither; `app.desktop.load_engine_class`
+    # loads them on its worker thread after the paint (decision 0216).
     from ui.text.markdown_html import clean, to_html
 
     plain = clean(text)

@@ -1,10 +1,9 @@
 """One way to run a window action, in the shape of Anki's `CollectionOp`: what it is (words
 for the user), the coroutine, what to do on success, and ONE failure path.
 
-Before this, each action in `ui.pane.open_conversation` and the controller coded its own `try`,
-and they differed: `decide` and `stop` never checked for offline, `stop` showed nothing, and
-a send's cause lived only behind the status line's Details, which the next pass replaced.
-Now every action is a `WindowAction` given to `ActionRunner.run`, which
+Every action of `ui.pane.open_conversation` and the controller is a `WindowAction` given to
+`ActionRunner.run`, so that all of them fail the same way (offline checked, the cause shown
+where the user looks, not only behind the status line's Details). `ActionRunner.run`
 
 - marks the action busy (`busy(True)`) and always resets it (`busy(False)`, in `finally`);
 - on success clears a failure the pane still shows, then calls `success(result)`;

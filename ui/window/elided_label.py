@@ -1,10 +1,10 @@
 """A one-line label that elides its text instead of widening the window.
 
-A plain `QLabel`'s minimum width is its whole text: a conversation with a long title made the
-window grow (690 px to over 1,000 px) and stay that wide. This label asks for almost no
-width, paints the text elided to the room it gets, follows the text's own direction (an
-Arabic or Hebrew title is right-aligned and loses its end, drawn on the left), and keeps
-the full text in its tooltip and accessible name.
+A plain `QLabel`'s minimum width is its whole text: a conversation with a long title would
+make the window grow and stay that wide. This label asks for almost no width, paints the
+text elided to the room it gets, follows the text's own direction (an Arabic or Hebrew title
+is right-aligned and loses its end, drawn on the left), and keeps the full text in its
+tooltip and accessible name.
 """
 
 from __future__ import annotations

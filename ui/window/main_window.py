@@ -125,8 +125,8 @@ class MainWindow(QMainWindow):
         self.list.setItemDelegate(self.delegate)
         self.list.setUniformItemSizes(True)
         # Lay out in batches: every inserted row restarts the layout from row 0, and a full
-        # layout of 100,000 rows takes ~13 ms (the row count answered in C++, decision 0218).
-        # 1,000 rows are ~0.5 ms, so no batch stalls a cold pass's UI thread.
+        # layout of a long list is a long step even with the row count answered in C++
+        # (decision 0218); a batch is short, so none stalls a cold pass's UI thread.
         self.list.setLayoutMode(QListView.LayoutMode.Batched)
         self.list.setBatchSize(1000)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -158,7 +158,7 @@ class MainWindow(QMainWindow):
         self.sidebar_stack.addWidget(self.list)
         self.sidebar_stack.addWidget(self.sidebar_empty)
         # The list is shown before the first rows arrive, while it is still empty: showing it
-        # after inserting 2,000 rows laid them out at once (6-10 ms of the first insert).
+        # after inserting the first rows would lay them all out at once.
         # These run in Python for every row of a delta: an insert does something only to an
         # empty list (it cannot change the selection); a removal may change either.
         self.model.rowsAboutToBeInserted.connect(self._show_list)

@@ -2,8 +2,8 @@
 on another screen or at another scale, and the frame once the window manager has drawn it
 are all kept inside the screen's available geometry (panels and docks excluded).
 
-At `QT_SCALE_FACTOR=2` a 1920×1080 screen is 960×540 device-independent pixels: the old
-fixed 1100×720 put the composer and the status bar off the bottom edge.
+At `QT_SCALE_FACTOR=2` a 1920×1080 screen is 960×540 device-independent pixels: a fixed
+size bigger than that would put the composer and the status bar off the bottom edge.
 """
 
 from __future__ import annotations

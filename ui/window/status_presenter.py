@@ -197,7 +197,7 @@ class StatusPresenter(QObject):
 
     def _unreached_host(self, status: EngineStatus) -> str:
         """The host when the network is up but the server can't be reached, else "": a
-        server that refuses or a name that does not resolve is not "offline" (issue 18);
+        server that refuses or a name that does not resolve is not "offline";
         only the operating system saying there is no network is."""
         host = self.host()
         if status.problem is None or not host or network_down(status.problem):
@@ -212,8 +212,8 @@ class StatusPresenter(QObject):
         return QCoreApplication.translate("MainWindow", UNREACHED).format(host=host)
 
     def suspect_offline(self) -> None:
-        """A request just failed on the network: check now (a reconcile pass says OFFLINE
-        within a second or two) rather than at the next 30 s tick."""
+        """A request just failed on the network: check now (a reconcile pass soon says
+        OFFLINE) rather than at the next 30 s tick."""
         if self.status.state not in (EngineState.OFFLINE, EngineState.SYNCING):
             self._trigger(TriggerReason.MANUAL)
 
