@@ -46,8 +46,11 @@ run: $(STAMP)
 	$(VENV)/bin/converge
 
 # The quality gates (ruff, mypy) run first: a red lint is a red build.
+# Two worker processes, each test handed to whichever is free (docs/performance.md, "The
+# suite"); `make test WORKERS=0` runs the suite in one process.
+WORKERS ?= 2
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist worksteal)
 
 server: $(STAMP)
 	$(VENV)/bin/converge-server --seed demo
