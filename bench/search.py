@@ -7,15 +7,16 @@ syncs: one pass and its content phase (the backfill: wall time and requests coun
 transport). Then:
 
 - search latency: each query of a mix (common and rare words, accented, CJK inside a
-  sentence, two words, a short query) run `--repeat` times, median and p95 per query and
-  over the mix;
+  sentence, one- and two-character Japanese words, two words, a short query) run `--repeat`
+  times, median and p95 per query and over the mix;
 - mirror size against the content it holds (the events' JSON and the titles), the WAL
   checkpointed;
 - one new message in one conversation (a run started through the API): the next pass's
   requests, the walk's and the content phase's apart;
 - the alternatives for the index (decision 0121), built from the same folded texts in a
-  scratch file: trigram `detail=none` (what the mirror uses), trigram `detail=full`, and
-  `unicode61` (words; it cannot find a word inside CJK text): size and a rare word's query.
+  scratch file: trigram `detail=none` (what the mirror uses), trigram `detail=full`,
+  `unicode61` (words; it cannot find a word inside CJK text), and the short index beside the
+  trigrams (the one- and two-character grams of CJK runs, decision 0123): size and a query.
 
 Figures go to `bench/results/search.json` for `docs/performance.md`.
 """
@@ -73,7 +74,19 @@ FR = [
     "numéro",
 ]
 JA = ["東京都の天気は晴れです", "会議の資料を準備します", "新しい機能を追加しました", "検索結果"]
-QUERIES = ("report", "réunion", "ECRIRE", "東京都", "機能を追加", "budget meeting", "zqx", "ai")
+QUERIES = (
+    "report",
+    "réunion",
+    "ECRIRE",
+    "東京都",
+    "機能を追加",
+    "budget meeting",
+    "zqx",
+    "ai",
+    "会議",  # two characters inside Japanese text: the short index (decision 0123)
+    "晴",  # one
+    "猫",  # one that no message holds
+)
 
 
 def _text(rnd: random.Random) -> str:
@@ -261,7 +274,7 @@ def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
     """Index variants built from the mirror's folded texts in a scratch file: one entry
     per conversation (what the mirror holds after a backfill, decision 0121) or per event,
     trigram `detail=none` or `full`, or `unicode61` words."""
-    from sync.mirror.search_text import fold, fts_query
+    from sync.mirror.search_text import fold, fts_query, short_grams
 
     src = sqlite_driver.connect(mirror_path)
     rows = src.execute(
@@ -276,22 +289,27 @@ def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
             grouped.setdefault(sid, []).append(fold(text))
     per_conversation = ["\n".join(texts) for texts in grouped.values()]
     out: dict[str, Any] = {}
+    cjk = '"機能を"'  # a word inside Japanese text, three characters
     variants = {
         "trigram_detail_none_per_conversation": (
-            "trigram case_sensitive 1", "none", fts_query(rare), per_conversation,
+            "trigram case_sensitive 1", "none", fts_query(rare), cjk, per_conversation,
         ),
         "trigram_detail_none_per_event": (
-            "trigram case_sensitive 1", "none", fts_query(rare), per_event,
+            "trigram case_sensitive 1", "none", fts_query(rare), cjk, per_event,
         ),
         "trigram_detail_full_per_event": (
-            "trigram case_sensitive 1", "full", f'"{rare}"', per_event,
+            "trigram case_sensitive 1", "full", f'"{rare}"', cjk, per_event,
         ),
         "unicode61_words_per_event": (
-            "unicode61 remove_diacritics 2", "full", f'"{rare}"', per_event,
+            "unicode61 remove_diacritics 2", "full", f'"{rare}"', cjk, per_event,
+        ),
+        "short_grams_per_conversation": (
+            "unicode61 remove_diacritics 0", "none", '"会議"', '"機能"',
+            [short_grams(text) for text in per_conversation],
         ),
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        for name, (tokenizer, detail, query, texts) in variants.items():
+        for name, (tokenizer, detail, query, cjk_query, texts) in variants.items():
             path = Path(folder) / f"{name}.sqlite3"
             db = sqlite_driver.connect(path)
             db.execute(
@@ -310,10 +328,10 @@ def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 db.execute("SELECT count(*) FROM s WHERE s MATCH ?", (query,)).fetchone()
                 samples.append(time.perf_counter() - t0)
-            cjk = db.execute("SELECT count(*) FROM s WHERE s MATCH ?", ('"機能を"',)).fetchone()
+            found = db.execute("SELECT count(*) FROM s WHERE s MATCH ?", (cjk_query,)).fetchone()
             removal: dict[str, float] = {}
-            if name.startswith("trigram_detail_none"):
-                per = 1 if texts is per_conversation else len(per_event) // len(per_conversation)
+            if "per_conversation" in name or name.startswith("trigram_detail_none"):
+                per = 1 if "per_conversation" in name else len(per_event) // len(per_conversation)
                 removal = _removal_cost(db, texts, per)
             db.close()
             out[name] = {
@@ -321,7 +339,7 @@ def _alternatives(mirror_path: Path, rare: str) -> dict[str, Any]:
                 "index_bytes": path.stat().st_size,
                 "build_s": round(build, 2),
                 "rare_word_query": summarize_ms(samples),
-                "finds_cjk_inside_text": bool(cjk[0]),
+                "finds_cjk_inside_text": bool(found[0]),
                 **removal,
             }
     return out

@@ -29,6 +29,7 @@ from sync.mirror.schema import (
     busy_timeout_ms,
     open_read_only,
     read_schema_version,
+    run_step,
 )
 
 log = logging.getLogger(__name__)
@@ -98,8 +99,8 @@ def expected_tables() -> dict[str, frozenset[str]]:
     conn = sqlite_driver.connect(":memory:")
     try:
         for step in MIGRATIONS:
-            for statement in step:
-                conn.execute(statement)
+            for part in step:
+                run_step(conn, part)
         names = [
             str(row[0])
             for row in conn.execute(

@@ -16,6 +16,7 @@ migrations with no extra machinery (decision 0122).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from sync.errors import MirrorError, MirrorTooNew
@@ -23,6 +24,7 @@ from sync.mirror import sqlite_driver
 from sync.mirror.search_text import fold as search_fold
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.title_filter import fold
+from sync.mirror.transcripts import fill_short_index
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -33,7 +35,11 @@ DISK_FULL_BELOW = 1024 * 1024
 #: Forward migrations, in order; step N brings user_version from N to N+1. Never edit a
 #: released step: append a new one (with a fixture of the version it migrates from:
 #: `tests/sync/test_mirror_migrations.py`).
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+#: A step's part: a DDL statement, or (rarely) a function filling what the DDL before it
+#: added from what the file already holds.
+type Step = str | Callable[[Connection], None]
+
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE sessions (
             id TEXT NOT NULL PRIMARY KEY,
@@ -117,6 +123,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX ix_removed_sessions_change_seq ON removed_sessions (change_seq)",
         """INSERT OR REPLACE INTO sync_state (key, value) SELECT 'change_seq', '1'
             WHERE EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM removed_sessions)""",
+    ),
+    (
+        # The short index (decision 0123): the one- and two-character grams of the text's
+        # unspaced scripts (`sync.mirror.search_text.short_grams`), under the entry ids of
+        # `search`, so a one- or two-character Chinese or Japanese word is found in message
+        # text. Filled at once from the events already mirrored.
+        """CREATE VIRTUAL TABLE search_short USING fts5(
+            text, content='', tokenize='unicode61 remove_diacritics 0', detail=none,
+            columnsize=0
+        )""",
+        fill_short_index,
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -266,9 +283,17 @@ def migrate(conn: Connection, path: Path) -> None:
             supported=SCHEMA_VERSION,
         )
     for step in range(current, SCHEMA_VERSION):
-        for statement in MIGRATIONS[step]:
-            conn.execute(statement)
+        for part in MIGRATIONS[step]:
+            run_step(conn, part)
         conn.execute(f"PRAGMA user_version={step + 1}")
+
+
+def run_step(conn: Connection, part: Step) -> None:
+    """One part of a migration step, on the caller's connection and transaction."""
+    if callable(part):
+        part(conn)
+    else:
+        conn.execute(part)
 
 
 def is_locked(exc: Exception) -> bool:

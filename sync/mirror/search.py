@@ -5,10 +5,12 @@ occurs in its title or in one of its events' searchable text. Words of three cha
 more find their candidate conversations through the trigram index (`search`, one entry
 per stored batch of a conversation's events, `search_rows` naming its conversation); it is
 built with `detail=none` (much smaller), so a candidate is confirmed against its
-events' text, which also gives the snippet. A query whose words are all shorter than
-three characters (which trigrams cannot match: "AI", "東京") searches titles only, as the
-sidebar's title filter does, rather than scanning every message. Hits come in activity order (the
-sidebar's: `updated_at` DESC, id DESC).
+events' text, which also gives the snippet. A one- or two-character word of a script
+written without spaces ("東京", "猫") finds its candidates through the short index
+(`search_short`, decision 0123) under the same entry ids. A query whose words are all
+short and of spaced scripts ("AI") searches titles only, as the sidebar's title filter
+does, rather than scanning every message. Hits come in activity order (the sidebar's:
+`updated_at` DESC, id DESC).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from sync.mirror.search_text import (
     event_of_row,
     fold,
     fts_query,
+    is_short_word,
     query_words,
     searchable_text,
+    short_query,
     snippet,
 )
 from sync.mirror.sqlite_driver import Connection
@@ -65,8 +69,8 @@ _TITLE = "CASE WHEN s.title GLOB '*[^ -~]*' THEN search_fold(s.title) ELSE lower
 
 
 def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
-    """SQL true when `word` may occur in the conversation `s`: in its title, or (trigram
-    candidates, confirmed later) in one of its index entries.
+    """SQL true when `word` may occur in the conversation `s`: in its title, or (candidates
+    of the trigram or the short index, confirmed later) in one of its index entries.
 
     The index is asked once per word: the `IN` subquery does not depend on `s`, so SQLite
     builds the set of matching entries once (cheap even when the word is in every
@@ -77,11 +81,14 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     title = f"instr({_TITLE}, ?) > 0"
     if titles_only:
         return title, (word,)
+    index, query = (
+        ("search_short", short_query(word)) if is_short_word(word) else ("search", fts_query(word))
+    )
     events = (
         "EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id AND +r.id IN"
-        " (SELECT rowid FROM search WHERE search MATCH ?))"
+        f" (SELECT rowid FROM {index} WHERE {index} MATCH ?))"
     )
-    return f"({title} OR {events})", (word, fts_query(word))
+    return f"({title} OR {events})", (word, query)
 
 
 def _confirm(
@@ -144,12 +151,13 @@ def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> li
     words = query_words(query)
     if not words:
         return []
-    titles_only = len(words[0]) < TRIGRAM
+    indexed = [word for word in words if len(word) >= TRIGRAM or is_short_word(word)]
+    titles_only = not indexed
     clauses: list[str] = []
     params: list[str] = []
-    for word in words:
-        if len(word) < TRIGRAM and not titles_only:
-            continue  # confirmed in Python, against the candidates of the longer words
+    # A short word of a spaced script, beside indexed ones, is confirmed in Python against
+    # their candidates; with none beside it, titles only.
+    for word in words if titles_only else indexed:
         clause, values = _word_clause(word, titles_only)
         clauses.append(clause)
         params.extend(values)

@@ -113,6 +113,38 @@ def query_words(query: str) -> list[str]:
 #: Trigrams of one word an index query asks for at most (the match is confirmed anyway).
 QUERY_TRIGRAMS = 16
 
+#: Runs of the scripts written without spaces between words (Chinese, Japanese, Thai, …),
+#: where a word is often one or two characters: too short for a trigram (decision 0123).
+#: `ー` (Katakana's long vowel mark) is of no script but belongs inside Japanese words.
+_UNSPACED = regex.compile(
+    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
+    r"\p{Yi}ー]+"
+)
+
+
+def is_short_word(word: str) -> bool:
+    """A folded word too short for the trigram index, of an unspaced script: the short
+    index (`short_grams`) finds it in message text; any other short word only in titles."""
+    return len(word) < TRIGRAM and _UNSPACED.fullmatch(word) is not None
+
+
+def short_grams(text: str) -> str:
+    """What the short index holds of a folded text: every character and every pair of
+    adjacent characters of its unspaced runs, each once, separated by spaces (its tokenizer
+    splits on them). A function of the text alone, so a removal rebuilds it exactly."""
+    grams: dict[str, None] = {}
+    for run in _UNSPACED.findall(text):
+        for i in range(len(run)):
+            grams[run[i]] = None
+            if i + 1 < len(run):
+                grams[run[i : i + 2]] = None
+    return " ".join(grams)
+
+
+def short_query(word: str) -> str:
+    """A short word (`is_short_word`) as a query of the short index: the one token."""
+    return '"' + word.replace('"', '""') + '"'
+
 
 def fts_query(word: str) -> str:
     """A folded word (three characters or more) as an FTS5 query: all of its trigrams.

@@ -2,8 +2,10 @@
 (CONTRACT §11). Functions run inside a `Mirror` transaction and never commit.
 
 Tables (`sync.mirror.schema`): `transcripts` (how far each conversation is mirrored and at
-which `updated_at`), `events` (the event JSON) and `search`, a contentless FTS5 trigram
-index over the events' folded text (`sync.mirror.search_text`). One index entry covers the events
+which `updated_at`), `events` (the event JSON), `search`, a contentless FTS5 trigram index
+over the events' folded text (`sync.mirror.search_text`), and `search_short`, the one- and
+two-character grams of that text's unspaced scripts under the same entry ids (decision
+0123). One index entry covers the events
 one `store` added to a conversation (their texts joined by newlines; `search_rows` holds the
 entry's conversation and sequence range), so a backfilled conversation is one entry and a
 query's candidates are conversations (decision 0121). Contentless: the text is stored once,
@@ -23,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sync.mirror import sqlite_driver
-from sync.mirror.search_text import event_of_row, fold, searchable_text
+from sync.mirror.search_text import event_of_row, fold, searchable_text, short_grams
 from sync.mirror.sqlite_driver import Connection
 from sync.wire.models import Event
 
@@ -48,6 +50,10 @@ class MirroredTranscript:
 
     events: list[Event]
     state: TranscriptState | None
+
+
+#: The FTS5 indexes of the events' text: trigrams, and the unspaced scripts' short grams.
+_INDEXES = ("search", "search_short")
 
 
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
@@ -129,7 +135,10 @@ def store(
             " VALUES (?, ?, ?) RETURNING id",
             (session_id, first, mark),
         ).fetchone()[0]
-        conn.execute("INSERT INTO search (rowid, text) VALUES (?, ?)", (entry, _joined(texts)))
+        joined = _joined(texts)
+        conn.execute("INSERT INTO search (rowid, text) VALUES (?, ?)", (entry, joined))
+        if grams := short_grams(joined):
+            conn.execute("INSERT INTO search_short (rowid, text) VALUES (?, ?)", (entry, grams))
     if up_to is not None:
         mark = max(mark, up_to)
     conn.execute(
@@ -158,11 +167,33 @@ def read(conn: Connection, session_id: str, after: int = 0) -> list[Event]:
     return [event_of_row(*row) for row in rows]
 
 
+def _entry_text(conn: Connection, session_id: str, first: int, last: int) -> str:
+    """An index entry's text, rebuilt from the events of its range as `store` built it."""
+    rows = conn.execute(
+        "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
+        " WHERE session_id = ? AND sequence BETWEEN ? AND ? ORDER BY sequence",
+        (session_id, first, last),
+    ).fetchall()
+    return _joined([t for row in rows if (t := fold(searchable_text(event_of_row(*row))))])
+
+
+def fill_short_index(conn: Connection) -> None:
+    """Give every entry already in `search` its `search_short` entry (the schema step that
+    added the short index: a mirror's history is searchable by short words at once)."""
+    entries = conn.execute(
+        "SELECT id, session_id, first_sequence, last_sequence FROM search_rows"
+    ).fetchall()
+    for entry, session_id, first, last in entries:
+        if grams := short_grams(_entry_text(conn, session_id, first, last)):
+            conn.execute("INSERT INTO search_short (rowid, text) VALUES (?, ?)", (entry, grams))
+
+
 def _drop_events(conn: Connection, session_ids: Sequence[str]) -> int:
     """Remove the events of these conversations and their search entries; returns how many
     entries left the index."""
     if sqlite_driver.SECURE_DELETE:
-        conn.execute("INSERT INTO search (search, rank) VALUES ('secure-delete', 1)")
+        for index in _INDEXES:
+            conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('secure-delete', 1)")
     entries = 0
     for chunk in _chunks(list(session_ids)):
         marks = ",".join("?" * len(chunk))
@@ -172,22 +203,22 @@ def _drop_events(conn: Connection, session_ids: Sequence[str]) -> int:
             tuple(chunk),
         ).fetchall()
         for entry, session_id, first, last in ranges:
-            rows = conn.execute(
-                "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
-                " WHERE session_id = ? AND sequence BETWEEN ? AND ? ORDER BY sequence",
-                (session_id, first, last),
-            ).fetchall()
-            texts = [t for row in rows if (t := fold(searchable_text(event_of_row(*row))))]
+            text = _entry_text(conn, session_id, first, last)
             conn.execute(
-                "INSERT INTO search (search, rowid, text) VALUES ('delete', ?, ?)",
-                (entry, _joined(texts)),
+                "INSERT INTO search (search, rowid, text) VALUES ('delete', ?, ?)", (entry, text)
             )
+            if grams := short_grams(text):  # exactly what `store` gave it, or nothing
+                conn.execute(
+                    "INSERT INTO search_short (search_short, rowid, text) VALUES ('delete', ?, ?)",
+                    (entry, grams),
+                )
             entries += 1
         conn.execute(f"DELETE FROM search_rows WHERE session_id IN ({marks})", tuple(chunk))
         conn.execute(f"DELETE FROM events WHERE session_id IN ({marks})", tuple(chunk))
     if entries and not sqlite_driver.SECURE_DELETE:
         # No secure-delete: the entries' terms stay in older segments until a merge.
-        conn.execute("INSERT INTO search (search) VALUES ('optimize')")
+        for index in _INDEXES:
+            conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
     return entries
 
 

@@ -133,7 +133,12 @@ def test_a_conversation_deleted_on_another_device_leaves_no_byte_under_the_profi
                 with contextlib.closing(sqlite_driver.connect(mirror_path)) as db:
                     db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, search, row)")
                     terms = {row[0] for row in db.execute("SELECT term FROM temp.vocab")}
+                    db.execute(
+                        "CREATE VIRTUAL TABLE temp.short USING fts5vocab(main, search_short, row)"
+                    )
+                    short = {row[0] for row in db.execute("SELECT term FROM temp.short")}
                 assert not terms & _trigrams(word)
+                assert "龘" not in short  # nor its one-character gram in the short index
                 assert terms  # the kept conversation is still indexed
         for path in profile_a.rglob("*"):
             if path.is_file():

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sync import read_mirror_rows
 from sync.mirror import sqlite_driver
-from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION
+from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, run_step
 from sync.mirror.store import Mirror
 from sync.wire.models import SessionView
 
@@ -73,8 +73,8 @@ def test_a_mirror_of_another_schema_gives_none_and_is_left_as_it_was(
 ) -> None:
     path = tmp_path / "m.sqlite3"
     conn = sqlite_driver.connect(path)
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
+    for part in MIGRATIONS[0]:
+        run_step(conn, part)
     conn.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES ('ses_a', 'x', 'y')")
     conn.execute(f"PRAGMA user_version={version}")
     conn.commit()

@@ -176,6 +176,11 @@ def test_a_conversation_stored_in_several_fetches_leaves_no_index_term_when_remo
             assert conn.execute(
                 "SELECT count(*) FROM search WHERE search MATCH ?", (query,)
             ).fetchone() == (0,)
+        for gram in ("東", "東京", "京都"):  # the short index's entries went with them
+            query = f'"{gram}"'
+            assert conn.execute(
+                "SELECT count(*) FROM search_short WHERE search_short MATCH ?", (query,)
+            ).fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM search_rows").fetchone() == (0,)
     finally:
         conn.close()

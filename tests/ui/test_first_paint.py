@@ -19,7 +19,7 @@ from app.first_paint import FIRST_ROWS, MirrorRows
 from app.loop import ConvergeEventLoop
 from bench.first_paint_child import TOKEN, UNREACHABLE
 from sync.mirror import sqlite_driver
-from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, read_schema_version
+from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, read_schema_version, run_step
 from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 from sync.wire.models import SessionView
@@ -140,8 +140,8 @@ def test_an_older_mirror_is_migrated_and_shown_by_the_normal_path(
     path = mirror_path(profile)
     path.parent.mkdir(parents=True)
     conn = sqlite_driver.connect(path)
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
+    for part in MIGRATIONS[0]:
+        run_step(conn, part)
     stamp = "2026-11-29T10:00:00.000000Z"
     conn.execute(
         "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
