@@ -11,7 +11,10 @@ headers together) would get a plain-text 400. This protocol adds:
   closed without an answer;
 - the contract's envelope for a head the parser rejects: 414 when the request line alone
   exceeds the limit, 431 when the headers do, 400 for anything else malformed (code
-  `invalid_request` for all three: the contract's code list has no other 4xx code that fits).
+  `invalid_request` for all three: the contract's code list has no other 4xx code that fits);
+- 400 and a closed connection for a request framed twice, by `Content-Length` and by
+  `Transfer-Encoding` (RFC 9112 §6.1): a proxy reading the other framing than ours would let
+  a second request ride in the body.
 
 Bodies are bounded separately (server_stub.edge.bodylimit, 413).
 """
@@ -56,6 +59,9 @@ class BoundedH11Protocol(H11Protocol):
                 if sum(len(k) + len(v) + 4 for k, v in event.headers) > HEAD_LIMIT:
                     self._error_status = 431
                     raise h11.RemoteProtocolError("request headers too large", 431)
+                names = {name for name, _value in event.headers}
+                if b"content-length" in names and b"transfer-encoding" in names:
+                    raise h11.RemoteProtocolError("both Content-Length and Transfer-Encoding")
             return event
 
         self.conn.next_event = next_event  # type: ignore[method-assign]

@@ -84,3 +84,25 @@ def test_a_malformed_request_answers_400_in_the_envelope(http_server: LiveServer
         status, body = _status_and_body(_read_all(sock))
     assert status == 400
     assert body["error"]["code"] == "invalid_request"  # type: ignore[index]
+
+
+def test_a_request_with_both_content_length_and_transfer_encoding_is_refused_and_closed(
+    http_server: LiveServer,
+) -> None:
+    """RFC 9112 §6.1: such a request is how a second request gets smuggled past a proxy that
+    reads the other framing. It is answered 400 in the envelope, the connection closed, and
+    nothing of its body (here a whole second request) is acted on."""
+    smuggled = b"GET /v1/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-alice\r\n\r\n"
+    body = b"0\r\n\r\n" + smuggled
+    head = (
+        b"POST /v1/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-alice\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    )
+    with _connect(http_server) as sock:
+        sock.sendall(head + body)
+        raw = _read_all(sock)
+    status, answer = _status_and_body(raw)
+    assert status == 400
+    assert answer["error"]["code"] == "invalid_request"  # type: ignore[index]
+    assert raw.count(b"HTTP/1.1 ") == 1  # one answer: the smuggled request was not read
