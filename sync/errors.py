@@ -248,6 +248,14 @@ class UnsafePath(LocalFileError):
     (`..`, an absolute path, a symlink pointing out): refused, nothing written."""
 
 
+class SearchTooLong(SyncError):
+    """A search holds more words than one query may (`limit` of them): nothing was read."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"A search can hold at most {limit} words.")
+        self.limit = limit
+
+
 class MirrorError(SyncError):
     """The local mirror database cannot be opened or used."""
 

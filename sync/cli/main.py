@@ -38,6 +38,7 @@ from sync.errors import (
     MirrorDamaged,
     MirrorError,
     MirrorUnwritable,
+    SearchTooLong,
     SyncError,
     Unauthenticated,
     Unavailable,
@@ -395,9 +396,14 @@ def _main(argv: Sequence[str] | None) -> int:
             if args.limit is not None and args.limit < 1:
                 parser.error("--limit must be at least 1")
             profile = _profile(args, network=False)
-            if cli_content.search(
-                profile, args.words, json=args.json, out=sys.stdout, limit=args.limit
-            ):
+            try:
+                cut = cli_content.search(
+                    profile, args.words, json=args.json, out=sys.stdout, limit=args.limit
+                )
+            except SearchTooLong as exc:  # the words asked for, not the mirror, are wrong
+                _err(exc.message)
+                return EXIT_USAGE
+            if cut:
                 _err(f"showing the first {args.limit} matches; more were found (raise --limit).")
             return EXIT_OK
         if args.command == "sync":

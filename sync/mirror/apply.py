@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sync.mirror import title_index
 from sync.mirror.delete_marks import clear_marks
 from sync.mirror.file_index import forget_files_of
-from sync.mirror.reader import IN_CHUNK, chunks, present_ids, rows_by_id
+from sync.mirror.reader import IN_CHUNK, chunks, rows_by_id
 from sync.mirror.schema import REMOVED_MEMORY_SECONDS
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.state import (
@@ -104,7 +105,7 @@ def write_changes(
             continue
         written.append(view)
     removing = list(dict.fromkeys(removals))
-    held = present_ids(conn, removing) if removing else set()
+    held = rows_by_id(conn, removing) if removing else {}
     present = [sid for sid in removing if sid in held]
     changed = bool(written or present)
     # Removals of absent rows change nothing: remembered under the current number.
@@ -129,6 +130,12 @@ def write_changes(
                 for v in written[start : start + UPSERT_CHUNK]
             ],
         )
+    # The title index follows every new row and every changed title (decision 0124).
+    retitled = {v.id for v in written if v.id in current and current[v.id].title != v.title}
+    title_index.remove(conn, [(sid, current[sid].title) for sid in retitled])
+    title_index.add(
+        conn, ((v.id, v.title) for v in written if v.id not in current or v.id in retitled)
+    )
     if seen_at is not None and wanted:
         # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not.
         for chunk in chunks([v.id for v in wanted], IN_CHUNK):
@@ -142,6 +149,7 @@ def write_changes(
         for chunk in chunks(removing, IN_CHUNK):
             files.extend(forget_files_of(conn, chunk))
             forget_transcripts(conn, chunk)  # events and search entries, same transaction
+            title_index.remove(conn, [(sid, held[sid].title) for sid in chunk if sid in held])
             marks = ",".join("?" * len(chunk))
             conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", tuple(chunk))
             clear_marks(conn, chunk)

@@ -35,10 +35,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from sync.mirror import sqlite_driver
+from sync.mirror import sqlite_driver, title_index
 from sync.mirror.schema import SCHEMA_VERSION, add_functions, open_read_only
 from sync.mirror.sqlite_driver import Connection
-from sync.mirror.title_filter import fold, like_pattern, matches_filter
+from sync.mirror.title_filter import ID_MATCH_CHARS, fold, like_pattern, matches_filter
 from sync.wire.models import SessionView
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,11 @@ READ_CHUNK = 2000
 
 #: A row's columns are `SessionView`'s fields, in their order: `SessionView(*row)` is safe.
 ROW_SELECT = f"SELECT {', '.join(f.name for f in fields(SessionView))} FROM sessions"
-_FILTER = " WHERE fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\'"
+# Candidates from the title index (`sync.mirror.title_index`), confirmed by the filter itself.
+_FILTER = (
+    f" WHERE id IN ({title_index.CANDIDATES})"
+    " AND (fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
+)
 # The order of `Mirror.rows`, served by the index `ix_sessions_order`; LIMIT -1 is no limit.
 _ORDER = " ORDER BY updated_at DESC, id DESC LIMIT ?"
 
@@ -134,10 +138,12 @@ def query_rows(
     chunks (the first paint: the UI thread paints the first rows meanwhile)."""
     most = -1 if limit is None else limit
     pattern = like_pattern(filter_text)
-    if pattern is None:
+    query = title_index.filter_query(filter_text)
+    if pattern is None or query is None:
         cursor = conn.execute(ROW_SELECT + _ORDER, (most,))
     else:
-        cursor = conn.execute(ROW_SELECT + _FILTER + _ORDER, (fold(pattern), pattern, most))
+        by_id = pattern if len(filter_text.strip()) >= ID_MATCH_CHARS else None
+        cursor = conn.execute(ROW_SELECT + _FILTER + _ORDER, (query, fold(pattern), by_id, most))
     out: list[SessionView] = []
     while part := cursor.fetchmany(READ_CHUNK):
         out.extend(SessionView(*row) for row in part)
@@ -191,18 +197,6 @@ def rows_by_id(conn: Connection, ids: Sequence[str]) -> dict[str, SessionView]:
         for r in conn.execute(f"{ROW_SELECT} WHERE id IN ({marks})", tuple(chunk)):
             out[r[0]] = SessionView(*r)
     return out
-
-
-def present_ids(conn: Connection, ids: Sequence[str]) -> set[str]:
-    """Which of `ids` the mirror holds."""
-    found: set[str] = set()
-    for chunk in chunks(ids, IN_CHUNK):
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            r[0]
-            for r in conn.execute(f"SELECT id FROM sessions WHERE id IN ({marks})", tuple(chunk))
-        )
-    return found
 
 
 def count_rows(conn: Connection) -> int:

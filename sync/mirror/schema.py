@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sync.errors import MirrorError, MirrorTooNew
-from sync.mirror import sqlite_driver
+from sync.mirror import sqlite_driver, title_index
 from sync.mirror.search_text import fold as search_fold
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.title_filter import fold
@@ -134,6 +134,19 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             columnsize=0
         )""",
         fill_short_index,
+    ),
+    (
+        # The index of titles and ids (decision 0124, `sync.mirror.title_index`): their
+        # one-, two- and three-character grams, so search and the title filter find a
+        # title without reading every one. Filled at once from the rows already mirrored.
+        """CREATE TABLE title_rows (
+            id INTEGER NOT NULL PRIMARY KEY,
+            session_id TEXT NOT NULL UNIQUE
+        )""",
+        """CREATE VIRTUAL TABLE search_titles USING fts5(
+            text, content='', tokenize='unicode61', detail=none, columnsize=0
+        )""",
+        title_index.fill,
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,26 +1,44 @@
-"""Search over the mirror: titles and mirrored message text (CONTRACT §11, decision 0121).
+"""Search over the mirror: titles and mirrored message text (CONTRACT §11, decisions 0121,
+0123 and 0124).
 
 A conversation matches when every word of the query (folded: `sync.mirror.search_text.fold`)
-occurs in its title or in one of its events' searchable text. Words of three characters or
-more find their candidate conversations through the trigram index (`search`, one entry
-per stored batch of a conversation's events, `search_rows` naming its conversation); it is
-built with `detail=none` (much smaller), so a candidate is confirmed against its
-events' text, which also gives the snippet. A one- or two-character word of a script
-written without spaces ("東京", "猫") finds its candidates through the short index
-(`search_short`, decision 0123) under the same entry ids. A query whose words are all
-short and of spaced scripts ("AI") searches titles only, as the sidebar's title filter
-does, rather than scanning every message. Hits come in activity order (the sidebar's:
-`updated_at` DESC, id DESC).
+occurs in its title or in one of its events' searchable text. Three indexes give
+candidates, and every candidate is confirmed against its title and events' text, which
+also gives the snippet: the trigram index of message text (`search`, one entry per stored
+batch of a conversation's events, `search_rows` naming its conversation, `detail=none`),
+the short index of one- and two-character words of scripts written without spaces
+("東京", "猫": `search_short`, same entry ids), and the index of titles
+(`sync.mirror.title_index`). A query whose words are all short and of spaced scripts ("AI")
+searches titles only, as the sidebar's title filter does, rather than every message.
+
+Hits come in activity order (the sidebar's: `updated_at` DESC, id DESC), found one of two
+ways, so that neither a word no conversation holds nor one every conversation holds costs
+a read of everything:
+
+- a word with few index entries (up to `DRIVE_LIMIT`, counted with a `LIMIT`, so however
+  common it is the count is cheap) names all the conversations that can match: they are
+  read by id and sorted;
+- when every word is common, the conversations are walked in activity order and confirmed
+  as they come, so the walk stops at the `limit`-th hit after a few of them. Past
+  `DIRECT_WALK` conversations without enough hits (common words that seldom meet), the rest
+  of the walk asks each word's index entries, built once as a set, before confirming.
+
+Candidates are confirmed a batch of conversations at a time, with one read of their
+events: a read per conversation would cost more than the confirmation itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import regex
 
+from sync.errors import SearchTooLong
+from sync.mirror import title_index
 from sync.mirror.search_text import (
     TEXT_TYPES,
     TRIGRAM,
@@ -39,6 +57,17 @@ from sync.mirror.sqlite_driver import Connection
 #: Hits one search returns at most: the sidebar's first screens. Each hit is confirmed
 #: against its conversation's text, so this bounds a keystroke's cost.
 SEARCH_LIMIT = 50
+#: Words one query may hold: each is confirmed against every candidate's text.
+MAX_QUERY_WORDS = 32
+#: Index entries of a word up to which its candidates are listed and read by id; a word
+#: with more is common, and the conversations are walked in activity order instead.
+DRIVE_LIMIT = 1000
+#: Conversations a walk for common words confirms before it asks the indexes.
+DIRECT_WALK = 1000
+#: Conversations whose events one read fetches for confirmation: few at first (a search
+#: for a common word is done after a few dozen), twice as many each time after.
+FIRST_BATCH = 16
+LAST_BATCH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,25 +120,22 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     return f"({title} OR {events})", (word, query)
 
 
-def _confirm(
-    conn: Connection, session_id: str, title: str | None, words: Sequence[str], titles_only: bool
-) -> Snippet | None:
-    """The snippet if every word occurs in the title or some event's text, else None (a
+def _confirm(title: str | None, words: Sequence[str], texts: Iterable[str]) -> Snippet | None:
+    """The snippet if every word occurs in the title or one of `texts`, else None (a
     trigram candidate whose trigrams are all there, but not together). The snippet is the
-    event holding the most words of the query among those read; events are read in order
+    text holding the most words of the query among those read; texts are read in order
     and only until every word is seen (a one-word query: its first match)."""
     folded_title = fold(title or "")
     missing = {word for word in words if word not in folded_title}
     best, best_count = "", 0
-    if not titles_only:
-        for text in _texts(conn, session_id, words):
-            folded = fold(text)
-            present = {word for word in words if word in folded}
-            missing -= present
-            if len(present) > best_count:
-                best, best_count = text, len(present)
-            if not missing and best_count:  # every word seen, a message to show: enough
-                break
+    for text in texts:
+        folded = fold(text)
+        present = {word for word in words if word in folded}
+        missing -= present
+        if len(present) > best_count:
+            best, best_count = text, len(present)
+        if not missing and best_count:  # every word seen, a message to show: enough
+            break
     if missing:
         return None
     return snippet(best, words) if best_count else snippet(title or "", words)
@@ -118,60 +144,149 @@ def _confirm(
 #: Characters JSON escapes: a word holding one may not appear as itself in `events.data`.
 _ESCAPED = regex.compile(r'["\\\x00-\x1f]')
 
+_EVENTS_OF = (
+    "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
+    " WHERE session_id IN (SELECT value FROM json_each(?))"
+    f" AND type IN ({_TEXT_TYPES}) ORDER BY session_id, sequence"
+)
 
-def _texts(conn: Connection, session_id: str, words: Sequence[str]) -> Iterator[str]:
-    """The searchable texts of a conversation's events that may hold one of `words`.
+type Row = tuple[str, str | None, str]
+
+
+def _texts(rows: Iterable[tuple[Any, ...]], words: Sequence[str]) -> Iterator[str]:
+    """The searchable texts of these event rows that may hold one of `words`.
 
     An event is parsed (the costly step) only when its folded JSON holds one of the words:
     the mirror writes `data` with `ensure_ascii=False`, so a text without characters JSON
     escapes appears in it as itself, and folding is per character, so its fold appears in
     the data's fold. A word with such a character turns the shortcut off."""
-    plain = [word for word in words if not _ESCAPED.search(word)]
-    sift = len(plain) == len(words)
-    rows = conn.execute(
-        "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
-        f" WHERE session_id = ? AND type IN ({_TEXT_TYPES}) ORDER BY sequence",
-        (session_id,),
-    )
+    sift = not any(_ESCAPED.search(word) for word in words)
     for row in rows:
         if sift:
             data = fold(row[5])
-            if not any(word in data for word in plain):
+            if not any(word in data for word in words):
                 continue
         if text := searchable_text(event_of_row(*row)):
             yield text
 
 
-def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> list[SearchHit]:
-    """Conversations matching `query`, in activity order (see the module docstring).
+def _confirmed(
+    conn: Connection, rows: Iterable[Row], words: Sequence[str], titles_only: bool
+) -> Iterator[SearchHit]:
+    """The rows that match, in their order, each with its snippet; their events are read
+    a batch of conversations at a time (none for a search of titles only)."""
+    batch: list[Row] = []
+    size = FIRST_BATCH
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield from _confirm_batch(conn, batch, words, titles_only)
+            batch, size = [], min(size * 2, LAST_BATCH)
+    if batch:
+        yield from _confirm_batch(conn, batch, words, titles_only)
 
-    The conversations are walked in the sidebar's order (its index) and the walk stops at
-    `limit` confirmed hits (None: every one, for `converge search`), so a common word costs
-    the sidebar the first conversations, not every one that holds it."""
-    words = query_words(query)
-    if not words:
-        return []
+
+def _confirm_batch(
+    conn: Connection, batch: Sequence[Row], words: Sequence[str], titles_only: bool
+) -> Iterator[SearchHit]:
+    events: dict[str, list[tuple[Any, ...]]] = {}
+    if not titles_only:
+        ids = json.dumps([session_id for session_id, _title, _at in batch])
+        for row in conn.execute(_EVENTS_OF, (ids,)):
+            events.setdefault(row[0], []).append(row)
+    for session_id, title, updated_at in batch:
+        found = _confirm(title, words, _texts(events.get(session_id, ()), words))
+        if found is not None:
+            yield SearchHit(session_id, title, updated_at, found)
+
+
+def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -> set[str] | None:
+    """The conversations that may hold `word` in their title or, for a word the text indexes
+    can answer, in their text; None when there are more than `cap` index entries of
+    either kind (a common word), or when the word may be in text no index answers for (a
+    short word of a spaced script beside longer ones, confirmed against their candidates)."""
+    sources: list[tuple[str, str, str | None]] = [
+        ("title_rows", "search_titles", title_index.match_query(word))
+    ]
+    if is_short_word(word):
+        sources.append(("search_rows", "search_short", short_query(word)))
+    elif len(word) >= TRIGRAM:
+        sources.append(("search_rows", "search", fts_query(word)))
+    elif not titles_only:
+        return None
+    found: set[str] = set()
+    for table, index, query in sources:
+        if query is None:
+            continue
+        # At most cap + 1 of the index's entries: cheap however common the word.
+        rows = conn.execute(
+            f"SELECT session_id FROM {table} WHERE id IN"
+            f" (SELECT rowid FROM {index} WHERE {index} MATCH ? LIMIT ?)",
+            (query, cap + 1),
+        ).fetchall()
+        if len(rows) > cap:
+            return None
+        found.update(row[0] for row in rows)
+    return found
+
+
+_ORDER = " ORDER BY s.updated_at DESC, s.id DESC"
+
+
+def _walk(conn: Connection, words: Sequence[str], titles_only: bool) -> Iterator[Row]:
+    """Every conversation in activity order, for common words: the first `DIRECT_WALK` as
+    they are, the rest only where each word's index entries or title may hold it."""
+    walked, last = 0, None
+    for last in conn.execute(
+        "SELECT s.id, s.title, s.updated_at FROM sessions s" + _ORDER + " LIMIT ?",
+        (DIRECT_WALK,),
+    ):
+        walked += 1
+        yield last
+    if walked < DIRECT_WALK or last is None:
+        return
     indexed = [word for word in words if len(word) >= TRIGRAM or is_short_word(word)]
-    titles_only = not indexed
-    clauses: list[str] = []
-    params: list[str] = []
+    clauses = ["(s.updated_at, s.id) < (?, ?)"]
+    params: list[str] = [last[2], last[0]]
     # A short word of a spaced script, beside indexed ones, is confirmed in Python against
     # their candidates; with none beside it, titles only.
-    for word in words if titles_only else indexed:
+    for word in indexed or words:
         clause, values = _word_clause(word, titles_only)
         clauses.append(clause)
         params.extend(values)
-    rows = conn.execute(
+    yield from conn.execute(
         "SELECT s.id, s.title, s.updated_at FROM sessions s WHERE "
         + " AND ".join(clauses)
-        + " ORDER BY s.updated_at DESC, s.id DESC",
+        + _ORDER,
         tuple(params),
     )
-    hits: list[SearchHit] = []
-    for session_id, title, updated_at in rows:
-        snip = _confirm(conn, session_id, title, words, titles_only)
-        if snip is not None:
-            hits.append(SearchHit(session_id, title, updated_at, snip))
-            if limit is not None and len(hits) >= limit:
-                break
-    return hits
+
+
+def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> list[SearchHit]:
+    """Conversations matching `query`, in activity order, the first `limit` of them (None:
+    every one, for `converge search`); see the module docstring.
+
+    Raises `SearchTooLong` for a query of more than `MAX_QUERY_WORDS` words."""
+    words = query_words(query)
+    if len(words) > MAX_QUERY_WORDS:
+        raise SearchTooLong(MAX_QUERY_WORDS)
+    if not words:
+        return []
+    titles_only = not any(len(word) >= TRIGRAM or is_short_word(word) for word in words)
+    known = [
+        found
+        for word in words
+        if (found := _word_candidates(conn, word, DRIVE_LIMIT, titles_only)) is not None
+    ]
+    rows: Iterable[Row]
+    if not known:
+        rows = _walk(conn, words, titles_only)
+    elif ids := set.intersection(*known):
+        rows = conn.execute(
+            "SELECT s.id, s.title, s.updated_at FROM sessions s WHERE s.id IN"
+            " (SELECT value FROM json_each(?))" + _ORDER,
+            (json.dumps(sorted(ids)),),
+        )
+    else:
+        return []
+    return list(islice(_confirmed(conn, rows, words, titles_only), limit))

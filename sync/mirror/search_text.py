@@ -90,11 +90,15 @@ def fold(text: str) -> str:
     return str(_MARKS.sub("", unicodedata.normalize("NFKD", text))).casefold()
 
 
-def fold_with_offsets(text: str) -> tuple[str, list[int]]:
+def fold_with_offsets(text: str) -> tuple[str, Sequence[int]]:
     """`fold(text)` of `text` as given (no NFC first, so offsets stay the caller's), and for
     each folded character the offset of the character of `text` it came from."""
     if text.isascii():
-        return text.lower(), list(range(len(text)))
+        return text.lower(), range(len(text))
+    pieces = list(map(_fold_char, text))
+    folded = "".join(pieces)
+    if len(folded) == len(text) and max(map(len, pieces), default=1) == 1:
+        return folded, range(len(text))  # every character folds to one: the usual case
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):

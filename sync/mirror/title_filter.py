@@ -2,13 +2,18 @@
 
 `Mirror.rows(filter_text)` and `sync.mirror.reader` filter in SQL with
 `fold(title) LIKE fold(pattern) ESCAPE '\\' OR id LIKE pattern ESCAPE '\\'` (`like_pattern`
-builds the pattern, `fold` is registered on every mirror connection); `matches_filter` is the
-same predicate in Python, for a listener applying deltas.
+builds the pattern, `fold` is registered on every mirror connection; the id's part only from
+`ID_MATCH_CHARS` characters on); `matches_filter` is the same predicate in Python, for a
+listener applying deltas.
 """
 
 from __future__ import annotations
 
 import unicodedata
+
+#: A filter text matches ids from this many characters on: an id is found by pasting it (or
+#: a good part of it), and "s" or "_1" would otherwise match every row.
+ID_MATCH_CHARS = 3
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -40,4 +45,6 @@ def matches_filter(session_id: str, title: str | None, filter_text: str) -> bool
         return True
     if title is not None and str(fold(needle)) in str(fold(title)):
         return True
+    if len(needle) < ID_MATCH_CHARS:
+        return False
     return needle.translate(_ASCII_LOWER) in session_id.translate(_ASCII_LOWER)

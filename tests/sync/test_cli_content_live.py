@@ -82,3 +82,6 @@ def test_search_prints_every_match_unless_limited_and_says_when_it_cut(
     assert "first 7 matches" in cut.stderr
     refused = converge("search", "gooseberry", "--limit", "0", *offline)
     assert refused.returncode == 2 and "--limit" in refused.stderr
+    pasted = converge("search", *(f"word{n}" for n in range(1000)), *offline)
+    assert pasted.returncode == 2 and pasted.stdout == ""
+    assert pasted.stderr.strip().endswith("A search can hold at most 32 words.")

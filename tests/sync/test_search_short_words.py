@@ -127,8 +127,9 @@ def test_a_mirror_from_before_the_short_index_finds_short_words_after_its_upgrad
     mirror.store_events("ses_a", [message("ses_a", 1, "東京の会議")], fetched_at=None)
     mirror.close()
     conn = sqlite3.connect(path, isolation_level=None)  # as the previous version left it
-    conn.execute("DROP TABLE search_short")
-    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION - 1}")
+    for table in ("search_titles", "title_rows", "search_short"):  # the steps from 4 on
+        conn.execute(f"DROP TABLE {table}")
+    conn.execute("PRAGMA user_version=4")
     conn.close()
     upgraded = Mirror.open(path)
     try:

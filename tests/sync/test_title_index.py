@@ -1,0 +1,166 @@
+"""Titles and ids are found through their index, exactly as reading every title would find
+them, and a search costs the same whatever the number of conversations when nothing
+matches (CONTRACT §11, decision 0124)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sync import SearchTooLong
+from sync.mirror import sqlite_driver, title_index
+from sync.mirror.reader import query_rows
+from sync.mirror.schema import add_functions
+from sync.mirror.search import MAX_QUERY_WORDS, search
+from sync.mirror.search_text import fold, query_words
+from sync.mirror.store import Mirror
+from sync.mirror.title_filter import matches_filter
+from sync.wire.models import SessionView
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STAMP = "2026-01-01T00:00:00.000000Z"
+#: Letters that fold differently by the two predicates (accents, ß, ſ, ﬁ, dotted and dotless
+#: i, a lone combining accent), CJK and Arabic, and what LIKE would read as syntax.
+ALPHABET = "abAB éÉeßsſﬁiİı\u0301東京猫كتب_%\\-."
+
+
+def at(n: int) -> str:
+    return f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}.000000Z"
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Iterator[Mirror]:
+    opened = Mirror.open(tmp_path / "m.sqlite3")
+    yield opened
+    opened.close()
+
+
+TITLES = st.one_of(st.none(), st.text(ALPHABET, max_size=12))
+OPS = st.lists(
+    st.tuples(st.sampled_from(["put", "put", "remove"]), st.integers(0, 5), TITLES),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS, needles=st.lists(st.text(ALPHABET, min_size=1, max_size=4), max_size=4))
+def test_titles_are_found_through_the_index_exactly_as_by_reading_every_title(
+    tmp_path_factory: pytest.TempPathFactory,
+    ops: list[tuple[str, int, str | None]],
+    needles: list[str],
+) -> None:
+    """Whatever conversations were added, renamed and removed: the title filter returns
+    exactly the rows its predicate accepts, and a search of titles exactly those holding
+    every word, so the index neither misses a title nor keeps one it no longer has."""
+    mirror = Mirror.open(tmp_path_factory.mktemp("titles") / "m.sqlite3")
+    try:
+        for n, (kind, which, title) in enumerate(ops):
+            sid = f"ses_{which}"
+            if kind == "put":
+                mirror.apply([SessionView(sid, title, STAMP, at(n), None, None)])
+            else:
+                mirror.apply((), [sid])
+        rows = mirror.rows()
+        for needle in [*needles, "ses_1", "S_2"]:
+            expected = [r.id for r in rows if matches_filter(r.id, r.title, needle)]
+            assert [r.id for r in mirror.rows(needle)] == expected, needle
+            words = query_words(needle)
+            if words:
+                found = [hit.id for hit in mirror.search(needle, limit=None)]
+                titled = [r.id for r in rows if all(w in fold(r.title or "") for w in words)]
+                assert found == titled, needle
+    finally:
+        mirror.close()
+
+
+def test_a_removed_or_renamed_title_leaves_none_of_its_grams_in_the_index(
+    mirror: Mirror, tmp_path: Path
+) -> None:
+    mirror.apply([SessionView("ses_a", "Rendezvous", STAMP, at(1), None, None)])
+    mirror.apply([SessionView("ses_b", "Umzugsplanung", STAMP, at(2), None, None)])
+    mirror.apply([SessionView("ses_a", "Lunch", STAMP, at(3), None, None)])
+    mirror.apply((), ["ses_b"])
+    conn = sqlite_driver.connect(tmp_path / "m.sqlite3")
+    try:
+        gone = set(title_index.entry_text("", "Rendezvous Umzugsplanung").split())
+        kept = set(title_index.entry_text("ses_a", "Lunch").split())
+        for token in gone - kept:
+            assert conn.execute(
+                "SELECT count(*) FROM search_titles WHERE search_titles MATCH ?", (token,)
+            ).fetchone() == (0,), token
+    finally:
+        conn.close()
+    assert mirror.rows("rendez") == [] and mirror.rows("umzug") == []
+    assert [r.id for r in mirror.rows("lunch")] == ["ses_a"]
+
+
+def _steps(path: Path, read: str) -> int:
+    """SQLite virtual-machine steps (in hundreds) one read of the mirror at `path` takes."""
+    conn = sqlite_driver.connect(path)
+    add_functions(conn)
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    conn.set_progress_handler(count, 100)
+    try:
+        if read == "search":
+            search(conn, "zqx", limit=None)
+        else:
+            query_rows(conn, "zqx")
+    finally:
+        conn.close()
+    return steps[0]
+
+
+@pytest.mark.parametrize("read", ["search", "filter"])
+def test_a_word_no_title_holds_costs_the_same_at_any_number_of_conversations(
+    tmp_path: Path, read: str
+) -> None:
+    """A keystroke that matches nothing reads no title: its cost in SQLite's own steps does
+    not grow from 300 conversations to 3,000 (reading every title would grow tenfold)."""
+    costs = []
+    for count in (300, 3000):
+        path = tmp_path / f"m{count}.sqlite3"
+        mirror = Mirror.open(path)
+        mirror.apply(
+            [
+                SessionView(f"ses_{i:05d}", f"Réunion budget {i}", STAMP, at(i), None, None)
+                for i in range(count)
+            ]
+        )
+        mirror.close()
+        costs.append(_steps(path, read))
+    assert costs[1] <= costs[0] + 2, costs
+
+
+def test_a_query_of_more_words_than_a_search_can_hold_is_refused_in_words(
+    mirror: Mirror,
+) -> None:
+    mirror.apply([SessionView("ses_a", "w1 w2", STAMP, at(1), None, None)])
+    assert mirror.search(" ".join(f"w{i}" for i in range(MAX_QUERY_WORDS))) == []
+    with pytest.raises(SearchTooLong) as refused:
+        mirror.search(" ".join(f"word{i}" for i in range(1000)))
+    assert str(refused.value) == f"A search can hold at most {MAX_QUERY_WORDS} words."
+
+
+def test_a_mirror_from_before_the_title_index_finds_its_titles_after_the_upgrade(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.sqlite3"
+    shutil.copy(FIXTURES / "mirror_v5.sqlite3", path)
+    upgraded = Mirror.open(path)
+    try:
+        assert [r.id for r in upgraded.rows("ünï")] == ["ses_fixture2"]
+        assert [r.id for r in upgraded.rows("question")] == ["ses_fixture0"]
+        assert [hit.id for hit in upgraded.search("unicode")] == ["ses_fixture2"]
+    finally:
+        upgraded.close()
