@@ -135,3 +135,18 @@ def test_a_snippet_is_laid_out_as_one_line_of_literal_text_with_utf16_ranges() -
     painter = QPainter(image)
     layout.draw(painter, QPointF(0, 0))
     painter.end()
+
+
+def test_a_search_of_more_words_than_it_can_hold_says_so_instead_of_failing(
+    harness: Harness,
+) -> None:
+    """A pasted page is refused in words in the sidebar's empty state, not reported as a
+    failure to list the conversations (nor as a damaged mirror)."""
+    plans = harness.create("Weekend plans", ts(9))
+    run(harness.loop, harness.sync())
+    pasted = " ".join(f"word{n}" for n in range(1000))
+    _type(harness, pasted, [])
+    assert harness.window.sidebar_empty.text() == "A search can hold at most 32 words."
+    assert harness.window.pane.notice.failure is None
+    _type(harness, "weekend", [plans])
+    assert harness.controller.search.refused is None

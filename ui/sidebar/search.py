@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLineEdit, QListView
 
-from sync import SessionView
+from sync import SearchTooLong, SessionView
 from ui.sidebar.refresher import ChangeSource, RowSource, SidebarRefresher
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ class SidebarSearch(QObject):
         self._view = view
         self._snippets: dict[str, Snippet] = {}
         self.shown_for = ""  # the filter text whose results the list shows
+        #: The most words a search may hold, when the last one held more (its refusal is
+        #: what the empty list says); None otherwise.
+        self.refused: int | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(SEARCH_DEBOUNCE_MS)
@@ -74,14 +77,20 @@ class SidebarSearch(QObject):
         async def rows(filter_text: str) -> list[SessionView]:
             titled = await engine.rows(filter_text)
             if not filter_text:
+                self.refused = None
                 self._show("", {})
                 return titled
-            hits = await engine.search(filter_text)
+            refused = None
+            try:
+                hits = await engine.search(filter_text)
+            except SearchTooLong as exc:  # the words, not the mirror: the list says so
+                refused, hits = exc.limit, []
             have = {row.id for row in titled}
             extra = await asyncio.gather(*(engine.row(h.id) for h in hits if h.id not in have))
             merged = titled + [row for row in extra if row is not None]
             merged.sort(key=lambda row: (row.updated_at, row.id), reverse=True)
             if filter_text == self._refresher.filter_text:  # not a stale query's
+                self.refused = refused
                 self._show(filter_text, {hit.id: hit.snippet for hit in hits})
             return merged
 

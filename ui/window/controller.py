@@ -149,6 +149,7 @@ class WindowController(QObject):
         window.new_requested.connect(self.new_conversation)
         window.settings_requested.connect(lambda: self.spawn(self.edit_settings(), "settings"))
         self.search = SidebarSearch(self.sidebar, window.filter, window.list, self)
+        self.presenter.search_refused = lambda: self.search.refused
         window.delegate.snippet_of = self.search.snippet_of
         window.sidebar_keys.results = self.search  # Down waits for a pending search
         window.filter_changed.connect(self.search.settled)

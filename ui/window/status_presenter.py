@@ -119,6 +119,8 @@ class StatusPresenter(QObject):
         #: reach): the sidebar's empty state and an empty pane say it, with Open Settings.
         self.index_failure: Failure | None = None
         self.host: Callable[[], str] = lambda: ""
+        #: The most words a search may hold, when the sidebar's search held more.
+        self.search_refused: Callable[[], int | None] = lambda: None
         self.pane_fixes: Callable[[WindowAction[Any]], Mapping[Fix, Callable[[], object]]] = (
             lambda _action: {}
         )
@@ -228,6 +230,12 @@ class StatusPresenter(QObject):
         text = self._filter_text()
         if self.window.damaged:
             self.window.set_placeholder(DAMAGED_STATUS)
+        elif text and (most := self.search_refused()) is not None:
+            self.window.sidebar_empty.setText(
+                QCoreApplication.translate(
+                    "StatusPresenter", "A search can hold at most %n words.", "", most
+                )
+            )
         elif self.index_failure is not None:
             self.window.set_placeholder(f"{self.index_failure.words}\n{SETTINGS_HINT}")
         elif text:
