@@ -2,9 +2,9 @@
 (and `python -m bench ui_without VARIANT`, see `bench/ui_without.py`; `python -m bench
 client_rss`, see `bench/client_rss.py`; `python -m bench conformance`, see
 `bench/conformance.py`; `python -m bench s3_clients`, see `bench/s3_clients.py`; `python -m
-bench markdown`, see `bench/markdown.py`; `python -m bench pane`, see `bench/pane.py`;
-`python -m bench scale`, see `bench/scale.py`; `python -m bench slow_link`, see
-`bench/slow_link.py`).
+bench markdown`, see `bench/markdown.py`; `python -m bench lexers`, see `bench/lexers.py`;
+`python -m bench pane`, see `bench/pane.py`; `python -m bench scale`, see `bench/scale.py`;
+`python -m bench slow_link`, see `bench/slow_link.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -26,6 +26,7 @@ EXTRA = (
     "s3_clients",
     "search",
     "markdown",
+    "lexers",
     "pane",
     "scale",
     "device_cost",

@@ -9,6 +9,16 @@ in one message; the pathological ones are 100,000 characters each of the inputs 
 Markdown parsers slow (unclosed brackets, images and emphasis, deep quotes, a big table),
 and one over the size bound that is shown as plain text.
 
+Two figures bound what content can cost the UI thread (decision 0184):
+
+- hostile blocks: every message of `tests.hostile_markdown.hostile_markdown` (fences of
+  hostile code in allowed, refused and unknown languages, and Markdown's costly shapes) at
+  `HOSTILE_SIZE` characters, rendered and laid out; the slowest is reported;
+- a streamed reply: `--stream-kb` of typical replies streamed in 100-character pieces
+  through `TranscriptBuilder`, each piece rendered and laid out as the pane does
+  (`TranscriptItem.render`, `setHtml`, the layout); the UI thread's CPU time in total and
+  for the slowest piece, and how many characters the reply kept.
+
 Figures go to `bench/results/markdown.json`; `--table` prints that file as the table in
 `docs/ui.md`.
 """
@@ -53,6 +63,8 @@ See the [csv documentation](https://docs.python.org/3/library/csv.html).
 """
 
 SIZE = 100_000
+HOSTILE_SIZE = 20_000
+PIECE = 100
 
 
 def inputs() -> dict[str, str]:
@@ -117,6 +129,63 @@ def measure(repeat: int, repeat_pathological: int) -> dict[str, Any]:
     return figures
 
 
+def _laid_out(html: str) -> None:
+    from ui.text.rich_text import InertDocument
+
+    doc = InertDocument()
+    doc.setHtml(html)
+    doc.setTextWidth(700)
+    doc.size()
+
+
+def hostile_blocks() -> dict[str, Any]:
+    """The slowest hostile message (render, then layout), in the UI thread's CPU time."""
+    from tests.hostile_markdown import hostile_markdown
+    from ui.text.rich_text import render_message
+
+    worst: tuple[float, str, float] = (0.0, "", 0.0)
+    for name, text in hostile_markdown(HOSTILE_SIZE).items():
+        start = time.thread_time()
+        html = render_message(text).html
+        rendered = time.thread_time()
+        _laid_out(html)
+        worst = max(worst, (time.thread_time() - start, name, rendered - start))
+    total, name, render = worst
+    return {"chars": HOSTILE_SIZE, "worst": name, "render_ms": round(render * 1000, 1),
+            "total_ms": round(total * 1000, 1)}  # fmt: skip
+
+
+def streamed(kb: int) -> dict[str, Any]:
+    """A reply of `kb` KB streamed in `PIECE`-character pieces, rendered and laid out per
+    piece: the UI thread's CPU time."""
+    from sync import Event
+    from ui.pane.transcript_events import TranscriptBuilder
+    from ui.pane.transcript_model import TranscriptModel
+
+    text = ("\n\n".join([REPLY] * (kb * 1000 // len(REPLY) + 1)))[: kb * 1000]
+    model = TranscriptModel()
+    builder = TranscriptBuilder(model)
+    at = "2026-11-30T05:14:13.123456Z"
+    slowest, slowest_render, render_s, version = 0.0, 0.0, 0.0, -1
+    start = time.thread_time()
+    for n, first in enumerate(range(0, len(text), PIECE)):
+        data = {"text": text[first : first + PIECE]}
+        began = time.thread_time()
+        builder.append_event(Event("ses", "run", n + 1, "message.assistant.delta", at, data))
+        item = model.item(0)
+        if item.version != version:  # the pane lays out a row whose words changed
+            html = item.render(False).html
+            rendered = time.thread_time() - began
+            render_s, slowest_render = render_s + rendered, max(slowest_render, rendered)
+            _laid_out(html)
+            version = item.version
+        slowest = max(slowest, time.thread_time() - began)
+    return {"chars": len(text), "kept": len(model.item(0).text), "pieces": len(text) // PIECE,
+            "total_s": round(time.thread_time() - start, 2), "render_s": round(render_s, 2),
+            "slowest_piece_ms": round(slowest * 1000, 1),
+            "slowest_render_ms": round(slowest_render * 1000, 1)}  # fmt: skip
+
+
 def _md_text(text: str) -> str:
     """`text` as literal Markdown (the inputs' names are made of Markdown's punctuation)."""
     return "".join("&amp;" if c == "&" else f"\\{c}" if c in "\\`*_[]|<>!#" else c for c in text)
@@ -148,9 +217,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--table", action="store_true", help="print the saved run as docs/ui.md's table"
     )
+    parser.add_argument("--stream-kb", type=int, default=100, help="the streamed reply's size")
+    parser.add_argument("--bounds-only", action="store_true", help="only the two bounds")
     args = parser.parse_args(argv)
     if args.table:
         print(table(json.loads((RESULTS_DIR / "markdown.json").read_text())))
+        return 0
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(["bench-markdown"])
+    bounds = {"hostile_blocks": hostile_blocks(), "streamed": streamed(args.stream_kb)}
+    del app
+    print(json.dumps(bounds))
+    if args.bounds_only:
         return 0
     figures = measure(args.repeat, args.repeat_pathological)
     rows = [
@@ -166,5 +246,5 @@ def main(argv: list[str]) -> int:
     ]
     header = ["input", "chars", "render ms", "p95", "layout ms", "p95"]
     print_table("Markdown: one message through render_message, then laid out", header, rows)
-    save("markdown", {"messages": figures, "width_px": 700})
+    save("markdown", {"messages": figures, "width_px": 700, **bounds})
     return 0

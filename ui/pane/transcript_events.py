@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 SLICE = 1_000  # events folded into rows per step of an open (a short step)
 TAIL = 40  # rows shown at once when a transcript opens: more than a screenful
 FIRST_PAINT_MS = 16  # the view lays out and paints those before older rows come in
+#: A streaming reply keeps at most this many characters; the rest of its pieces is dropped
+#: and the row says so, until the whole message comes (it is then shown as any message).
+#: Each piece lays the row's document out again, so this bounds what one piece costs.
+MAX_STREAMED_CHARS = 20_000
 
 
 class TranscriptBuilder:
@@ -148,7 +152,8 @@ class TranscriptBuilder:
             case AssistantMessage(message=message):
                 item = self.streaming.pop(run_id, None)
                 if item is not None:
-                    self._set_text(item, message.text)
+                    self._set_text(item, message.text, truncated=False)  # rendered whole, once
+                    self._end_stream(item)
                 else:
                     self._add(message_item(Kind.ASSISTANT, message.text, at, run_id))
             case ToolInvocation() as tool:
@@ -209,13 +214,22 @@ class TranscriptBuilder:
         else:
             self.model.append(item)
 
-    def _set_text(self, item: TranscriptItem, text: str) -> None:
+    def _set_text(self, item: TranscriptItem, text: str, truncated: bool | None = None) -> None:
         if self._pending is not None:
-            if text != item.text:
-                item.text = text
+            cut = item.truncated if truncated is None else truncated
+            if text != item.text or cut != item.truncated:
+                item.text, item.truncated = text, cut
                 item.version += 1
         else:
-            self.model.set_text(item, text)
+            self.model.set_text(item, text, truncated=truncated)
+
+    def _end_stream(self, item: TranscriptItem) -> None:
+        if self._pending is not None:
+            if item.streaming:
+                item.streaming = False
+                item.version += 1
+        else:
+            self.model.end_stream(item)
 
     def _set_detail(self, item: TranscriptItem, detail: str, *, buttons: bool) -> None:
         if self._pending is not None:
@@ -231,16 +245,23 @@ class TranscriptBuilder:
             if not text.strip(". \n"):
                 return  # a "still working" tick: the indicator says that, not a bubble
             item = message_item(Kind.ASSISTANT, "", at, run_id)
+            item.streaming = True
             self.streaming[run_id] = item
             self._add(item)
-        self._set_text(item, item.text + text)  # once begun, dots are the reply's own
+        if item.truncated:
+            return  # past the bound: the rest of the reply is not kept
+        room = MAX_STREAMED_CHARS - len(item.text)
+        # Once begun, dots are the reply's own.
+        self._set_text(item, item.text + text[:room], len(text) > room)
 
     def _end_run(
         self, run_id: str | None, end: RunCompleted | RunFailed | RunCancelled, at: str
     ) -> None:
         """A run's terminal event: its reply is final, and an approval it still waited for
         loses its buttons (a decision would only get a 409 now)."""
-        self.streaming.pop(run_id, None)
+        item = self.streaming.pop(run_id, None)
+        if item is not None:
+            self._end_stream(item)
         words = QCoreApplication.translate("ConversationPane", "The reply ended before a decision.")
         if isinstance(end, RunFailed):
             self._add(

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
@@ -37,6 +37,9 @@ from PySide6.QtCore import (
 
 from ui.sidebar.relative_time import full_time
 from ui.text.rich_text import RenderedText, render_message
+
+if TYPE_CHECKING:
+    from ui.text.streamed_text import StreamedRender
 
 type AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -95,6 +98,8 @@ class TranscriptItem:
     name: str = ""
     buttons: bool = False
     rendered: RenderedText | None = None  # given: a fixed rendering (a test's anchors)
+    streaming: bool = False  # a reply still growing: rendered piece by piece
+    truncated: bool = False  # a streamed reply cut at `MAX_STREAMED_CHARS`: says so
     serial: int = field(default_factory=lambda: next(_serials))
     version: int = 0  # bumped on every change of the words: the delegate's cache key
     #: The delegate's measure: (epoch, version, height, ideal width, exact).
@@ -102,16 +107,31 @@ class TranscriptItem:
     hint: QSize | None = None  # the size hint made from `size`, handed out again
     _rendered_for: tuple[int, bool] | None = None
     _fixed: bool = False
+    _streamed: StreamedRender | None = None
 
     def __post_init__(self) -> None:
         self._fixed = self.rendered is not None
 
     def render(self, dark: bool) -> RenderedText:
-        """The message's rich text (cached until its words or the colour scheme change)."""
+        """The message's rich text (cached until its words or the colour scheme change).
+
+        While a reply streams, only its growing tail is rendered again per piece
+        (`ui.text.streamed_text`); once it has ended, the whole reply is rendered once."""
         if self._fixed and self.rendered is not None:
             return self.rendered
         if self.rendered is None or self._rendered_for != (self.version, dark):
-            self.rendered = render_message(self.text, dark=dark)
+            if self.streaming:
+                if self._streamed is None:
+                    from ui.text.streamed_text import StreamedRender  # loads Markdown: 0216
+
+                    self._streamed = StreamedRender()
+                rendered = self._streamed.render(self.text, dark=dark)
+            else:
+                self._streamed = None
+                rendered = render_message(self.text, dark=dark)
+            if self.truncated:
+                rendered = replace(rendered, html=rendered.html + _too_long_html(dark))
+            self.rendered = rendered
             self._rendered_for = (self.version, dark)
         return self.rendered
 
@@ -124,6 +144,15 @@ class TranscriptItem:
             )
             return self.rendered.plain if current and self.rendered is not None else self.text
         return f"{self.text}\n{self.detail}" if self.detail else self.text
+
+
+def _too_long_html(dark: bool) -> str:
+    from ui.text.streamed_text import note_html
+
+    words = QCoreApplication.translate(
+        "ConversationPane", "This reply is too long to show in full here."
+    )
+    return note_html(words, dark=dark)
 
 
 class TranscriptModel(QAbstractListModel):
@@ -222,9 +251,18 @@ class TranscriptModel(QAbstractListModel):
         """A streamed piece: only this row changes."""
         self.set_text(item, item.text + text)
 
-    def set_text(self, item: TranscriptItem, text: str) -> None:
-        if text != item.text:
-            item.text = text
+    def set_text(self, item: TranscriptItem, text: str, *, truncated: bool | None = None) -> None:
+        """New words (and whether they were cut at the streamed bound)."""
+        cut = item.truncated if truncated is None else truncated
+        if text != item.text or cut != item.truncated:
+            item.text, item.truncated = text, cut
+            item.version += 1
+            self._changed(item)
+
+    def end_stream(self, item: TranscriptItem) -> None:
+        """A streamed reply is complete: it is rendered whole from now on."""
+        if item.streaming:
+            item.streaming = False
             item.version += 1
             self._changed(item)
 

@@ -3,32 +3,115 @@
 Qt's rich-text engine reads inline `style` attributes but not a `<style>` sheet's classes
 reliably, so each token becomes a `<span style="color:…">` of our own from the Pygments
 style's colour, weight and slant (no token background: a style's error boxes would
-scatter patches over the block). The language is the fence's info word; an unknown or
-missing one, or a block over `MAX_HIGHLIGHT_CHARS`, is shown uncoloured: lexers are
-regular expressions, and a huge block is where one would be slow. Nothing is guessed
+scatter patches over the block). The language is the fence's info word. Nothing is guessed
 (`guess_lexer` tries every lexer on the text).
+
+Highlighting runs on the UI thread, and a lexer is a set of regular expressions that content
+chooses: many backtrack over the rest of the block on some input, a few for minutes. So a
+block is coloured only when its language is one of `ALLOWED_LEXERS` (lexers whose every token
+came quickly on hostile input, `python -m bench lexers`; any alias of one will do), it is at
+most `MAX_HIGHLIGHT_CHARS` long and its tokens come within `HIGHLIGHT_BUDGET_S`. Anything
+else is shown uncoloured, and a block that ran out of time is remembered by its content and
+language so that no later paint, theme change or streamed piece tries it again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 
 from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
+from pygments.lexers import find_lexer_class_by_name
 from pygments.style import StyleMeta
 from pygments.styles import get_style_by_name
 from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
 #: Blocks longer than this are shown in the monospace font without colours.
-MAX_HIGHLIGHT_CHARS = 20_000
+MAX_HIGHLIGHT_CHARS = 4_000
+#: How long one block may take to colour; past it the block is shown uncoloured.
+HIGHLIGHT_BUDGET_S = 0.010
+#: The lexers (class names) a fence may use: those whose every token came within 3 ms of
+#: CPU on hostile input of `MAX_HIGHLIGHT_CHARS` (`python -m bench lexers --check`).
+ALLOWED_LEXERS = frozenset(
+    {
+        "BashLexer",
+        "BashSessionLexer",
+        "CLexer",
+        "CMakeLexer",
+        "CSharpLexer",
+        "ClojureLexer",
+        "CppLexer",
+        "CssLexer",
+        "DartLexer",
+        "DiffLexer",
+        "DockerLexer",
+        "ElixirLexer",
+        "ErlangLexer",
+        "FSharpLexer",
+        "FortranLexer",
+        "GoLexer",
+        "GraphQLLexer",
+        "GroovyLexer",
+        "HaskellLexer",
+        "HtmlLexer",
+        "JavaLexer",
+        "JavascriptLexer",
+        "JsonLexer",
+        "JsxLexer",
+        "JuliaLexer",
+        "KotlinLexer",
+        "LuaLexer",
+        "MakefileLexer",
+        "MarkdownLexer",
+        "MySqlLexer",
+        "NginxConfLexer",
+        "NimrodLexer",
+        "ObjectiveCLexer",
+        "OcamlLexer",
+        "PerlLexer",
+        "PhpLexer",
+        "PostgresLexer",
+        "PowerShellLexer",
+        "PropertiesLexer",
+        "ProtoBufLexer",
+        "PythonLexer",
+        "RegeditLexer",
+        "RubyLexer",
+        "RustLexer",
+        "SLexer",
+        "ScalaLexer",
+        "ScssLexer",
+        "SqlLexer",
+        "SwiftLexer",
+        "TOMLLexer",
+        "TerraformLexer",
+        "TexLexer",
+        "TextLexer",
+        "TsxLexer",
+        "TypeScriptLexer",
+        "VimLexer",
+        "XmlLexer",
+        "YamlLexer",
+        "ZigLexer",
+    }
+)
 #: The Pygments styles for a light and a dark palette.
 LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
+#: The clock the budget is measured on (a test gives its own).
+clock: Callable[[], float] = time.perf_counter
 
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
+_REMEMBERED = 4_096  # blocks known to be over budget
+_KEPT = 64  # coloured blocks kept (a streamed reply re-renders its last block per piece)
+_over_budget: OrderedDict[tuple[bytes, str], None] = OrderedDict()
+_coloured: OrderedDict[tuple[bytes, str, bool], str] = OrderedDict()
 
 
 def language_of(info: str) -> str:
@@ -40,10 +123,15 @@ def language_of(info: str) -> str:
 
 @lru_cache(maxsize=64)
 def _lexer(language: str) -> Lexer | None:
+    """The lexer for `language` when it is an alias of an allowed one (loading a lexer's
+    module runs none of its expressions)."""
     try:
-        return get_lexer_by_name(language.lower(), stripnl=False, ensurenl=False)
+        found = find_lexer_class_by_name(language.lower())
     except ClassNotFound:
         return None
+    if found.__name__ not in ALLOWED_LEXERS:
+        return None
+    return found(stripnl=False, ensurenl=False)
 
 
 @lru_cache(maxsize=2)
@@ -65,13 +153,41 @@ def _span_style(dark: bool, ttype: _TokenType) -> str:
 
 
 def highlight(code: str, language: str, *, dark: bool) -> str:
-    """`code` escaped, in coloured spans when `language` has a lexer (for a `<pre>`)."""
+    """`code` escaped, in coloured spans when `language` has an allowed lexer and the
+    block is coloured within its budget (for a `<pre>`)."""
     lexer = _lexer(language) if language and len(code) <= MAX_HIGHLIGHT_CHARS else None
     if lexer is None:
         return html.escape(code, quote=False)
+    digest = hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    name = type(lexer).__name__
+    if (digest, name) in _over_budget:
+        return html.escape(code, quote=False)
+    done = _coloured.get((digest, name, dark))
+    if done is not None:
+        _coloured.move_to_end((digest, name, dark))
+        return done
+    coloured = _colour(code, lexer, dark)
+    if coloured is None:
+        _keep(_over_budget, (digest, name), None, _REMEMBERED)
+        return html.escape(code, quote=False)
+    _keep(_coloured, (digest, name, dark), coloured, _KEPT)
+    return coloured
+
+
+def _colour(code: str, lexer: Lexer, dark: bool) -> str | None:
+    """The spans, or None when the budget ran out first."""
     out: list[str] = []
+    deadline = clock() + HIGHLIGHT_BUDGET_S
     for ttype, value in lexer.get_tokens(code):
+        if clock() >= deadline:  # every token: one can take a millisecond or two
+            return None
         text = html.escape(value, quote=False)
         style = _span_style(dark, ttype)
         out.append(f'<span style="{style}">{text}</span>' if style and value.strip() else text)
     return "".join(out)
+
+
+def _keep[K, V](cache: OrderedDict[K, V], key: K, value: V, size: int) -> None:
+    cache[key] = value
+    if len(cache) > size:
+        cache.popitem(last=False)

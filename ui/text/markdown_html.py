@@ -144,8 +144,16 @@ def _label_is_target(label: str, href: str, shown: str) -> bool:
 class _Writer:
     """One message's HTML and its code blocks, written from markdown-it's tokens."""
 
-    def __init__(self, palette: Palette, *, dark: bool, link_target: Callable[[str], QUrl | None]):
+    def __init__(
+        self,
+        palette: Palette,
+        *,
+        dark: bool,
+        link_target: Callable[[str], QUrl | None],
+        first_code_block: int = 0,
+    ):
         self.palette = palette
+        self.first_code_block = first_code_block  # the Copy anchors count on from it
         self.dark = dark
         self.link_target = link_target
         self.code_blocks: list[str] = []
@@ -218,7 +226,7 @@ class _Writer:
 
     def code_block(self, token: Token) -> str:
         code = clean(token.content).removesuffix("\n")
-        index = len(self.code_blocks)
+        index = self.first_code_block + len(self.code_blocks)
         self.code_blocks.append(code)
         language = language_of(token.info) if token.type == "fence" else ""
         p = self.palette
@@ -322,16 +330,22 @@ _INLINE_TAGS = {
 
 
 def to_html(
-    text: str, *, dark: bool, link_target: Callable[[str], QUrl | None]
+    text: str,
+    *,
+    dark: bool,
+    link_target: Callable[[str], QUrl | None],
+    first_code_block: int = 0,
 ) -> tuple[str, tuple[str, ...]] | None:
     """`text` (already `clean`) as Qt HTML and its code blocks' texts, or None when it
     nests deeper than `MAX_NESTING` (the parser would have dropped part of it), has more
-    than `MAX_TOKENS` tokens or more than `MAX_BRACKETS` "[" characters."""
+    than `MAX_TOKENS` tokens or more than `MAX_BRACKETS` "[" characters. The Copy anchors
+    are numbered from `first_code_block` (a piece of a longer text)."""
     if text.count("[") > MAX_BRACKETS:
         return None
     tokens = _PARSER.parse(text)
     count, deepest = _shape(tokens)
     if deepest >= MAX_NESTING - 1 or count > MAX_TOKENS:
         return None
-    writer = _Writer(DARK if dark else LIGHT, dark=dark, link_target=link_target)
+    palette = DARK if dark else LIGHT
+    writer = _Writer(palette, dark=dark, link_target=link_target, first_code_block=first_code_block)
     return writer.blocks(tokens).strip(), tuple(writer.code_blocks)

@@ -228,6 +228,10 @@
         <translation>أُلغي: أُوقف الرد.</translation>
     </message>
     <message>
+        <source>This reply is too long to show in full here.</source>
+        <translation>هذا الرد أطول من أن يُعرض هنا كاملًا.</translation>
+    </message>
+    <message>
         <source>Memory reinforced</source>
         <translation>تعزّزت ذكرى</translation>
     </message>

@@ -228,6 +228,10 @@
         <translation>Abgebrochen: Die Antwort wurde gestoppt.</translation>
     </message>
     <message>
+        <source>This reply is too long to show in full here.</source>
+        <translation>Diese Antwort ist zu lang, um sie hier vollständig anzuzeigen.</translation>
+    </message>
+    <message>
         <source>Memory reinforced</source>
         <translation>Erinnerung bestärkt</translation>
     </message>
