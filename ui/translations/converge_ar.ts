@@ -172,7 +172,7 @@
     </message>
     <message>
         <source>Open Settings</source>
-        <extracomment>The operating system&apos;s reasons that mean &quot;this device has no network&quot;, not &quot;that host&quot;. The fixes&apos; words for lupdate: they are translated where shown (ui/pane_notice.py).</extracomment>
+        <extracomment>The operating system&apos;s reasons that mean &quot;this device has no network&quot;, not &quot;that host&quot;. The fixes&apos; words for lupdate: they are translated where shown (ui/pane/notice.py).</extracomment>
         <translation>فتح الإعدادات</translation>
     </message>
     <message>
@@ -201,6 +201,7 @@
     </message>
     <message>
         <source>Skill published</source>
+        <extracomment>A streaming reply keeps at most this many characters; the rest of its pieces is dropped and the row says so, until the whole message comes (it is then shown as any message). Each piece lays the row&apos;s document out again, so this bounds what one piece costs.</extracomment>
         <translation>نُشرت المهارة</translation>
     </message>
     <message>
@@ -229,6 +230,7 @@
     </message>
     <message>
         <source>This reply is too long to show in full here.</source>
+        <extracomment>The delegate&apos;s measure: (epoch, version, height, ideal width, exact).</extracomment>
         <translation>هذا الرد أطول من أن يُعرض هنا كاملًا.</translation>
     </message>
     <message>
@@ -966,7 +968,7 @@ Profile: {1}</source>
     </message>
     <message>
         <source>last activity {0}</source>
-        <extracomment>Ids of date-section header rows (`ui.grouping`) start with this; no session id does. The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
+        <extracomment>The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
         <translation>آخر نشاط {0}</translation>
     </message>
     <message>
@@ -1080,6 +1082,20 @@ Last activity: {1}</source>
     <message>
         <source>Keys</source>
         <translation>المفاتيح</translation>
+    </message>
+</context>
+<context>
+    <name>StatusPresenter</name>
+    <message numerus="yes">
+        <source>A search can hold at most %n words.</source>
+        <translation>
+            <numerusform>لا يمكن أن يحتوي البحث على أي كلمة.</numerusform>
+            <numerusform>يمكن أن يحتوي البحث على كلمة واحدة على الأكثر.</numerusform>
+            <numerusform>يمكن أن يحتوي البحث على كلمتين على الأكثر.</numerusform>
+            <numerusform>يمكن أن يحتوي البحث على %n كلمات على الأكثر.</numerusform>
+            <numerusform>يمكن أن يحتوي البحث على %n كلمة على الأكثر.</numerusform>
+            <numerusform>يمكن أن يحتوي البحث على %n كلمة على الأكثر.</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -172,7 +172,7 @@
     </message>
     <message>
         <source>Open Settings</source>
-        <extracomment>The operating system&apos;s reasons that mean &quot;this device has no network&quot;, not &quot;that host&quot;. The fixes&apos; words for lupdate: they are translated where shown (ui/pane_notice.py).</extracomment>
+        <extracomment>The operating system&apos;s reasons that mean &quot;this device has no network&quot;, not &quot;that host&quot;. The fixes&apos; words for lupdate: they are translated where shown (ui/pane/notice.py).</extracomment>
         <translation>Einstellungen öffnen</translation>
     </message>
     <message>
@@ -201,6 +201,7 @@
     </message>
     <message>
         <source>Skill published</source>
+        <extracomment>A streaming reply keeps at most this many characters; the rest of its pieces is dropped and the row says so, until the whole message comes (it is then shown as any message). Each piece lays the row&apos;s document out again, so this bounds what one piece costs.</extracomment>
         <translation>Fähigkeit veröffentlicht</translation>
     </message>
     <message>
@@ -229,6 +230,7 @@
     </message>
     <message>
         <source>This reply is too long to show in full here.</source>
+        <extracomment>The delegate&apos;s measure: (epoch, version, height, ideal width, exact).</extracomment>
         <translation>Diese Antwort ist zu lang, um sie hier vollständig anzuzeigen.</translation>
     </message>
     <message>
@@ -922,7 +924,7 @@ Profil: {1}</translation>
     </message>
     <message>
         <source>last activity {0}</source>
-        <extracomment>Ids of date-section header rows (`ui.grouping`) start with this; no session id does. The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
+        <extracomment>The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
         <translation>letzte Aktivität {0}</translation>
     </message>
     <message>
@@ -1036,6 +1038,16 @@ Letzte Aktivität: {1}</translation>
     <message>
         <source>Keys</source>
         <translation>Tasten</translation>
+    </message>
+</context>
+<context>
+    <name>StatusPresenter</name>
+    <message numerus="yes">
+        <source>A search can hold at most %n words.</source>
+        <translation>
+            <numerusform>Eine Suche kann höchstens %n Wort enthalten.</numerusform>
+            <numerusform>Eine Suche kann höchstens %n Wörter enthalten.</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -119,7 +119,7 @@ class StatusPresenter(QObject):
         #: reach): the sidebar's empty state and an empty pane say it, with Open Settings.
         self.index_failure: Failure | None = None
         self.host: Callable[[], str] = lambda: ""
-        #: The most words a search may hold, when the sidebar's search held more.
+        # The most words a search may hold, when the sidebar's search held more.
         self.search_refused: Callable[[], int | None] = lambda: None
         self.pane_fixes: Callable[[WindowAction[Any]], Mapping[Fix, Callable[[], object]]] = (
             lambda _action: {}
