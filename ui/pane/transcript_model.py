@@ -36,7 +36,7 @@ from PySide6.QtCore import (
 )
 
 from ui.sidebar.relative_time import full_time
-from ui.text.rich_text import RenderedText, render_message
+from ui.text.rich_text import RenderedText, render_message, render_typed
 
 type AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -107,11 +107,15 @@ class TranscriptItem:
         self._fixed = self.rendered is not None
 
     def render(self, dark: bool) -> RenderedText:
-        """The message's rich text (cached until its words or the colour scheme change)."""
+        """The message's rich text (cached until its words or the colour scheme change):
+        a reply's Markdown rendered, your own message as you typed it."""
         if self._fixed and self.rendered is not None:
             return self.rendered
         if self.rendered is None or self._rendered_for != (self.version, dark):
-            self.rendered = render_message(self.text, dark=dark)
+            if self.kind == Kind.USER:
+                self.rendered = render_typed(self.text)
+            else:
+                self.rendered = render_message(self.text, dark=dark)
             self._rendered_for = (self.version, dark)
         return self.rendered
 
