@@ -397,7 +397,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc.setDefaultFont(option.font)
         if isinstance(item, TranscriptItem):
             fill(doc, item, self.dark)
-            editor.setAccessibleName(item.plain)
+            editor.setAccessibleName(item.spoken)
         editor.setDocument(doc)
         return editor
 

@@ -13,7 +13,8 @@ a whole transcript is a reset to its newest rows (`reset`) and inserts of its ol
 above them (`prepend`).
 
 Every row answers the accessibility roles with its words ("You: …", "Assistant: …"), so
-a screen reader reads the message itself, not a name for it.
+a screen reader reads the message itself, not a name for it: a reply's words as rendered
+(`ui.text.spoken`, no Markdown marks), your own as you typed them, which is how they show.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class TranscriptItem:
     size: tuple[int, int, int, int, bool] | None = None
     hint: QSize | None = None  # the size hint made from `size`, handed out again
     _rendered_for: tuple[int, bool] | None = None
+    _spoken: tuple[int, str] | None = None  # (version, words)
     _fixed: bool = False
 
     def __post_init__(self) -> None:
@@ -128,6 +130,19 @@ class TranscriptItem:
             )
             return self.rendered.plain if current and self.rendered is not None else self.text
         return f"{self.text}\n{self.detail}" if self.detail else self.text
+
+    @property
+    def spoken(self) -> str:
+        """What a screen reader says: a reply's rendered words, anything else its plain
+        text (which is what it shows)."""
+        if self.kind != Kind.ASSISTANT:
+            return self.plain
+        if self._spoken is None or self._spoken[0] != self.version:
+            # Imported here: the Markdown parser loads after the first paint (decision 0216).
+            from ui.text.spoken import spoken
+
+            self._spoken = (self.version, spoken(self.text))
+        return self._spoken[1]
 
 
 class TranscriptModel(QAbstractListModel):
@@ -179,7 +194,7 @@ class TranscriptModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return item.plain
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{tr(_SPEAKERS[item.kind])}: {item.plain}"
+            return f"{tr(_SPEAKERS[item.kind])}: {item.spoken}"
         if role == Qt.ItemDataRole.AccessibleDescriptionRole:
             words = _DESCRIPTIONS.get(item.kind)
             return tr(words) if words else tr(_SPEAKERS[item.kind])

@@ -5,9 +5,9 @@ Everything a transcript paints or copies goes through `render_message` (a reply)
 is in Qt's rich-text subset with every character of content escaped, so no markup, image
 or link of the content's own reaches Qt unchecked (CONTRACT §10.1). `InertDocument` is the
 document the transcript lays that HTML out in; it loads no resource, so even a mistake in
-the renderer cannot fetch a file or a URL. `plain` is what copying and assistive
-technology get; `code_blocks` are the fenced blocks' texts, which anchors named
-`converge-copy:N` in the HTML copy.
+the renderer cannot fetch a file or a URL. `plain` is what copying gets (a
+screen reader hears a reply's rendered words, `ui.text.spoken`); `code_blocks` are the
+fenced blocks' texts, which anchors named `converge-copy:N` in the HTML copy.
 
 A reply's text is Markdown (`ui.text.markdown_html`, decision 0175): CommonMark with tables and
 strikethrough, code highlighted, links shown with their targets. `plain` is the source as

@@ -172,7 +172,7 @@
     </message>
     <message>
         <source>Open Settings</source>
-        <extracomment>The operating system&apos;s reasons that mean &quot;this device has no network&quot;, not &quot;that host&quot;. The fixes&apos; words for lupdate: they are translated where shown (ui/pane_notice.py).</extracomment>
+        <extracomment>The operating system&apos;s reasons that mean &quot;this device has no network&quot;, not &quot;that host&quot;. The fixes&apos; words for lupdate: they are translated where shown (ui/pane/notice.py).</extracomment>
         <translation>فتح الإعدادات</translation>
     </message>
     <message>
@@ -294,6 +294,22 @@
     <message>
         <source>Copy this code</source>
         <translation>نسخ هذه الشيفرة</translation>
+    </message>
+    <message>
+        <source>Code, {0}: {1}</source>
+        <translation>شيفرة، {0}: {1}</translation>
+    </message>
+    <message>
+        <source>Code: {0}</source>
+        <translation>شيفرة: {0}</translation>
+    </message>
+    <message>
+        <source>Image: {0}</source>
+        <translation>صورة: {0}</translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation>صورة</translation>
     </message>
 </context>
 <context>
@@ -962,7 +978,7 @@ Profile: {1}</source>
     </message>
     <message>
         <source>last activity {0}</source>
-        <extracomment>Ids of date-section header rows (`ui.grouping`) start with this; no session id does. The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
+        <extracomment>The server keeps at most 64 code points of the first message, with no ellipsis (CONTRACT, title rule); a cluster boundary or a trailing space can shorten the cut by one or two, so a title this long is taken to be cut. How far back a cut title may lose its partial last word.</extracomment>
         <translation>آخر نشاط {0}</translation>
     </message>
     <message>
