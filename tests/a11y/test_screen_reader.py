@@ -250,12 +250,18 @@ def test_the_search_box_composer_and_send_button_are_named(tree: Node) -> None:
     assert find(tree, name="Send message", role="push button")["focusable"]
 
 
-def test_focusing_the_list_opens_a_conversation_whose_messages_reach_the_screen_reader(
-    session: Session, tree: Node
-) -> None:
-    after = session.probe(
+@pytest.fixture(scope="module")
+def opened(session: Session, tree: Node) -> Node:
+    """The tree once focusing the list has opened a conversation and its messages came."""
+    return session.probe(
         "--ready", "Conversations", "--focus", "Conversations", "--wait-under", "Transcript"
     )
+
+
+def test_focusing_the_list_opens_a_conversation_whose_messages_reach_the_screen_reader(
+    opened: Node,
+) -> None:
+    after = opened
     rows = find(after, name="Conversations", role="list")
     focused = [r for r in rows["children"] if r["focused"]]
     assert len(focused) == 1, [r["name"] for r in rows["children"]]
@@ -269,3 +275,12 @@ def test_focusing_the_list_opens_a_conversation_whose_messages_reach_the_screen_
         if n is not transcript and (n["name"] or n.get("text"))
     ]
     assert any(title in name or title in text for name, text in words), words[:10]
+
+
+def test_every_description_a_screen_reader_is_given_is_plain_words(opened: Node) -> None:
+    """Qt hands the tooltip over as the description when none is set, and our tooltips are
+    markup: the pane's title and the account label were read as tags."""
+    described = [(n["name"], n["description"]) for n in walk(opened) if n["description"]]
+    assert described, "nothing is described"
+    marked = [pair for pair in described if re.search(r"<[a-z/][^>]*>", pair[1])]
+    assert not marked, marked

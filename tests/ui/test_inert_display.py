@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6 import QtGui
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QImage, QPainter, QTextDocument
+from PySide6.QtGui import QAccessible, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QStyleOptionViewItem, QWidget
 
 from app.loop import ConvergeEventLoop
@@ -151,6 +151,33 @@ def test_the_status_bar_shows_server_words_as_plain_text(qapp: QApplication) -> 
         f"Converge — {FSI}{MARKUP}{PDI} on {FSI}https://abcdef.example{PDI} · profile {FSI}p{PDI}"
     )
     window.close()
+
+
+def _description(widget: QWidget) -> str:
+    """What a screen reader is given as the widget's description."""
+    interface = QAccessible.queryAccessibleInterface(widget)
+    assert interface is not None
+    return interface.text(QAccessible.Text.Description)
+
+
+def test_the_pane_title_and_the_account_label_describe_themselves_in_plain_words(
+    qapp: QApplication,
+) -> None:
+    pane = ConversationPane()
+    pane.show_session("ses_1", f"Trip {MARKUP}", "2026-11-30T05:00:00.000000Z")
+    assert _description(pane.title) == f"Trip {MARKUP}"
+    window = QMainWindow()
+    line = StatusLine(window)
+    line.set_where("alice", "https://example.org", "/home/me/p")
+    assert _description(line.where) == (
+        f"Signed in as {FSI}alice{PDI} on {FSI}https://example.org{PDI}\n"
+        f"Profile: {FSI}/home/me/p{PDI}"
+    )
+    main = MainWindow()
+    main.set_offline(True, "No route to host")
+    assert _description(main.offline_banner) == "No route to host"
+    for widget in (pane, window, main):
+        widget.close()
 
 
 def test_the_conversation_pane_shows_server_names_isolated_in_plain_labels(

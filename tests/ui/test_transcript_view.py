@@ -1,6 +1,7 @@
 """The virtualised transcript: rows, not widgets; streaming touches one row;
 following the bottom and "Jump to latest"; copying; links only through `link_target`;
-long words wrap inside the reading column; a row's accessible text is its message."""
+long words wrap inside the reading column; a row's accessible text is its message, a reply's
+as the words its rendering shows."""
 
 from __future__ import annotations
 
@@ -243,6 +244,42 @@ def test_a_rows_accessible_text_is_its_message(pane: ConversationPane) -> None:
     index: QModelIndex = pane.model.index(1, 0)
     assert index.data(TranscriptModel.TimeRole) == AT
     assert index.data(Qt.ItemDataRole.ToolTipRole), "a timestamp on hover"
+
+
+def _spoken(pane: ConversationPane) -> list[str]:
+    view = QAccessible.queryAccessibleInterface(pane.transcript)
+    assert view is not None
+    return [view.child(n).text(QAccessible.Text.Name) for n in range(view.childCount())]
+
+
+def test_a_reply_is_read_as_its_rendered_words_not_its_markdown(pane: ConversationPane) -> None:
+    pane.set_events(
+        [
+            reply(
+                "# Boats\n\nEcho: **bold** and `code`, *soon*\n\n| day | at |\n|--|--|\n| Mon | 9 |"
+            )
+        ]
+    )
+    assert _spoken(pane) == ["Assistant: Boats\nEcho: bold and code, soon\nday, at\nMon, 9"]
+
+
+def test_a_code_block_is_announced_as_code_in_its_language(pane: ConversationPane) -> None:
+    pane.set_events([reply("Try:\n\n```python\nprint(1)\n```\n\n    plain")])
+    assert _spoken(pane) == ["Assistant: Try:\nCode, python: print(1)\nCode: plain"]
+
+
+def test_a_link_is_read_with_the_address_it_really_opens(pane: ConversationPane) -> None:
+    pane.set_events(
+        [reply("[The timetable](https://example.org/boats?day=mon) and <https://example.org>")]
+    )
+    assert _spoken(pane) == [
+        "Assistant: The timetable (https://example.org/boats?day=mon) and https://example.org"
+    ]
+
+
+def test_your_own_message_is_read_as_you_typed_it(pane: ConversationPane) -> None:
+    pane.set_events([user("Is **this** bold?")])
+    assert _spoken(pane) == ["You: Is **this** bold?"]
 
 
 def test_a_double_click_opens_a_selectable_copy_of_the_message_and_escape_closes_it(

@@ -1,11 +1,12 @@
 """Paints transcript rows from cached inert documents, and measures them cheaply.
 
-Each message's text becomes rich text through `ui.text.rich_text.render_message` and is laid out
-in an `InertDocument` (it loads nothing) at the row's width. Laying a document out is
-costly, so the delegate keeps a bounded cache of them (`DocumentCache`, least recently
-used, keyed by row, words version, width and colour scheme): scrolling repaints from the
-cache, a streamed delta lays out its own row again and no other, a resize lays out only
-what is painted (decision 0171).
+A reply becomes rich text through `ui.text.rich_text.render_message`, your own message stays
+the plain text you typed (`fill`, decision 0211); either is laid out in an `InertDocument`
+(it loads nothing) at the row's width, your bubble's then at its longest line's. Laying a
+document out is costly, so the delegate keeps a bounded cache of them (`DocumentCache`,
+least recently used, keyed by row, words version, width and colour scheme): scrolling
+repaints from the cache, a streamed delta lays out its own row again and no other, a resize
+lays out only what is painted (decision 0171).
 
 A view asks every row's height to place them. Rows whose document is not laid out answer
 an estimate from the font's metrics (`_estimate`); the first paint of such a row lays it out
@@ -86,8 +87,12 @@ class DocumentCache:
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         doc.setDefaultTextOption(option)
         doc.setDocumentMargin(0)
-        doc.setHtml(_html_for(item, dark))
+        fill(doc, item, dark)
         doc.setTextWidth(width)
+        if item.kind == Kind.USER:
+            # Your bubble is as wide as its longest line, and its text is laid out at that
+            # width: a right-to-left line then ends at the bubble's edge, not the column's.
+            doc.setTextWidth(min(width, math.ceil(doc.idealWidth())))
         doc.size()  # lay it out now, once
         self.layouts += 1
         self._docs[key] = doc
@@ -106,6 +111,15 @@ def _font_for(item: TranscriptItem, font: QFont) -> QFont:
         font = QFont(font)
         font.setItalic(True)
     return font
+
+
+def fill(doc: InertDocument, item: TranscriptItem, dark: bool) -> None:
+    """Put a row's words in `doc`: your own message as plain text, one paragraph per line
+    (each takes the direction of its own first letter), anything else as rich text."""
+    if item.kind == Kind.USER:
+        doc.setPlainText(item.render(dark).plain)
+    else:
+        doc.setHtml(_html_for(item, dark))
 
 
 def _html_for(item: TranscriptItem, dark: bool) -> str:
@@ -382,8 +396,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         doc.setDefaultTextOption(option_)
         doc.setDefaultFont(option.font)
         if isinstance(item, TranscriptItem):
-            doc.setHtml(_html_for(item, self.dark))
-            editor.setAccessibleName(item.plain)
+            fill(doc, item, self.dark)
+            editor.setAccessibleName(item.spoken)
         editor.setDocument(doc)
         return editor
 
@@ -404,7 +418,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         frame = self.frame(item, rect, ideal)
         if isinstance(editor, QTextEdit):
             text_h = frame.box.height() - 2 * PAD_Y
-            editor.setGeometry(frame.text.x(), frame.text.y(), frame.text_width, text_h)
+            text_w = min(frame.text_width, frame.box.width() - 2 * PAD_X)  # your bubble's
+            editor.setGeometry(frame.text.x(), frame.text.y(), text_w, text_h)
             return
         box = frame.box
         editor.setGeometry(

@@ -13,7 +13,8 @@ a whole transcript is a reset to its newest rows (`reset`) and inserts of its ol
 above them (`prepend`).
 
 Every row answers the accessibility roles with its words ("You: …", "Assistant: …"), so
-a screen reader reads the message itself, not a name for it.
+a screen reader reads the message itself, not a name for it: a reply's words as rendered
+(`ui.text.spoken`, no Markdown marks), your own as you typed them, which is how they show.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from PySide6.QtCore import (
 )
 
 from ui.sidebar.relative_time import full_time
-from ui.text.rich_text import RenderedText, render_message
+from ui.text.rich_text import RenderedText, render_message, render_typed
 
 if TYPE_CHECKING:
     from ui.text.streamed_text import StreamedRender
@@ -106,6 +107,7 @@ class TranscriptItem:
     size: tuple[int, int, int, int, bool] | None = None
     hint: QSize | None = None  # the size hint made from `size`, handed out again
     _rendered_for: tuple[int, bool] | None = None
+    _spoken: tuple[int, str] | None = None  # (version, words)
     _fixed: bool = False
     _streamed: StreamedRender | None = None
 
@@ -113,14 +115,17 @@ class TranscriptItem:
         self._fixed = self.rendered is not None
 
     def render(self, dark: bool) -> RenderedText:
-        """The message's rich text (cached until its words or the colour scheme change).
+        """The message's rich text (cached until its words or the colour scheme change):
+        your own message as you typed it, a reply's Markdown rendered.
 
         While a reply streams, only its growing tail is rendered again per piece
         (`ui.text.streamed_text`); once it has ended, the whole reply is rendered once."""
         if self._fixed and self.rendered is not None:
             return self.rendered
         if self.rendered is None or self._rendered_for != (self.version, dark):
-            if self.streaming:
+            if self.kind == Kind.USER:
+                rendered = render_typed(self.text)
+            elif self.streaming:
                 if self._streamed is None:
                     from ui.text.streamed_text import StreamedRender  # loads Markdown: 0216
 
@@ -144,6 +149,19 @@ class TranscriptItem:
             )
             return self.rendered.plain if current and self.rendered is not None else self.text
         return f"{self.text}\n{self.detail}" if self.detail else self.text
+
+    @property
+    def spoken(self) -> str:
+        """What a screen reader says: a reply's rendered words, anything else its plain
+        text (which is what it shows)."""
+        if self.kind != Kind.ASSISTANT:
+            return self.plain
+        if self._spoken is None or self._spoken[0] != self.version:
+            # Imported here: the Markdown parser loads after the first paint (decision 0216).
+            from ui.text.spoken import spoken
+
+            self._spoken = (self.version, spoken(self.text))
+        return self._spoken[1]
 
 
 def _too_long_html(dark: bool) -> str:
@@ -204,7 +222,7 @@ class TranscriptModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return item.plain
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{tr(_SPEAKERS[item.kind])}: {item.plain}"
+            return f"{tr(_SPEAKERS[item.kind])}: {item.spoken}"
         if role == Qt.ItemDataRole.AccessibleDescriptionRole:
             words = _DESCRIPTIONS.get(item.kind)
             return tr(words) if words else tr(_SPEAKERS[item.kind])

@@ -31,6 +31,10 @@ from pygments.style import StyleMeta
 from pygments.styles import get_style_by_name
 from pygments.token import _TokenType
 from pygments.util import ClassNotFound
+from PySide6.QtGui import QColor
+
+from ui.theme.palette_text import BODY, readable
+from ui.theme.style import colours
 
 #: Blocks longer than this are shown in the monospace font without colours.
 MAX_HIGHLIGHT_CHARS = 4_000
@@ -144,12 +148,20 @@ def _span_style(dark: bool, ttype: _TokenType) -> str:
     found = _style(dark).style_for_token(ttype)
     parts = []
     if found["color"]:
-        parts.append(f"color:#{found['color']}")
+        parts.append(f"color:{_held(found['color'], dark)}")
     if found["bold"]:
         parts.append("font-weight:600")
     if found["italic"]:
         parts.append("font-style:italic")
     return ";".join(parts)
+
+
+def _held(color: str, dark: bool) -> str:
+    """A style's token colour held to body contrast on the reply's bubble, which a code
+    block's text is drawn on: no Pygments style holds every token (comments, whitespace)
+    to 4.5:1 there (decision 0205)."""
+    bubble = QColor(colours(dark)["assistant_bg"])
+    return readable(QColor(f"#{color}"), (bubble,), BODY).name()
 
 
 def highlight(code: str, language: str, *, dark: bool) -> str:

@@ -81,8 +81,8 @@ class Palette:
     table_header_bg: str
 
 
-LIGHT = Palette("#57606a", "#0969da", "#d0d7de", "#f6f8fa", "#eaeef2", "#dde1e7", "#f3f5f7")
-DARK = Palette("#9198a1", "#4493f8", "#3d444d", "#151b23", "#212830", "#3a414d", "#1f252d")
+LIGHT = Palette("#57606a", "#0550ae", "#d0d7de", "#f6f8fa", "#eaeef2", "#dde1e7", "#f3f5f7")
+DARK = Palette("#9ca3ad", "#6cb6ff", "#3d444d", "#151b23", "#212830", "#3a414d", "#1f252d")
 
 
 def _parser() -> MarkdownIt:

@@ -6,7 +6,8 @@ Qt renders a label (`Qt.TextFormat.AutoText`) and a tooltip as rich text wheneve
 a local file, `<a href=...>` would become a link. Labels with server text set
 `PlainText`; a tooltip has no format setting, so `plain_tooltip` escapes the text and
 wraps it in a paragraph that keeps its line breaks: always rich text, showing the literal
-characters.
+characters. `set_plain_tip` also gives the widget that text as its accessible description,
+which Qt would otherwise take from the tooltip, markup and all.
 
 Bidirectional controls in a title (U+202E RIGHT-TO-LEFT OVERRIDE, embeddings, isolates)
 would reorder the rest of its row or sentence (after "abc<U+202E>def", the "”?" closing
@@ -24,6 +25,10 @@ bidirectional algorithm skips isolates when it looks for the first strong letter
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
 
 #: Explicit directional formatting: embeddings (LRE, RLE), overrides (LRO, RLO), PDF, and
 #: the isolates (LRI, RLI, FSI, PDI). Removed from server text; ours are added around it.
@@ -50,3 +55,11 @@ def plain_tooltip(text: str) -> str:
     if not text:
         return ""
     return f'<p style="white-space:pre-wrap">{html.escape(text, quote=False)}</p>'
+
+
+def set_plain_tip(widget: QWidget, text: str) -> None:
+    """`text` as `widget`'s tooltip, shown literally (`plain_tooltip`), and as its
+    accessible description: Qt gives a screen reader the tooltip as the description when
+    none is set, and that tooltip is markup, whose tags would be read out."""
+    widget.setToolTip(plain_tooltip(text))
+    widget.setAccessibleDescription(text)

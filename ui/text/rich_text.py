@@ -1,14 +1,15 @@
 """A message's text as an inert rich-text document: the one place content becomes markup.
 
-Everything a transcript paints or copies goes through `render_message`: the returned HTML
+Everything a transcript paints or copies goes through `render_message` (a reply) or
+`render_typed` (your own message, shown as you typed it, decision 0211): the returned HTML
 is in Qt's rich-text subset with every character of content escaped, so no markup, image
 or link of the content's own reaches Qt unchecked (CONTRACT §10.1). `InertDocument` is the
 document the transcript lays that HTML out in; it loads no resource, so even a mistake in
-the renderer cannot fetch a file or a URL. `plain` is what copying and assistive
-technology get; `code_blocks` are the fenced blocks' texts, which anchors named
-`converge-copy:N` in the HTML copy.
+the renderer cannot fetch a file or a URL. `plain` is what copying gets (a
+screen reader hears a reply's rendered words, `ui.text.spoken`); `code_blocks` are the
+fenced blocks' texts, which anchors named `converge-copy:N` in the HTML copy.
 
-The text is Markdown (`ui.text.markdown_html`, decision 0175): CommonMark with tables and
+A reply's text is Markdown (`ui.text.markdown_html`, decision 0175): CommonMark with tables and
 strikethrough, code highlighted, links shown with their targets. `plain` is the source as
 written, cleaned (`ui.text.markdown_html.clean`): what a user pastes elsewhere keeps its
 Markdown. Bounds: a text over `MAX_MARKDOWN_CHARS`, nesting deeper than
@@ -63,6 +64,17 @@ def render_message(text: str, *, dark: bool = False) -> RenderedText:
         return RenderedText(html=plain_html(plain), plain=plain)
     body, code_blocks = rendered
     return RenderedText(html=body, plain=plain, code_blocks=code_blocks)
+
+
+def render_typed(text: str) -> RenderedText:
+    """Your own message as you typed it (cleaned, Markdown left as written): the words
+    are yours, shown the way you wrote them, and white on the accent needs no palette of
+    its own (decision 0211). The delegate lays `plain` out one paragraph per line, so each
+    line takes the direction of its own first letter."""
+    from ui.text.markdown_html import clean  # see `render_message`
+
+    plain = clean(text)
+    return RenderedText(html=plain_html(plain), plain=plain)
 
 
 def plain_html(text: str) -> str:

@@ -301,6 +301,22 @@
         <source>Copy this code</source>
         <translation>نسخ هذه الشيفرة</translation>
     </message>
+    <message>
+        <source>Code, {0}: {1}</source>
+        <translation>شيفرة، {0}: {1}</translation>
+    </message>
+    <message>
+        <source>Code: {0}</source>
+        <translation>شيفرة: {0}</translation>
+    </message>
+    <message>
+        <source>Image: {0}</source>
+        <translation>صورة: {0}</translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation>صورة</translation>
+    </message>
 </context>
 <context>
     <name>DamageBanner</name>

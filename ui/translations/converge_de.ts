@@ -301,6 +301,22 @@
         <source>Copy this code</source>
         <translation>Diesen Code kopieren</translation>
     </message>
+    <message>
+        <source>Code, {0}: {1}</source>
+        <translation>Code, {0}: {1}</translation>
+    </message>
+    <message>
+        <source>Code: {0}</source>
+        <translation>Code: {0}</translation>
+    </message>
+    <message>
+        <source>Image: {0}</source>
+        <translation>Bild: {0}</translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation>Bild</translation>
+    </message>
 </context>
 <context>
     <name>DamageBanner</name>

@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from ui.text.plain import plain_tooltip
+from ui.text.plain import set_plain_tip
 
 DAMAGED = str(
     QT_TRANSLATE_NOOP(
@@ -53,7 +53,7 @@ class DamageBanner(QFrame):
     def show_damage(self, details: str) -> None:
         """Say the file is damaged; `details` (the path and SQLite's reason) as a tooltip."""
         self.text.setText(self.tr(DAMAGED))
-        self.setToolTip(plain_tooltip(details))
+        set_plain_tip(self, details)
         self.rebuild.setEnabled(True)
         self.show()
 
@@ -64,6 +64,6 @@ class DamageBanner(QFrame):
     def set_failed(self, reason: str) -> None:
         """The rebuild failed (the server unreachable): the damaged file is unchanged."""
         self.text.setText(self.tr(FAILED))
-        self.setToolTip(plain_tooltip(reason))
+        set_plain_tip(self, reason)
         self.rebuild.setEnabled(True)
         self.show()

@@ -4,7 +4,7 @@ A plain `QLabel`'s minimum width is its whole text: a conversation with a long t
 make the window grow and stay that wide. This label asks for almost no width, paints the
 text elided to the room it gets, follows the text's own direction (an Arabic or Hebrew title
 is right-aligned and loses its end, drawn on the left), and keeps the full text in its
-tooltip and accessible name.
+tooltip, accessible name and (plain) accessible description.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QSizePolicy, QWidget
 
-from ui.text.plain import neutral, plain_tooltip
+from ui.text.plain import neutral, set_plain_tip
 
 MIN_CHARS = 8
 
@@ -49,7 +49,7 @@ class ElidedLabel(QFrame):
         literally: a title is the server's text (`ui.text.plain`)."""
         text = neutral(text)
         self._text = text
-        self.setToolTip(plain_tooltip(text))
+        set_plain_tip(self, text)
         self.setAccessibleName(text)
         self.updateGeometry()
         self.update()

@@ -42,7 +42,7 @@ from ui.sidebar.delegate import SessionDelegate
 from ui.sidebar.keys import SidebarKeys
 from ui.sidebar.model import SessionListModel
 from ui.sidebar.scroll_anchor import ScrollAnchor
-from ui.text.plain import plain_tooltip
+from ui.text.plain import set_plain_tip
 from ui.theme.style import is_dark
 from ui.theme.stylesheet import stylesheet
 from ui.window.actions import WindowActions
@@ -360,7 +360,7 @@ class MainWindow(QMainWindow):
         words = self.tr(UNREACHED_BANNER).format(host=unreached) if unreached else None
         self.offline_banner.setText(words or self.tr(OFFLINE_BANNER))
         self.offline_banner.setVisible(offline)
-        self.offline_banner.setToolTip(plain_tooltip(reason))  # the server's words
+        set_plain_tip(self.offline_banner, reason)  # the server's words
         self._offline = offline
         self.pane.set_offline(offline)
         self._update_actions()

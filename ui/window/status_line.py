@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QToolButton
 
-from ui.text.plain import isolate, neutral, plain_tooltip
+from ui.text.plain import isolate, neutral, set_plain_tip
 
 
 def _tr(text: str) -> str:
@@ -96,4 +96,4 @@ class StatusLine:
         # The app's name once: no application display name is set, which Qt would append.
         self._window.setWindowTitle(title)
         self.where.setText(text)
-        self.where.setToolTip(plain_tooltip(tip))
+        set_plain_tip(self.where, tip)
