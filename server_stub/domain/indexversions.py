@@ -106,6 +106,12 @@ class IndexVersions:
             return None
         return kept[2]
 
+    def page_version(self, tenant: str, principal: str, limit: int) -> int | None:
+        """The version of the first page of `limit` remembered for this principal, if any."""
+        with self._lock:
+            kept = self._pages.get((tenant, principal))
+        return kept[0] if kept is not None and kept[1] == limit else None
+
     def remember_page(
         self, tenant: str, principal: str, version: int, limit: int, body: bytes, generation: int
     ) -> None:

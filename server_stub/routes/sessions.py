@@ -114,9 +114,11 @@ async def list_sessions(request: Request) -> Response:
     known = st.versions.get(who.tenant, who.principal) if after is None else 0
     if known is None:
         known = seen  # not trusted: the version the check just read, not read a second time
+    read: tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None = None
     if known is None and st.pg_reader is not None:
-        known = await _pg_version(st, who)  # first, so that a remembered page may answer
-    if after is None and known is not None:
+        # One round trip: the version, and the page unless the one remembered is of it.
+        known, read = await _pg_first_page(st, who, limit)
+    if after is None and known is not None and read is None:
         body = st.versions.page(who.tenant, who.principal, known, limit)
         if body is not None:  # unchanged since it was read (`server_stub.domain.indexversions`)
             headers["ETag"] = etag_for(st.epoch, who.tenant, who.principal, known)
@@ -136,8 +138,8 @@ async def list_sessions(request: Request) -> Response:
         assert views is not None  # a Session derives what is not remembered
         return rows, views, version
 
-    page = None
-    if st.pg_reader is not None:
+    page = read
+    if page is None and st.pg_reader is not None:
         page = await _pg_page(st, who, stmt, params, limit, known)
     elif st.db.is_sqlite:
         page = _sqlite_page(st, who, stmt, params, limit, known)
@@ -207,6 +209,43 @@ async def _pg_page(
     rows = cast(Sequence[_IndexRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
     views = _index_views(None, rows[:limit], st.titles)
     return None if views is None else (rows, views, version)
+
+
+async def _pg_first_page(
+    st: AppState, who: Principal, limit: int
+) -> tuple[int, tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None]:
+    """PostgreSQL: the version and, unless the page remembered for this principal and
+    `limit` is of that version, the first page, in one statement (`_PG_VERSION_AND_PAGE`:
+    one snapshot, so the ETag is never newer than the page). The page is None when the
+    remembered one is current, or when a legacy session's title is not remembered yet (the
+    caller reads it the usual way)."""
+    assert st.pg_reader is not None
+    kept = st.versions.page_version(who.tenant, who.principal, limit)
+    params = {
+        "tenant": who.tenant,
+        "principal": who.principal,
+        "limit": limit + 1,
+        "kept": -1 if kept is None else kept,
+    }
+    got = await st.pg_reader.fetch(_pg_version_and_page(), params)
+    version = int(got[0][0]) if got else 0
+    if version == kept:
+        return version, None
+    rows = cast(Sequence[_IndexRow], [row[1:] for row in got if row[1] is not None])
+    views = _index_views(None, rows[:limit], st.titles)
+    return version, None if views is None else (rows, views, version)
+
+
+@functools.cache
+def _pg_version_and_page() -> str:
+    """The principal's version (0 before any) and, in the same statement, the first page
+    when the version is not `%(kept)s`: a lateral subquery under a one-time filter, so an
+    unchanged index reads no session row."""
+    return (
+        f"SELECT v.version, p.* FROM (SELECT coalesce(({_pg_sql(VERSION_OF)}), 0) AS version) AS v"
+        f" LEFT JOIN LATERAL (SELECT * FROM ({_pg_sql(_FIRST_PAGE)}) AS page"
+        " WHERE v.version <> %(kept)s) AS p ON true"
+    )
 
 
 def _sqlite_page(

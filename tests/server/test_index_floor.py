@@ -497,3 +497,35 @@ def test_after_a_postgresql_restart_no_dead_loop_connection_reaches_a_request(
             await reader.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.postgres
+def test_a_first_page_on_postgresql_costs_one_statement_after_a_change(
+    server_factory: ServerFactory,
+    postgres_cluster: PostgresCluster,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The version and the page come in one round trip (one snapshot, so the ETag is never
+    newer than the page); unchanged, the page remembered for that version is sent again."""
+    server = server_factory(backend="postgres", database_url=postgres_cluster.clean_database())
+    client = server.client()
+    reader = _state(server).pg_reader
+    assert reader is not None
+    sent: list[str] = []
+    fetch = reader.fetch
+
+    async def counted(sql: str, params: Any) -> Any:
+        sent.append(sql)
+        return await fetch(sql, params)
+
+    monkeypatch.setattr(reader, "fetch", counted)
+    for _ in range(3):
+        sid = new_session(client)
+        sent.clear()
+        page = _first_page(client)
+        assert page.status_code == 200 and page.json()["items"][0]["id"] == sid
+        assert len(sent) == 1, sent
+        sent.clear()
+        again = _first_page(client)
+        assert again.content == page.content and again.headers["etag"] == page.headers["etag"]
+        assert len(sent) <= 1, sent
