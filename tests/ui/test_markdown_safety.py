@@ -16,6 +16,7 @@ from tests.ui.rich_doc import anchors, format_at, has_image, load
 from ui.text.markdown_html import MAX_BRACKETS, MAX_NESTING, MAX_TOKENS
 from ui.text.plain import EXPLICIT_BIDI
 from ui.text.rich_text import COPY_SCHEME, MAX_MARKDOWN_CHARS, InertDocument, link_target
+from ui.text.spoken import spoken
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -145,7 +146,40 @@ def test_a_link_whose_text_names_another_site_shows_the_real_one() -> None:
     doc, _ = load("[https://bank.example/login](https://evil.example/login)")
     assert "(evil.example/login)" in doc.toPlainText()
     doc, _ = load("[me](https://bank.example@evil.example/)")
-    assert "(evil.example)" in doc.toPlainText()
+    assert "(https://bank.example@evil.example)" in doc.toPlainText()
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        # A Cyrillic "а" in a Latin name: the host as the browser sends it.
+        ("[paypal.com](https://p\u0430ypal.com/login)", "paypal.com (xn--pypal-4ve.com/login)"),
+        ("<https://p\u0430ypal.com>", "https://pаypal.com (xn--pypal-4ve.com)"),
+        # A user part is not the host, and "user@host" reads as a mail address.
+        (
+            "[user@host.example](http://user@host.example)",
+            "user@host.example (http://user@host.example)",
+        ),
+        # Every recipient and parameter a mail link would send.
+        (
+            "[write](mailto:a@x.example?to=b@y.example&attach=/etc/passwd)",
+            "write (a@x.example?to=b@y.example&attach=/etc/passwd)",
+        ),
+    ],
+)
+def test_a_link_shows_what_it_really_opens_to_the_eye_and_to_a_screen_reader(
+    source: str, shown: str
+) -> None:
+    doc, _ = load(source)
+    assert doc.toPlainText() == shown
+    assert spoken(source) == shown
+
+
+def test_a_mail_link_too_long_to_show_whole_is_not_a_link() -> None:
+    href = "mailto:a@x.example?" + "&".join(f"cc=n{i}@y.example" for i in range(12))
+    doc, _ = load(f"[write]({href})")
+    assert doc.toPlainText() == "write" and _web_anchors(doc) == []
+    assert link_target(href) is None
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from PySide6.QtCore import QUrl
 
 from ui.text.code_highlight import highlight, language_of
 from ui.text.plain import neutral
+from ui.text.rich_text import true_target
 
 #: Deeper nesting than this (block quotes, lists, emphasis) is not rendered as Markdown:
 #: the parser stops nesting there and drops the rest, so the caller shows plain text.
@@ -118,17 +119,15 @@ def plain_of(tokens: Sequence[Token]) -> str:
 
 
 def shown_target(url: QUrl) -> str:
-    """What a reader is told a link opens: the mail address, or host, port and path (the
-    scheme and a bare "/" dropped), shortened in the middle when long."""
+    """What a reader is told a link opens (`true_target`): a mail link whole, a web link's
+    host (and user part) whole, then its path, shortened in the middle when long."""
+    shown = clean(true_target(url))
     if url.scheme() == "mailto":
-        shown = url.path()
-    else:
-        shown = url.host() + (f":{url.port()}" if url.port() != -1 else "")
-        path = url.path()
-        shown += "" if path == "/" else path
-        if url.hasQuery() or url.hasFragment():
-            shown += "…"
-    shown = clean(shown)
+        return shown  # never shortened: `link_target` refuses one too long to show
+    path = url.path()
+    shown += "" if path == "/" else clean(path)
+    if url.hasQuery() or url.hasFragment():
+        shown += "…"
     if len(shown) > _SHOWN_TARGET_CHARS:
         half = _SHOWN_TARGET_CHARS // 2
         shown = f"{shown[:half]}…{shown[-half + 1 :]}"
@@ -136,6 +135,8 @@ def shown_target(url: QUrl) -> str:
 
 
 def _label_is_target(label: str, href: str, shown: str) -> bool:
+    if "://" in shown:  # a user part (`true_target`): the words may read as a mail address
+        return False
     said = label.strip().rstrip("/").lower()
     bare = href.split("://", 1)[-1].removeprefix("mailto:").rstrip("/").lower()
     return said in {href.rstrip("/").lower(), bare, shown.rstrip("/").lower()}

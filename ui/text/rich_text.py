@@ -83,6 +83,11 @@ def plain_html(text: str) -> str:
     return f'<p style="white-space:pre-wrap">{escaped}</p>'
 
 
+#: A mail link whose recipients and parameters are longer than this is not a link: what it
+#: would send could not be shown whole beside it.
+MAX_MAIL_TARGET = 120
+
+
 def link_target(href: str) -> QUrl | None:
     """The URL a click on `href` may open (web and mail links only), or None."""
     url = QUrl(href, QUrl.ParsingMode.StrictMode)
@@ -90,7 +95,24 @@ def link_target(href: str) -> QUrl | None:
         return None
     if url.scheme() != "mailto" and not url.host():
         return None  # "https:path" names no server: nothing to open
+    if url.scheme() == "mailto" and len(true_target(url)) > MAX_MAIL_TARGET:
+        return None
     return url
+
+
+def true_target(url: QUrl) -> str:
+    """What a link really opens, in the words a reader must be shown: a mail link's every
+    recipient and parameter; a web link's host as the browser sends it (`xn--…` when it
+    has a letter beyond ASCII, so a look-alike such as a Cyrillic "а" in "pаypal.com"
+    cannot pass for the name it imitates), with the user part before an `@`, which is not
+    the host, and the scheme when there is one (`user@host` reads as a mail address)."""
+    if url.scheme() == "mailto":
+        query = url.query(QUrl.ComponentFormattingOption.PrettyDecoded)
+        return url.path() + (f"?{query}" if query else "")
+    host = url.host(QUrl.ComponentFormattingOption.FullyEncoded)
+    if url.userInfo():
+        host = f"{url.scheme()}://{url.userInfo()}@{host}"
+    return host + (f":{url.port()}" if url.port() != -1 else "")
 
 
 class InertDocument(QTextDocument):

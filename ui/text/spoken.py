@@ -20,7 +20,7 @@ from PySide6.QtCore import QCoreApplication
 
 from ui.text.code_highlight import language_of
 from ui.text.markdown_html import MAX_BRACKETS, MAX_NESTING, clean
-from ui.text.rich_text import MAX_MARKDOWN_CHARS, link_target
+from ui.text.rich_text import MAX_MARKDOWN_CHARS, link_target, true_target
 
 _PARSER = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING}).enable(
     ["table", "strikethrough"]
@@ -123,13 +123,13 @@ def _link(href: str, label: str) -> str:
     url = link_target(clean(href))
     if url is None:
         return label
-    target = url.toString()
-    if url.scheme() == "mailto":
-        target = url.path()
+    target = true_target(url)
+    if url.scheme() != "mailto" and url.path() not in ("", "/"):
+        target += url.path()
     said = label.strip()
     if not said:
         return target
     bare = target.split("://", 1)[-1].rstrip("/").lower()
-    if said.rstrip("/").lower() in {target.rstrip("/").lower(), bare}:
+    if not url.userInfo() and said.rstrip("/").lower() in {target.rstrip("/").lower(), bare}:
         return said
     return f"{said} ({target})"
