@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QUrl
 
 from ui.text.code_highlight import language_of
 from ui.text.markdown_html import MAX_BRACKETS, MAX_NESTING, clean
@@ -123,9 +123,12 @@ def _link(href: str, label: str) -> str:
     url = link_target(clean(href))
     if url is None:
         return label
-    target = true_target(url)
-    if url.scheme() != "mailto" and url.path() not in ("", "/"):
-        target += url.path()
+    if url.scheme() == "mailto":
+        target = true_target(url)
+    else:  # the whole address, its host as the browser sends it (`true_target`)
+        target = url.toString().replace(
+            url.host(), url.host(QUrl.ComponentFormattingOption.FullyEncoded), 1
+        )
     said = label.strip()
     if not said:
         return target
