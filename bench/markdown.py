@@ -157,14 +157,18 @@ def hostile_blocks() -> dict[str, Any]:
 
 def streamed(kb: int) -> dict[str, Any]:
     """A reply of `kb` KB streamed in `PIECE`-character pieces, rendered and laid out per
-    piece: the UI thread's CPU time."""
+    piece through the delegate's document cache: the UI thread's CPU time."""
+    from PySide6.QtGui import QFont
+
     from sync import Event
+    from ui.pane.transcript_delegate import DocumentCache
     from ui.pane.transcript_events import TranscriptBuilder
     from ui.pane.transcript_model import TranscriptModel
 
     text = ("\n\n".join([REPLY] * (kb * 1000 // len(REPLY) + 1)))[: kb * 1000]
     model = TranscriptModel()
     builder = TranscriptBuilder(model)
+    cache, font = DocumentCache(), QFont()
     at = "2026-11-30T05:14:13.123456Z"
     slowest, slowest_render, render_s, version = 0.0, 0.0, 0.0, -1
     start = time.thread_time()
@@ -174,10 +178,10 @@ def streamed(kb: int) -> dict[str, Any]:
         builder.append_event(Event("ses", "run", n + 1, "message.assistant.delta", at, data))
         item = model.item(0)
         if item.version != version:  # the pane lays out a row whose words changed
-            html = item.render(False).html
+            item.render(False)
             rendered = time.thread_time() - began
             render_s, slowest_render = render_s + rendered, max(slowest_render, rendered)
-            _laid_out(html)
+            cache.get(item, 700, False, font)  # as the delegate does: the tail laid out
             version = item.version
         slowest = max(slowest, time.thread_time() - began)
     return {"chars": len(text), "kept": len(model.item(0).text), "pieces": len(text) // PIECE,

@@ -14,7 +14,9 @@ import pytest
 from pygments.lexer import Lexer
 from pygments.lexers import LEXERS
 from PySide6.QtCore import QCoreApplication, QTranslator
+from PySide6.QtGui import QFont, QTextCursor
 
+import ui.pane.transcript_delegate as transcript_delegate
 import ui.pane.transcript_events as transcript_events
 import ui.text.code_highlight as code_highlight
 import ui.text.markdown_html as markdown_html
@@ -23,7 +25,7 @@ from sync import Event
 from tests.hostile_markdown import hostile_markdown
 from ui.pane.transcript_events import TranscriptBuilder
 from ui.pane.transcript_model import TranscriptModel
-from ui.text.rich_text import render_message
+from ui.text.rich_text import InertDocument, render_message
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -190,3 +192,38 @@ def test_a_streamed_reply_stops_at_its_bound_and_says_so(monkeypatch: pytest.Mon
         assert item.text == whole and "too long" not in item.render(False).html
     finally:
         QCoreApplication.removeTranslator(translator)
+
+
+def test_a_streamed_reply_is_laid_out_in_proportion_to_its_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each piece hands Qt its open tail (and what settled since), not the whole reply: the
+    document of the previous piece is kept and grown, and it reads as a fresh one does."""
+    handed: list[int] = []
+
+    class CountedDocument(InertDocument):
+        def setHtml(self, html: str) -> None:
+            handed.append(len(html))
+            super().setHtml(html)
+
+    class CountedCursor(QTextCursor):
+        def insertHtml(self, html: str) -> None:
+            handed.append(len(html))
+            super().insertHtml(html)
+
+    monkeypatch.setattr(transcript_delegate, "InertDocument", CountedDocument)
+    monkeypatch.setattr(transcript_delegate, "QTextCursor", CountedCursor)
+    text = "\n\n".join([REPLY] * 20)
+    model = TranscriptModel()
+    builder = TranscriptBuilder(model)
+    cache = transcript_delegate.DocumentCache()
+    font = QFont()
+    for start in range(0, len(text), 100):
+        builder.append_event(_delta(text[start : start + 100]))
+        doc = cache.get(model.item(model.rowCount() - 1), 700, False, font)
+    item = model.item(model.rowCount() - 1)
+    whole = len(item.render(False).html)
+    assert sum(handed) <= 8 * whole, (sum(handed), whole)
+    fresh = transcript_delegate.DocumentCache().get(item, 700, False, font)
+    lines = [line for line in doc.toPlainText().split("\n") if line.strip()]
+    assert lines == [line for line in fresh.toPlainText().split("\n") if line.strip()]

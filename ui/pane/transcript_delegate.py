@@ -36,6 +36,9 @@ from PySide6.QtGui import (
     QGuiApplication,
     QPainter,
     QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
     QTextOption,
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTextEdit, QWidget
@@ -74,6 +77,9 @@ class DocumentCache:
         self.size = size
         self.layouts = 0
         self._docs: OrderedDict[tuple[int, int, int, bool], InertDocument] = OrderedDict()
+        #: A streaming reply's document, by its row: its key, the settled HTML it holds and
+        #: where its open tail begins (`_grow`).
+        self._streams: dict[int, tuple[tuple[int, int, int, bool], str, int]] = {}
 
     def get(self, item: TranscriptItem, width: int, dark: bool, font: QFont) -> InertDocument:
         key = (item.serial, item.version, width, dark)
@@ -81,14 +87,23 @@ class DocumentCache:
         if doc is not None:
             self._docs.move_to_end(key)
             return doc
+        if item.streaming and item.kind in MESSAGES and (grown := self._grow(item, key)):
+            return grown
+        self._streams.pop(item.serial, None)
         doc = InertDocument()
         doc.setDefaultFont(_font_for(item, font))
         option = QTextOption()
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         doc.setDefaultTextOption(option)
         doc.setDocumentMargin(0)
-        fill(doc, item, dark)
         doc.setTextWidth(width)
+        if item.streaming and item.kind in MESSAGES:
+            rendered = item.render(dark)
+            doc.setHtml(rendered.html[: rendered.settled])
+            self._streams[item.serial] = (key, rendered.html[: rendered.settled], 0)
+            self._put_tail(doc, item.serial, rendered.html[rendered.settled :])
+        else:
+            fill(doc, item, dark)
         if item.kind == Kind.USER:
             # Your bubble is as wide as its longest line, and its text is laid out at that
             # width: a right-to-left line then ends at the bubble's edge, not the column's.
@@ -102,6 +117,48 @@ class DocumentCache:
 
     def clear(self) -> None:
         self._docs.clear()
+        self._streams.clear()
+
+    def _grow(
+        self, item: TranscriptItem, key: tuple[int, int, int, bool]
+    ) -> InertDocument | None:
+        """A streaming reply's document from its previous piece's, when there is one at this
+        width and colour scheme: its open tail replaced by what settled since and the new
+        tail, so a piece costs the layout of its tail, not of the whole reply."""
+        known = self._streams.get(item.serial)
+        if known is None or known[0][2:] != key[2:]:
+            return None
+        old_key, held, tail_at = known
+        doc = self._docs.get(old_key)
+        rendered = item.render(key[3])
+        if doc is None or not rendered.html.startswith(held) or rendered.settled < len(held):
+            return None
+        cursor = QTextCursor(doc)
+        cursor.setPosition(tail_at)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        if rendered.settled > len(held):
+            if not doc.isEmpty():
+                cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cursor.insertHtml(rendered.html[len(held) : rendered.settled])
+        del self._docs[old_key]
+        self._docs[key] = doc
+        self._streams[item.serial] = (key, rendered.html[: rendered.settled], 0)
+        self._put_tail(doc, item.serial, rendered.html[rendered.settled :])
+        doc.size()
+        self.layouts += 1
+        return doc
+
+    def _put_tail(self, doc: InertDocument, serial: int, tail: str) -> None:
+        """Append a streaming reply's open tail in a block of its own, remembering where it
+        begins (the next piece replaces it from there)."""
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if not doc.isEmpty():
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        key, held, _ = self._streams[serial]
+        self._streams[serial] = (key, held, cursor.position() - (0 if doc.isEmpty() else 1))
+        cursor.insertHtml(tail)
 
 
 def _font_for(item: TranscriptItem, font: QFont) -> QFont:

@@ -44,6 +44,9 @@ class RenderedText:
     html: str
     plain: str
     code_blocks: tuple[str, ...] = ()
+    #: A streaming reply's: the length of the start of `html` that no later piece changes
+    #: (its settled Markdown blocks), so a laid-out document keeps it and lays out the rest.
+    settled: int = 0
 
 
 def render_message(text: str, *, dark: bool = False) -> RenderedText:

@@ -59,10 +59,12 @@ class StreamedRender:
         tail_html = self._markdown(tail) if len(tail) <= MAX_OPEN_CHARS else plain_html(tail)
         tail_code = self._code[first:]
         del self._code[first:]
+        settled_html = "".join(self._html)
         return RenderedText(
-            html="".join(self._html) + tail_html,
+            html=settled_html + tail_html,
             plain="".join(self._plain) + tail,
             code_blocks=(*self._code, *tail_code),
+            settled=len(settled_html),
         )
 
     def _markdown(self, piece: str) -> str:
