@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from sync import Event
 from ui.pane.composer import ComposerBar
+from ui.pane.copied_flash import CopiedFlash
 from ui.pane.items import note
 from ui.pane.notice import PaneNotice
 from ui.pane.transcript_events import TranscriptBuilder
@@ -77,6 +78,7 @@ class ConversationPane(QWidget):
 
         self.transcript = TranscriptView(self.model)
         self.transcript.card_action.connect(self._card_action)
+        self.copied = CopiedFlash(self.transcript)  # "Copied" after a code block's Copy
 
         self.empty = note(self.tr(EMPTY_STATE), "emptyState")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from sync import SyncEngine
 
 log = logging.getLogger(__name__)
+DELETE_WHAT = "delete the conversation"  # `ui.window.action_words` has its sentence
 
 
 async def _nothing() -> None:
@@ -92,6 +93,8 @@ class WindowController(QObject):
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
         self.token_storage = ""  # where the saved token is kept, in words (Settings shows it)
         self.demo_token = ""  # the built-in demo server's token when it is in use
+        # What gave the token in use when it overrides the saved one ("CONVERGE_TOKEN").
+        self.token_override = ""
         self.language = ""  # the profile's language setting (app.translations)
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -114,7 +117,10 @@ class WindowController(QObject):
             self.prompts,
             on_outcomes=self._after_deleted,
             say=window.set_status,
-            report=lambda text, details, ok: window.set_status(text, error=not ok, details=details),
+            report=lambda text, details, ok: window.set_status(
+                text, error=not ok, details=details, hold=ok
+            ),
+            fail=self._delete_failed,
         )
         # Every action of the window fails one way (ui.window.action, decision 0180).
         self.actions = ActionRunner(
@@ -397,6 +403,11 @@ class WindowController(QObject):
         finally:
             self._neighbour = None
 
+    def _delete_failed(self, session_id: str, error: SyncError) -> None:
+        """A refused delete, worded and fixed where a refused send is (the pane's notice)."""
+        retry = lambda: self.spawn(self.delete([session_id]), "delete")  # noqa: E731
+        self.actions.fail(WindowAction(DELETE_WHAT, _nothing, retry=retry), error)
+
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
         if any(isinstance(o.error, NetworkError) for o in outcomes):
             self.presenter.suspect_offline()
@@ -419,6 +430,7 @@ class WindowController(QObject):
             token_storage=self.token_storage,
             demo_token=self.demo_token,
             language=self.language,
+            token_override=self.token_override,
         )
         if result is None:
             return

@@ -350,9 +350,18 @@ class MainWindow(QMainWindow):
             QModelIndex(), QItemSelectionModel.SelectionFlag.NoUpdate
         )
 
-    def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
-        """The status line; `details` (technical words) sit behind a "Details" button."""
-        self.status_line.set_status(text, error=error, details=details)
+    def set_status(
+        self,
+        text: str,
+        *,
+        error: bool = False,
+        details: str = "",
+        hold: bool = False,
+        routine: bool = False,
+    ) -> None:
+        """The status line; `details` (technical words) sit behind a "Details" button;
+        `hold` keeps an outcome readable against `routine` sync words (`StatusLine`)."""
+        self.status_line.set_status(text, error=error, details=details, hold=hold, routine=routine)
 
     def set_offline(self, offline: bool, reason: str = "", unreached: str = "") -> None:
         """The offline banner, and sending and deleting disabled with a tooltip saying why;
