@@ -91,7 +91,7 @@ class SettingsDialog(QDialog):
         token_override: str = "",
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(self.tr("Connection settings"))
+        self.setWindowTitle(self.tr("Settings"))  # connection, sending, appearance, language
         self.setObjectName("settingsDialog")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.server = QLineEdit(current.server)
@@ -106,6 +106,9 @@ class SettingsDialog(QDialog):
         self.in_use = QLabel(in_use or self.tr("Not connected"))
         self.in_use.setObjectName("serverInUse")
         self.in_use.setTextFormat(Qt.TextFormat.PlainText)
+        # A long address or profile folder wraps: unwrapped, it widened the dialog past the
+        # screen and the form cut its labels ("Jetzt verwendet:").
+        self.in_use.setWordWrap(True)
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.in_use.setAccessibleName(self.tr("Server in use"))
         form.addRow(self.tr("In use now:"), self.in_use)
