@@ -37,10 +37,11 @@ from ui.dialogs.dialogs import Prompts
 from ui.dialogs.settings import ConnectionSettings
 from ui.pane.open_conversation import OpenConversation
 from ui.pane.pane import ConversationPane
-from ui.sidebar.model import SessionListModel
+from ui.sidebar.model import SessionListModel, display_title
 from ui.sidebar.refresher import RowSource, SidebarRefresher
 from ui.sidebar.relative_time import server_now, set_server_offset
 from ui.sidebar.search import SidebarSearch
+from ui.text.plain import isolate
 from ui.theme.theme import apply_appearance, current_appearance
 from ui.window.action import ActionRunner, WindowAction
 from ui.window.delete_flow import DeleteFlow, neighbour_of
@@ -48,6 +49,7 @@ from ui.window.failure_words import host_of
 from ui.window.file_actions import FileActions
 from ui.window.foreground import ForegroundWatcher
 from ui.window.main_window import OFFLINE_DELETE_TIP, MainWindow
+from ui.window.notifier import DesktopNotifier
 from ui.window.status_presenter import StatusPresenter
 
 if TYPE_CHECKING:
@@ -133,6 +135,7 @@ class WindowController(QObject):
         self.deleter.exporter = self.files.export
         self.presenter.pane_fixes = self.actions.fixes
         self.presenter.host = self.actions.host
+        self.notifier = DesktopNotifier(window)  # while the window is not in front
         self._neighbour: str | None = None  # selected after a delete
         self._select_after_refresh: str | None = None
         self.conversation = self._conversation(None)
@@ -255,6 +258,7 @@ class WindowController(QObject):
         self.detach()
         self.conversation.close()
         self.presenter.stop()
+        self.notifier.stop()
         self._clock_timer.stop()
         if self.foreground is not None:
             self.foreground.stop()
@@ -290,8 +294,16 @@ class WindowController(QObject):
                 and open_id in event.removed
                 and open_id not in self.deleter.deleting
             ):
+                row = self.model.find(open_id)
                 self.conversation.close()
                 self.pane.show_deleted_elsewhere()
+                title = isolate(display_title(row)) if row is not None else ""
+                self.notifier.notify(
+                    self.tr("Conversation deleted"),
+                    self.tr("“{0}” was deleted on another device.").format(title)
+                    if title
+                    else self.tr("The open conversation was deleted on another device."),
+                )
             self.sidebar.index_changed(event)
 
     def _reload_after_reconnect(self) -> None:
@@ -340,6 +352,7 @@ class WindowController(QObject):
             actions=self.actions,
             spawn=self.spawn,
             on_created=self._created,
+            on_reply_done=self._reply_done,
         )
 
     def _replace(self, session_id: str | None) -> OpenConversation:
@@ -373,6 +386,17 @@ class WindowController(QObject):
         self._replace(None)
         self.window.clear_selection()
         self.pane.show_new()
+
+    def _reply_done(self, session_id: str) -> None:
+        """A reply the pane streamed has ended: say so on the desktop if the user is away."""
+        row = self.model.find(session_id)
+        title = isolate(display_title(row)) if row is not None else ""
+        self.notifier.notify(
+            self.tr("Reply finished"),
+            self.tr("The reply in “{0}” has finished.").format(title)
+            if title
+            else self.tr("The reply has finished."),
+        )
 
     def _created(self, session_id: str) -> None:
         """The first message created the open conversation: select its row once listed."""
