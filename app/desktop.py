@@ -26,6 +26,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ from app.loop import ConvergeEventLoop
 from app.main import HEADLESS_COMMANDS
 from sync import (
     ENV_PROFILE,
+    ENV_TOKEN,
     InertFormatter,
     MirrorDamaged,
     PrivateRotatingFileHandler,
@@ -76,6 +78,14 @@ class DesktopOptions:
     sync_interval: float
     demo_port: int = 0
     ca_bundle: str | None = None
+
+
+def token_override(given: str | None, environ: Mapping[str, str]) -> str:
+    """What gave the token in use instead of the one Settings saves ("": the saved one):
+    the command line, then `CONVERGE_TOKEN` (the precedence of `Profile.load`)."""
+    if given:
+        return "--token"
+    return ENV_TOKEN if environ.get(ENV_TOKEN) else ""
 
 
 def parse_args(argv: list[str], environ: dict[str, str] | None = None) -> DesktopOptions:
@@ -254,6 +264,9 @@ class Desktop:
         )
         location = profile.token_location
         self.controller.token_storage = token_storage_words(location)
+        self.controller.token_override = (
+            token_override(self.options.token, os.environ) if profile.server else ""
+        )
         self.window.set_insecure_warning(plain_http_warning(profile.server))
         self.controller.demo_token = ""
         if profile.server:

@@ -75,6 +75,7 @@ from sync.mirror.title_filter import matches_filter
 from sync.mirror.transcripts import MirroredTranscript
 from sync.profile.profile import (
     ENV_PROFILE,
+    ENV_TOKEN,
     Profile,
     default_profile_dir,
     read_settings,
@@ -110,6 +111,7 @@ from sync.wire.payloads import (
 
 __all__ = [
     "ENV_PROFILE",
+    "ENV_TOKEN",
     "EVENT_TYPES",
     "ApiError",
     "ApprovalRequested",

@@ -31,7 +31,10 @@ def test_account_and_server_words_never_show_a_real_token() -> None:
     assert account_label("s3cr3t-token-a1b2") == "token …a1b2"
     assert account_label(None) == "no account"
     assert server_label("http://127.0.0.1:8799") == "127.0.0.1:8799"
-    assert server_label("http://127.0.0.1:8799", bundled=True) == "127.0.0.1:8799 (built-in demo)"
+    assert (
+        server_label("http://127.0.0.1:8799", bundled=True)
+        == "127.0.0.1:8799 (built-in demo server)"
+    )
 
 
 def test_a_device_started_with_server_shows_that_server_in_settings_and_the_title(

@@ -39,9 +39,11 @@ UNREACHABLE = str(QT_TRANSLATE_NOOP("Dialogs", "Couldn't reach the server. Nothi
 NOT_CONFIRMED = str(QT_TRANSLATE_NOOP("Dialogs", "The server didn't confirm the delete."))
 LIST_LIMIT = 6
 RESULT_LINES = 12
-# QMessageBox's own labels: a bold question, a readable width for the explanation.
+# QMessageBox's own labels: a bold question, a readable width for the explanation. The
+# question has no minimum width: QMessageBox wraps it only when the box would grow past half
+# the screen, and a minimum let a wide screen keep it on one line, cut at the label's edge.
 BOX_STYLE = """
-QLabel#qt_msgbox_label { font-weight: 600; min-width: 360px; max-width: 460px; }
+QLabel#qt_msgbox_label { font-weight: 600; max-width: 460px; }
 QLabel#qt_msgbox_informativelabel { min-width: 360px; max-width: 460px; }
 QPushButton[destructive="true"] {
     color: white;
@@ -405,6 +407,7 @@ class Prompts(QObject):
         token_storage: str = "",
         demo_token: str = "",
         language: str = "",
+        token_override: str = "",
     ) -> tuple[ConnectionSettings, bool, Appearance, str] | None:
         """(connection settings, Enter sends?, appearance, language) when saved, None when
         cancelled."""
@@ -416,6 +419,7 @@ class Prompts(QObject):
             token_storage=token_storage,
             demo_token=demo_token,
             language=language,
+            token_override=token_override,
         )
         result = await self._show(dialog)
         if result != QDialog.DialogCode.Accepted:

@@ -57,6 +57,24 @@ def connection_in_use(url: str, who: str, profile: str, *, bundled: bool) -> str
     return line + "\n" + QCoreApplication.translate("SettingsDialog", "profile {0}").format(profile)
 
 
+def override_words(source: str) -> str:
+    """Why the token saved here is not the one in use: `source` names the environment
+    variable, or a command-line option (starting with "--"), that gave it ("": none)."""
+    if not source:
+        return ""
+    if source.startswith("--"):
+        return QCoreApplication.translate(
+            "SettingsDialog",
+            "The token in use was given on the command line ({0}); it overrides the token "
+            "saved here until Converge is started without it.",
+        ).format(source)
+    return QCoreApplication.translate(
+        "SettingsDialog",
+        "The token in use comes from the environment variable {0}; it overrides the token "
+        "saved here. Unset {0} for the saved token to be used.",
+    ).format(source)
+
+
 class SettingsDialog(QDialog):
     """Server URL and token, kept per profile."""
 
@@ -70,9 +88,10 @@ class SettingsDialog(QDialog):
         token_storage: str = "",
         demo_token: str = "",
         language: str = "",
+        token_override: str = "",
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(self.tr("Connection settings"))
+        self.setWindowTitle(self.tr("Settings"))  # connection, sending, appearance, language
         self.setObjectName("settingsDialog")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.server = QLineEdit(current.server)
@@ -87,6 +106,9 @@ class SettingsDialog(QDialog):
         self.in_use = QLabel(in_use or self.tr("Not connected"))
         self.in_use.setObjectName("serverInUse")
         self.in_use.setTextFormat(Qt.TextFormat.PlainText)
+        # A long address or profile folder wraps: unwrapped, it widened the dialog past the
+        # screen and the form cut its labels ("Jetzt verwendet:").
+        self.in_use.setWordWrap(True)
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.in_use.setAccessibleName(self.tr("Server in use"))
         form.addRow(self.tr("In use now:"), self.in_use)
@@ -105,6 +127,15 @@ class SettingsDialog(QDialog):
             form.addRow("", join)
         form.addRow(self.tr("&Server URL:"), self.server)
         form.addRow(self.tr("&Token:"), self.token)
+        # A token given at start (the environment, the command line) wins over the saved
+        # one: without this line a token fixed here would seem to be ignored.
+        self.token_override = QLabel(override_words(token_override))
+        self.token_override.setObjectName("tokenOverride")
+        self.token_override.setTextFormat(Qt.TextFormat.PlainText)
+        self.token_override.setWordWrap(True)
+        self.token_override.setAccessibleName(self.tr("Token in use"))
+        self.token_override.setVisible(bool(token_override))
+        form.addRow("", self.token_override)
         self.trust = TrustRows(self, form, self.server, current.ca_bundle, token_storage)
         self.enter_sends = QCheckBox(self.tr("&Enter sends a message (Shift+Enter: new line)"))
         self.enter_sends.setChecked(enter_sends)

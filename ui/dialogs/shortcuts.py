@@ -1,13 +1,17 @@
 """Keyboard Shortcuts (F1 or Ctrl+/): every shortcut the window has, read from its actions.
 
-Nothing here is a hand-kept list: `window_shortcuts` walks the window's `QAction`s (its own,
-the toolbar's, the sidebar's and the pane's), so a new action with a shortcut shows up by
-itself. The dialog is non-modal and deletes itself on close (no nested event loop).
+`window_shortcuts` walks the window's `QAction`s (its own, the toolbar's, the sidebar's and
+the pane's), so a new action with a shortcut shows up by itself. Keys that are not actions
+(Enter in the composer, Escape, Ctrl+C in the transcript: widgets handle them, and an action
+would take them from every other widget) are `typing_keys`, the one short list kept by
+hand. The dialog is non-modal and deletes itself on close (no nested event loop).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from collections.abc import Sequence
+
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,15 +51,38 @@ def window_shortcuts(window: QWidget) -> list[tuple[str, str]]:
     return rows
 
 
+def typing_keys(*, enter_sends: bool = True) -> list[tuple[str, str]]:
+    """The keys widgets handle themselves: sending and a new line (as Settings has them),
+    Escape, and copying the selected messages."""
+
+    def keys(*sequences: str) -> str:
+        native = QKeySequence.SequenceFormat.NativeText
+        return ", ".join(QKeySequence(key).toString(native) for key in sequences)
+
+    send, new_line = ("Return", "Shift+Return") if enter_sends else ("Ctrl+Return", "Return")
+    return [
+        (QCoreApplication.translate("ShortcutsDialog", "Send the message"), keys(send)),
+        (QCoreApplication.translate("ShortcutsDialog", "New line in the message"), keys(new_line)),
+        (
+            QCoreApplication.translate("ShortcutsDialog", "Clear the search, close a dialog"),
+            keys("Esc"),
+        ),
+        (
+            QCoreApplication.translate("ShortcutsDialog", "Copy the selected messages"),
+            keys("Ctrl+C"),
+        ),
+    ]
+
+
 class ShortcutsDialog(QDialog):
     """A two-column table: what, and which keys do it."""
 
-    def __init__(self, window: QWidget) -> None:
+    def __init__(self, window: QWidget, typing: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__(window)
         self.setObjectName("shortcutsDialog")
         self.setWindowTitle(self.tr("Keyboard Shortcuts"))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-        rows = window_shortcuts(window)
+        rows = [*window_shortcuts(window), *typing]
         table = QTableWidget(len(rows), 2)
         table.setObjectName("shortcutsTable")
         table.setAccessibleName(self.tr("Keyboard shortcuts"))

@@ -65,6 +65,7 @@ class OpenConversation:
         actions: ActionRunner,
         spawn: Spawn,
         on_created: Callable[[str], None],
+        on_reply_done: Callable[[str], None] | None = None,
     ) -> None:
         self.session_id = session_id
         self.window = window
@@ -78,6 +79,7 @@ class OpenConversation:
         self._presenter = presenter
         self._spawn = spawn  # the window's: logs a failure and shows it as words
         self._on_created = on_created
+        self._on_reply_done = on_reply_done  # a streamed run reached its end (a notification)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._sending = False
@@ -344,6 +346,8 @@ class OpenConversation:
                 if ended or row is None or row.active_run_id != run_id:
                     self.active_run = None
                     self.pane.set_running(False)
+                if ended and self._on_reply_done is not None and self.session_id is not None:
+                    self._on_reply_done(self.session_id)
 
     async def _never(self) -> None:
         """The op of an action that only reports (`_follow_run`'s lost stream)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from sync import Event
 from ui.pane.composer import ComposerBar
+from ui.pane.copied_flash import CopiedFlash
 from ui.pane.items import note
 from ui.pane.notice import PaneNotice
 from ui.pane.transcript_events import TranscriptBuilder
@@ -77,6 +79,7 @@ class ConversationPane(QWidget):
 
         self.transcript = TranscriptView(self.model)
         self.transcript.card_action.connect(self._card_action)
+        self.copied = CopiedFlash(self.transcript)  # "Copied" after a code block's Copy
 
         self.empty = note(self.tr(EMPTY_STATE), "emptyState")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -90,6 +93,11 @@ class ConversationPane(QWidget):
         self.send_button = self.composer_bar.send_button
         self.stop_button = self.composer_bar.stop_button
         self.indicator = self.composer_bar.indicator
+        # Stop by keyboard from anywhere in the window, without tabbing to the button.
+        self.stop_action = QAction(self.tr("Stop the reply"), self)
+        self.stop_action.setShortcut(QKeySequence("Ctrl+."))
+        self.stop_action.triggered.connect(self._stop_by_key)
+        self.addAction(self.stop_action)
 
         header = QVBoxLayout()
         header.setContentsMargins(24, 14, 24, 10)
@@ -109,6 +117,10 @@ class ConversationPane(QWidget):
         layout.addWidget(self.empty, 1)
         layout.addWidget(self.composer_bar)
         self.show_nothing()
+
+    def _stop_by_key(self) -> None:
+        if self.stop_button.isVisible() and self.stop_button.isEnabled():
+            self.stop_button.click()
 
     # --- what the pane shows ------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from ui.sidebar.row import HEADER_PREFIX, SidebarRow
 from ui.sidebar.snippet_layout import draw_snippet
 from ui.theme.palette_text import header_text, quiet_text, readable
 from ui.theme.style import ACCENT, FOCUS_WIDTH, row_focus_ring
-from ui.window.elided_label import is_rtl
+from ui.window.elided_label import directed, is_rtl
 
 if TYPE_CHECKING:
     from sync import Snippet
@@ -136,10 +136,9 @@ class SessionDelegate(QStyledItemDelegate):
             title_rect = QStyle.visualRect(option.direction, rect, title_rect)
             # Elide modes are logical: ElideRight drops a right-to-left title's end, which
             # is drawn on the left. A left-to-right title in the mirrored window keeps its
-            # "…" at its end (a mark after it), and sits on the start side like the rest.
+            # "#" and "…" at its own ends (`directed`), and sits on the start side.
             shown = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
-            if mirrored and not rtl:
-                shown += "\u200e"
+            shown = directed(shown, mirrored=mirrored)
             painter.drawText(
                 title_rect,
                 (Qt.AlignmentFlag.AlignRight if rtl or mirrored else Qt.AlignmentFlag.AlignLeft)

@@ -198,6 +198,30 @@ class SidebarKeys(QObject):
                 return below
         return self.next_selectable(top.row())
 
+    def step(self, forward: bool) -> None:
+        """The next (or previous) conversation becomes the current, selected, open one,
+        from anywhere in the window (past date headers; the last stays the last)."""
+        selection = self._view.selectionModel()
+        current = selection.currentIndex()
+        if not current.isValid():
+            target = self.first_visible()
+        elif forward:
+            target = self.next_selectable(current.row() + 1)
+        else:
+            target = self.previous_selectable(current.row() - 1)
+        if not target.isValid():
+            return
+        selection.setCurrentIndex(target, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        self._view.scrollTo(target)
+
+    def previous_selectable(self, start: int) -> QModelIndex:
+        """The last conversation at or before row `start`, or an invalid index."""
+        for row in range(start, max(-1, start - HEADER_LOOKAHEAD), -1):
+            index = self._model.index(row, 0)
+            if index.flags() & Qt.ItemFlag.ItemIsSelectable:
+                return index
+        return QModelIndex()
+
     def next_selectable(self, start: int) -> QModelIndex:
         """The first conversation at or after row `start`, or an invalid index."""
         for row in range(start, min(self._model.rowCount(), start + HEADER_LOOKAHEAD)):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QCoreApplication, QUrl
 
 from ui.text.code_highlight import highlight, language_of
 from ui.text.plain import neutral
@@ -43,7 +43,6 @@ MAX_TOKENS = 20_000
 MAX_BRACKETS = 5_000
 #: The font families tried in order for code, inline and in blocks.
 MONOSPACE = "'JetBrains Mono', 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"
-COPY_LABEL = "Copy"
 _SHOWN_TARGET_CHARS = 60
 
 # C0 controls but tab and line feed, DEL and the C1 controls.
@@ -116,6 +115,10 @@ def plain_of(tokens: Sequence[Token]) -> str:
         elif token.type == "image":
             out.append(plain_of(token.children or []))
     return clean("".join(out))
+
+
+def _copy_label() -> str:
+    return QCoreApplication.translate("ConversationPane", "Copy")
 
 
 def shown_target(url: QUrl) -> str:
@@ -240,7 +243,7 @@ class _Writer:
             f'<tr><td {head}><table width="100%" border="0" cellspacing="0" cellpadding="0">'
             f"<tr><td>{_esc(language or 'code')}</td>"
             f'<td align="right"><a href="converge-copy:{index}"'
-            f' style="color:{p.link}; text-decoration:none">{COPY_LABEL}</a></td></tr>'
+            f' style="color:{p.link}; text-decoration:none">{_esc(_copy_label())}</a></td></tr>'
             "</table></td></tr>"
             f'<tr><td><p style="white-space:pre-wrap; font-family:{MONOSPACE}; margin-top:0px;'
             f' margin-bottom:0px">{body}</p></td></tr></table>'

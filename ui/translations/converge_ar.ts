@@ -147,6 +147,10 @@
         <translation>اختر محادثة من القائمة على اليمين، أو ابدأ محادثة جديدة.</translation>
     </message>
     <message>
+        <source>Stop the reply</source>
+        <translation>إيقاف الرد</translation>
+    </message>
+    <message>
         <source>Converge</source>
         <translation>Converge</translation>
     </message>
@@ -316,6 +320,18 @@
     <message>
         <source>Image</source>
         <translation>صورة</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <extracomment>Deeper nesting than this (block quotes, lists, emphasis) is not rendered as Markdown: the parser stops nesting there and drops the rest, so the caller shows plain text. More tokens than this (well above what a rich long reply has) are shown as plain text: each styled fragment costs Qt&apos;s layout, and tens of thousands of them freeze the window (decision 0176 has the figures). More &quot;[&quot; than this are shown as plain text without parsing: each one costs the parser&apos;s link and image rules a look ahead in pure Python, so a reply made of &quot;![&quot; would hold the window for seconds (decision 0176). The font families tried in order for code, inline and in blocks.</extracomment>
+        <translation>نسخ</translation>
+    </message>
+</context>
+<context>
+    <name>CopiedFlash</name>
+    <message>
+        <source>Copied</source>
+        <translation>تم النسخ</translation>
     </message>
 </context>
 <context>
@@ -545,6 +561,10 @@
             <numerusform>بقيت %Ln محادثة. إعادة الحذف آمنة.</numerusform>
             <numerusform>بقيت %Ln محادثة. إعادة الحذف آمنة.</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Deleted “{0}” everywhere.</source>
+        <translation>حُذفت «{0}» في كل مكان.</translation>
     </message>
 </context>
 <context>
@@ -791,6 +811,14 @@ Start one with “New Conversation”.</source>
         <translation>إنهاء</translation>
     </message>
     <message>
+        <source>Next conversation</source>
+        <translation>المحادثة التالية</translation>
+    </message>
+    <message>
+        <source>Previous conversation</source>
+        <translation>المحادثة السابقة</translation>
+    </message>
+    <message>
         <source>Main</source>
         <translation>الشريط الرئيسي</translation>
     </message>
@@ -919,6 +947,14 @@ Profile: {1}</source>
         <extracomment>Why the conversation list could not be read (a refused token, a host it can&apos;t reach): the sidebar&apos;s empty state and an empty pane say it, with Open Settings.</extracomment>
         <translation>{0} · جارٍ إعادة الاتصال…</translation>
     </message>
+    <message>
+        <source>No conversations match “{0}”.</source>
+        <translation>لا توجد محادثات تطابق «{0}».</translation>
+    </message>
+    <message>
+        <source>{0} (built-in demo server)</source>
+        <translation>{0} (خادم العرض المدمج)</translation>
+    </message>
 </context>
 <context>
     <name>RelativeTime</name>
@@ -1021,8 +1057,16 @@ Last activity: {1}</source>
         <translation>الملف الشخصي {0}</translation>
     </message>
     <message>
-        <source>Connection settings</source>
-        <translation>إعدادات الاتصال</translation>
+        <source>The token in use was given on the command line ({0}); it overrides the token saved here until Converge is started without it.</source>
+        <translation>الرمز المستخدم أُعطي في سطر الأوامر ({0})؛ وهو يتقدّم على الرمز المحفوظ هنا إلى أن يُشغَّل Converge من دونه.</translation>
+    </message>
+    <message>
+        <source>The token in use comes from the environment variable {0}; it overrides the token saved here. Unset {0} for the saved token to be used.</source>
+        <translation>الرمز المستخدم مأخوذ من متغير البيئة {0}؛ وهو يتقدّم على الرمز المحفوظ هنا. أزل {0} ليُستخدم الرمز المحفوظ.</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>الإعدادات</translation>
     </message>
     <message>
         <source>Empty: use the built-in demo server</source>
@@ -1069,6 +1113,10 @@ Last activity: {1}</source>
         <translation>الرمز (&amp;T):</translation>
     </message>
     <message>
+        <source>Token in use</source>
+        <translation>الرمز المستخدم</translation>
+    </message>
+    <message>
         <source>&amp;Enter sends a message (Shift+Enter: new line)</source>
         <translation>مفتاح Enter يرسل الرسالة (&amp;E) (Shift+Enter: سطر جديد)</translation>
     </message>
@@ -1083,6 +1131,22 @@ Last activity: {1}</source>
 </context>
 <context>
     <name>ShortcutsDialog</name>
+    <message>
+        <source>Send the message</source>
+        <translation>إرسال الرسالة</translation>
+    </message>
+    <message>
+        <source>New line in the message</source>
+        <translation>سطر جديد في الرسالة</translation>
+    </message>
+    <message>
+        <source>Clear the search, close a dialog</source>
+        <translation>مسح البحث، إغلاق نافذة حوار</translation>
+    </message>
+    <message>
+        <source>Copy the selected messages</source>
+        <translation>نسخ الرسائل المحددة</translation>
+    </message>
     <message>
         <source>Keyboard Shortcuts</source>
         <translation>اختصارات لوحة المفاتيح</translation>
@@ -1196,12 +1260,43 @@ Last activity: {1}</source>
         <translation>تعذّر عرض قائمة المحادثات</translation>
     </message>
     <message>
+        <source>Couldn&apos;t delete the conversation</source>
+        <translation>تعذّر حذف المحادثة</translation>
+    </message>
+    <message>
         <source>Couldn&apos;t open {0}</source>
         <translation>تعذّر فتح {0}</translation>
     </message>
     <message>
         <source>Couldn&apos;t save {0}</source>
         <translation>تعذّر حفظ {0}</translation>
+    </message>
+</context>
+<context>
+    <name>WindowController</name>
+    <message>
+        <source>Conversation deleted</source>
+        <translation>حُذفت المحادثة</translation>
+    </message>
+    <message>
+        <source>“{0}” was deleted on another device.</source>
+        <translation>حُذفت «{0}» على جهاز آخر.</translation>
+    </message>
+    <message>
+        <source>The open conversation was deleted on another device.</source>
+        <translation>حُذفت المحادثة المفتوحة على جهاز آخر.</translation>
+    </message>
+    <message>
+        <source>Reply finished</source>
+        <translation>اكتمل الرد</translation>
+    </message>
+    <message>
+        <source>The reply in “{0}” has finished.</source>
+        <translation>اكتمل الرد في «{0}».</translation>
+    </message>
+    <message>
+        <source>The reply has finished.</source>
+        <translation>اكتمل الرد.</translation>
     </message>
 </context>
 </TS>

@@ -147,6 +147,10 @@
         <translation>Wählen Sie links eine Unterhaltung aus oder beginnen Sie eine neue.</translation>
     </message>
     <message>
+        <source>Stop the reply</source>
+        <translation>Antwort stoppen</translation>
+    </message>
+    <message>
         <source>Converge</source>
         <translation>Converge</translation>
     </message>
@@ -316,6 +320,18 @@
     <message>
         <source>Image</source>
         <translation>Bild</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <extracomment>Deeper nesting than this (block quotes, lists, emphasis) is not rendered as Markdown: the parser stops nesting there and drops the rest, so the caller shows plain text. More tokens than this (well above what a rich long reply has) are shown as plain text: each styled fragment costs Qt&apos;s layout, and tens of thousands of them freeze the window (decision 0176 has the figures). More &quot;[&quot; than this are shown as plain text without parsing: each one costs the parser&apos;s link and image rules a look ahead in pure Python, so a reply made of &quot;![&quot; would hold the window for seconds (decision 0176). The font families tried in order for code, inline and in blocks.</extracomment>
+        <translation>Kopieren</translation>
+    </message>
+</context>
+<context>
+    <name>CopiedFlash</name>
+    <message>
+        <source>Copied</source>
+        <translation>Kopiert</translation>
     </message>
 </context>
 <context>
@@ -521,6 +537,10 @@
             <numerusform>%Ln Unterhaltung bleibt erhalten. Erneutes Löschen ist unbedenklich.</numerusform>
             <numerusform>%Ln Unterhaltungen bleiben erhalten. Erneutes Löschen ist unbedenklich.</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Deleted “{0}” everywhere.</source>
+        <translation>„{0}“ überall gelöscht.</translation>
     </message>
 </context>
 <context>
@@ -763,6 +783,14 @@ Beginnen Sie eine mit „Neue Unterhaltung“.</translation>
         <translation>Beenden</translation>
     </message>
     <message>
+        <source>Next conversation</source>
+        <translation>Nächste Unterhaltung</translation>
+    </message>
+    <message>
+        <source>Previous conversation</source>
+        <translation>Vorherige Unterhaltung</translation>
+    </message>
+    <message>
         <source>Main</source>
         <translation>Hauptleiste</translation>
     </message>
@@ -883,6 +911,14 @@ Profil: {1}</translation>
         <extracomment>Why the conversation list could not be read (a refused token, a host it can&apos;t reach): the sidebar&apos;s empty state and an empty pane say it, with Open Settings.</extracomment>
         <translation>{0} · neue Verbindung…</translation>
     </message>
+    <message>
+        <source>No conversations match “{0}”.</source>
+        <translation>Keine Unterhaltung passt zu „{0}“.</translation>
+    </message>
+    <message>
+        <source>{0} (built-in demo server)</source>
+        <translation>{0} (eingebauter Demo-Server)</translation>
+    </message>
 </context>
 <context>
     <name>RelativeTime</name>
@@ -977,8 +1013,16 @@ Letzte Aktivität: {1}</translation>
         <translation>Profil {0}</translation>
     </message>
     <message>
-        <source>Connection settings</source>
-        <translation>Verbindungseinstellungen</translation>
+        <source>The token in use was given on the command line ({0}); it overrides the token saved here until Converge is started without it.</source>
+        <translation>Das verwendete Token wurde auf der Befehlszeile angegeben ({0}); es hat Vorrang vor dem hier gespeicherten Token, bis Converge ohne es gestartet wird.</translation>
+    </message>
+    <message>
+        <source>The token in use comes from the environment variable {0}; it overrides the token saved here. Unset {0} for the saved token to be used.</source>
+        <translation>Das verwendete Token stammt aus der Umgebungsvariable {0}; es hat Vorrang vor dem hier gespeicherten Token. Entfernen Sie {0}, damit das gespeicherte Token verwendet wird.</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>Einstellungen</translation>
     </message>
     <message>
         <source>Empty: use the built-in demo server</source>
@@ -1025,6 +1069,10 @@ Letzte Aktivität: {1}</translation>
         <translation>&amp;Token:</translation>
     </message>
     <message>
+        <source>Token in use</source>
+        <translation>Verwendetes Token</translation>
+    </message>
+    <message>
         <source>&amp;Enter sends a message (Shift+Enter: new line)</source>
         <translation>&amp;Eingabe sendet die Nachricht (Umschalt+Eingabe: neue Zeile)</translation>
     </message>
@@ -1039,6 +1087,22 @@ Letzte Aktivität: {1}</translation>
 </context>
 <context>
     <name>ShortcutsDialog</name>
+    <message>
+        <source>Send the message</source>
+        <translation>Nachricht senden</translation>
+    </message>
+    <message>
+        <source>New line in the message</source>
+        <translation>Neue Zeile in der Nachricht</translation>
+    </message>
+    <message>
+        <source>Clear the search, close a dialog</source>
+        <translation>Suche leeren, Dialog schließen</translation>
+    </message>
+    <message>
+        <source>Copy the selected messages</source>
+        <translation>Ausgewählte Nachrichten kopieren</translation>
+    </message>
     <message>
         <source>Keyboard Shortcuts</source>
         <translation>Tastenkürzel</translation>
@@ -1148,12 +1212,43 @@ Letzte Aktivität: {1}</translation>
         <translation>Die Unterhaltungen konnten nicht aufgelistet werden</translation>
     </message>
     <message>
+        <source>Couldn&apos;t delete the conversation</source>
+        <translation>Die Unterhaltung konnte nicht gelöscht werden</translation>
+    </message>
+    <message>
         <source>Couldn&apos;t open {0}</source>
         <translation>{0} konnte nicht geöffnet werden</translation>
     </message>
     <message>
         <source>Couldn&apos;t save {0}</source>
         <translation>{0} konnte nicht gespeichert werden</translation>
+    </message>
+</context>
+<context>
+    <name>WindowController</name>
+    <message>
+        <source>Conversation deleted</source>
+        <translation>Unterhaltung gelöscht</translation>
+    </message>
+    <message>
+        <source>“{0}” was deleted on another device.</source>
+        <translation>„{0}“ wurde auf einem anderen Gerät gelöscht.</translation>
+    </message>
+    <message>
+        <source>The open conversation was deleted on another device.</source>
+        <translation>Die geöffnete Unterhaltung wurde auf einem anderen Gerät gelöscht.</translation>
+    </message>
+    <message>
+        <source>Reply finished</source>
+        <translation>Antwort fertig</translation>
+    </message>
+    <message>
+        <source>The reply in “{0}” has finished.</source>
+        <translation>Die Antwort in „{0}“ ist fertig.</translation>
+    </message>
+    <message>
+        <source>The reply has finished.</source>
+        <translation>Die Antwort ist fertig.</translation>
     </message>
 </context>
 </TS>

@@ -20,6 +20,9 @@ _FIXED = {
     "send the decision": QT_TRANSLATE_NOOP("WindowAction", "Couldn't send the decision"),
     "read the memory": QT_TRANSLATE_NOOP("WindowAction", "Couldn't read the memory"),
     "list the conversations": QT_TRANSLATE_NOOP("WindowAction", "Couldn't list the conversations"),
+    "delete the conversation": QT_TRANSLATE_NOOP(
+        "WindowAction", "Couldn't delete the conversation"
+    ),
 }
 _WITH_NAME = {
     "open": QT_TRANSLATE_NOOP("WindowAction", "Couldn't open {0}"),

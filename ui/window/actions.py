@@ -1,9 +1,10 @@
 """The main window's actions and toolbar: New, Refresh, Delete, Settings, Keyboard
 Shortcuts, Search and Quit, their shortcuts and their tinted Lucide icons (`ui.theme.icons`).
 
-Quit (Ctrl+Q, the platform's Quit key where it has one) closes the window, the same orderly
-shutdown as the title bar's close button (`MainWindow.closed`); F1 or Ctrl+/ lists every
-shortcut the window's actions have (`ui.dialogs.shortcuts`).
+Next and Previous conversation (Ctrl+Page Down / Up, Alt+Down / Up) walk the list from
+anywhere in the window. Quit (Ctrl+Q, the platform's Quit key where it has one) closes the
+window, the same orderly shutdown as the title bar's close button (`MainWindow.closed`); F1
+or Ctrl+/ lists every shortcut the window's actions have (`ui.dialogs.shortcuts`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,28 @@ from PySide6.QtWidgets import QMainWindow, QSizePolicy, QToolBar, QToolButton, Q
 
 from ui.theme.icons import TOOLBAR_SIZE, ActionIcons
 
+_CHORD = (
+    Qt.KeyboardModifier.ControlModifier
+    | Qt.KeyboardModifier.MetaModifier
+    | Qt.KeyboardModifier.AltModifier
+)
 
-def quit_keys() -> list[QKeySequence]:
-    """The platform's Quit key, and Ctrl+Q where the platform has none (or another)."""
-    keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)
+
+def _is_chord(key: QKeySequence) -> bool:
+    """A key pressed with Ctrl, Meta or Alt (not a key of its own, such as Exit)."""
+    if key.isEmpty():
+        return False
+    first = key[0]  # type: ignore[index]  # PySide6's stubs lack QKeySequence.__getitem__
+    return bool(first.keyboardModifiers() & _CHORD)
+
+
+def quit_keys(platform: list[QKeySequence] | None = None) -> list[QKeySequence]:
+    """The platform's Quit keys that a keyboard types (a chord: X11 also binds the Exit
+    key, which keyboards lack and the shortcuts list would name), and Ctrl+Q where the
+    platform has none. `platform`: the platform's bindings (the tests give their own)."""
+    if platform is None:
+        platform = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)
+    keys = [key for key in platform if _is_chord(key)]
     ctrl_q = QKeySequence("Ctrl+Q")
     if not any(key.matches(ctrl_q) == QKeySequence.SequenceMatch.ExactMatch for key in keys):
         keys = [*keys, ctrl_q]
@@ -80,6 +99,16 @@ class WindowActions:
         self.quit.triggered.connect(window.close)  # the close button's orderly shutdown
         window.addAction(self.quit)
         self.icons.add(self.quit, "log-out")
+
+        # Through the conversations from anywhere, as tabs go in a browser.
+        self.next = QAction(QCoreApplication.translate("MainWindow", "Next conversation"), window)
+        self.next.setShortcuts([QKeySequence("Ctrl+PgDown"), QKeySequence("Alt+Down")])
+        window.addAction(self.next)
+        self.previous = QAction(
+            QCoreApplication.translate("MainWindow", "Previous conversation"), window
+        )
+        self.previous.setShortcuts([QKeySequence("Ctrl+PgUp"), QKeySequence("Alt+Up")])
+        window.addAction(self.previous)
 
         for action, _name in self.icons.named():
             action.setIconVisibleInMenu(True)  # the app turns menu icons off by default

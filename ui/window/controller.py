@@ -37,10 +37,11 @@ from ui.dialogs.dialogs import Prompts
 from ui.dialogs.settings import ConnectionSettings
 from ui.pane.open_conversation import OpenConversation
 from ui.pane.pane import ConversationPane
-from ui.sidebar.model import SessionListModel
+from ui.sidebar.model import SessionListModel, display_title
 from ui.sidebar.refresher import RowSource, SidebarRefresher
 from ui.sidebar.relative_time import server_now, set_server_offset
 from ui.sidebar.search import SidebarSearch
+from ui.text.plain import isolate
 from ui.theme.theme import apply_appearance, current_appearance
 from ui.window.action import ActionRunner, WindowAction
 from ui.window.delete_flow import DeleteFlow, neighbour_of
@@ -48,12 +49,14 @@ from ui.window.failure_words import host_of
 from ui.window.file_actions import FileActions
 from ui.window.foreground import ForegroundWatcher
 from ui.window.main_window import OFFLINE_DELETE_TIP, MainWindow
+from ui.window.notifier import DesktopNotifier
 from ui.window.status_presenter import StatusPresenter
 
 if TYPE_CHECKING:
     from sync import SyncEngine
 
 log = logging.getLogger(__name__)
+DELETE_WHAT = "delete the conversation"  # `ui.window.action_words` has its sentence
 
 
 async def _nothing() -> None:
@@ -92,6 +95,8 @@ class WindowController(QObject):
         self.in_use = ""  # the server the engine talks to, in words (Settings shows it)
         self.token_storage = ""  # where the saved token is kept, in words (Settings shows it)
         self.demo_token = ""  # the built-in demo server's token when it is in use
+        # What gave the token in use when it overrides the saved one ("CONVERGE_TOKEN").
+        self.token_override = ""
         self.language = ""  # the profile's language setting (app.translations)
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -114,7 +119,10 @@ class WindowController(QObject):
             self.prompts,
             on_outcomes=self._after_deleted,
             say=window.set_status,
-            report=lambda text, details, ok: window.set_status(text, error=not ok, details=details),
+            report=lambda text, details, ok: window.set_status(
+                text, error=not ok, details=details, hold=ok
+            ),
+            fail=self._delete_failed,
         )
         # Every action of the window fails one way (ui.window.action, decision 0180).
         self.actions = ActionRunner(
@@ -127,6 +135,7 @@ class WindowController(QObject):
         self.deleter.exporter = self.files.export
         self.presenter.pane_fixes = self.actions.fixes
         self.presenter.host = self.actions.host
+        self.notifier = DesktopNotifier(window)  # while the window is not in front
         self._neighbour: str | None = None  # selected after a delete
         self._select_after_refresh: str | None = None
         self.conversation = self._conversation(None)
@@ -249,6 +258,7 @@ class WindowController(QObject):
         self.detach()
         self.conversation.close()
         self.presenter.stop()
+        self.notifier.stop()
         self._clock_timer.stop()
         if self.foreground is not None:
             self.foreground.stop()
@@ -284,8 +294,16 @@ class WindowController(QObject):
                 and open_id in event.removed
                 and open_id not in self.deleter.deleting
             ):
+                row = self.model.find(open_id)
                 self.conversation.close()
                 self.pane.show_deleted_elsewhere()
+                title = isolate(display_title(row)) if row is not None else ""
+                self.notifier.notify(
+                    self.tr("Conversation deleted"),
+                    self.tr("“{0}” was deleted on another device.").format(title)
+                    if title
+                    else self.tr("The open conversation was deleted on another device."),
+                )
             self.sidebar.index_changed(event)
 
     def _reload_after_reconnect(self) -> None:
@@ -334,6 +352,7 @@ class WindowController(QObject):
             actions=self.actions,
             spawn=self.spawn,
             on_created=self._created,
+            on_reply_done=self._reply_done,
         )
 
     def _replace(self, session_id: str | None) -> OpenConversation:
@@ -368,6 +387,17 @@ class WindowController(QObject):
         self.window.clear_selection()
         self.pane.show_new()
 
+    def _reply_done(self, session_id: str) -> None:
+        """A reply the pane streamed has ended: say so on the desktop if the user is away."""
+        row = self.model.find(session_id)
+        title = isolate(display_title(row)) if row is not None else ""
+        self.notifier.notify(
+            self.tr("Reply finished"),
+            self.tr("The reply in “{0}” has finished.").format(title)
+            if title
+            else self.tr("The reply has finished."),
+        )
+
     def _created(self, session_id: str) -> None:
         """The first message created the open conversation: select its row once listed."""
         self._select_after_refresh = session_id
@@ -397,6 +427,11 @@ class WindowController(QObject):
         finally:
             self._neighbour = None
 
+    def _delete_failed(self, session_id: str, error: SyncError) -> None:
+        """A refused delete, worded and fixed where a refused send is (the pane's notice)."""
+        retry = lambda: self.spawn(self.delete([session_id]), "delete")  # noqa: E731
+        self.actions.fail(WindowAction(DELETE_WHAT, _nothing, retry=retry), error)
+
     def _after_deleted(self, outcomes: Sequence[DeleteOutcome]) -> None:
         if any(isinstance(o.error, NetworkError) for o in outcomes):
             self.presenter.suspect_offline()
@@ -419,6 +454,7 @@ class WindowController(QObject):
             token_storage=self.token_storage,
             demo_token=self.demo_token,
             language=self.language,
+            token_override=self.token_override,
         )
         if result is None:
             return

@@ -4,8 +4,10 @@ Server-first (ADR-0050 §8, CONTRACT §7): the engine removes a row from the mir
 204 or the contract's 404; until then the row shows "Deleting…". On 409 the user may choose
 "Stop Run and Delete", a separate, explicit action (a delete never cancels a run by itself).
 With no connection or a 5xx nothing was deleted; a request sent whose answer was lost was
-"not confirmed" (§9.2). Both offer Retry (the delete is idempotent). Any other refusal is
-shown as the engine's message.
+"not confirmed" (§9.2). Both offer Retry (the delete is idempotent). Any other refusal (a
+refused or read-only token, a certificate) goes where a failed send goes: the pane's notice,
+with its cause, the buttons that fix it and Details (`ui.window.action`), not a modal box
+that only says it failed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from sync import DeleteOutcome, DeleteStatus, NetworkError, ServerError, SyncErr
 from ui.dialogs.dialogs import Prompts, results_summary
 from ui.sidebar.grouping import is_header
 from ui.sidebar.model import SessionListModel, display_title
+from ui.text.plain import isolate
+from ui.window import delete_words
 
 if TYPE_CHECKING:
     from sync import SyncEngine
@@ -33,6 +37,7 @@ class DeleteFlow:
         on_outcomes: Callable[[Sequence[DeleteOutcome]], None],
         say: Callable[[str], None],
         report: Callable[[str, str, bool], None] | None = None,
+        fail: Callable[[str, SyncError], None] | None = None,
     ) -> None:
         self.model = model
         self.prompts = prompts
@@ -43,6 +48,8 @@ class DeleteFlow:
         self.exporter: Callable[[str], Awaitable[None]] | None = None
         # (headline, details, all removed?): the status line with "Details", not a modal.
         self._report = report or (lambda text, _details, _ok: say(text))
+        # (session id, error): a refusal worded like any failed window action.
+        self._fail = fail
 
     async def run(self, engine: SyncEngine, ids: Sequence[str]) -> None:
         """Confirm, then delete `ids` (one: with the 409 and retry dialogs; many: a report)."""
@@ -101,7 +108,7 @@ class DeleteFlow:
                 self._mark([session_id], False)
             self._on_outcomes([outcome])
             if outcome.removed:
-                self._say(f"Deleted “{title}” everywhere.")
+                self._report(delete_words.deleted(isolate(title)), "", True)
                 return
             if outcome.status is DeleteStatus.ACTIVE_RUN:
                 if not await self.prompts.offer_stop_and_delete(title, outcome.active_run_id):
@@ -121,7 +128,10 @@ class DeleteFlow:
                 if not await self.prompts.offer_retry([title], reason, unconfirmed=unconfirmed):
                     return
                 continue
-            await self.prompts.show_error("Delete failed", outcome.message)
+            if self._fail is not None and outcome.error is not None:
+                self._fail(session_id, outcome.error)
+            else:
+                await self.prompts.show_error("Delete failed", outcome.message)
             return
 
     def _mark(self, ids: Sequence[str], pending: bool) -> None:

@@ -91,3 +91,8 @@ def kept(detail: str, quoted: str | None, count: int) -> str:
         "Dialogs", "%n conversations are kept. Deleting again is safe.", None, count
     )
     return f"{detail} {words}".strip()
+
+
+def deleted(title: str) -> str:
+    """A single delete's success on the status line (the title isolated by the caller)."""
+    return QCoreApplication.translate("Dialogs", "Deleted “{0}” everywhere.").format(title)

@@ -32,6 +32,20 @@ def is_rtl(text: str) -> bool:
     return False
 
 
+_LRM, _RLM = "\u200e", "\u200f"
+
+
+def directed(text: str, *, mirrored: bool) -> str:
+    """`text` to draw on a line whose base direction is right to left (`mirrored`) or left
+    to right: a title of the other direction is held between marks of its own, so the
+    neutral characters at its ends ("#42 notes", a trailing "…") stay at its own start and
+    end instead of moving to the line's ("notes #42" in the Arabic window)."""
+    if not text or is_rtl(text) == mirrored:
+        return text
+    mark = _RLM if is_rtl(text) else _LRM
+    return f"{mark}{text}{mark}"
+
+
 class ElidedLabel(QFrame):
     """One line of text, elided at the end that follows the text's direction."""
 
@@ -85,5 +99,8 @@ class ElidedLabel(QFrame):
         )
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.setFont(self.font())
-        painter.drawText(rect, int(align), self.elided_text(rect.width()))
+        mirrored = painter.layoutDirection() == Qt.LayoutDirection.RightToLeft
+        painter.drawText(
+            rect, int(align), directed(self.elided_text(rect.width()), mirrored=mirrored)
+        )
         painter.end()

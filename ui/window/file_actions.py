@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QStandardPaths, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog
 
@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 MARKDOWN_FILTER = "Markdown with files (*.md)"
 JSON_FILTER = "JSON with files (*.json)"
 NO_APPLICATION = "No application on this device opens “{0}”. Save it, then open it yourself."
+
+
+def documents_folder() -> str:
+    """Where Save and Export ask first: the user's Documents (the desktop's own), never the
+    folder Converge happened to be started from; the home folder where there is none."""
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return documents if documents and Path(documents).is_dir() else str(Path.home())
 
 
 class FileActions:
@@ -96,6 +103,7 @@ class FileActions:
         suggested = safe_file_name(name)
         dialog = QFileDialog(self.window, f"Save {isolate(suggested)}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDirectory(documents_folder())
         dialog.selectFile(suggested)
         if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
             return
@@ -126,6 +134,7 @@ class FileActions:
         dialog.filterSelected.connect(
             lambda chosen: dialog.setDefaultSuffix("json" if chosen == JSON_FILTER else "md")
         )
+        dialog.setDirectory(documents_folder())
         dialog.selectFile(f"{name}.md")
         if await run_dialog(dialog) != QFileDialog.DialogCode.Accepted:
             return

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.dialogs.shortcuts import ShortcutsDialog
+from ui.dialogs.shortcuts import ShortcutsDialog, typing_keys
 from ui.pane.pane import ConversationPane
 from ui.sidebar.delegate import SessionDelegate
 from ui.sidebar.keys import SidebarKeys
@@ -239,6 +239,8 @@ class MainWindow(QMainWindow):
         self.settings_action.triggered.connect(self.settings_requested)
         self.find_action.triggered.connect(self._focus_filter)
         self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        actions.next.triggered.connect(lambda: self.sidebar_keys.step(forward=True))
+        actions.previous.triggered.connect(lambda: self.sidebar_keys.step(forward=False))
         actions.icons.tint(self.palette())
 
     def toolbar_buttons(self) -> list[QWidget]:
@@ -247,7 +249,7 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> ShortcutsDialog:
         """The list of every shortcut the window's actions have (non-modal, F1)."""
-        dialog = ShortcutsDialog(self)
+        dialog = ShortcutsDialog(self, typing_keys(enter_sends=self.pane.enter_sends))
         dialog.show()
         self.shortcuts_dialog = dialog
         return dialog
@@ -311,10 +313,9 @@ class MainWindow(QMainWindow):
         """Empty the search box and show every conversation now (no debounce)."""
         if not self.filter.text():
             return
-        self.filter.blockSignals(True)
+        # Not with its signals blocked: the box hides its ⊗ on its own textChanged.
         self.filter.clear()
-        self.filter.blockSignals(False)
-        self._filter_timer.stop()
+        self._filter_timer.stop()  # started by that textChanged: the list comes back now
         self.filter_changed.emit("")
 
     def _focus_filter(self) -> None:
@@ -350,9 +351,18 @@ class MainWindow(QMainWindow):
             QModelIndex(), QItemSelectionModel.SelectionFlag.NoUpdate
         )
 
-    def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
-        """The status line; `details` (technical words) sit behind a "Details" button."""
-        self.status_line.set_status(text, error=error, details=details)
+    def set_status(
+        self,
+        text: str,
+        *,
+        error: bool = False,
+        details: str = "",
+        hold: bool = False,
+        routine: bool = False,
+    ) -> None:
+        """The status line; `details` (technical words) sit behind a "Details" button;
+        `hold` keeps an outcome readable against `routine` sync words (`StatusLine`)."""
+        self.status_line.set_status(text, error=error, details=details, hold=hold, routine=routine)
 
     def set_offline(self, offline: bool, reason: str = "", unreached: str = "") -> None:
         """The offline banner, and sending and deleting disabled with a tooltip saying why;

@@ -2,16 +2,23 @@
 a "Details" button (a user never reads a traceback or a URL in the sentence itself), and
 where the window is signed in (account, server, profile; two profiles are two devices).
 
+An outcome the user waits for (a delete's success) is held for `HOLD_MS`: sync's routine
+words ("Syncing…", "Synced just now"), which every pass rewrites within a second, wait until
+it has been readable that long; anything else (an error, another outcome) replaces it.
+
 Its strings keep the translation context "MainWindow" they had when this was part of the
 window, so a translation made for the window still applies.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QToolButton
 
 from ui.text.plain import isolate, neutral, set_plain_tip
+
+# How long a held outcome stays before routine sync words may replace it: time to read it.
+HOLD_MS = 6_000
 
 
 def _tr(text: str) -> str:
@@ -47,16 +54,45 @@ class StatusLine:
         bar.addWidget(self.details_button)
         bar.addPermanentWidget(self.where)
         bar.setSizeGripEnabled(False)
+        self.hold_timer = QTimer(window)
+        self.hold_timer.setSingleShot(True)
+        self.hold_timer.setInterval(HOLD_MS)
+        self.hold_timer.timeout.connect(self._release)
+        self._waiting: str | None = None  # routine words that came while an outcome was held
 
-    def set_status(self, text: str, *, error: bool = False, details: str = "") -> None:
+    def set_status(
+        self,
+        text: str,
+        *,
+        error: bool = False,
+        details: str = "",
+        hold: bool = False,
+        routine: bool = False,
+    ) -> None:
         """The status line; `details` (technical words) sit behind a "Details" button. A
-        sentence may quote the server: its bidi controls are dropped (`ui.text.plain`)."""
+        sentence may quote the server: its bidi controls are dropped (`ui.text.plain`).
+        `hold`: an outcome kept for `HOLD_MS` against `routine` words, which wait."""
+        if routine and self.hold_timer.isActive():
+            self._waiting = text
+            return
+        self._waiting = None
+        if hold:
+            self.hold_timer.start()
+        elif not routine:
+            self.hold_timer.stop()
         self.status.setText(neutral(_tr(text)))  # a known sentence is translated, others kept
         self.status.setProperty("error", error)
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
         self.details = (neutral(text), neutral(details))
         self.details_button.setVisible(bool(details))
+
+    def _release(self) -> None:
+        """The held outcome has been readable long enough: the latest routine words now."""
+        self.hold_timer.stop()  # over, also when its timeout is emitted by hand
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            self.set_status(waiting, routine=True)
 
     def _show_details(self) -> None:
         from ui.dialogs.dialogs import build_details_box

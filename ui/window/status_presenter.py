@@ -21,6 +21,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, QTimer
 
 from sync import EngineState, EngineStatus, SyncError, TriggerReason
 from ui.sidebar.relative_time import relative_time
+from ui.text.plain import isolate
 from ui.window.action import WindowAction
 from ui.window.failure_words import Failure, Fix, index_unread, network_down
 from ui.window.main_window import DAMAGED_STATUS, EMPTY, LOADING, MainWindow
@@ -156,7 +157,7 @@ class StatusPresenter(QObject):
         elif status.state is EngineState.SYNCING and self.window.damaged:
             pass  # the banner's words stay until Rebuild
         elif status.state is EngineState.SYNCING:
-            self.window.set_status(SYNCING)
+            self.window.set_status(SYNCING, routine=True)
         elif status.state is EngineState.OFFLINE:
             self.window.set_status(self._offline_words(status), details=status.message)
             self.window.set_offline(True, status.message, self._unreached_host(status))
@@ -223,7 +224,8 @@ class StatusPresenter(QObject):
         """Age "Synced N min ago" (the 30 s timer), or say where things stand when idle."""
         if self.status.state is EngineState.IDLE:
             words = synced_words(self.status.last_success)
-            self.window.set_status(words or ("Connected" if self._connected() else "Starting…"))
+            words = words or ("Connected" if self._connected() else "Starting…")
+            self.window.set_status(words, routine=True)
 
     def update_placeholder(self) -> None:
         """What an empty sidebar means: no match, really empty, or not loaded yet."""
@@ -236,10 +238,16 @@ class StatusPresenter(QObject):
                     "StatusPresenter", "A search can hold at most %n words.", "", most
                 )
             )
+        elif text:
+            # A search of the saved history answers offline too: no hit is "no match", and
+            # why the list could not be read stays in the banner, the status line and the pane.
+            self.window.sidebar_empty.setText(
+                QCoreApplication.translate("MainWindow", "No conversations match “{0}”.").format(
+                    isolate(text)
+                )
+            )
         elif self.index_failure is not None:
             self.window.set_placeholder(f"{self.index_failure.words}\n{SETTINGS_HINT}")
-        elif text:
-            self.window.set_placeholder(f"No conversations match “{text}”.")
         elif self._concluded and self.status.last_success is None and self.status.problem:
             self.window.set_placeholder(NOT_LISTED)  # never read: not "No conversations yet"
         elif self._concluded:

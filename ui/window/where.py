@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from PySide6.QtCore import QCoreApplication
+
 DEV_PREFIX = "dev-"
 
 
@@ -23,7 +25,10 @@ def account_label(token: str | None) -> str:
 
 
 def server_label(url: str, *, bundled: bool = False) -> str:
-    """`http://127.0.0.1:8799` -> "127.0.0.1:8799", "(demo)" after the built-in server."""
+    """`http://127.0.0.1:8799` -> "127.0.0.1:8799", with "(built-in demo server)" after
+    the bundled one, in the user's language."""
     parts = urlsplit(url)
     host = parts.netloc or url
-    return f"{host} (built-in demo)" if bundled else host
+    if not bundled:
+        return host
+    return QCoreApplication.translate("MainWindow", "{0} (built-in demo server)").format(host)
