@@ -119,9 +119,7 @@ class DocumentCache:
         self._docs.clear()
         self._streams.clear()
 
-    def _grow(
-        self, item: TranscriptItem, key: tuple[int, int, int, bool]
-    ) -> InertDocument | None:
+    def _grow(self, item: TranscriptItem, key: tuple[int, int, int, bool]) -> InertDocument | None:
         """A streaming reply's document from its previous piece's, when there is one at this
         width and colour scheme: its open tail replaced by what settled since and the new
         tail, so a piece costs the layout of its tail, not of the whole reply."""
