@@ -5,8 +5,8 @@ One `SELECT` through the pooled SQLAlchemy engine on a worker thread (hop, pre-p
 COMMIT) costs several times the same `SELECT` on an autocommit `psycopg.AsyncConnection` on
 the loop (`python -m bench server --postgres`). The index's reads are single statements
 under READ COMMITTED, where a transaction adds no consistency (each statement takes its own
-snapshot anyway), so autocommit loses nothing; the route reads the version before the page,
-so an ETag is never newer than the page it goes with.
+snapshot anyway), so autocommit loses nothing; the first page's version and rows come from
+one statement, one snapshot, so an ETag is never newer than the page it goes with.
 
 Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
 thread); `connect_timeout` and a `statement_timeout` on every connection, so a database

@@ -215,7 +215,7 @@ def frame(tree: Node) -> Node:
 def test_the_window_title_names_the_app_the_account_and_the_server(tree: Node) -> None:
     title = frame(tree)["name"].translate(ISOLATES)
     assert re.fullmatch(
-        r"Converge — alice on 127\.0\.0\.1:\d+ \(built-in demo\) · profile \S+", title
+        r"Converge — alice on 127\.0\.0\.1:\d+ \(built-in demo server\) · profile \S+", title
     ), title
 
 
