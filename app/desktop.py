@@ -391,11 +391,14 @@ BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
 
 
 def load_engine_class() -> type[SyncEngine]:
-    """`SyncEngine`, on a worker thread: its import loads httpx. The Markdown renderer comes
-    along (`ui.text.rich_text` defers it past the first paint), so the first conversation opened
-    does not import it on the UI thread."""
+    """`SyncEngine`, on a worker thread: its import loads httpx. The Markdown renderer and the
+    code lexers come along (`ui.text.rich_text` defers them past the first paint), so the first
+    conversation opened does not load them on the UI thread."""
     import ui.text.markdown_html  # noqa: F401  (loaded for later, not used here)
     from sync import SyncEngine
+    from ui.text.code_highlight import warm_up
+
+    warm_up()
 
     return SyncEngine
 

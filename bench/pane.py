@@ -44,7 +44,25 @@ def _rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-def _events(count: int) -> list[Any]:
+#: Replies of `--content varied`: what an assistant writes (headings, lists, a table, code
+#: in several languages, a long line, links), in turn.
+VARIED = (
+    "## Timetable\n\n| line | every | last |\n|---|---:|---|\n| 1 | 20 min | 19:00 |\n"
+    "| 18 | 30 min | 20:30 |\n\nSee [the operator](https://example.org/stcp) for **changes**.",
+    "Here is a parser:\n\n```python\nimport json\n\ndef load(path: str) -> dict:\n"
+    "    with open(path) as f:\n        return json.load(f)\n```\n\nIt raises `ValueError`.",
+    "1. Install it\n2. Run `make test`\n   - on Linux\n   - on macOS\n3. Read the *docs*\n\n"
+    '```bash\nfor f in *.log; do gzip "$f"; done\n```',
+    "```rust\nfn main() {\n    let v: Vec<u32> = (1..10).map(|x| x * x).collect();\n"
+    '    println!("{:?}", v);\n}\n```\n\n> A quote, with a [link](https://example.com).',
+    "A long line: " + "the quick brown fox jumps over the lazy dog " * 12 + "\n\n"
+    "```sql\nSELECT id, title FROM sessions WHERE updated_at > ? ORDER BY updated_at DESC;\n```",
+    "```javascript\nconst total = items.reduce((sum, x) => sum + x.price, 0);\n"
+    "console.log(`total: ${total}`);\n```\n\n### Notes\n\n- one\n- two",
+)
+
+
+def _events(count: int, varied: bool = False) -> list[Any]:
     from sync import Event
 
     events = []
@@ -52,6 +70,9 @@ def _events(count: int) -> list[Any]:
         if n % 2 == 0:
             kind, role = "message.user", "user"
             text = f"Question {n}: which tram goes from Ribeira to Foz, and how often?"
+        elif varied:
+            kind, role = "message.assistant", "assistant"
+            text = f"Answer {n}.\n\n" + VARIED[(n // 2) % len(VARIED)]
         else:
             kind, role = "message.assistant", "assistant"
             text = (
@@ -64,7 +85,7 @@ def _events(count: int) -> list[Any]:
     return events
 
 
-def child(count: int) -> dict[str, Any]:
+def child(count: int, varied: bool = False) -> dict[str, Any]:
     """One size, measured in this process (run as `python -m bench pane --child N`)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QTimer
@@ -78,7 +99,10 @@ def child(count: int) -> dict[str, Any]:
     pane.resize(900, 800)
     pane.show_session("ses_bench", "Bench", AT)
     pane.show()
-    events = _events(count)
+    events = _events(count, varied)
+    from ui.text.code_highlight import warm_up
+
+    warm_up()  # as the window's start does, on a worker thread (`app.desktop`)
     for _ in range(20):
         app.processEvents()
     empty_rss = _rss_mb()
@@ -216,18 +240,34 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
     parser.add_argument("--table", action="store_true", help="print the saved run as Markdown")
+    parser.add_argument(
+        "--content",
+        choices=("short", "varied"),
+        default="short",
+        help="replies of three sentences, or Markdown with tables and code (saved as pane-varied)",
+    )
     args = parser.parse_args(argv)
     if args.table:
         print(markdown_table(json.loads((RESULTS_DIR / "pane.json").read_text())))
         return 0
+    varied = args.content == "varied"
     if args.child is not None:
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child, varied)))
         return 0
     results = []
     for count in args.sizes:
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
         out = subprocess.run(
-            [sys.executable, "-m", "bench", "pane", "--child", str(count)],
+            [
+                sys.executable,
+                "-m",
+                "bench",
+                "pane",
+                "--child",
+                str(count),
+                "--content",
+                args.content,
+            ],
             capture_output=True,
             text=True,
             check=True,
@@ -251,5 +291,5 @@ def main(argv: list[str]) -> int:
     header = ["messages", "open s", "loaded s", "open stall ms", "MB", "scroll max ms", "(CPU)"]
     header += ["layouts/delta", "delta max ms"]
     print_table("The conversation pane (offscreen)", header, rows)
-    save("pane", {"targets": TARGETS, "sizes": results})
+    save("pane-varied" if varied else "pane", {"targets": TARGETS, "sizes": results})
     return 0

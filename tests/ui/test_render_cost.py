@@ -6,6 +6,8 @@ its bound and says so."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -227,3 +229,15 @@ def test_a_streamed_reply_is_laid_out_in_proportion_to_its_length(
     fresh = transcript_delegate.DocumentCache().get(item, 700, False, font)
     lines = [line for line in doc.toPlainText().split("\n") if line.strip()]
     assert lines == [line for line in fresh.toPlainText().split("\n") if line.strip()]
+
+
+def test_every_allowed_lexer_colours_code_with_token_types_of_its_own() -> None:
+    """A lexer's own token types (YAML's `Literal.Scalar.Plain`) take their nearest styled
+    parent's colours: a ```yaml block raised KeyError out of the renderer."""
+    sample = 'key: value\n- item\n\'text\' "text" # comment\n<tag a="1">x</tag> 1.5 @x $y\n'
+    for name in code_highlight.ALLOWED_LEXERS:
+        alias = LEXERS[name][2][0]
+        for dark in (False, True):
+            spans = code_highlight.highlight(sample, alias, dark=dark)
+            assert html.unescape(re.sub(r"<[^>]*>", "", spans)) == sample, alias
+    assert "<span" in render_message("```yaml\nkey: value\n```").html

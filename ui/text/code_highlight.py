@@ -145,7 +145,12 @@ def _style(dark: bool) -> StyleMeta:
 
 @lru_cache(maxsize=1024)
 def _span_style(dark: bool, ttype: _TokenType) -> str:
-    found = _style(dark).style_for_token(ttype)
+    style = _style(dark)
+    # A lexer may make token types of its own (YAML's `Literal.Scalar.Plain`) that no style
+    # names: they take their nearest named parent's colours, as Pygments' formatters do.
+    while not style.styles_token(ttype) and ttype.parent is not None:
+        ttype = ttype.parent
+    found = style.style_for_token(ttype)
     parts = []
     if found["color"]:
         parts.append(f"color:{_held(found['color'], dark)}")
@@ -162,6 +167,19 @@ def _held(color: str, dark: bool) -> str:
     to 4.5:1 there (decision 0205)."""
     bubble = QColor(colours(dark)["assistant_bg"])
     return readable(QColor(f"#{color}"), (bubble,), BODY).name()
+
+
+def warm_up() -> None:
+    """Load and compile every allowed lexer and both styles, off the UI thread (at start,
+    `app.desktop.load_engine_class`): the first block of a language would otherwise pay its
+    lexer's import and regular expressions on the UI thread, tens of milliseconds each."""
+    from pygments.lexers import LEXERS
+
+    for name in sorted(ALLOWED_LEXERS):
+        aliases = LEXERS[name][2]
+        if aliases:
+            for dark in (False, True):
+                highlight("x", aliases[0], dark=dark)
 
 
 def highlight(code: str, language: str, *, dark: bool) -> str:
