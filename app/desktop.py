@@ -331,6 +331,12 @@ class Desktop:
         self.window.damage_banner.hide()  # an earlier account's damage is not this one's
         self.controller.attach(self.engine)
         self.ready.set()
+        # The code lexers, once the engine runs (not before it): the first code block of a
+        # language would otherwise load and compile its lexer on the UI thread. Loaded
+        # already with the renderer (`load_engine_class`), so imported here, not at the top.
+        from ui.text.code_highlight import warm_up
+
+        await asyncio.to_thread(warm_up)
 
     async def rebuild(self) -> None:
         """The banner's Rebuild (`app.mirror_rebuild`): the engine holds the file, so it goes."""
@@ -391,14 +397,11 @@ BUNDLED_SERVER_IDENTITY = "converge-bundled-demo-server"
 
 
 def load_engine_class() -> type[SyncEngine]:
-    """`SyncEngine`, on a worker thread: its import loads httpx. The Markdown renderer and the
-    code lexers come along (`ui.text.rich_text` defers them past the first paint), so the first
-    conversation opened does not load them on the UI thread."""
+    """`SyncEngine`, on a worker thread: its import loads httpx. The Markdown renderer comes
+    along (`ui.text.rich_text` defers it past the first paint), so the first conversation
+    opened does not import it on the UI thread."""
     import ui.text.markdown_html  # noqa: F401  (loaded for later, not used here)
     from sync import SyncEngine
-    from ui.text.code_highlight import warm_up
-
-    warm_up()
 
     return SyncEngine
 

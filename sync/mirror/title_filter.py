@@ -15,7 +15,8 @@ import unicodedata
 #: a good part of it), and "s" or "_1" would otherwise match every row.
 ID_MATCH_CHARS = 3
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+#: ASCII letters to lower case and nothing else (SQL's LIKE folds ids this far only).
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def fold(text: object) -> object:
@@ -47,4 +48,4 @@ def matches_filter(session_id: str, title: str | None, filter_text: str) -> bool
         return True
     if len(needle) < ID_MATCH_CHARS:
         return False
-    return needle.translate(_ASCII_LOWER) in session_id.translate(_ASCII_LOWER)
+    return needle.translate(ASCII_LOWER) in session_id.translate(ASCII_LOWER)

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from sync.mirror import sqlite_driver
 from sync.mirror.search_text import fold as search_fold
 from sync.mirror.sqlite_driver import Connection
-from sync.mirror.title_filter import ID_MATCH_CHARS
+from sync.mirror.title_filter import ASCII_LOWER, ID_MATCH_CHARS
 from sync.mirror.title_filter import fold as filter_fold
 
 #: The longest grams: a longer word is asked for as all of its trigrams.
@@ -37,8 +37,6 @@ GRAM = 3
 INDEXED_TITLE_CHARS = 512
 #: Grams of one query piece asked for at most (evenly spread; the match is confirmed).
 QUERY_GRAMS = 16
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _hex(text: str) -> str:
@@ -62,7 +60,7 @@ def entry_text(session_id: str, title: str | None) -> str:
     head = (title or "")[:INDEXED_TITLE_CHARS]
     for form in dict.fromkeys((search_fold(head), str(filter_fold(head)))):
         _grams(form, grams)
-    _grams(session_id[:INDEXED_TITLE_CHARS].translate(_ASCII_LOWER), grams, (GRAM,))
+    _grams(session_id[:INDEXED_TITLE_CHARS].translate(ASCII_LOWER), grams, (GRAM,))
     return " ".join(grams)
 
 
@@ -93,7 +91,7 @@ def filter_query(filter_text: str) -> str | None:
     needle = filter_text.strip()
     if len(needle) < ID_MATCH_CHARS or len(needle.split()) != 1:
         return match_query(str(filter_fold(needle)))
-    return match_query(str(filter_fold(needle)), needle.translate(_ASCII_LOWER))
+    return match_query(str(filter_fold(needle)), needle.translate(ASCII_LOWER))
 
 
 def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
