@@ -15,10 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, SignalInstance
+from PySide6.QtCore import QItemSelectionModel, QLocale, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from app import translations
 from app.loop import ConvergeEventLoop
 from sync.engine import SyncEngine
 from sync.errors import SyncError
@@ -254,3 +255,14 @@ def harness(loop: ConvergeEventLoop, live_server: Any, tmp_path: Path) -> Iterat
         yield h
     finally:
         close_harness(h)
+
+
+@pytest.fixture
+def language(qapp: QApplication, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The window's language for a test parametrized indirectly with a locale code."""
+    code = str(request.param)
+    installed = translations.install(qapp, QLocale(code))
+    try:
+        yield code
+    finally:
+        translations.uninstall(qapp, installed)

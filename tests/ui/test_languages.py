@@ -4,7 +4,6 @@ turns the layout right to left, and the language is a profile setting."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -28,16 +27,6 @@ NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 
 def _ago(delta: timedelta) -> str:
     return (NOW - delta).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@pytest.fixture
-def language(qapp: QApplication, request: pytest.FixtureRequest) -> Iterator[str]:
-    code = str(request.param)
-    installed = translations.install(qapp, QLocale(code))
-    try:
-        yield code
-    finally:
-        translations.uninstall(qapp, installed)
 
 
 def test_a_days_words_follow_a_change_of_language(qapp: QApplication) -> None:

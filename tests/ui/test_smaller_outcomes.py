@@ -5,16 +5,14 @@ folder, and a desktop notification while the window is not in front."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QLocale, QStandardPaths, Qt
+from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit
 
-from app import translations
 from app.loop import ConvergeEventLoop
 from tests.ui.conftest import Harness, row, run, until
 from ui.dialogs.settings import ConnectionSettings, SettingsDialog
@@ -24,16 +22,6 @@ from ui.window.main_window import MainWindow
 
 def ts(hour: int, minute: int = 0) -> str:
     return f"2026-11-29T{hour:02d}:{minute:02d}:00.000000Z"
-
-
-@pytest.fixture
-def language(qapp: QApplication, request: pytest.FixtureRequest) -> Iterator[str]:
-    code = str(request.param)
-    installed = translations.install(qapp, QLocale(code))
-    try:
-        yield code
-    finally:
-        translations.uninstall(qapp, installed)
 
 
 def _clear_button_shown(field: QLineEdit) -> float:
