@@ -170,8 +170,8 @@ def _held(color: str, dark: bool) -> str:
 
 
 def warm_up() -> None:
-    """Load and compile every allowed lexer and both styles, off the UI thread (at start,
-    `app.desktop.load_engine_class`): the first block of a language would otherwise pay its
+    """Load and compile every allowed lexer and both styles, off the UI thread (once the
+    engine is open, `app.desktop`): the first block of a language would otherwise pay its
     lexer's import and regular expressions on the UI thread, tens of milliseconds each."""
     from pygments.lexers import LEXERS
 
