@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from sync import Event
 from ui.pane.pane import ConversationPane
-from ui.pane.transcript_delegate import MAX_COLUMN
+from ui.pane.transcript_delegate import MAX_COLUMN, TranscriptDelegate
 from ui.pane.transcript_model import Kind, TranscriptItem, TranscriptModel
 from ui.text.rich_text import RenderedText
 
@@ -347,3 +347,50 @@ def test_the_renderers_copy_button_on_a_code_block_copies_the_block(
     QGuiApplication.clipboard().setText("before")
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)
     assert QGuiApplication.clipboard().text() == code
+
+
+
+def test_scrolling_places_only_the_rows_it_shows(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row laid out for the first time as it comes into view moves the rows after it; it
+    does not make the view ask every row of the transcript for its height again, which a
+    long conversation of code and tables paid on nearly every step of a scroll."""
+    asked = [0]
+    size_hint, size = TranscriptDelegate.sizeHint, TranscriptDelegate._size
+
+    def counting_hint(self: TranscriptDelegate, option: Any, index: Any) -> Any:
+        asked[0] += 1
+        return size_hint(self, option, index)
+
+    def counting_size(self: TranscriptDelegate, item: Any, font: Any, exact: bool) -> Any:
+        asked[0] += 1
+        return size(self, item, font, exact)
+
+    # Patched before the pane exists: PySide6 looks a virtual's override up per instance.
+    monkeypatch.setattr(TranscriptDelegate, "sizeHint", counting_hint)
+    monkeypatch.setattr(TranscriptDelegate, "_size", counting_size)
+    pane = ConversationPane()
+    qtbot.addWidget(pane)
+    pane.resize(900, 700)
+    pane.show_session("ses_1", "Trip", "")
+    pane.show()
+    code = "```python\n" + "\n".join(f"x{n} = {n}" for n in range(12)) + "\n```"
+    table = "| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 8
+    events: list[Event] = []
+    for n in range(1_500):
+        events.append(user(f"Question {n}"))
+        events.append(reply(f"Answer {n}.\n\n" + (code if n % 2 else table)))
+    pane.set_events(events)
+    settle(qtbot, pane)
+    view, bar = pane.transcript, pane.transcript.verticalScrollBar()
+    bar.setValue(0)
+    QApplication.processEvents()
+    most = 0
+    for _step in range(40):
+        asked[0] = 0
+        bar.setValue(bar.value() + view.viewport().height() // 2)
+        view.viewport().repaint()
+        QApplication.processEvents()
+        most = max(most, asked[0])
+    assert most < 200, f"a step asked {most} rows of {pane.model.rowCount()} for their height"

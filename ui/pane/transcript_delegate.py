@@ -8,11 +8,10 @@ least recently used, keyed by row, words version, width and colour scheme): scro
 repaints from the cache, a streamed delta lays out its own row again and no other, a resize
 lays out only what is painted (decision 0171).
 
-A view asks every row's height to place them. Rows whose document is not laid out answer
-an estimate from the font's metrics (`_estimate`); the first paint of such a row lays it out
-and, if the estimate was wrong, says so (`sizeHintChanged`), so the rows on screen are exact
-and the rest cost next to nothing. The last screenful of rows is measured at once, so
-a conversation opens at its true bottom.
+The view places rows by their heights (`row_height`). Rows whose document is not laid out
+answer an estimate from the font's metrics (`_estimate`); the view measures a row exactly as
+it comes into view, so the rows on screen are exact and the rest cost next to nothing. The
+last screenful of rows is measured at once, so a conversation opens at its true bottom.
 
 Geometry: a centred reading column at most `MAX_COLUMN` wide (about 72 characters), your
 messages right-aligned bubbles, the assistant's replies the column's width, cards the
@@ -293,6 +292,12 @@ class TranscriptDelegate(QStyledItemDelegate):
         item.hint = None
         return height, ideal, exact
 
+    def row_height(self, row: int, font: QFont, exact: bool = False) -> int:
+        """Row `row`'s height: known, else exact for the last screenful (and when asked),
+        else estimated."""
+        rows = self._rows
+        return self._size(rows[row], font, exact or row >= len(rows) - self.tail)[0]
+
     def refresh(self, item: TranscriptItem, font: QFont) -> bool:
         """The row's words changed: measure it now; whether its height changed."""
         before = item.size[2] if item.size is not None else -1
@@ -332,10 +337,6 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.cache.clear()
         self._metrics = None
 
-    @staticmethod
-    def _plain_index(index: AnyIndex) -> QModelIndex:
-        return index.model().index(index.row(), 0)
-
     # --- QStyledItemDelegate ------------------------------------------------------------
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
@@ -362,10 +363,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         font: QFont = option.font
         rect: QRect = option.rect
         self.painted = index.row()
-        before = item.size
-        height, ideal, _exact = self._size(item, font, True)
-        if before is not None and before[2] != height:  # the estimate was off: place again
-            self.sizeHintChanged.emit(self._plain_index(index))
+        _height, ideal, _exact = self._size(item, font, True)  # the view measured it first
         frame = self.frame(item, rect, ideal)
         palette: QPalette = option.palette
         c = painted_colours(palette, self.dark)  # each held to contrast (decision 0205)

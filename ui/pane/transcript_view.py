@@ -14,6 +14,11 @@ no widget per message (only the few cards with buttons carry a `CardButtons` bar
   code block N. Nothing opens on hover.
 - Selecting words: a double-click opens a read-only copy of the message over it
   (a persistent editor) to select in; Escape or leaving it closes it (decision 0174).
+- Placing rows: the view keeps each row's height and the sums above them itself
+  (`RowOffsets`), and measures a row exactly as it comes into view, row by row: `QListView`
+  placed every row again whenever one row's height changed (decision 0220). A row revealed
+  above the top that turns out taller or shorter keeps its bottom edge where it was, so
+  scrolling up does not push what is being read down the screen.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ from collections.abc import Sequence
 from PySide6.QtCore import (
     QCoreApplication,
     QEvent,
+    QItemSelection,
     QItemSelectionModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
     QPoint,
+    QRect,
     Qt,
     QTimer,
     Signal,
@@ -42,6 +49,9 @@ from PySide6.QtGui import (
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QRegion,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
@@ -49,6 +59,8 @@ from PySide6.QtWidgets import (
     QFrame,
     QListView,
     QMenu,
+    QStyle,
+    QStyleOptionViewItem,
     QTextEdit,
     QToolButton,
     QToolTip,
@@ -56,6 +68,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.pane.items import CardButtons
+from ui.pane.row_offsets import RowOffsets
 from ui.pane.transcript_delegate import TranscriptDelegate
 from ui.pane.transcript_model import MESSAGES, TranscriptItem, TranscriptModel
 from ui.text.plain import plain_tooltip
@@ -72,6 +85,9 @@ class TranscriptView(QListView):
 
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._offsets = RowOffsets()  # first: Qt calls the overrides below from here on
+        self._geometry_due = False
+        self._model = model
         self.setObjectName("transcript")
         self.setAccessibleName(QCoreApplication.translate("ConversationPane", "Transcript"))
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -86,7 +102,6 @@ class TranscriptView(QListView):
         self.delegate = TranscriptDelegate(self)
         self.setItemDelegate(self.delegate)
         self.setModel(model)
-        self._model = model
         self.delegate.model = model
         self.following = True
         self._selecting: QPersistentModelIndex | None = None
@@ -156,10 +171,192 @@ class TranscriptView(QListView):
                 self.scheduleDelayedItemsLayout()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        width = self.delegate.width
         self.delegate.set_width(self.viewport().width())
         self.delegate.set_height(self.viewport().height())
-        super().resizeEvent(event)
+        if self.delegate.width != width:
+            self.scheduleDelayedItemsLayout()  # every height is stale at a new width
+        QAbstractItemView.resizeEvent(self, event)
         self._place_jump()
+
+    # --- placing rows -------------------------------------------------------------------
+
+    def doItemsLayout(self) -> None:
+        """Every row's height again (a reset, a new width, font or colours): the delegate's
+        known ones, estimates for the rest, the rows in view measured."""
+        font, height = self.font(), self.delegate.row_height
+        self._offsets.reset([height(row, font) for row in range(self._model.rowCount())])
+        self._measure_view()
+        QAbstractItemView.doItemsLayout(self)
+
+    def rowsInserted(
+        self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int
+    ) -> None:
+        font, height = self.font(), self.delegate.row_height
+        self._offsets.insert(first, [height(row, font) for row in range(first, last + 1)])
+        QAbstractItemView.rowsInserted(self, parent, first, last)
+        self.updateGeometries()
+        self.viewport().update()
+
+    def updateGeometries(self) -> None:
+        self._geometry_due = False
+        bar, height = self.verticalScrollBar(), self.viewport().height()
+        bar.setPageStep(height)
+        bar.setRange(0, max(0, self._offsets.total() - height))
+        self.horizontalScrollBar().setRange(0, 0)
+        QAbstractItemView.updateGeometries(self)
+
+    def _measure_view(self) -> tuple[bool, int]:
+        """Lay out the rows in view that were only estimated: (whether any row moved, how far
+        the view should scroll so that a row reaching above the top keeps its bottom edge)."""
+        offsets, rows = self._offsets, len(self._offsets)
+        top = self.verticalScrollBar().value()
+        end = top + self.viewport().height()
+        row = offsets.row_at(top)
+        if row < 0:
+            row = 0 if top < 0 or not rows else rows - 1
+        font, moved, shift = self.font(), False, 0
+        while row < rows and offsets.top(row) < end:
+            change = offsets.set(row, self.delegate.row_height(row, font, exact=True))
+            if change:
+                moved = True
+                if offsets.top(row) < top:
+                    shift += change
+            row += 1
+        return moved, shift
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        moved, shift = self._measure_view()
+        if moved:
+            self.updateGeometries()
+            if shift:
+                bar = self.verticalScrollBar()
+                bar.setValue(bar.value() + shift)
+            self.viewport().update()
+        else:
+            self.scrollDirtyRegion(dx, dy)
+            self.viewport().scroll(dx, dy)
+        self.updateEditorGeometries()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self._measure_view()[0] and not self._geometry_due:
+            self._geometry_due = True  # the scroll range, after this paint
+            QTimer.singleShot(0, self.updateGeometries)
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        plain = option.state
+        selection, current = self.selectionModel(), self.currentIndex()
+        focus = self.hasFocus() or self.viewport().hasFocus()
+        area: QRect = event.rect()
+        offsets, value = self._offsets, self.verticalScrollBar().value()
+        row = max(0, offsets.row_at(area.top() + value)) if len(offsets) else 0
+        painter = QPainter(self.viewport())
+        while row < len(offsets) and offsets.top(row) <= area.bottom() + value:
+            index = self._model.index(row, 0)
+            option.rect = self.visualRect(index)
+            state = plain
+            if selection.isSelected(index):
+                state |= QStyle.StateFlag.State_Selected
+            if focus and index == current:
+                state |= QStyle.StateFlag.State_HasFocus
+            option.state = state
+            self.delegate.paint(painter, option, index)
+            row += 1
+        painter.end()
+
+    def visualRect(self, index: QModelIndex | QPersistentModelIndex) -> QRect:
+        row = index.row() if index.isValid() else -1
+        if not 0 <= row < len(self._offsets):
+            return QRect()
+        top = self._offsets.top(row) - self.verticalScrollBar().value()
+        return QRect(0, top, self.viewport().width(), self._offsets.height(row))
+
+    def indexAt(self, point: QPoint) -> QModelIndex:
+        row = self._offsets.row_at(point.y() + self.verticalScrollBar().value())
+        return self._model.index(row, 0) if row >= 0 else QModelIndex()
+
+    def scrollTo(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
+    ) -> None:
+        rect = self.visualRect(index)
+        if not rect.isValid():
+            return
+        area, bar = self.viewport().rect(), self.verticalScrollBar()
+        Hint = QAbstractItemView.ScrollHint
+        if hint == Hint.PositionAtTop or (
+            hint == Hint.EnsureVisible and (rect.top() < 0 or rect.height() > area.height())
+        ):
+            by = rect.top()
+        elif hint == Hint.PositionAtBottom or (
+            hint == Hint.EnsureVisible and rect.bottom() > area.bottom()
+        ):
+            by = rect.bottom() - area.bottom()
+        elif hint == Hint.PositionAtCenter:
+            by = rect.center().y() - area.center().y()
+        else:
+            return
+        bar.setValue(bar.value() + by)
+
+    def moveCursor(
+        self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
+    ) -> QModelIndex:
+        del modifiers
+        rows = len(self._offsets)
+        if not rows:
+            return QModelIndex()
+        current = self.currentIndex()
+        row = current.row() if current.isValid() else -1
+        Action, page = QAbstractItemView.CursorAction, self.viewport().height()
+        if action in (Action.MoveUp, Action.MovePrevious):
+            row = max(0, row - 1)
+        elif action in (Action.MoveDown, Action.MoveNext):
+            row = min(rows - 1, row + 1)
+        elif action == Action.MoveHome:
+            row = 0
+        elif action == Action.MoveEnd:
+            row = rows - 1
+        elif action == Action.MovePageUp:
+            row = max(0, self._offsets.row_at(max(0, self._offsets.top(max(row, 0)) - page)))
+        elif action == Action.MovePageDown:
+            below = self._offsets.row_at(self._offsets.top(max(row, 0)) + page)
+            row = rows - 1 if below < 0 else below
+        return self._model.index(max(row, 0), 0)
+
+    def horizontalOffset(self) -> int:
+        return 0
+
+    def verticalOffset(self) -> int:
+        return self.verticalScrollBar().value()
+
+    def isIndexHidden(self, index: QModelIndex | QPersistentModelIndex) -> bool:
+        del index
+        return False
+
+    def setSelection(self, rect: QRect, command: QItemSelectionModel.SelectionFlag) -> None:
+        rows = len(self._offsets)
+        if not rows:
+            return
+        box, value = rect.normalized(), self.verticalScrollBar().value()
+        first = self._offsets.row_at(max(0, box.top() + value))
+        last = self._offsets.row_at(box.bottom() + value)
+        first = rows - 1 if first < 0 else first
+        last = rows - 1 if last < 0 else last
+        chosen = QItemSelection(self._model.index(first, 0), self._model.index(last, 0))
+        self.selectionModel().select(chosen, command)
+
+    def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:
+        region, width = QRegion(), self.viewport().width()
+        value = self.verticalScrollBar().value()
+        rows = len(self._offsets)
+        for span in (selection.at(n) for n in range(selection.size())):
+            if span.top() >= rows:
+                continue  # rows not placed yet: painted once they are
+            top = self._offsets.top(span.top()) - value
+            bottom = self._offsets.top(min(span.bottom() + 1, rows)) - value
+            region += QRect(0, top, width, bottom - top).intersected(self.viewport().rect())
+        return region
 
     # --- rows coming and changing -------------------------------------------------------
 
@@ -204,8 +401,8 @@ class TranscriptView(QListView):
 
         `QListView.dataChanged` lays every row out again, whatever changed, which a long
         transcript pays for each delta. A changed row is measured here instead, and only a
-        change of its height places the rows again (`sizeHintChanged`); otherwise the row is
-        just repainted (`QAbstractItemView.dataChanged`)."""
+        change of its height moves the rows below it; otherwise the row is just repainted
+        (`QAbstractItemView.dataChanged`)."""
         moved = False
         for row in range(top_left.row(), bottom_right.row() + 1):
             index = self._model.index(row, 0)
@@ -215,10 +412,14 @@ class TranscriptView(QListView):
                 self.setIndexWidget(index, None)  # type: ignore[arg-type]
             elif wanted and not has:
                 self._add_buttons(row)
-            moved |= self.delegate.refresh(self._model.item(row), self.font())
-        if moved:
-            self.delegate.sizeHintChanged.emit(top_left)  # place the rows again
+            self.delegate.refresh(self._model.item(row), self.font())
+            if row < len(self._offsets):
+                height = self.delegate.row_height(row, self.font(), exact=True)
+                moved |= bool(self._offsets.set(row, height))
         QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
+        if moved:  # the rows below moved
+            self.updateGeometries()
+            self.viewport().update()
         if bottom_right.row() == self._model.rowCount() - 1:
             self._news()
 

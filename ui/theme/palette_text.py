@@ -11,6 +11,10 @@ therefore still gets readable words, only a little less quiet than intended.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from PySide6.QtGui import QColor, QPalette
 
 from ui.theme.style import colours, contrast, is_dark
@@ -102,14 +106,20 @@ def window_quiet(palette: QPalette) -> QColor:
     return readable(blend(text, base, QUIET_ALPHA), (base, window, button), BODY)
 
 
-def painted_colours(palette: QPalette, dark: bool | None = None) -> dict[str, str]:
+def painted_colours(palette: QPalette, dark: bool | None = None) -> Mapping[str, str]:
     """The variant's custom colours (`ui.theme.style.colours`; `dark` by default as the palette
     is) for this palette, each foreground held to body contrast against the surfaces it is
-    drawn on."""
-    table = colours(is_dark(palette) if dark is None else dark)
+    drawn on. Every painted row asks, so the answer is kept per variant and base colour."""
     base = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.Base)
+    return _painted(is_dark(palette) if dark is None else dark, base.rgba())
+
+
+@functools.lru_cache(maxsize=8)
+def _painted(dark: bool, base_rgba: int) -> Mapping[str, str]:
+    table = colours(dark)
+    base = QColor.fromRgba(base_rgba)
     result = dict(table)
     for key, surfaces in FOREGROUNDS.items():
         backs = tuple(base if name == "base" else QColor(table[name]) for name in surfaces)
         result[key] = readable(QColor(table[key]), backs, BODY).name()
-    return result
+    return MappingProxyType(result)
