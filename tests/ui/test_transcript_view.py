@@ -53,6 +53,17 @@ def long_transcript(count: int) -> list[Event]:
     return events
 
 
+def code_and_tables(count: int) -> list[Event]:
+    """Replies whose height no estimate from the font gets right: code blocks and tables."""
+    code = "```python\n" + "\n".join(f"x{n} = {n}" for n in range(12)) + "\n```"
+    table = "| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 8
+    events: list[Event] = []
+    for n in range(count // 2):
+        events.append(user(f"Question {n}"))
+        events.append(reply(f"Answer {n}.\n\n" + (code if n % 2 else table)))
+    return events
+
+
 def settle(qtbot: QtBot, pane: ConversationPane) -> None:
     """Let the open bring in all its rows, the view's delayed layout and the first paint run."""
     view = pane.transcript
@@ -349,7 +360,6 @@ def test_the_renderers_copy_button_on_a_code_block_copies_the_block(
     assert QGuiApplication.clipboard().text() == code
 
 
-
 def test_scrolling_places_only_the_rows_it_shows(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -375,13 +385,7 @@ def test_scrolling_places_only_the_rows_it_shows(
     pane.resize(900, 700)
     pane.show_session("ses_1", "Trip", "")
     pane.show()
-    code = "```python\n" + "\n".join(f"x{n} = {n}" for n in range(12)) + "\n```"
-    table = "| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 8
-    events: list[Event] = []
-    for n in range(1_500):
-        events.append(user(f"Question {n}"))
-        events.append(reply(f"Answer {n}.\n\n" + (code if n % 2 else table)))
-    pane.set_events(events)
+    pane.set_events(code_and_tables(3_000))
     settle(qtbot, pane)
     view, bar = pane.transcript, pane.transcript.verticalScrollBar()
     bar.setValue(0)
@@ -394,3 +398,21 @@ def test_scrolling_places_only_the_rows_it_shows(
         QApplication.processEvents()
         most = max(most, asked[0])
     assert most < 200, f"a step asked {most} rows of {pane.model.rowCount()} for their height"
+
+
+def test_scrolling_up_keeps_the_rows_in_view_where_the_scroll_puts_them(
+    qtbot: QtBot, pane: ConversationPane
+) -> None:
+    """A row revealed above the top is laid out as it comes in; when it turns out taller or
+    shorter than estimated, the rows being read still move by exactly the scroll."""
+    pane.set_events(code_and_tables(2_000))
+    settle(qtbot, pane)
+    view, bar = pane.transcript, pane.transcript.verticalScrollBar()
+    middle = QPoint(1, view.viewport().height() // 2)
+    for _step in range(30):
+        index = view.indexAt(middle)
+        before = view.visualRect(index).top()
+        bar.setValue(bar.value() - 100)
+        view.viewport().repaint()
+        QApplication.processEvents()
+        assert view.visualRect(index).top() == before + 100
