@@ -61,7 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--principals", type=Path, help="TOML file of [[principal]] tokens")
     p.add_argument("--seed", choices=["demo"], help="fill an empty database with demo history")
-    p.add_argument("--control", action="store_true", help="serve the /_stub control plane")
+    p.add_argument(
+        "--control",
+        action="store_true",
+        help="serve the /_stub control plane: QA only, no authentication, and every local user "
+        "of this machine reaches it (it answers about any tenant's ids)",
+    )
     p.add_argument(
         "--allowed-host",
         action="append",

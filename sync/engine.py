@@ -27,6 +27,7 @@ from sync.api.tls import client_context
 from sync.delete.outcome import DeleteOutcome, DeleteStatus
 from sync.delete.service import DeleteService
 from sync.errors import (
+    MessageTooLong,
     MirrorError,
     NotFound,
     SyncError,
@@ -55,7 +56,14 @@ from sync.reconcile.reconciler import Coalescer, Reconciler, ReconcileReport
 from sync.reconcile.triggers import DEFAULT_TIMER_INTERVAL, EngineWatch, PassTimer
 from sync.reconcile.walk import PageHook
 from sync.reconcile.watch import DEFAULT_WAIT, IndexWatch, WatchState
-from sync.wire.models import Approval, Event, RunView, SessionView, text_message
+from sync.wire.models import (
+    MAX_MESSAGE_CHARACTERS,
+    Approval,
+    Event,
+    RunView,
+    SessionView,
+    text_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +386,10 @@ class SyncEngine:
                 await self._refresh_one(event.session_id)
 
     async def send_message(self, session_id: str | None, text: str) -> tuple[SessionView, RunView]:
-        """Start a run with `text` (in a new session when `session_id` is None)."""
+        """Start a run with `text` (in a new session when `session_id` is None). Raises
+        `MessageTooLong` before any request for a text past `MAX_MESSAGE_CHARACTERS`."""
+        if len(text) > MAX_MESSAGE_CHARACTERS:
+            raise MessageTooLong(len(text), MAX_MESSAGE_CHARACTERS)
         if session_id is None:
             created = await self.api.create_session()
             session_id = created.id

@@ -29,6 +29,7 @@ The tree, in the manner of httpx's `_exceptions.py`::
     │       └── PassTooSlow         the reconcile pass did not finish within its deadline
     │           └── WalkUnfinished  ... mid-walk: what it walked is kept, the next pass goes on
     ├── BadId                       an id that cannot be sent as one path segment ("", ".", "..")
+    ├── MessageTooLong              a message longer than a server takes: refused before sending
     ├── IntegrityError              downloaded bytes do not match the artifact's sha256
     ├── ConversationGone            the conversation left the mirror while its data was fetched
     ├── ProfileError                the profile lacks a server URL or a token, or is unreadable
@@ -246,6 +247,19 @@ class LocalFileError(SyncError):
 class UnsafePath(LocalFileError):
     """A name from a server or from content would land outside the folder it is written to
     (`..`, an absolute path, a symlink pointing out): refused, nothing written."""
+
+
+class MessageTooLong(SyncError):
+    """A message whose text is longer than a server takes (`limit` code points): refused
+    before any request, so a new conversation is not created empty for a message that the
+    server would refuse."""
+
+    def __init__(self, length: int, limit: int) -> None:
+        super().__init__(
+            f"This message is {length:,} characters long; the server takes at most {limit:,}."
+        )
+        self.length = length
+        self.limit = limit
 
 
 class SearchTooLong(SyncError):

@@ -33,7 +33,9 @@ def _bytewise(length: int) -> TypeEngine[str]:
 MAX_WORD = 64  # longer words are indexed by their first MAX_WORD characters
 Id = _bytewise(64)
 Ts = _bytewise(32)
-Name = _bytewise(200)
+#: Tenants, principals, artifact and skill names: stored whole, so never longer (decision 0193).
+MAX_NAME = 200
+Name = _bytewise(MAX_NAME)
 #: `mapped_column(..., info=CONTENT)`: the column holds conversation content (`content_columns`).
 CONTENT: dict[str, Any] = {"content": True}
 

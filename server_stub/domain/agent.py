@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from server_stub.db import outage
 from server_stub.db.engine import Database
 from server_stub.db.models import (
+    MAX_NAME,
     ApprovalRow,
     MemoryRow,
     ObjectIntentRow,
@@ -118,6 +119,14 @@ def first_text(message: dict[str, Any]) -> str:
         if isinstance(block, dict) and block.get("type") == "text":
             return str(block.get("text", ""))
     return ""
+
+
+def _stored_name(name: str, what: str) -> str:
+    """`name` as given, or the run fails: a name (and the knowledge document's title copied
+    from an artifact's) is stored whole, never cut into another name (decision 0193)."""
+    if len(name) > MAX_NAME:
+        raise RunFailed(f"the {what} name is longer than {MAX_NAME} characters")
+    return name
 
 
 def split_reply(text: str, parts: int = 3) -> list[str]:
@@ -398,7 +407,7 @@ class _Run:
             await wait_for(wake, min(next_tick, deadline) - now)
 
     async def do_approve(self, arg: str) -> None:
-        tool = arg.split()[0] if arg.split() else "tool"
+        tool = _stored_name(arg.split()[0] if arg.split() else "tool", "tool")
 
         def request(s: Session, ses: SessionRow, run: RunRow) -> str:
             approval = add_approval(s, run, ids.new_id("apr"), tool, "pending", timestamps.now())
@@ -462,7 +471,7 @@ class _Run:
 
     async def do_artifact(self, arg: str) -> None:
         name, _, rest = arg.partition(" ")
-        name = name or "artifact.txt"
+        name = _stored_name(name or "artifact.txt", "artifact")
         data = rest.strip().encode("utf-8")
         artifact_id = ids.new_id("art")
         locator = locator_for(self.session_id, artifact_id)
@@ -541,7 +550,7 @@ class _Run:
                 await asyncio.to_thread(index_rest, self.m.db, memory, rest)
 
     async def do_skill(self, arg: str) -> None:
-        name = arg.strip() or "skill"
+        name = _stored_name(arg.strip() or "skill", "skill")
 
         def publish(s: Session, ses: SessionRow, run: RunRow) -> None:
             now = timestamps.now()

@@ -11,6 +11,13 @@ maintenance pass, the queued byte deletes (`GET /_stub/outbox`), and the purge a
 (`GET /_stub/sessions/{id}/residue`), which counts,
 table by table, every row that still refers to a session, directly or through its runs,
 artifacts and memories.
+
+Loopback is not a user: every account on the machine reaches these routes. The audit routes
+answer about any tenant's ids (the outbox lists them), and the fault switch stops every
+tenant's byte deletes, so `--control` is for QA and tests on a machine whose local users are
+trusted, never for a server people share. The audits ask no bearer token on purpose: they
+must count what a purge left behind even when nothing ties the id to an owner any more (no
+session row, no tombstone), which is exactly the failure they exist to find (decision 0194).
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ refilled at `write_rate` per second) and one of body bytes (`write_bytes_burst`,
 `write_bytes_rate`). A request needs one request token and its declared `Content-Length` in byte
 tokens (a body streamed without a length is charged as it arrives, and may leave the bucket in
 debt, which delays the next write); what was declared but never received is given back when the
-request ends. Defaults are generous: no client of ours and no test comes near them;
+request ends, and so is the request token of a write refused on its head alone (answered with a
+status of `REFUSED_UNREAD` before any of its body was read): a refusal costs nothing in either
+bucket (CONTRACT §14). Defaults are generous: no client of ours and no test comes near them;
 `write_rate_limit=False` (`--no-rate-limit`) turns them off for benchmarks.
 
 Pure ASGI, in front of the routes: the principal is looked up from the bearer token (an
@@ -33,6 +35,9 @@ from server_stub.state import AppState
 
 WRITE_METHODS = frozenset({"POST", "DELETE"})
 API_PREFIX = "/v1/"
+#: Refusals that cost nothing when none of the body was read: such a request never reached the
+#: data (a 404 or a 409 did, and is charged like any write).
+REFUSED_UNREAD = frozenset({400, 401, 403, 413, 431})
 #: The longest `Retry-After` given (a bucket that refills at 0 per second never refills).
 MAX_RETRY_AFTER = 3600
 
@@ -139,25 +144,36 @@ class RateLimitMiddleware:
             await _refuse(send, retry_after, close=declared > 0 or _chunked(scope))
             return
         charged = declared
+        read = False
+        status = 0
 
         async def charging_receive() -> Message:
-            nonlocal charged
+            nonlocal charged, read
             message = await receive()
             if message["type"] == "http.request":
+                read = True
                 charged -= len(message.get("body", b""))
                 if charged < 0:  # more than declared (or no length): charge as it arrives
                     self.limit.bytes.take(key, -charged)
                     charged = 0
             return message
 
+        async def watching_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
         try:
-            await self.app(scope, charging_receive, send)
+            await self.app(scope, charging_receive, watching_send)
         finally:
             # Declared but never received (a 413 answered unread, a refusal before the body,
             # a client that went away): a principal pays for the bytes it wrote, not for the
             # ones it claimed, or one refused upload would lock it out for hours.
             if charged > 0:
                 self.limit.bytes.give_back(key, charged)
+            if not read and status in REFUSED_UNREAD:
+                self.limit.requests.give_back(key, 1)
 
     def _principal(self, scope: Scope) -> tuple[str, str] | None:
         lookup = self._lookup

@@ -10,6 +10,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+#: A message's text blocks together, in code points (decision 0193): past any paste a person
+#: sends, and always within the 1 MiB body as compact JSON that escapes only what it must (6
+#: bytes a code point at worst, `\u0000`). It bounds what one run stores (the input, its
+#: event, the echo) and what the title rule normalises.
+MAX_MESSAGE_CHARACTERS = 100_000
+#: A memory rejection's reason, in code points: a paragraph, stored as given (decision 0193).
+MAX_REASON_CHARACTERS = 4_000
+
 
 class ErrorBody(BaseModel):
     code: str
@@ -37,7 +45,11 @@ class SessionPage(BaseModel):
 
 class TextBlock(BaseModel):
     type: Literal["text"]
-    text: str
+    text: str = Field(
+        max_length=MAX_MESSAGE_CHARACTERS,
+        description=f"a message's text blocks hold at most {MAX_MESSAGE_CHARACTERS:,} code "
+        "points together",
+    )
 
 
 class ImageBlock(BaseModel):
@@ -122,7 +134,7 @@ class MemoryPage(BaseModel):
 
 class RejectionRequest(BaseModel):
     session_id: str | None = None
-    reason: str | None = None
+    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARACTERS)
 
 
 class Rejection(BaseModel):

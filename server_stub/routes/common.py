@@ -8,6 +8,7 @@ from typing import Any
 from starlette.requests import Request
 
 from server_stub.edge.errors import bad_request
+from server_stub.edge.schemas import MAX_MESSAGE_CHARACTERS
 
 
 async def read_json_object(request: Request, *, allow_empty: bool = False) -> dict[str, Any]:
@@ -73,7 +74,8 @@ def parse_cursor(request: Request) -> str | None:
 
 
 def validate_message(value: Any) -> dict[str, Any]:
-    """A user Message with at least one well-formed content block, or 400."""
+    """A user Message with at least one well-formed content block and at most
+    `MAX_MESSAGE_CHARACTERS` of text, or 400."""
     if not isinstance(value, dict) or value.get("role") != "user":
         raise bad_request("input must be a user message", field="input")
     content = value.get("content")
@@ -95,4 +97,10 @@ def validate_message(value: Any) -> dict[str, Any]:
             blocks.append({"type": "image", "media_type": media_type, "data": data})
         else:
             raise bad_request("unknown content block type", field="input.content")
+    if sum(len(b["text"]) for b in blocks if b["type"] == "text") > MAX_MESSAGE_CHARACTERS:
+        raise bad_request(
+            f"the message's text is longer than {MAX_MESSAGE_CHARACTERS:,} characters",
+            field="input.content",
+            max_characters=MAX_MESSAGE_CHARACTERS,
+        )
     return {"role": "user", "content": blocks}

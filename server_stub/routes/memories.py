@@ -85,6 +85,12 @@ async def reject_memory(memory_id: str, request: Request, st: StateDep) -> Respo
         raise bad_request("session_id must be a string", field="session_id")
     if reason is not None and not isinstance(reason, str):
         raise bad_request("reason must be a string", field="reason")
+    if reason is not None and len(reason) > schemas.MAX_REASON_CHARACTERS:
+        raise bad_request(
+            f"reason is longer than {schemas.MAX_REASON_CHARACTERS:,} characters",
+            field="reason",
+            max_characters=schemas.MAX_REASON_CHARACTERS,
+        )
 
     def work() -> dict[str, Any]:
         with st.db.write() as s:

@@ -226,6 +226,11 @@ class Approval:
         )
 
 
+#: The longest message text this client sends, in code points: the bundled server's bound
+#: (decision 0193; the contract states none, and another server may refuse less with a 400).
+MAX_MESSAGE_CHARACTERS = 100_000
+
+
 def text_message(text: str) -> dict[str, Any]:
     """A user Message with one text block, the `input` of `POST /v1/sessions/{id}/runs`."""
     return {"role": "user", "content": [{"type": "text", "text": text}]}

@@ -5,9 +5,9 @@ One qa run serves every test of the module (a module fixture): it is the slow pa
 half a minute), and the probes need its two processes alive. The harness runs in this
 process from the command line's own parser (`qa.cli.build_parser`, `options_from_args`), so
 its `servers` (their URLs) can be read while the workload runs; the probes are taken then,
-not after the run, when the processes are gone. nginx is optional on a machine (CI has
-none): its probes run where `nginx` is on PATH, and its test is skipped with the reason
-printed elsewhere. Its configuration is read from the doc, so the doc is what is tested.
+not after the run, when the processes are gone. nginx is optional on a machine (`.ci/run`
+installs Debian's): its probes run where `nginx` is on PATH, and its test is skipped with the
+reason printed elsewhere. Its configuration is read from the doc, so the doc is what is tested.
 """
 
 from __future__ import annotations

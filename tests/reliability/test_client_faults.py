@@ -236,7 +236,7 @@ def test_a_full_disk_while_caching_bytes_leaves_no_partial_file_and_keeps_the_ro
     profile = tiny_cache
     with live_server.client() as client:
         sid = client.post("/v1/sessions", json={}).json()["id"]
-        big = "x" * 200_000  # over the 64 KiB the cache folder can hold
+        big = "x" * 90_000  # over the 64 KiB the cache folder can hold
         for text in (f"/artifact big.txt {big}", "/artifact small.txt fits"):
             run = client.post(f"/v1/sessions/{sid}/runs", json={"input": message(text)})
             assert run.status_code == 202, run.text

@@ -311,3 +311,33 @@ def test_a_refused_oversized_body_costs_its_writer_nothing_it_did_not_send(
     assert alice.post("/v1/sessions", json={}).status_code == 201
     sid = alice.get("/v1/sessions").json()["items"][0]["id"]
     assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+
+
+def _refused_unread(server: LiveServer, length: int) -> bytes:
+    """The status line of a write whose declared body is over 1 MiB (none of it is sent)."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            b"POST /v1/sessions HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+            b"Authorization: Bearer dev-alice\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(length).encode() + b"\r\n\r\n"
+        )
+        return sock.recv(65536).split(b"\r\n", 1)[0]
+
+
+def test_writes_refused_before_their_body_is_read_take_no_request_token(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """413 answered unread and 403 for a scope the token lacks cost nothing: the principal's
+    whole burst is still there for its real writes."""
+    server = start_server(write_burst=2, write_rate=0.0)
+    for _ in range(3):
+        head = _refused_unread(server, 2 * 1024 * 1024)
+        assert b" 413 " in head, head
+    readonly = server.client("dev-alice-readonly")  # alice too, without session.write
+    for _ in range(3):
+        assert readonly.post("/v1/sessions", json={}).status_code == 403
+    alice = server.client("dev-alice")
+    assert alice.post("/v1/sessions", json={}).status_code == 201
+    assert alice.post("/v1/sessions", json={}).status_code == 201
+    assert alice.post("/v1/sessions", json={}).status_code == 429  # the burst was 2

@@ -366,3 +366,35 @@ def _refs(node: Any) -> Iterator[str]:
     elif isinstance(node, list):
         for value in node:
             yield from _refs(value)
+
+
+def test_a_message_past_its_text_bound_is_400_and_starts_nothing(live_server: LiveServer) -> None:
+    """A message's text blocks hold at most 100,000 code points together (decision 0193)."""
+    alice = live_server.client()
+    sid = new_session(alice)
+    image = {"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    text = [{"type": "text", "text": "é" * 50_000}] * 2
+    at_bound = {"role": "user", "content": [*text, image]}  # an image's data is not text
+    over = {"role": "user", "content": [*text, {"type": "text", "text": "x"}]}
+    refused = alice.post(f"/v1/sessions/{sid}/runs", json={"input": over})
+    error = _envelope(refused, 400, "invalid_request")
+    assert error["details"] == {"field": "input.content", "max_characters": 100_000}
+    session = alice.get(f"/v1/sessions/{sid}").json()
+    assert session["last_run_id"] is None and session["active_run_id"] is None
+    assert alice.get(f"/v1/sessions/{sid}/events").json()["items"] == []
+    history = live_server.control().post(
+        "/_stub/sessions", json={"token": "dev-alice", "messages": [over]}
+    )
+    _envelope(history, 400, "invalid_request")  # the control plane keeps the same bound
+    accepted = alice.post(f"/v1/sessions/{sid}/runs", json={"input": at_bound})
+    assert accepted.status_code == 202, accepted.text
+    assert wait_terminal(alice, accepted.json()["id"])["status"] == "completed"
+
+
+def test_a_rejection_reason_past_its_bound_is_400(live_server: LiveServer) -> None:
+    alice = live_server.client()
+    body = {"reason": "x" * 4_001}
+    error = _envelope(
+        alice.post(f"/v1/memories/{MISSING['mem']}/rejection", json=body), 400, "invalid_request"
+    )
+    assert error["details"] == {"field": "reason", "max_characters": 4_000}

@@ -511,3 +511,28 @@ def test_decision_racing_a_cancel_resolves_the_approval_once(live_server: LiveSe
         assert resolved[0]["data"]["decision"] == final
         again = alice.post(f"/v1/approvals/{approval_id}/decision", json={"decision": "approve"})
         assert again.status_code == (200 if final == "approved" else 409)
+
+
+def test_a_name_past_200_characters_fails_the_run_and_stores_nothing(
+    live_server: LiveServer,
+) -> None:
+    """Artifact, skill and tool names are stored whole in 200-character columns (a knowledge
+    document's title is its artifact's name): a longer one fails the run in words rather than
+    being stored or cut."""
+    alice = live_server.client()
+    sid = new_session(alice)
+    long_names = (f"/artifact {'n' * 201} text", f"/skill {'s' * 201}", f"/approve {'t' * 201}")
+    for command in long_names:
+        run = run_to_end(alice, sid, command)
+        assert run["status"] == "failed"
+        failed = run_events(alice, run["id"])[-1]
+        assert failed["type"] == "run.failed"
+        assert "longer than 200 characters" in failed["data"]["error"]
+    assert alice.get("/v1/knowledge/documents").json()["items"] == []
+    audit = residue(live_server, sid)
+    assert audit["objects"] == 0
+    assert audit["rows"]["skill_revisions"] == audit["rows"]["approvals"] == 0
+    run = run_to_end(alice, sid, f"/artifact {'é' * 200} text")
+    assert run["status"] == "completed"
+    [doc] = alice.get("/v1/knowledge/documents").json()["items"]
+    assert doc["title"] == "é" * 200

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sync.api.conversation import transcript
-from sync.errors import IntegrityError
+from sync.errors import IntegrityError, MessageTooLong
 from sync.wire.models import Event
 from tests.sync.helpers import Server, device, run
 
@@ -47,6 +47,26 @@ def test_send_message_starts_a_run_in_a_new_session_and_mirrors_it(
             row = await engine.row(view.id)
             assert row is not None and row.title == "Plan the trip"
             assert row.active_run_id is None and row.last_run_id == run_view.id
+
+    run(go())
+
+
+def test_a_message_longer_than_the_server_takes_is_refused_before_any_request(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """Refused by the server, it would have left an empty conversation behind (the session is
+    created first); refused here, nothing is sent and the words say why."""
+
+    async def go() -> None:
+        async with device(live_server.url, tmp_path / "a") as (engine, transport):
+            sent = len(transport.requests)
+            with pytest.raises(MessageTooLong) as refused:
+                await engine.send_message(None, "x" * 100_001)
+            assert "100,001 characters" in refused.value.message
+            assert "100,000" in refused.value.message
+            assert len(transport.requests) == sent
+            view, _run = await engine.send_message(None, "é" * 100_000)  # the bound itself
+            assert view.title == "é" * 64
 
     run(go())
 

@@ -27,6 +27,7 @@ from sync import (
     Forbidden,
     InvalidRequest,
     LocalFileError,
+    MessageTooLong,
     MirrorError,
     NetworkError,
     NotFound,
@@ -206,7 +207,7 @@ def _cause(error: BaseException, host: str) -> tuple[Cause, str, tuple[Fix, ...]
                 ),
                 (retry,),
             )
-        case PayloadTooLarge():
+        case PayloadTooLarge() | MessageTooLong():
             return (
                 Cause.REJECTED,
                 QCoreApplication.translate("FailureWords", "It is larger than the server accepts"),
