@@ -23,8 +23,9 @@ a read of everything:
   `DIRECT_WALK` conversations without enough hits (common words that seldom meet), the rest
   of the walk asks each word's index entries, built once as a set, before confirming.
 
-Candidates are confirmed a batch of conversations at a time, with one read of their
-events: a read per conversation would cost more than the confirmation itself.
+Candidates are confirmed a batch of conversations at a time, with one read of their first
+texts and one of all the events of those that stay undecided: a read per conversation
+would cost more than the confirmation itself.
 """
 
 from __future__ import annotations
@@ -120,11 +121,18 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     return f"({title} OR {events})", (word, query)
 
 
-def _confirm(title: str | None, words: Sequence[str], texts: Iterable[str]) -> Snippet | None:
+#: `_confirm`'s answer when the texts it was given ran out before it could decide.
+_UNDECIDED = object()
+
+
+def _confirm(
+    title: str | None, words: Sequence[str], texts: Iterable[str], *, all_texts: bool = True
+) -> Snippet | object | None:
     """The snippet if every word occurs in the title or one of `texts`, else None (a
     trigram candidate whose trigrams are all there, but not together). The snippet is the
     text holding the most words of the query among those read; texts are read in order
-    and only until every word is seen (a one-word query: its first match)."""
+    and only until every word is seen (a one-word query: its first match). Given only the
+    first texts (`all_texts` false), `_UNDECIDED` when they ran out before that."""
     folded_title = fold(title or "")
     missing = {word for word in words if word not in folded_title}
     best, best_count = "", 0
@@ -136,6 +144,9 @@ def _confirm(title: str | None, words: Sequence[str], texts: Iterable[str]) -> S
             best, best_count = text, len(present)
         if not missing and best_count:  # every word seen, a message to show: enough
             break
+    else:
+        if not all_texts:
+            return _UNDECIDED
     if missing:
         return None
     return snippet(best, words) if best_count else snippet(title or "", words)
@@ -144,10 +155,20 @@ def _confirm(title: str | None, words: Sequence[str], texts: Iterable[str]) -> S
 #: Characters JSON escapes: a word holding one may not appear as itself in `events.data`.
 _ESCAPED = regex.compile(r'["\\\x00-\x1f]')
 
-_EVENTS_OF = (
-    "SELECT session_id, sequence, run_id, type, created_at, data FROM events"
-    " WHERE session_id IN (SELECT value FROM json_each(?))"
-    f" AND type IN ({_TEXT_TYPES}) ORDER BY session_id, sequence"
+#: The text events of conversations after a sequence number each (`[[id, sequence], …]`).
+_EVENTS_AFTER = (
+    "SELECT e.session_id, e.sequence, e.run_id, e.type, e.created_at, e.data"
+    " FROM json_each(?) j JOIN events e ON e.session_id = j.value ->> 0"
+    f" AND e.sequence > j.value ->> 1 AND e.type IN ({_TEXT_TYPES})"
+    " ORDER BY j.key, e.sequence"
+)
+#: Texts of each conversation read first: a common word is nearly always in one of them.
+FIRST_TEXTS = 4
+#: The first `FIRST_TEXTS` text events of each conversation, one index seek each.
+_FIRST_EVENTS_OF = (
+    "SELECT e.session_id, e.sequence, e.run_id, e.type, e.created_at, e.data"
+    " FROM json_each(?) j JOIN events e ON e.id IN (SELECT id FROM events"
+    f" WHERE session_id = j.value AND type IN ({_TEXT_TYPES}) ORDER BY sequence LIMIT ?)"
 )
 
 type Row = tuple[str, str | None, str]
@@ -189,15 +210,41 @@ def _confirmed(
 def _confirm_batch(
     conn: Connection, batch: Sequence[Row], words: Sequence[str], titles_only: bool
 ) -> Iterator[SearchHit]:
-    events: dict[str, list[tuple[Any, ...]]] = {}
-    if not titles_only:
-        ids = json.dumps([session_id for session_id, _title, _at in batch])
-        for row in conn.execute(_EVENTS_OF, (ids,)):
-            events.setdefault(row[0], []).append(row)
+    """The batch's hits, in order. Each conversation's first `FIRST_TEXTS` texts are read
+    first; only the conversations they leave undecided have all their events read (a
+    common word is seen early: reading every event of every hit cost most of a search
+    with thousands of hits)."""
+    first = _first_events_of(conn, batch) if not titles_only else {}
+    found: dict[str, Snippet | object | None] = {}
+    for session_id, title, _at in batch:
+        rows = first.get(session_id, ())
+        texts = _texts(rows, words)
+        found[session_id] = _confirm(title, words, texts, all_texts=len(rows) < FIRST_TEXTS)
+    undecided = [row for row in batch if found[row[0]] is _UNDECIDED]
+    if undecided:
+        after = json.dumps([[sid, first[sid][-1][1]] for sid, _title, _at in undecided])
+        rest: dict[str, list[tuple[Any, ...]]] = {}
+        for row in conn.execute(_EVENTS_AFTER, (after,)):
+            rest.setdefault(row[0], []).append(row)
+        for session_id, title, _at in undecided:
+            rows = first[session_id] + rest.get(session_id, [])
+            found[session_id] = _confirm(title, words, _texts(rows, words))
     for session_id, title, updated_at in batch:
-        found = _confirm(title, words, _texts(events.get(session_id, ()), words))
-        if found is not None:
-            yield SearchHit(session_id, title, updated_at, found)
+        hit = found[session_id]
+        if isinstance(hit, Snippet):
+            yield SearchHit(session_id, title, updated_at, hit)
+
+
+def _first_events_of(conn: Connection, batch: Sequence[Row]) -> dict[str, list[tuple[Any, ...]]]:
+    """The first `FIRST_TEXTS` text events of the batch's conversations, by conversation,
+    in order."""
+    events: dict[str, list[tuple[Any, ...]]] = {}
+    ids = json.dumps([session_id for session_id, _title, _at in batch])
+    for row in conn.execute(_FIRST_EVENTS_OF, (ids, FIRST_TEXTS)):
+        events.setdefault(row[0], []).append(row)
+    for rows in events.values():
+        rows.sort(key=lambda row: row[1])  # a join gives no order of its own
+    return events
 
 
 def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -> set[str] | None:

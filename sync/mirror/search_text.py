@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,7 +98,7 @@ def fold_with_offsets(text: str) -> tuple[str, Sequence[int]]:
         return text.lower(), range(len(text))
     pieces = list(map(_fold_char, text))
     folded = "".join(pieces)
-    if len(folded) == len(text) and max(map(len, pieces), default=1) == 1:
+    if len(folded) == len(text) and "" not in pieces:
         return folded, range(len(text))  # every character folds to one: the usual case
     out: list[str] = []
     origin: list[int] = []
@@ -174,6 +175,9 @@ class Snippet:
         return {"text": self.text, "ranges": [list(r) for r in self.ranges]}
 
 
+_LINE_BREAKS = regex.compile(r"[\r\n\t\v\f]")
+
+
 def snippet(text: str, words: Sequence[str], context: int = SNIPPET_CONTEXT) -> Snippet | None:
     """The snippet of `text` around the first match of any of `words` (folded), or None when
     none occurs. Ranges of every word's occurrences inside the window are given."""
@@ -187,16 +191,18 @@ def snippet(text: str, words: Sequence[str], context: int = SNIPPET_CONTEXT) -> 
         return None
     start = max(0, origin[first] - context)
     end = min(len(text), origin[first] + context * 2)
+    # Folded offsets of the window: a word found outside it is of no use.
+    lowest, highest = bisect_left(origin, start), bisect_left(origin, end)
     ranges: list[tuple[int, int]] = []
     for word in words:
-        at = folded.find(word)
+        at = folded.find(word, lowest, highest)
         while at >= 0:
             lo, hi = origin[at], origin[at + len(word) - 1] + 1
-            if lo >= start and hi <= end:
+            if hi <= end:
                 ranges.append((lo - start, hi - start))
-            at = folded.find(word, at + max(1, len(word)))
+            at = folded.find(word, at + max(1, len(word)), highest)
     # One line, same length (the ranges stay right): a snippet is drawn in a list row.
-    window = "".join(" " if c in "\r\n\t\v\f" else c for c in text[start:end])
+    window = _LINE_BREAKS.sub(" ", text[start:end])
     prefix = "…" if start > 0 else ""
     shift = len(prefix)
     merged = sorted(set(ranges))

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sync.mirror import sqlite_driver
+from sync.mirror.search import _confirm as confirm
 from sync.mirror.search_text import (
     QUERY_TRIGRAMS,
     SNIPPET_CONTEXT,
@@ -223,6 +224,39 @@ def test_a_search_stops_at_its_limit_in_activity_order_and_none_means_every_hit(
         "ses_2",
         "ses_1",
     ]
+
+
+FRUIT = ("fig", "plum", "pear", "kiwi", "lime")
+_TEXTS = st.lists(st.sampled_from(FRUIT), min_size=1, max_size=3).map(" ".join)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    conversations=st.lists(st.lists(_TEXTS, min_size=1, max_size=9), min_size=1, max_size=5),
+    query=st.lists(st.sampled_from(FRUIT), min_size=1, max_size=2).map(" ".join),
+)
+def test_hits_and_snippets_are_those_of_reading_every_message_in_order(
+    tmp_path_factory: pytest.TempPathFactory, conversations: list[list[str]], query: str
+) -> None:
+    """A search reads each conversation's first messages, and all of them only when those
+    leave it undecided; its hits and snippets are exactly those of reading every message of
+    every conversation in order, wherever in them the words are."""
+    mirror = Mirror.open(tmp_path_factory.mktemp("every") / "m.sqlite3")
+    try:
+        mirror.apply([_view(f"ses_{i}", i + 1) for i in range(len(conversations))])
+        for i, texts in enumerate(conversations):
+            _store(mirror, f"ses_{i}", *texts)
+        words = query_words(query)
+        expected = {
+            f"ses_{i}": found
+            for i, texts in enumerate(conversations)
+            if (found := confirm("t", words, texts)) is not None
+        }
+        assert {hit.id: hit.snippet for hit in mirror.search(query, limit=None)} == expected
+    finally:
+        mirror.close()
 
 
 @pytest.mark.parametrize(
