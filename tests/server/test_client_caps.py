@@ -163,9 +163,11 @@ def test_a_repeat_log_reports_what_it_held_back() -> None:
 def test_the_caps_are_sized_below_the_open_files_limit() -> None:
     for nofile in (256, 1024, 20000, 1 << 20):
         caps = connection_caps(nofile)
-        assert caps.streams + caps.watches + caps.reserve <= nofile
+        assert caps.connections + caps.reserve <= nofile
+        assert caps.streams + caps.watches < caps.connections  # room for ordinary requests
+        assert caps.per_peer < caps.connections
         assert caps.reserve >= 128
-    assert connection_caps(1024).streams == 448
+    assert connection_caps(1024).streams == 336
 
 
 @pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="needs /proc")
