@@ -256,6 +256,19 @@ def test_write_bodies_past_the_byte_budget_are_429(
     assert server.client("dev-bob").post("/v1/sessions", json=padded).status_code == 201
 
 
+def test_a_bucket_in_debt_is_out_of_it_within_one_refill_window() -> None:
+    from server_stub.edge.ratelimit import TokenBuckets
+
+    now = [0.0]
+    buckets = TokenBuckets(capacity=10.0, rate=1.0, clock=lambda: now[0])
+    key = ("t", "p")
+    for _ in range(100):  # bodies streamed without a length, charged as they arrive
+        buckets.take(key, 50.0)
+    now[0] = 10.0  # one refill window: capacity / rate
+    assert buckets.wait_for(key, 0.0) == 0.0
+    assert buckets.wait_for(key, 1.0) == 1.0  # out of debt, refilling from zero
+
+
 def test_the_rate_limit_can_be_switched_off(start_server: Callable[..., LiveServer]) -> None:
     server = start_server(write_burst=1, write_rate=0.0, write_rate_limit=False)
     alice = server.client("dev-alice")
