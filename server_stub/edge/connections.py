@@ -78,8 +78,11 @@ class ConnectionTable:
         """Size the caps not set explicitly from the open-files limit `nofile`."""
         caps = connection_caps(nofile)
         self.limit = self._limit_setting if self._limit_setting is not None else caps.connections
+        # Half the total, the total explicit or not (`connection_caps` sizes it so too).
         self.per_peer = (
-            self._per_peer_setting if self._per_peer_setting is not None else caps.per_peer
+            self._per_peer_setting
+            if self._per_peer_setting is not None
+            else max(1, min(caps.per_peer, self.limit // 2))
         )
         self.slack = max(1, caps.reserve // 2)
 
