@@ -4,6 +4,7 @@ stdout line (CONTRACT §5)."""
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,16 @@ from typing import IO
 
 
 def start_server(
-    database: str, workdir: Path, log_name: str, extra_args: tuple[str, ...] = ()
+    database: str,
+    workdir: Path,
+    log_name: str,
+    extra_args: tuple[str, ...] = (),
+    open_files: int | None = None,
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
-    """(process, its open log file, base URL); RuntimeError when it does not announce itself."""
+    """(process, its open log file, base URL); RuntimeError when it does not announce itself.
+
+    `open_files`: the child's soft and hard open-files limit (so that it cannot raise it),
+    as on a host whose limit is that low."""
     log = (workdir / log_name).open("wb")
     command = [
         sys.executable,
@@ -38,7 +46,12 @@ def start_server(
         "--no-rate-limit",
         *extra_args,
     ]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log)
+
+    def limit() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, preexec_fn=limit)
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
     if not line.startswith("listening on "):

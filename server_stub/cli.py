@@ -26,12 +26,13 @@ from server_stub.config import ServerSettings, default_data_dir, default_databas
 from server_stub.db.schema import schema_refusal
 from server_stub.edge.app import create_app
 from server_stub.edge.auth import load_principals
+from server_stub.edge.connections import listen
 from server_stub.edge.hosts import HostPolicy, is_loopback_name
 from server_stub.edge.limits import raise_open_files_limit
 from server_stub.edge.protocol import HEAD_LIMIT, bounded_protocol
 from server_stub.observe import logformat
 from server_stub.observe.requests import parse_networks
-from server_stub.runner import ConvergeServer
+from server_stub.runner import ConvergeServer, connection_table
 from server_stub.storage.private import ensure_parent, private_dir
 from server_stub.storage.singleprocess import DatabaseInUse, SqliteProcessLock, sqlite_path
 
@@ -181,6 +182,16 @@ def _add_load_bounds(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("load bounds (per process; see docs/server.md)")
     n, s = "N", "SECONDS"
     g.add_argument(
+        "--max-connections", type=int, metavar=n, help="default: from the open-files limit"
+    )
+    g.add_argument(
+        "--max-connections-per-peer",
+        type=int,
+        metavar=n,
+        help="per client address (default: half of --max-connections; behind a reverse "
+        "proxy every client has the proxy's address: give it the total)",
+    )
+    g.add_argument(
         "--max-streams-per-principal", type=int, default=d.max_streams_per_principal, metavar=n
     )
     g.add_argument("--max-streams", type=int, metavar=n, help="default: from the open-files limit")
@@ -203,7 +214,13 @@ def _add_load_bounds(p: argparse.ArgumentParser) -> None:
 
 def _load_bounds(args: argparse.Namespace) -> dict[str, Any]:
     """The settings of `_add_load_bounds`, each clamped to a sane minimum."""
+
+    def at_least(value: int | None, least: int) -> int | None:
+        return None if value is None else max(least, value)
+
     return {
+        "max_connections": at_least(args.max_connections, 8),
+        "max_connections_per_peer": at_least(args.max_connections_per_peer, 1),
         "max_streams_per_principal": max(1, args.max_streams_per_principal),
         "max_streams_per_process": None if args.max_streams is None else max(1, args.max_streams),
         "max_watches_per_principal": max(0, args.max_watches_per_principal),
@@ -276,35 +293,11 @@ def server_config(app: Starlette, settings: ServerSettings, log_level: str) -> u
         access_log=not settings.access_log,  # the app writes its own (`observe`)
         timeout_graceful_shutdown=3,
         lifespan="on",
-        http=bounded_protocol(settings.head_timeout),
+        http=bounded_protocol(settings.head_timeout, connection_table(settings)),
         timeout_keep_alive=settings.timeout_keep_alive,
         h11_max_incomplete_event_size=HEAD_LIMIT,
         proxy_headers=False,  # the peer address is the socket's (the control plane's check)
     )
-
-
-def listen(host: str, port: int) -> list[socket.socket]:
-    """Sockets bound to every address of `host` at `port`, as asyncio's `create_server` binds
-    them (SO_REUSEADDR; an IPv6 socket takes IPv6 only; getaddrinfo's protocol is TCP, so
-    TCP_NODELAY is kept, PITFALLS §3). Bound before anything starts, so an address in use is
-    one sentence rather than uvicorn's log and traceback; an OSError says why it cannot."""
-    sockets: list[socket.socket] = []
-    try:
-        infos = socket.getaddrinfo(
-            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )
-        for family, kind, proto, _name, address in infos:
-            sock = socket.socket(family, kind, proto)
-            sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            sock.bind(address)
-    except OSError:
-        for sock in sockets:
-            sock.close()
-        raise
-    return sockets
 
 
 def _cannot_listen(host: str, port: int, exc: OSError) -> str:

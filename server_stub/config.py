@@ -70,7 +70,12 @@ class ServerSettings:
     #: PostgreSQL: take the index-cache lease when alone on the database (`indexlease`,
     #: decision 0190). Off: every request reads its version, as before the lease.
     index_lease: bool = True
-    # The server trusts no client (CONTRACT §10.2, docs/server.md "Load bounds"). Held SSE
+    # The server trusts no client (CONTRACT §10.2, docs/server.md "Load bounds"). Open
+    # connections in all and per peer address; past a cap the longest-idle one is closed
+    # (server_stub.edge.connections); None: sized at start from the open-files limit.
+    max_connections: int | None = None
+    max_connections_per_peer: int | None = None
+    # Held SSE
     # streams and index watches, per principal and per process; a per-process cap of None is
     # sized at start from the open-files limit (server_stub.edge.limits.connection_caps).
     max_streams_per_principal: int = 256

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -20,8 +21,19 @@ from starlette.applications import Starlette
 
 from server_stub.config import ServerSettings
 from server_stub.edge.app import create_app, release_held_watches
-from server_stub.edge.limits import raise_open_files_limit
+from server_stub.edge.connections import ConnectionTable, guarded, listen
+from server_stub.edge.limits import open_files_limit, raise_open_files_limit
 from server_stub.edge.protocol import HEAD_LIMIT, bounded_protocol
+from server_stub.observe.ratelog import RepeatLog
+
+
+def connection_table(settings: ServerSettings) -> ConnectionTable:
+    """The caps on connections of `settings` (None: sized from the open-files limit)."""
+    return ConnectionTable(
+        settings.max_connections,
+        settings.max_connections_per_peer,
+        RepeatLog(logging.getLogger("server_stub.load"), settings.repeat_log_interval),
+    )
 
 
 class ServerStartError(RuntimeError):
@@ -29,12 +41,23 @@ class ServerStartError(RuntimeError):
 
 
 class ConvergeServer(uvicorn.Server):
-    """uvicorn that answers held index watches as soon as it starts shutting down (uvicorn
-    waits for in-flight requests before the lifespan ends, so the lifespan is too late)."""
+    """uvicorn that accepts through its protocol's `ConnectionTable` (the caps on
+    connections, sized from the open-files limit raised before it starts), and answers held
+    index watches as soon as it starts shutting down (uvicorn waits for in-flight requests
+    before the lifespan ends, so the lifespan is too late)."""
 
     def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
         super().__init__(config)
         self.converge_app = app
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        table = getattr(self.config.http, "table", None)
+        if isinstance(table, ConnectionTable):
+            table.size(open_files_limit())
+            if sockets is None:
+                sockets = listen(self.config.host, self.config.port)
+            sockets = [guarded(sock, table) for sock in sockets]
+        await super().startup(sockets)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         release_held_watches(self.converge_app)
@@ -92,7 +115,7 @@ class ServerThread:
             log_config=None,
             access_log=False,
             lifespan="on",
-            http=bounded_protocol(settings.head_timeout),
+            http=bounded_protocol(settings.head_timeout, connection_table(settings)),
             timeout_keep_alive=settings.timeout_keep_alive,
             h11_max_incomplete_event_size=HEAD_LIMIT,
             ssl_certfile=tls[0] if tls else None,

@@ -6,9 +6,9 @@ that would leave the process unable to open its database or accept anyone else (
 every tenant).
 So the server raises its soft `RLIMIT_NOFILE` to the hard limit at start
 (`raise_open_files_limit`: the `converge-server` CLI and `ServerThread` call it), and sizes
-the per-process caps on held connections from what it got (`connection_caps`): whatever the
-principals do, `reserve` descriptors stay free for the database, the object store, the
-listening socket and ordinary short requests.
+the per-process caps on connections from what it got (`connection_caps`): whatever the
+principals do, `reserve` descriptors stay free for the database, the object store and the
+listening socket, and held connections leave room for ordinary short requests.
 """
 
 from __future__ import annotations
@@ -54,8 +54,11 @@ def raise_open_files_limit() -> int:
 
 @dataclass(frozen=True)
 class ConnectionCaps:
-    """How many SSE streams and held watches this process accepts at once (each)."""
+    """How many connections this process keeps open (in all, and per peer address), and how
+    many of them may be SSE streams and held watches (each)."""
 
+    connections: int
+    per_peer: int
     streams: int
     watches: int
     reserve: int
@@ -64,12 +67,22 @@ class ConnectionCaps:
 def connection_caps(nofile: int) -> ConnectionCaps:
     """Per-process caps for an open-files limit of `nofile`.
 
-    Streams and watches get half each of what is left after the reserve (at least 16 each,
-    for a tiny limit), so the two together never take the descriptors the rest needs:
-    1,024 → 448 streams and 448 watches, 128 kept; 65,536 → 28,672 each, 8,192 kept."""
+    Connections get what is left after the reserve (`server_stub.edge.connections`); streams
+    and watches three eighths of them each (at least 16, for a tiny limit), so a quarter is
+    always there for ordinary requests; one peer address gets half, so another peer always
+    finds room even when one fills its half with requests in progress:
+    1,024 → 896 connections, 448 per peer, 336 streams and 336 watches, 128 kept;
+    65,536 → 57,344, 28,672, 21,504 each, 8,192 kept."""
     reserve = max(MIN_RESERVE, nofile // 8)
-    each = max(16, (nofile - reserve) // 2)
-    return ConnectionCaps(streams=each, watches=each, reserve=reserve)
+    connections = max(64, nofile - reserve)
+    each = max(16, connections * 3 // 8)
+    return ConnectionCaps(
+        connections=connections,
+        per_peer=max(32, connections // 2),
+        streams=each,
+        watches=each,
+        reserve=reserve,
+    )
 
 
 #: The errors of `accept()` that mean "out of descriptors or memory" (asyncio retries them).

@@ -14,7 +14,10 @@ headers together) would get a plain-text 400. This protocol adds:
   `invalid_request` for all three: the contract's code list has no other 4xx code that fits);
 - 400 and a closed connection for a request framed twice, by `Content-Length` and by
   `Transfer-Encoding` (RFC 9112 §6.1): a proxy reading the other framing than ours would let
-  a second request ride in the body.
+  a second request ride in the body;
+- its place in the server's `ConnectionTable` (server_stub.edge.connections): idle from the
+  connection's start and after each answer is written, busy from each request head, so that
+  past a connection cap the longest-idle connection is the one closed.
 
 Bodies are bounded separately (server_stub.edge.bodylimit, 413).
 """
@@ -27,6 +30,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from server_stub.edge.connections import ConnectionTable
 from server_stub.edge.errors import envelope_bytes
 
 HEAD_LIMIT = 16 * 1024
@@ -36,10 +40,12 @@ class BoundedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a head timeout and enveloped 400/414/431."""
 
     head_timeout: float = 10.0
+    table: ConnectionTable | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_timer: asyncio.TimerHandle | None = None
+        self._peer = ""
         self._error_status = 400
         parse = self.conn.next_event
 
@@ -51,6 +57,8 @@ class BoundedH11Protocol(H11Protocol):
                 raise
             if isinstance(event, h11.Request):
                 self._disarm_head_timer()
+                if self.table is not None:
+                    self.table.busy(self)
                 # h11 bounds only a head that arrives in pieces; one that arrives whole is
                 # measured here, so the bound does not depend on packet boundaries.
                 if len(event.target) > HEAD_LIMIT:
@@ -75,15 +83,38 @@ class BoundedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm_head_timer()
+        if self.table is not None:
+            address = transport.get_extra_info("peername")
+            self._peer = str(address[0]) if address else ""
+            self.table.opened(self, tuple(address) if address else None)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
+        if self.table is not None:
+            self.table.closed(self)
+            self.table = None  # a second connection_lost (uvicorn's own close) counts nothing
         super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing():
             self._arm_head_timer()
+            if self.table is not None and self.cycle is not None and self.cycle.response_complete:
+                self.table.idle(self)
+
+    # What server_stub.edge.connections.ConnectionTable asks of a connection.
+
+    def peer(self) -> str:
+        return self._peer
+
+    def closeable(self) -> bool:
+        """Idle, with its last answer written out (closing it loses its client nothing)."""
+        return not self.transport.is_closing() and self.transport.get_write_buffer_size() == 0
+
+    def shed(self) -> None:
+        """Closed to make room for a new connection (it was idle)."""
+        self._disarm_head_timer()
+        self.transport.close()
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
@@ -124,6 +155,10 @@ class BoundedH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def bounded_protocol(head_timeout: float) -> type[BoundedH11Protocol]:
-    """The protocol class with this server's head timeout (uvicorn instantiates it)."""
-    return type("BoundedH11Protocol", (BoundedH11Protocol,), {"head_timeout": head_timeout})
+def bounded_protocol(
+    head_timeout: float, table: ConnectionTable | None = None
+) -> type[BoundedH11Protocol]:
+    """The protocol class with this server's head timeout and connection table (uvicorn
+    instantiates it; `ConvergeServer` guards the listening sockets with the same table)."""
+    attributes = {"head_timeout": head_timeout, "table": table}
+    return type("BoundedH11Protocol", (BoundedH11Protocol,), attributes)

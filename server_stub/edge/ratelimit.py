@@ -6,11 +6,13 @@ the API (POST and DELETE under `/v1/`, every route alike): one of requests (`wri
 refilled at `write_rate` per second) and one of body bytes (`write_bytes_burst`, refilled at
 `write_bytes_rate`). A request needs one request token and its declared `Content-Length` in byte
 tokens (a body streamed without a length is charged as it arrives, and may leave the bucket in
-debt, which delays the next write); what was declared but never received is given back when the
-request ends, and so is the request token of a write refused on its head alone (answered with a
-status of `REFUSED_UNREAD` before any of its body was read): a refusal costs nothing in either
-bucket (CONTRACT §14). Defaults are generous: no client of ours and no test comes near them;
-`write_rate_limit=False` (`--no-rate-limit`) turns them off for benchmarks.
+debt, which delays the next write, but never deeper than one whole bucket: a debt is paid off
+within one refill window, however many streamed bodies ran at once); what was declared but
+never received is given back when the request ends, and so is the request token of a write
+refused on its head alone (answered with a status of `REFUSED_UNREAD` before any of its body
+was read): a refusal costs nothing in either bucket (CONTRACT §14). Defaults are generous: no
+client of ours and no test comes near them; `write_rate_limit=False` (`--no-rate-limit`) turns
+them off for benchmarks.
 
 Pure ASGI, in front of the routes: the principal is looked up from the bearer token (an
 unknown or missing token is left to the route, which answers 401, so the order of checks
@@ -78,8 +80,14 @@ class TokenBuckets:
         return (need - bucket.tokens) / self.rate
 
     def take(self, key: tuple[str, str], amount: float) -> None:
-        """Take `amount` tokens (the bucket may go into debt)."""
-        self._refilled(key).tokens -= amount
+        """Take `amount` tokens; the bucket may go into debt, down to -capacity at most.
+
+        The floor is what bounds the wait: from -capacity the bucket is back at zero after
+        one refill window (capacity / rate). Without it, bodies streamed at once could put a
+        principal in debt for hours. The bytes charged past the floor are not charged; each
+        body is bounded anyway (`bodylimit`, 1 MiB)."""
+        bucket = self._refilled(key)
+        bucket.tokens = max(-self.capacity, bucket.tokens - amount)
 
     def give_back(self, key: tuple[str, str], amount: float) -> None:
         """Return `amount` tokens taken for nothing (never above the capacity)."""

@@ -163,9 +163,11 @@ def test_a_repeat_log_reports_what_it_held_back() -> None:
 def test_the_caps_are_sized_below_the_open_files_limit() -> None:
     for nofile in (256, 1024, 20000, 1 << 20):
         caps = connection_caps(nofile)
-        assert caps.streams + caps.watches + caps.reserve <= nofile
+        assert caps.connections + caps.reserve <= nofile
+        assert caps.streams + caps.watches < caps.connections  # room for ordinary requests
+        assert caps.per_peer < caps.connections
         assert caps.reserve >= 128
-    assert connection_caps(1024).streams == 448
+    assert connection_caps(1024).streams == 336
 
 
 @pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="needs /proc")
@@ -252,6 +254,19 @@ def test_write_bodies_past_the_byte_budget_are_429(
     assert refused.json()["error"]["code"] == "rate_limited"
     assert alice.post("/v1/sessions", json={}).status_code == 201  # small writes still fit
     assert server.client("dev-bob").post("/v1/sessions", json=padded).status_code == 201
+
+
+def test_a_bucket_in_debt_is_out_of_it_within_one_refill_window() -> None:
+    from server_stub.edge.ratelimit import TokenBuckets
+
+    now = [0.0]
+    buckets = TokenBuckets(capacity=10.0, rate=1.0, clock=lambda: now[0])
+    key = ("t", "p")
+    for _ in range(100):  # bodies streamed without a length, charged as they arrive
+        buckets.take(key, 50.0)
+    now[0] = 10.0  # one refill window: capacity / rate
+    assert buckets.wait_for(key, 0.0) == 0.0
+    assert buckets.wait_for(key, 1.0) == 1.0  # out of debt, refilling from zero
 
 
 def test_the_rate_limit_can_be_switched_off(start_server: Callable[..., LiveServer]) -> None:
