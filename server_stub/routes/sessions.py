@@ -101,8 +101,9 @@ async def list_sessions(request: Request) -> Response:
     # Taken before any version read, so a version read below may be remembered with it.
     generation = st.versions.generation()
     seen: int | None = None
+    read: _Page | None = None
     if cursor is None and inm is not None:
-        etag, held, seen = await _hold_while_unchanged(st, who, inm, wait, request)
+        etag, held, seen, read = await _hold_while_unchanged(st, who, inm, wait, request, limit)
         if held:  # a stale If-None-Match answers at once, as without the preference
             headers["Preference-Applied"] = f"wait={wait}"
         if etag is not None:
@@ -114,7 +115,6 @@ async def list_sessions(request: Request) -> Response:
     known = st.versions.get(who.tenant, who.principal) if after is None else 0
     if known is None:
         known = seen  # not trusted: the version the check just read, not read a second time
-    read: tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None = None
     if known is None and st.pg_reader is not None:
         # One round trip: the version, and the page unless the one remembered is of it.
         known, read = await _pg_first_page(st, who, limit)
@@ -130,7 +130,7 @@ async def list_sessions(request: Request) -> Response:
         stmt = _NEXT_PAGE
         params |= {"ts": after.timestamp, "id": after.item_id}
 
-    def work(s: Session) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int]:
+    def work(s: Session) -> _Page:
         # Only the first page carries an ETag; a walk's other pages skip the version read.
         version = index_version(s, who.tenant, who.principal) if known is None else known
         rows = s.connection().execute(stmt, params).all()
@@ -200,7 +200,7 @@ async def _pg_page(
     params: dict[str, Any],
     limit: int,
     known: int | None,
-) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
+) -> _Page | None:
     """PostgreSQL: a page read on the loop, version first (an ETag is never newer than its
     page); None when a legacy session's title is not remembered yet (the thread path
     derives it, `server_stub.domain.legacytitles`)."""
@@ -211,9 +211,7 @@ async def _pg_page(
     return None if views is None else (rows, views, version)
 
 
-async def _pg_first_page(
-    st: AppState, who: Principal, limit: int
-) -> tuple[int, tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None]:
+async def _pg_first_page(st: AppState, who: Principal, limit: int) -> tuple[int, _Page | None]:
     """PostgreSQL: the version and, unless the page remembered for this principal and
     `limit` is of that version, the first page, in one statement (`_PG_VERSION_AND_PAGE`:
     one snapshot, so the ETag is never newer than the page). The page is None when the
@@ -255,7 +253,7 @@ def _sqlite_page(
     params: dict[str, Any],
     limit: int,
     known: int | None,
-) -> tuple[Sequence[_IndexRow], list[dict[str, Any]], int] | None:
+) -> _Page | None:
     """SQLite: a page read on the loop through the driver's cursor (`Database.fetch_now`,
     decision 0160), version first (an ETag is never newer than its page); None when the
     database is locked at that instant or a legacy session's title is not remembered yet
@@ -334,6 +332,9 @@ _NEXT_PAGE = (
 )
 
 _IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
+#: A first page as read: its rows (one past the page, to see whether more follow), their views
+#: and the version they are of.
+_Page = tuple[Sequence[_IndexRow], list[dict[str, Any]], int]
 
 
 def _index_views(
@@ -365,13 +366,25 @@ def _index_views(
     return views
 
 
+async def _checked_version(st: AppState, who: Principal, limit: int) -> tuple[int, _Page | None]:
+    """The version for a conditional check, and on PostgreSQL the first page read in the
+    same statement when it is not the one remembered (`_pg_first_page`): an ETag that no
+    longer matches is then answered without a second round trip."""
+    if st.pg_reader is None or st.versions.get(who.tenant, who.principal) is not None:
+        return await current_version(st, who), None
+    generation = st.versions.generation()
+    version, page = await _pg_first_page(st, who, limit)
+    st.versions.remember(who.tenant, who.principal, version, generation)
+    return version, page
+
+
 async def _hold_while_unchanged(
-    st: AppState, who: Principal, inm: str, wait: int | None, request: Request
-) -> tuple[str | None, bool, int]:
-    """(etag, held, version): the current ETag while it matches `inm` (answer 304), after
-    holding the request up to `wait` seconds for a change; None once the index differs
-    (answer 200, at `version`, the last one read, for the page to go with). `held` says
-    whether the request matched and so the wait was applied.
+    st: AppState, who: Principal, inm: str, wait: int | None, request: Request, limit: int
+) -> tuple[str | None, bool, int, _Page | None]:
+    """(etag, held, version, page): the current ETag while it matches `inm` (answer 304),
+    after holding the request up to `wait` seconds for a change; None once the index differs
+    (answer 200, at `version`, the last one read, with the page when it was read with it).
+    `held` says whether the request matched and so the wait was applied.
 
     The wake-up is taken before the version is read, so a commit in between still wakes
     it; a woken request reads the version again. Nothing is held across the wait but an
@@ -386,24 +399,24 @@ async def _hold_while_unchanged(
         while True:
             wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
             try:
-                version = await current_version(st, who)
+                version, page = await _checked_version(st, who, limit)
                 etag = etag_for(st.epoch, who.tenant, who.principal, version)
                 if not _etag_matches(inm, etag):
-                    return None, held, version
+                    return None, held, version, page
                 held = wake is not None
                 remaining = deadline - st.loop.time()
                 if wake is None or remaining <= 0:
-                    return etag, held, version
+                    return etag, held, version, None
                 if not admitted:
                     refused_by = st.watches.admit(who.tenant, who.principal)
                     if refused_by is not None:  # past a cap: as if no wait was asked (§10.2)
                         _log_watch_refusal(st, refused_by)
-                        return etag, False, version
+                        return etag, False, version, None
                     admitted = True
                 if gone is None:
                     gone = asyncio.ensure_future(client_gone(request.receive))
                 if not await st.watches.hold(wake, remaining, gone):
-                    return etag, held, version
+                    return etag, held, version, None
             finally:
                 if wake is not None:
                     st.watches.unsubscribe(who.tenant, who.principal, wake)
