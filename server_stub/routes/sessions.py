@@ -525,6 +525,11 @@ async def delete_session(session_id: str, request: Request, st: StateDep) -> Res
     return Response(status_code=204)
 
 
+async def delete_of(session_id: str, request: Request) -> Response:
+    """`delete_session` for `server_stub.edge.indexpath`, which serves it without the router."""
+    return await delete_session(session_id, request, get_state(request))
+
+
 @router.post(
     "/sessions/{session_id}/runs",
     status_code=202,

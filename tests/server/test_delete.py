@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from sqlalchemy import event
 
+from server_stub.db.models import Base
 from tests.conftest import LiveServer
 from tests.server.conftest import (
     BOTH_STORES,
@@ -20,6 +22,9 @@ from tests.server.conftest import (
     wait_status,
     wait_terminal,
 )
+from tests.server.test_equal_cost_404s import QUIET, _Statements
+from tests.server.test_events_route_rows import _Loads
+from tests.server.test_metrics import scrape, value
 
 
 def _assert_clean(server: LiveServer, session_id: str) -> dict[str, Any]:
@@ -342,3 +347,41 @@ def test_concurrent_deletes_all_answer_204(live_server: LiveServer) -> None:
     for target in {sid, *others}:
         _assert_clean(live_server, target)
     assert alice.get("/v1/sessions").json()["items"] == []
+
+
+def test_a_delete_is_set_based_past_the_router_and_loads_no_orm_objects(
+    start_server: Callable[..., LiveServer], backend: str
+) -> None:
+    """Decision 0196, proven by counts, never by time: the purge statements run on the
+    driver's cursor on SQLite (the engine sees the one lookup), and on PostgreSQL the lock,
+    the memory lock and one statement that purges; no ORM object is loaded; the answer is
+    the router's, and the latency metrics name the route's template."""
+    server = start_server(**QUIET)
+    alice = server.client()
+    sid = new_session(alice)
+    run_to_end(alice, sid)
+    statements, loads = _Statements(server), _Loads()
+    mappers = [mapper.class_ for mapper in Base.registry.mappers]
+    for mapped in mappers:
+        event.listen(mapped, "load", loads)
+    try:
+        first = alice.delete(f"/v1/sessions/{sid}")
+        seen = [s for s in statements.take() if not s.startswith(("BEGIN", "VACUUM"))]
+    finally:
+        statements.close()
+        for mapped in mappers:
+            event.remove(mapped, "load", loads)
+    assert first.status_code == 204 and first.content == b""
+    assert len(seen) == (3 if backend == "postgres" else 1), seen
+    assert loads.count == 0
+    _assert_clean(server, sid)
+    missing = alice.delete("/v1/sessions/ses_doesnotexist000000")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert alice.delete(f"/v1/sessions/{sid}/more").status_code in (404, 405)  # the router's
+    count = value(
+        scrape(server),
+        "converge_request_duration_seconds_count",
+        route="/v1/sessions/{session_id}",
+        method="DELETE",
+    )
+    assert count == 2
