@@ -44,7 +44,7 @@ from sqlalchemy.sql.dml import Delete, Update
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.expression import TableClause
 
-from server_stub.db.engine import CHANGED_INDEXES, Database
+from server_stub.db.engine import CHANGED_INDEXES, Database, LockedNow
 from server_stub.db.models import (
     ApprovalRow,
     ArtifactRow,
@@ -92,12 +92,33 @@ def delete_session(db: Database, who: Principal, session_id: str) -> DeleteOutco
         conn = s.connection()
         params = {"sid": session_id}
         if db.is_sqlite:
-            outcome = _delete_on_sqlite(conn, who, params)
+            found = _delete_on_sqlite(conn, who, params)
+            assert found is not None
+            outcome = found
         else:
             outcome = _delete_on_postgresql(s, conn, who, params)
         if outcome.purged:  # held index watches wake after the commit (`Database.write`)
             s.info.setdefault(CHANGED_INDEXES, set()).add((who.tenant, who.principal))
         return outcome
+
+
+#: A session with at most this many events is purged on the event loop when no other writer
+#: is there (`delete_now`): its whole transaction costs less than the hop to a worker thread.
+SMALL_ON_LOOP = 64
+
+
+def delete_now(db: Database, who: Principal, session_id: str) -> DeleteOutcome | None:
+    """SQLite: `delete_session` on the calling thread (the loop's), for a session of at most
+    `SMALL_ON_LOOP` events, when the writers' locks are free at once; None when it belongs
+    on a worker thread (a writer is there, or the session is bigger)."""
+    try:
+        with db.write_now() as conn:
+            outcome = _delete_on_sqlite(conn, who, {"sid": session_id}, SMALL_ON_LOOP)
+    except LockedNow:
+        return None
+    if outcome is not None and outcome.purged:  # committed: held index watches wake now
+        db.index_changed(who.tenant, who.principal)
+    return outcome
 
 
 def _not_owned(
@@ -112,11 +133,13 @@ def _not_owned(
     return DeleteOutcome("deleted" if row is None and mine else "not_found")
 
 
-def _delete_on_sqlite(conn: Connection, who: Principal, params: dict[str, Any]) -> DeleteOutcome:
+def _delete_on_sqlite(
+    conn: Connection, who: Principal, params: dict[str, Any], most_events: int | None = None
+) -> DeleteOutcome | None:
     """SQLite holds the only writer (`BEGIN IMMEDIATE`), so one snapshot holds throughout:
     the owner, the active run and the tombstone in one statement (through the Connection,
     where engine events see it, as they see every 404's), then the purge on the driver's
-    cursor."""
+    cursor. None, having written nothing, for a session of more than `most_events` events."""
     sql, defaults = _SQLITE_LOOKUP
     found = conn.exec_driver_sql(sql, defaults | params).one()
     row = None if found[0] is None else found[0:2]
@@ -125,6 +148,8 @@ def _delete_on_sqlite(conn: Connection, who: Principal, params: dict[str, Any]) 
         return refused
     if found[2] is not None:
         return DeleteOutcome("active", active_run_id=found[2])
+    if most_events is not None and found[5] > most_events:
+        return None
     values = _SQLITE_DEFAULTS | params
     values |= {"now": timestamps.now(), "tenant": who.tenant, "principal": who.principal}
     sql = _SQLITE_OUTBOX
@@ -132,7 +157,7 @@ def _delete_on_sqlite(conn: Connection, who: Principal, params: dict[str, Any]) 
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         queued = cursor.execute(sql, values).rowcount
         sql = _SQLITE_TRACE_IDS
-        trace_ids = [row[0] for row in cursor.execute(sql, values)]
+        trace_ids = [found_id for (found_id,) in cursor.execute(sql, values)]
         if trace_ids:  # read first: the items that name them go before them
             marks = ", ".join(f":t{i}" for i in range(len(trace_ids)))
             values |= {f"t{i}": trace_id for i, trace_id in enumerate(trace_ids)}
@@ -268,6 +293,7 @@ _SQLITE_LOOKUP = _sql(
         func.coalesce(SessionRow.active_run_id, _ACTIVE_RUN.scalar_subquery()),
         DeletionTombstoneRow.tenant,
         DeletionTombstoneRow.principal,
+        SessionRow.last_sequence,
     ).select_from(
         _ONE.outerjoin(SessionRow, SessionRow.id == _ONE.c.id).outerjoin(
             DeletionTombstoneRow, DeletionTombstoneRow.session_id == _ONE.c.id
