@@ -257,7 +257,12 @@ class Database:
                         yield conn
                         driver = conn.connection.driver_connection
                         assert driver is not None
-                        driver.commit()
+                        try:
+                            driver.commit()
+                        except sqlite3.Error as error:  # as the engine raises it (an outage: 503)
+                            raise sa_exc.DBAPIError.instance(
+                                "COMMIT", {}, error, sqlite3.Error
+                            ) from error
             except sa_exc.OperationalError as exc:
                 if "database is locked" in str(exc.orig).lower():
                     raise LockedNow(str(exc.orig)) from exc
