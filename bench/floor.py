@@ -5,6 +5,10 @@ The floor app is the least a server can do for `GET /v1/sessions?limit=50`: a mi
 Starlette app under the same uvicorn settings as `converge-server` (`server_stub.cli`: the
 bounded h11 protocol, its head limit and timeouts) that answers the bytes the real server
 answered for the first page, with its ETag, and 304 when `If-None-Match` names that ETag.
+Beside the page, the DELETE of a typical conversation (one scripted run, made through the API
+untimed) is measured against the floor's 304: a bodiless round trip, the least any request
+costs, so that the ratio is what the purge and the route add to a round trip.
+
 Both run as child processes, so a server's CPU time is its own (read from
 `/proc/PID/stat`), and both are spoken to over raw keep-alive sockets: one request's bytes,
 written once, and a response read by `Content-Length`, so that no client library's cost
@@ -27,6 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from bench import report
 
 PATH = "/v1/sessions?limit=50"
@@ -41,6 +47,7 @@ TARGETS = {
     "first_page_after_a_change_floor_ratio": 2.5,
     "not_modified_floor_ratio": 1.5,
     "throughput_32_over_1": 1.0,
+    "typical_delete_floor_ratio": 5.0,
 }
 
 
@@ -113,6 +120,77 @@ def create_bytes(url: str, token: str) -> bytes:
         "Content-Length: 2",
     ]
     return ("\r\n".join(lines) + "\r\n\r\n{}").encode()
+
+
+def delete_bytes(url: str, token: str, session_id: str) -> bytes:
+    """One keep-alive `DELETE /v1/sessions/{id}`, bodiless."""
+    host = urlsplit(url).netloc
+    lines = [
+        f"DELETE /v1/sessions/{session_id} HTTP/1.1",
+        f"Host: {host}",
+        f"Authorization: Bearer {token}",
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def typical_sessions(client: httpx.Client, count: int) -> tuple[list[str], int]:
+    """`count` sessions made through the API, each with one finished run of the scripted
+    agent; and how many events each holds."""
+    made: list[tuple[str, str]] = []
+    for n in range(count):
+        sid = client.post("/v1/sessions", json={}).json()["id"]
+        body = {"input": {"role": "user", "content": [{"type": "text", "text": f"hello {n}"}]}}
+        resp = client.post(f"/v1/sessions/{sid}/runs", json=body)
+        resp.raise_for_status()
+        made.append((sid, resp.json()["id"]))
+    deadline = time.monotonic() + 60
+    for _sid, rid in made:
+        while client.get(f"/v1/runs/{rid}").json()["status"] != "completed":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"run {rid} did not complete")
+            time.sleep(0.01)
+    events = client.get(f"/v1/sessions/{made[0][0]}/events").json()["items"]
+    return [sid for sid, _ in made], len(events)
+
+
+def delete_latency(
+    real_url: str, floor_url: str, token: str, samples: int, warmup: int
+) -> tuple[dict[str, list[float]], int]:
+    """Seconds per DELETE of a typical session on the real server and per 304 of the floor,
+    one of each per round, each on its own keep-alive connection; and the events a typical
+    session holds."""
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=real_url, headers=headers, timeout=60) as client:
+        sids, events = typical_sessions(client, warmup + samples)
+    floor_304 = request_bytes(floor_url, token, _floor_etag(floor_url, token))
+    real, floor = RawConnection(real_url), RawConnection(floor_url)
+    out: dict[str, list[float]] = {"real DELETE, typical": [], "floor 304 beside it": []}
+    try:
+        for round_no, sid in enumerate(sids):
+            for name, conn, request, expected in (
+                ("real DELETE, typical", real, delete_bytes(real_url, token, sid), 204),
+                ("floor 304 beside it", floor, floor_304, 304),
+            ):
+                started = time.perf_counter()
+                status, _headers, _body = conn.fetch(request)
+                elapsed = time.perf_counter() - started
+                if status != expected:
+                    raise RuntimeError(f"{name} answered {status}, not {expected}")
+                if round_no >= warmup:
+                    out[name].append(elapsed)
+    finally:
+        real.close()
+        floor.close()
+    return out, events
+
+
+def _floor_etag(url: str, token: str) -> str:
+    conn = RawConnection(url)
+    try:
+        _status, headers, _body = conn.fetch(request_bytes(url, token))
+    finally:
+        conn.close()
+    return headers["etag"]
 
 
 def _split_head(head: bytes) -> tuple[int, dict[str, str]]:
@@ -271,9 +349,11 @@ def measure(
     samples: int,
     rounds: int,
     seconds: float,
+    deletes: int = 0,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """The floor figures: the real server (pid, url) against a floor app serving its bytes."""
+    """The floor figures: the real server (pid, url) against a floor app serving its bytes;
+    with `deletes`, that many DELETEs of typical sessions against the floor's 304."""
     real_pid, real_url = real
     probe = RawConnection(real_url)
     try:
@@ -305,6 +385,11 @@ def measure(
             max(5, samples // 10),
             before={"real page after a change": (real_url, create_bytes(real_url, token), 201)},
         )
+        events = 0
+        if deletes:
+            log("measuring DELETE against the floor ...")
+            got, events = delete_latency(real_url, floor_url, token, deletes, max(5, deletes // 10))
+            lat |= got
         log("measuring the floor (throughput) ...")
         runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for _ in range(rounds):
@@ -316,6 +401,8 @@ def measure(
                     got = throughput(url, pid, request_bytes(url, token), clients, seconds)
                     runs.setdefault((name, clients), []).append(got)
     figures: dict[str, Any] = {"body_bytes": len(body), "latency_ms": {}, "throughput": []}
+    if deletes:
+        figures["typical_delete_events"] = events
     for name, values in lat.items():
         figures["latency_ms"][name] = {
             **report.summarize_ms(values),
@@ -367,6 +454,12 @@ def verdicts(figures: dict[str, Any]) -> dict[str, Any]:
         "not_modified_floor_ratio": (round(nm, 2), nm <= TARGETS["not_modified_floor_ratio"]),
         "throughput_32_over_1": (round(scaling, 2), scaling >= TARGETS["throughput_32_over_1"]),
     }
+    if "real DELETE, typical" in lat:
+        ratio = lat["real DELETE, typical"]["median_ms"] / lat["floor 304 beside it"]["median_ms"]
+        values["typical_delete_floor_ratio"] = (
+            round(ratio, 2),
+            ratio <= TARGETS["typical_delete_floor_ratio"],
+        )
     return {k: {"value": v, "target": TARGETS[k], "met": ok} for k, (v, ok) in values.items()}
 
 
@@ -379,13 +472,21 @@ def print_figures(figures: dict[str, Any], backend: str) -> None:
         "page after a change": "first page of 50, just after a change",
         "304": "first page, If-None-Match (304)",
     }
+    if "real DELETE, typical" in lat:
+        events = figures.get("typical_delete_events", "?")
+        labels["DELETE, typical"] = f"DELETE of a typical session ({events} events, 1 run)"
     for what, label in labels.items():
-        floor_name = {"304": "floor 304", "page after a change": "floor page beside it"}
+        floor_name = {
+            "304": "floor 304",
+            "page after a change": "floor page beside it",
+            "DELETE, typical": "floor 304 beside it",
+        }
         real, floor = lat[f"real {what}"], lat[floor_name.get(what, "floor page")]
         rows.append(
             [
                 label,
                 real["median_ms"],
+                real["p95_ms"],
                 real["min_ms"],
                 floor["median_ms"],
                 floor["min_ms"],
@@ -395,7 +496,7 @@ def print_figures(figures: dict[str, Any], backend: str) -> None:
     report.print_table(
         f"The floor ({backend}): real server against a minimal Starlette app answering the "
         "same bytes, same uvicorn, raw keep-alive sockets, interleaved (ms)",
-        ["request", "real median", "real min", "floor median", "floor min", "ratio"],
+        ["request", "real median", "real p95", "real min", "floor median", "floor min", "ratio"],
         rows,
     )
     report.print_table(

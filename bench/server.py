@@ -21,8 +21,9 @@ What it does, in one run against one fresh database (a SQLite file in a temp dir
    each purge verified afterwards with the control plane's residue audit;
 6. the floor (`bench.floor`): the same database served by a `converge-server` child process
    beside a minimal Starlette app answering the same bytes, over raw keep-alive sockets,
-   interleaved: the first page and its 304 as ratios to the floor, and throughput with 1
-   and 32 clients with the server's CPU per request. `--floor-only` skips 3-5;
+   interleaved: the first page and its 304 as ratios to the floor, the DELETE of a typical
+   session as a ratio to the floor's 304, and throughput with 1 and 32 clients with the
+   server's CPU per request. `--floor-only` skips 3-5;
    `--postgres` runs everything on a throwaway PostgreSQL cluster.
 
 Samples of the different pages are interleaved round by round, so that drift on a busy
@@ -142,6 +143,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--floor-rounds", type=int, default=3, help="throughput rounds")
     parser.add_argument(
         "--floor-seconds", type=float, default=2.0, help="seconds per throughput measurement"
+    )
+    parser.add_argument(
+        "--floor-deletes", type=int, default=100, help="typical DELETEs against the floor's 304"
     )
     args = parser.parse_args(argv)
     if args.sessions < 10:
@@ -400,25 +404,6 @@ class Bench:
 
     # -- delete -------------------------------------------------------------------------
 
-    def typical_sessions(self, client: httpx.Client, count: int) -> tuple[list[str], int]:
-        """`count` sessions made through the API, each with one finished run; and how many
-        events each holds."""
-        made: list[tuple[str, str]] = []
-        for n in range(count):
-            sid = client.post("/v1/sessions", json={}).json()["id"]
-            body = {"input": {"role": "user", "content": [{"type": "text", "text": f"hello {n}"}]}}
-            resp = client.post(f"/v1/sessions/{sid}/runs", json=body)
-            resp.raise_for_status()
-            made.append((sid, resp.json()["id"]))
-        deadline = time.monotonic() + 60
-        for _sid, rid in made:
-            while client.get(f"/v1/runs/{rid}").json()["status"] != "completed":
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"run {rid} did not complete")
-                time.sleep(0.01)
-        events = client.get(f"/v1/sessions/{made[0][0]}/events").json()["items"]
-        return [sid for sid, _ in made], len(events)
-
     def _delete(self, client: httpx.Client, sid: str) -> float:
         started = time.perf_counter()
         resp = client.delete(f"/v1/sessions/{sid}")
@@ -434,14 +419,14 @@ class Bench:
             raise SystemExit(f"purge of {sid} left residue: {audit}")
 
     def measure_deletes(self, client: httpx.Client, control: httpx.Client) -> dict[str, Any]:
-        sids, events = self.typical_sessions(client, self.args.deletes)
+        sids, events = floor.typical_sessions(client, self.args.deletes)
         typical = [self._delete(client, sid) for sid in sids]
         for sid in sids[:3]:
             self._assert_purged(control, sid)
         # What the background scrub after a delete costs (CONTRACT §9.2: the WAL checkpoint
         # on SQLite, VACUUM on PostgreSQL): a delete, then one scrub, timed apart.
         scrubs: list[float] = []
-        more, _ = self.typical_sessions(client, min(20, self.args.deletes))
+        more, _ = floor.typical_sessions(client, min(20, self.args.deletes))
         tables = purged_tables()
         for sid in more:
             self._delete(client, sid)
@@ -485,6 +470,7 @@ class Bench:
                 samples=self.args.floor_samples,
                 rounds=self.args.floor_rounds,
                 seconds=self.args.floor_seconds,
+                deletes=self.args.floor_deletes,
             )
         finally:
             proc.terminate()

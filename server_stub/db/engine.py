@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, make_url, select
+from sqlalchemy import Connection, Engine, create_engine, event, func, make_url, select
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
@@ -231,6 +231,50 @@ class Database:
             raise wrapped from error
 
     @contextmanager
+    def write_now(self) -> Iterator[Connection]:
+        """SQLite only: a small write transaction on the calling thread (the loop's), on
+        `read_now`'s connection, that never waits: `LockedNow` at once when another writer
+        holds or waits for the writers' lock, or SQLite's write lock is taken.
+
+        For a write small enough to cost less than the hop to a worker thread (decision
+        0196: a typical purge); a write whose size is unknown belongs on a thread
+        (`write`), since the loop serves every other request meanwhile. `BEGIN IMMEDIATE`
+        goes through the Connection (engine events see it, as on a thread); the commit is
+        the driver's, and that connection never checkpoints (`wal_autocheckpoint` off: the
+        commits of `write` and the scrub do), so neither waits. Committed on normal exit,
+        rolled back on an exception; the caller tells `index_changed` what it changed.
+        """
+        if self._quick is None:
+            raise RuntimeError("write_now is for SQLite only; use write() on a worker thread")
+        with self._write_turns.hold_if_free() as free:
+            if not free:
+                raise LockedNow("another writer holds or waits for the writers' lock")
+            try:
+                with self._quick.connect() as conn:
+                    conn.execution_options(**{_WRITE: False, _STATEMENTS: True})
+                    with conn.begin():
+                        conn.exec_driver_sql("BEGIN IMMEDIATE")
+                        yield conn
+                        driver = conn.connection.driver_connection
+                        assert driver is not None
+                        try:
+                            driver.commit()
+                        except sqlite3.Error as error:  # as the engine raises it (an outage: 503)
+                            raise sa_exc.DBAPIError.instance(
+                                "COMMIT", {}, error, sqlite3.Error
+                            ) from error
+            except sa_exc.OperationalError as exc:
+                if "database is locked" in str(exc.orig).lower():
+                    raise LockedNow(str(exc.orig)) from exc
+                raise
+
+    def index_changed(self, tenant: str, principal: str) -> None:
+        """A committed change of the principal's index, for `index_listener`."""
+        listener = self.index_listener
+        if listener is not None:
+            listener(tenant, principal)
+
+    @contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction, committed on normal exit, rolled back on an exception."""
         with self._scope(write=True) as session:
@@ -260,10 +304,8 @@ class Database:
                 finally:
                     session.close()
             # Committed (an exception skips this): only now may watchers re-read.
-            listener = self.index_listener
-            if listener is not None:
-                for tenant, principal in info.get(CHANGED_INDEXES, ()):
-                    listener(tenant, principal)
+            for tenant, principal in info.get(CHANGED_INDEXES, ()):
+                self.index_changed(tenant, principal)
 
     def meta_value(self, key: str, default: str) -> str:
         """A per-database constant, created with `default` the first time it is asked for."""
@@ -324,9 +366,15 @@ def _make_engine(url: str) -> Engine:
 
 
 def _make_quick_engine(url: str) -> Engine:
-    """The engine of `Database.read_now`: one connection (StaticPool), busy timeout 0."""
+    """The engine of `Database.read_now` and `write_now`: one connection (StaticPool), busy
+    timeout 0, no checkpoint at its commits."""
     engine = create_engine(url, connect_args={"check_same_thread": False}, poolclass=StaticPool)
     _install_sqlite_listeners(engine, busy_timeout_ms=0)
+
+    @event.listens_for(engine, "connect")
+    def _no_checkpoints(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("PRAGMA wal_autocheckpoint=0")
+
     return engine
 
 

@@ -41,7 +41,25 @@ class FairLock:
         try:
             yield
         finally:
-            with self._cond:
-                self._owner = None
-                self._serving += 1
-                self._cond.notify_all()
+            self._release()
+
+    @contextmanager
+    def hold_if_free(self) -> Iterator[bool]:
+        """Hold the lock for the block only if nobody holds or waits for it now (True);
+        never waits (False: the block runs without it, and should not write)."""
+        with self._cond:
+            free = self._owner is None and self._next_ticket == self._serving
+            if free:
+                self._next_ticket += 1
+                self._owner = threading.get_ident()
+        try:
+            yield free
+        finally:
+            if free:
+                self._release()
+
+    def _release(self) -> None:
+        with self._cond:
+            self._owner = None
+            self._serving += 1
+            self._cond.notify_all()

@@ -51,11 +51,15 @@ RevokeCallback = Callable[[str], None]
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
 
+def _payload(message: dict[str, str], origin: str) -> str:
+    message["o"] = origin
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
 def _announce(s: Session, message: dict[str, str]) -> None:
     if s.get_bind().dialect.name != "postgresql":
         return
-    message["o"] = str(s.info.get(ORIGIN_KEY, ""))
-    payload = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    payload = _payload(message, str(s.info.get(ORIGIN_KEY, "")))
     s.connection().execute(_NOTIFY, {"channel": CHANNEL, "payload": payload})
 
 
@@ -67,6 +71,12 @@ def announce_run(s: Session, run_id: str) -> None:
 def announce_index(s: Session, tenant: str, principal: str) -> None:
     """Tell every process, at commit, that the principal's session index changed."""
     _announce(s, {"k": "index", "t": tenant, "p": principal})
+
+
+def index_payload(tenant: str, principal: str, origin: str) -> str:
+    """The payload `announce_index` sends, for a statement that notifies by itself
+    (`server_stub.domain.purge`)."""
+    return _payload({"k": "index", "t": tenant, "p": principal}, origin)
 
 
 def owner_key(owner: str) -> int:

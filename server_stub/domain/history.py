@@ -12,7 +12,7 @@ import functools
 import hashlib
 from typing import Any
 
-from sqlalchemy import Executable, bindparam, delete, select, update
+from sqlalchemy import Insert, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -52,14 +52,14 @@ def bump_version(s: Session, tenant: str, principal: str) -> None:
     dialect = s.get_bind().dialect.name
     if dialect == "postgresql":  # no other process may trust an older version after commit
         indexlease.guard(s, str(s.info.get(ORIGIN_KEY, "")))
-    s.connection().execute(_bump_statement(dialect), {"tenant": tenant, "principal": principal})
+    s.connection().execute(bump_statement(dialect), {"tenant": tenant, "principal": principal})
     announce_index(s, tenant, principal)
     # Held index watches of the principal wake after the commit (`Database.index_listener`).
     s.info.setdefault(CHANGED_INDEXES, set()).add((tenant, principal))
 
 
 @functools.cache
-def _bump_statement(dialect: str) -> Executable:
+def bump_statement(dialect: str) -> Insert:
     """The version upsert, built once per dialect: every event append runs it, and building
     it each time cost more than SQLite took to execute it."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert

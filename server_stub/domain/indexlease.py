@@ -80,21 +80,27 @@ def _foreign_live(value: str | None, now: float, me: str) -> tuple[str, str] | N
     return (parts[0], parts[1]) if expiry > now else None
 
 
-def guard(s: Session, origin: str) -> None:
+def guard(s: Session, origin: str, read: tuple[str | None, float] | None = None) -> None:
     """Before a version bump commits (PostgreSQL): no other process may trust an older
-    version after the commit. Once per transaction; blocking (a worker thread)."""
+    version after the commit. Once per transaction; blocking (a worker thread).
+
+    `read`: the lease row's value (None without a row) and the database's clock, read by the
+    caller in a statement after it took the shared lock (`server_stub.domain.purge` folds
+    both into its own statements)."""
     if s.info.get(_GUARDED):
         return
     s.info[_GUARDED] = True
     conn = s.connection()
-    conn.execute(_SHARED, {"space": LEASE_SPACE})
+    if read is None:
+        conn.execute(_SHARED, {"space": LEASE_SPACE})
     # The database's expiry ends the wait first: once marked revoked, a lease can be neither
     # renewed nor taken again while this transaction holds the shared lock.
     deadline = time.monotonic() + LEASE_SECONDS + 5.0
     notified_at = 0.0
     while True:
-        row = conn.execute(_READ, {"key": LEASE_KEY}).first()
-        if row is None:
+        row = read if read is not None else conn.execute(_READ, {"key": LEASE_KEY}).first()
+        read = None
+        if row is None or row[0] is None:
             return
         value, now = row
         live = _foreign_live(value, float(now), origin)

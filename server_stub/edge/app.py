@@ -49,7 +49,7 @@ from server_stub.observe.requests import MetricsEndpoint, ObserveMiddleware, par
 from server_stub.routes import api_router, route_templates
 from server_stub.routes.events import events_of
 from server_stub.routes.runs import read_after
-from server_stub.routes.sessions import list_sessions
+from server_stub.routes.sessions import delete_of, list_sessions
 from server_stub.state import AppState, RequestThreads
 from server_stub.storage.objectstore import FilesystemObjectStore, ObjectStore
 from server_stub.storage.private import ensure_parent
@@ -164,7 +164,9 @@ def create_app(settings: ServerSettings) -> FastAPI:
     if settings.control:
         app.include_router(control.router)
     # Added first, so innermost: every check below still runs before it (`indexpath`).
-    app.add_middleware(IndexPathMiddleware, endpoint=list_sessions, events=events_of)
+    app.add_middleware(
+        IndexPathMiddleware, endpoint=list_sessions, events=events_of, delete=delete_of
+    )
     app.add_middleware(BodyLimitMiddleware, deadline=settings.body_timeout)
     app.add_middleware(RateLimitMiddleware, settings=settings)  # outside: refuses unread
     # Just inside the Host check: a rebinding page never reads /metrics (`observe`).

@@ -17,6 +17,10 @@ FastAPI's routing and dependency solving are a large share of the server's time 
 devices (`python -m bench scale`). Its id is the one path segment between the prefix and the
 suffix, as the router's `{session_id}` matches it (a segment holding `/` is not this route:
 it goes to the router, which answers it).
+
+`DELETE /v1/sessions/{id}` takes it too (decision 0196): once the purge was a handful of
+statements, the router, the dependency solver and the exit stack were most of what a delete
+cost beyond its transaction. Its id is the one path segment after the prefix.
 """
 
 from __future__ import annotations
@@ -30,13 +34,22 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from server_stub.observe.requests import ROUTE_KEY
 
 Endpoint = Callable[[Request], Awaitable[Response]]
-EventsEndpoint = Callable[[str, Request], Awaitable[Response]]
+SessionEndpoint = Callable[[str, Request], Awaitable[Response]]
 Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 PATH = "/v1/sessions"
 EVENTS_PREFIX = "/v1/sessions/"
 EVENTS_SUFFIX = "/events"
 EVENTS_TEMPLATE = "/v1/sessions/{session_id}/events"
+SESSION_TEMPLATE = "/v1/sessions/{session_id}"
+
+
+def session_segment(path: str) -> str | None:
+    """The session id of `/v1/sessions/{id}`, or None when `path` is not one."""
+    if not path.startswith(EVENTS_PREFIX):
+        return None
+    segment = path[len(EVENTS_PREFIX) :]
+    return segment if segment and "/" not in segment else None
 
 
 def events_session(path: str) -> str | None:
@@ -48,42 +61,57 @@ def events_session(path: str) -> str | None:
 
 
 class IndexPathMiddleware:
-    """Serve `GET /v1/sessions` with `endpoint` and a session's events with `events`
-    directly; everything else passes through."""
+    """Serve `GET /v1/sessions` with `endpoint`, a session's events with `events` and its
+    deletion with `delete` directly; everything else passes through."""
 
     def __init__(
-        self, app: ASGIApp, endpoint: Endpoint, events: EventsEndpoint | None = None
+        self,
+        app: ASGIApp,
+        endpoint: Endpoint,
+        events: SessionEndpoint | None = None,
+        delete: SessionEndpoint | None = None,
     ) -> None:
         self.app = app
         self.endpoint = endpoint
         self.events = events
+        self.delete = delete
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "GET":
+        target = self._target(scope)
+        if target is None:
             await self.app(scope, receive, send)
             return
-        path = scope["path"]
-        session_id = None
-        if path != PATH:
-            session_id = events_session(path) if self.events is not None else None
-            if session_id is None:
-                await self.app(scope, receive, send)
-                return
-        # The route's template, for the latency metrics.
-        scope[ROUTE_KEY] = PATH if session_id is None else EVENTS_TEMPLATE
+        template, served, session_id = target
+        scope[ROUTE_KEY] = template  # the route's template, for the latency metrics
         request = Request(scope, receive, send)
         try:
-            if session_id is None:
+            if served is None:
                 response = await self.endpoint(request)
             else:
-                assert self.events is not None
-                response = await self.events(session_id, request)
+                response = await served(session_id, request)
         except Exception as exc:
             handler = _handler_for(scope, exc)
             if handler is None:
                 raise  # to the app's catch-all (ServerErrorMiddleware), as from the router
             response = await handler(request, exc)
         await response(scope, receive, send)
+
+    def _target(self, scope: Scope) -> tuple[str, SessionEndpoint | None, str] | None:
+        """(template, endpoint (None: the index's), session id) of a request served here."""
+        if scope["type"] != "http":
+            return None
+        method, path = scope["method"], scope["path"]
+        if method == "GET":
+            if path == PATH:
+                return PATH, None, ""
+            session_id = events_session(path) if self.events is not None else None
+            if session_id is not None:
+                return EVENTS_TEMPLATE, self.events, session_id
+        elif method == "DELETE" and self.delete is not None:
+            session_id = session_segment(path)
+            if session_id is not None:
+                return SESSION_TEMPLATE, self.delete, session_id
+        return None
 
 
 def _handler_for(scope: Scope, exc: Exception) -> Handler | None:

@@ -29,6 +29,7 @@ def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
             "--floor-samples", "5",
             "--floor-rounds", "1",
             "--floor-seconds", "0.2",
+            "--floor-deletes", "3",
         ]
     )  # fmt: skip
     assert status == 0
@@ -42,6 +43,8 @@ def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
         "floor 304",
         "real page after a change",
         "floor page beside it",
+        "real DELETE, typical",
+        "floor 304 beside it",
     }
     assert {(r["server"], r["clients"]) for r in floor["throughput"]} == {
         (s, c) for s in ("real", "floor") for c in (1, 32)

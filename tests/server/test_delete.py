@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from sqlalchemy import event
 
-from tests.conftest import LiveServer
+from server_stub.db.engine import Database, LockedNow
+from server_stub.db.models import Base
+from server_stub.domain import purge
+from tests.conftest import LiveServer, ServerFactory
 from tests.server.conftest import (
     BOTH_STORES,
     message,
@@ -20,6 +27,10 @@ from tests.server.conftest import (
     wait_status,
     wait_terminal,
 )
+from tests.server.test_equal_cost_404s import QUIET, _Statements
+from tests.server.test_events_route_rows import _Loads
+from tests.server.test_index_floor import _statements
+from tests.server.test_metrics import scrape, value
 
 
 def _assert_clean(server: LiveServer, session_id: str) -> dict[str, Any]:
@@ -342,3 +353,86 @@ def test_concurrent_deletes_all_answer_204(live_server: LiveServer) -> None:
     for target in {sid, *others}:
         _assert_clean(live_server, target)
     assert alice.get("/v1/sessions").json()["items"] == []
+
+
+def test_a_delete_is_set_based_past_the_router_and_loads_no_orm_objects(
+    start_server: Callable[..., LiveServer], backend: str
+) -> None:
+    """Decision 0196, proven by counts, never by time: the purge statements run on the
+    driver's cursor on SQLite (the engine sees the one lookup), and on PostgreSQL the lock,
+    the memory lock and one statement that purges; no ORM object is loaded; the answer is
+    the router's, and the latency metrics name the route's template."""
+    server = start_server(**QUIET)
+    alice = server.client()
+    sid = new_session(alice)
+    run_to_end(alice, sid)
+    statements, loads = _Statements(server), _Loads()
+    mappers = [mapper.class_ for mapper in Base.registry.mappers]
+    for mapped in mappers:
+        event.listen(mapped, "load", loads)
+    try:
+        first = alice.delete(f"/v1/sessions/{sid}")
+        seen = [s for s in statements.take() if not s.startswith(("BEGIN", "VACUUM"))]
+    finally:
+        statements.close()
+        for mapped in mappers:
+            event.remove(mapped, "load", loads)
+    assert first.status_code == 204 and first.content == b""
+    assert len(seen) == (3 if backend == "postgres" else 1), seen
+    assert loads.count == 0
+    _assert_clean(server, sid)
+    missing = alice.delete("/v1/sessions/ses_doesnotexist000000")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert alice.delete(f"/v1/sessions/{sid}/more").status_code in (404, 405)  # the router's
+    count = value(
+        scrape(server),
+        "converge_request_duration_seconds_count",
+        route="/v1/sessions/{session_id}",
+        method="DELETE",
+    )
+    assert count == 2
+
+
+def test_a_small_delete_is_purged_on_the_loop_and_a_bigger_one_on_a_thread(
+    server_factory: ServerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite (decision 0196): a session of at most `SMALL_ON_LOOP` events is purged on the
+    event loop, whose connection never waits; a bigger one on a worker thread. Both leave
+    zero residue."""
+    server = server_factory(**QUIET)
+    alice = server.client()
+    small, bigger = new_session(alice), new_session(alice)
+    run_to_end(alice, small)
+    run_to_end(alice, bigger)
+    run_to_end(alice, bigger)
+    events = len(alice.get(f"/v1/sessions/{small}/events").json()["items"])
+    monkeypatch.setattr(purge, "SMALL_ON_LOOP", events)
+    loop_thread = server.thread.thread.name
+    for sid, on_loop in ((small, True), (bigger, False)):
+        with _statements() as seen:
+            assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+        lookups = [thread for thread, sql in seen if "deletion_tombstones" in sql]
+        assert lookups[0] == loop_thread  # the loop looks first, and purges a small one
+        assert (lookups[-1] == loop_thread) is on_loop, lookups
+        _assert_clean(server, sid)
+
+
+def test_a_write_on_the_loop_never_waits_for_another_writer(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'writers.sqlite3'}")
+    try:
+        db.create_schema()
+        with db.write(), pytest.raises(LockedNow), db.write_now():  # the writers' lock is held
+            pass
+        other = sqlite3.connect(tmp_path / "writers.sqlite3", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # SQLite's write lock, outside this process's lock
+        try:
+            with pytest.raises(LockedNow), db.write_now():
+                pass
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        with db.write_now() as conn:  # free again: it writes, and commits
+            conn.exec_driver_sql("INSERT INTO server_meta (key, value) VALUES ('k', 'v')")
+        assert db.scalar_meta("k") == "v"
+    finally:
+        db.dispose()
