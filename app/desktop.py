@@ -329,7 +329,9 @@ class Desktop:
             self.window.show_damage(exc.message)
             return
         self.window.damage_banner.hide()  # an earlier account's damage is not this one's
-        self.controller.attach(self.engine)
+        shown = self._paint_rows
+        same = shown is not None and shown.path == profile.mirror_path
+        self.controller.attach(self.engine, same_mirror=same)
         self.ready.set()
         # The code lexers, once the engine runs (not before it): the first code block of a
         # language would otherwise load and compile its lexer on the UI thread. Loaded
