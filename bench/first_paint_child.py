@@ -24,9 +24,10 @@ import json
 import sys
 import time
 
-#: What the start-up path defers past the first paint: the engine's libraries and the
-#: Markdown renderer's (markdown-it, Pygments).
-HEAVY = ("sqlalchemy", "httpx", "markdown_it", "pygments")
+#: What the start-up path defers past the first paint: the engine's libraries, the
+#: Markdown renderer's (markdown-it, Pygments) and `regex` (search and the terminal's
+#: escaping compile their patterns on first use).
+HEAVY = ("sqlalchemy", "httpx", "markdown_it", "pygments", "regex")
 #: The unreachable server (the discard port): start-up paints from the mirror, then goes
 #: offline.
 UNREACHABLE = "http://127.0.0.1:9"
