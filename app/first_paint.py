@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,18 +119,27 @@ class RowsPainted(QObject):
         return False
 
 
-async def paint_mirror(window: MainWindow, controller: WindowController, path: Path) -> MirrorRows:
-    """Show the mirror at `path`: its first rows painted, then all of them. The returned
-    source stays the sidebar's until an engine is attached; close it then."""
+async def paint_mirror(
+    window: MainWindow,
+    controller: WindowController,
+    path: Path,
+    *,
+    painted: Callable[[], None] | None = None,
+) -> MirrorRows:
+    """Show the mirror at `path`: its first rows painted, then all of them. `painted` is
+    called in between, for work that must not delay the first paint. The returned source
+    stays the sidebar's until an engine is attached; close it then."""
     source = MirrorRows(path)
-    painted = RowsPainted(window)
+    watch = RowsPainted(window)
     try:
         controller.set_row_source(source.first_rows)
         await controller.refresh_now()
         if window.model.rowCount() > 0:
-            await painted.wait(PAINT_WAIT)
+            await watch.wait(PAINT_WAIT)
     finally:
-        painted.stop()
+        watch.stop()
+    if painted is not None:
+        painted()
     # The model's diffed update keeps the selection and the scroll made meanwhile.
     controller.set_row_source(source.rows, source.changes)
     await controller.refresh_now()
