@@ -201,7 +201,8 @@ class Desktop:
         self._closed: asyncio.Future[None] | None = None
         self.window.closed.connect(self._on_closed)
         self.ready = asyncio.Event()
-        self._heap = heap.HeapPolicy()  # see app.heap
+        # See app.heap: its start-up collection waits until the first rows are painted.
+        self._heap = heap.HeapPolicy(freeze=False)
 
     def _on_closed(self) -> None:
         window_state.write_state(self.options.profile, window_state.capture(self.window))
@@ -237,7 +238,9 @@ class Desktop:
         await asyncio.to_thread(paint.ensure_dirs)
         # Until an engine is attached, the sidebar (and the filter) read the mirror file; the
         # engine then opens its own connection to it and this source is closed.
-        self._paint_rows = await paint_mirror(self.window, self.controller, paint.mirror_path)
+        self._paint_rows = await paint_mirror(
+            self.window, self.controller, paint.mirror_path, painted=self._heap.freeze
+        )
         await self.connect(profile)
         if self.engine is not None:
             await self._close_paint_rows()
@@ -257,6 +260,7 @@ class Desktop:
 
     async def connect(self, profile: Profile) -> None:
         """Use the configured server, or start the bundled one; then attach the engine."""
+        self._heap.freeze()  # done already when rows were painted
         # What Settings edits is what is in use: a server given with --server is shown
         # (an empty field would mean "the demo server", and Save would switch silently).
         self.controller.settings = ConnectionSettings(
@@ -329,7 +333,9 @@ class Desktop:
             self.window.show_damage(exc.message)
             return
         self.window.damage_banner.hide()  # an earlier account's damage is not this one's
-        self.controller.attach(self.engine)
+        shown = self._paint_rows
+        same = shown is not None and shown.path == profile.mirror_path
+        self.controller.attach(self.engine, same_mirror=same)
         self.ready.set()
         # The code lexers, once the engine runs (not before it): the first code block of a
         # language would otherwise load and compile its lexer on the UI thread. Loaded

@@ -4,8 +4,10 @@ Most of a start over a large mirror is interpreter start and imports, and the en
 httpx is the heaviest of them, though the first screenful needs none of it
 (docs/performance.md, first paint). So the sidebar first shows the mirror's first
 `FIRST_ROWS` rows (`sync.read_mirror_rows`: read-only, never creating or migrating the
-file), waits for them to be painted, then reads the rest the same way; the engine is loaded
-only after that, on a worker thread (`app.desktop`).
+file), waits for them to be painted, then reads the rest the same way, with the mirror's
+change sequence they are at (`sync.read_mirror_changes`); the engine is loaded only after
+that, on a worker thread (`app.desktop`), and goes on from that number rather than reading
+every row again (`WindowController.attach`).
 
 When the read-only reader cannot answer (a mirror of an older schema that must be migrated,
 a locked or damaged file), the `Mirror` is opened the normal way, which migrates or waits for
@@ -17,12 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
 
-from sync import Mirror, MirrorDamaged, SessionView, read_mirror_rows
+from sync import (
+    Mirror,
+    MirrorChanges,
+    MirrorDamaged,
+    SessionView,
+    read_mirror_changes,
+    read_mirror_rows,
+)
 
 if TYPE_CHECKING:
     from ui.window.controller import WindowController
@@ -64,6 +74,19 @@ class MirrorRows:
                 return []
         return await asyncio.to_thread(self._mirror.rows, filter_text)
 
+    async def changes(self, since: int | None, filter_text: str, limit: int) -> MirrorChanges:
+        """What changed since `since` (`Mirror.changes_since`), read as `rows` reads."""
+        if self._mirror is None:
+            read = read_mirror_changes
+            got = await asyncio.to_thread(read, self.path, since, filter_text, limit)
+            if got is not None:
+                return got
+            try:
+                self._mirror = await asyncio.to_thread(open_mirror, self.path)
+            except MirrorDamaged:  # the engine meets it next, and the window offers Rebuild
+                return MirrorChanges(0, [], [], whole=True)
+        return await asyncio.to_thread(self._mirror.changes_since, since, filter_text, limit)
+
     async def close(self) -> None:
         mirror, self._mirror = self._mirror, None
         if mirror is not None:
@@ -96,19 +119,28 @@ class RowsPainted(QObject):
         return False
 
 
-async def paint_mirror(window: MainWindow, controller: WindowController, path: Path) -> MirrorRows:
-    """Show the mirror at `path`: its first rows painted, then all of them. The returned
-    source stays the sidebar's until an engine is attached; close it then."""
+async def paint_mirror(
+    window: MainWindow,
+    controller: WindowController,
+    path: Path,
+    *,
+    painted: Callable[[], None] | None = None,
+) -> MirrorRows:
+    """Show the mirror at `path`: its first rows painted, then all of them. `painted` is
+    called in between, for work that must not delay the first paint. The returned source
+    stays the sidebar's until an engine is attached; close it then."""
     source = MirrorRows(path)
-    painted = RowsPainted(window)
+    watch = RowsPainted(window)
     try:
         controller.set_row_source(source.first_rows)
         await controller.refresh_now()
         if window.model.rowCount() > 0:
-            await painted.wait(PAINT_WAIT)
+            await watch.wait(PAINT_WAIT)
     finally:
-        painted.stop()
+        watch.stop()
+    if painted is not None:
+        painted()
     # The model's diffed update keeps the selection and the scroll made meanwhile.
-    controller.set_row_source(source.rows)
+    controller.set_row_source(source.rows, source.changes)
     await controller.refresh_now()
     return source

@@ -5,8 +5,10 @@ With a long sidebar the process holds hundreds of thousands of tracked objects, 
 allows itself (`python -m bench ui`). Python 3.13 has no incremental collector, so the
 policy is:
 
-- once, when the window starts (modules, Qt wrappers: a large, immortal part of the heap),
-  a full collection and then `gc.freeze()`: the survivors move to the permanent
+- once, when the window has painted its first rows (modules, Qt wrappers: a large,
+  immortal part of the heap; `HeapPolicy.freeze`, which `app.desktop` calls then, so that
+  the first paint does not wait for it), a full collection and then `gc.freeze()`: the
+  survivors move to the permanent
   generation, so automatic collections never scan them again. Freezing right after a
   collection is what makes it safe: nothing pending is pinned. A sidebar refresh does not
   freeze: that would freeze whatever cyclic garbage is pending at that moment
@@ -67,18 +69,26 @@ YOUNG_PER_OLDER = 2
 
 
 class HeapPolicy:
-    """Collect and freeze now; collect fully when the application leaves the foreground;
-    older collections in smaller pieces. `uninstall` undoes the handler and the threshold
-    (idempotent)."""
+    """Collect and freeze now (or at `freeze`); collect fully when the application leaves the
+    foreground; older collections in smaller pieces. `uninstall` undoes the handler and the
+    threshold (idempotent)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, freeze: bool = True) -> None:
         self._app = QApplication.instance()
         self._installed = True
+        self._frozen = False
         young, self._older, oldest = gc.get_threshold()
         gc.set_threshold(young, YOUNG_PER_OLDER, oldest)
-        collect_then_freeze()
+        if freeze:
+            self.freeze()
         if isinstance(self._app, QApplication):
             self._app.applicationStateChanged.connect(self._on_state)
+
+    def freeze(self) -> None:
+        """The start-up's collection and freeze, once (later calls do nothing)."""
+        if not self._frozen and self._installed:
+            self._frozen = True
+            collect_then_freeze()
 
     # `collect_while_idle` is looked up at call time, so a test can count the collections.
     def _on_state(self, state: Qt.ApplicationState) -> None:

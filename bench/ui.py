@@ -55,7 +55,7 @@ TOKEN = "dev-alice"
 # The targets: stall < 16 ms quiet (< 25 ms with one core busy), first paint < 0.5 s,
 # RSS < 200 MB, a pass that changes one row < 2 ms of UI time.
 TARGETS = {"first_paint_s": 0.5, "stall_ms": 16.0, "stall_busy_ms": 25.0, "rss_mb": 200.0}
-TARGETS |= {"one_row_ui_ms": 2.0}
+TARGETS |= {"one_row_ui_ms": 2.0, "first_paint_floor_ratio": 1.5, "rss_idle_mb": 150.0}
 
 
 def _ts(dt: datetime) -> str:
@@ -375,42 +375,74 @@ def build_mirror(folder: Path, n: int) -> None:
         mirror.close()
 
 
-def bench_first_paint(n: int, runs: int = 3) -> dict[str, Any]:
-    """`converge` in fresh processes over an n-row mirror (`bench/first_paint_child.py`).
+def bench_first_paint(n: int, runs: int = 5) -> dict[str, Any]:
+    """`converge` in fresh processes over an n-row mirror (`bench/first_paint_child.py`),
+    interleaved start by start with its floor, a bare `QListView` over the same file
+    (`bench/bare_list_child.py`).
 
     A user's `converge` starts with the project's bytecode cached (written by its first
     start), so the children may write it even where the environment says
-    PYTHONDONTWRITEBYTECODE, one start warms the caches untimed, and the figures are the
-    median of the next `runs` starts.
+    PYTHONDONTWRITEBYTECODE, one start of each warms the caches untimed, and the figures are
+    the median of the next `runs` starts; the ratios are each start's over the floor's just
+    before it, so that a change of load between rounds touches both sides of a ratio.
     """
     with tempfile.TemporaryDirectory(prefix="converge-bench-paint-") as tmp:
         profile = Path(tmp) / "profile"
         build_mirror(profile, n)
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        _bare_run(profile, n, env)
         _first_paint_run(profile, n, env)
-        starts = [_first_paint_run(profile, n, env) for _ in range(runs)]
-    out: dict[str, Any] = {"starts": starts}
-    for key in ("imports_s", "first_paint_s", "all_rows_s", "engine_s", "rss_mb"):
-        out[key] = sorted(r[key] for r in starts)[len(starts) // 2]
+        floors, starts = [], []
+        for _ in range(runs):
+            floors.append(_bare_run(profile, n, env))
+            starts.append(_first_paint_run(profile, n, env))
+    out: dict[str, Any] = {"starts": starts, "floor_starts": floors}
+    times = ("imports_s", "imports_cpu_s", "first_paint_s", "first_paint_cpu_s", "all_rows_s")
+    for key in (*times, "engine_s", "rss_paint_mb", "rss_mb", "rss_idle_mb"):
+        out[key] = _median([r[key] for r in starts])
+    floor: dict[str, Any] = {}
+    for key in ("imports_s", "imports_cpu_s", "first_paint_s", "first_paint_cpu_s", "rss_mb"):
+        floor[key] = _median([r[key] for r in floors])
+    out["floor"] = floor
+    for key in ("first_paint_s", "first_paint_cpu_s"):
+        ratios = [s[key] / f[key] for s, f in zip(starts, floors, strict=True)]
+        out[f"{key}_floor_ratio"] = round(_median(ratios), 2)
     out["heavy_at_paint"] = sorted({m for r in starts for m in r["heavy_at_paint"]})
     return out
 
 
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
 def _first_paint_run(profile: Path, n: int, env: dict[str, str]) -> dict[str, Any]:
-    child = [sys.executable, "-m", "bench.first_paint_child", str(profile)]
+    return _child(["bench.first_paint_child", str(profile)], n, env)
+
+
+def _bare_run(profile: Path, n: int, env: dict[str, str]) -> dict[str, Any]:
+    from bench.first_paint_child import TOKEN, UNREACHABLE
+    from sync.profile.profile import Profile
+
+    mirror = Profile(profile, server=UNREACHABLE, token=TOKEN).mirror_path
+    if not mirror.is_file():  # an account's own mirror, or the profile's top-level one
+        mirror = profile / "mirror.sqlite3"
+    return _child(["bench.bare_list_child", str(mirror)], n, env)
+
+
+def _child(module: list[str], n: int, env: dict[str, str]) -> dict[str, Any]:
     spawned = time.time()
     result = subprocess.run(
-        [*child, str(spawned), str(n)],
+        [sys.executable, "-m", *module, str(spawned), str(n)],
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=300,
         check=False,
     )
     line = next((x for x in result.stdout.splitlines() if x.startswith("{")), None)
     if line is None:
-        raise RuntimeError(f"first-paint child failed: {result.stderr[-2000:]}")
+        raise RuntimeError(f"{module[0]} failed: {result.stderr[-2000:]}")
     return dict(json.loads(line))
 
 
@@ -463,17 +495,44 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
     if args.backfill:
         figures["backfill"] = bench_backfill(args.backfill, 20)
 
+    floor = paint["floor"]
+    k = f"{args.paint_rows // 1000:,}k"
     rows: list[list[Any]] = [
-        ["first paint, 100k-row mirror (s), median of 3", paint["first_paint_s"], "< 0.5"],
+        [f"first paint, {k}-row mirror (s), median of 5", paint["first_paint_s"], "< 0.5"],
         ["  of which Python + imports (s)", paint["imports_s"], ""],
+        [
+            "  CPU time then, of which imports (s)",
+            f"{paint['first_paint_cpu_s']} ({paint['imports_cpu_s']})",
+            "",
+        ],
+        ["floor: a bare QListView over the same file (s)", floor["first_paint_s"], ""],
+        ["  of which Python + imports (s)", floor["imports_s"], ""],
+        [
+            "  CPU time then, of which imports (s)",
+            f"{floor['first_paint_cpu_s']} ({floor['imports_cpu_s']})",
+            "",
+        ],
+        [
+            "first paint over the floor, wall, median of pairs",
+            paint["first_paint_s_floor_ratio"],
+            "<= 1.5",
+        ],
+        [
+            "first paint over the floor, CPU, median of pairs",
+            paint["first_paint_cpu_s_floor_ratio"],
+            "<= 1.5",
+        ],
         [
             "  deferred libraries loaded at first paint",
             ",".join(paint["heavy_at_paint"]) or "no",
             "",
         ],
-        ["all 100k rows in the sidebar (s)", paint["all_rows_s"], ""],
+        [f"all {k} rows in the sidebar (s)", paint["all_rows_s"], ""],
         ["engine attached (s)", paint["engine_s"], ""],
-        ["RSS with 100k rows, engine attached (MB)", paint["rss_mb"], "< 200"],
+        [f"RSS with {k} rows at the first paint (MB)", paint["rss_paint_mb"], ""],
+        [f"RSS with {k} rows, engine attached (MB)", paint["rss_mb"], "< 200"],
+        [f"RSS with {k} rows, engine idle (MB)", paint["rss_idle_mb"], "<= 150"],
+        [f"floor's RSS with {k} rows (MB)", floor["rss_mb"], ""],
     ]
     for n in sizes:
         for phase in ("cold", "churn"):
@@ -527,6 +586,8 @@ def _run(args: argparse.Namespace, sizes: list[int]) -> int:
     name = "ui_busy_core" if args.busy_core else "ui"
     if not sizes:  # `--sizes ''`: first paint only, or with the backfill
         name = f"{name}_backfill" if args.backfill else f"{name}_first_paint"
+    if args.paint_rows != 100_000:
+        name = f"{name}_{args.paint_rows}"
     save(name, figures)
     return 0
 

@@ -68,7 +68,7 @@ from sync.files.private_files import (
     write_private,
 )
 from sync.files.safe_names import safe_file_name
-from sync.mirror.reader import MirrorChanges, read_mirror_rows
+from sync.mirror.reader import MirrorChanges, read_mirror_changes, read_mirror_rows
 from sync.mirror.search import SearchHit
 from sync.mirror.search_text import Snippet
 from sync.mirror.store import Mirror
@@ -190,6 +190,7 @@ __all__ = [
     "payload_of",
     "plain_http_warning",
     "private_dir",
+    "read_mirror_changes",
     "read_mirror_rows",
     "read_settings",
     "repair_mirror",

@@ -28,27 +28,35 @@ same strings while no control byte reaches the terminal.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 #: The unsafe characters (see the module's docstring), as Unicode properties of the
 #: maintained `regex` module (its Unicode data follows the standard, not the interpreter).
 #: LF is excluded from the multi-line form only.
 _CLASS = r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}--[\u200c\u200d%s]]+"
-_UNSAFE = regex.compile(_CLASS % "", flags=regex.VERSION1)
-_UNSAFE_BUT_LF = regex.compile(_CLASS % "\\n", flags=regex.VERSION1)
-_UNSAFE_BUT_LF_TAB = regex.compile(_CLASS % "\\n\\t", flags=regex.VERSION1)
+
+
+@functools.cache
+def _unsafe(kept: str = "") -> regex.Pattern[str]:
+    """The unsafe characters but `kept`, compiled on first use: the window's start-up logs
+    through this module and paints long before any text needs replacing."""
+    import regex
+
+    return regex.compile(_CLASS % kept, flags=regex.VERSION1)
 
 
 def is_unsafe(char: str) -> bool:
     """Whether one character must never reach a terminal as itself (LF included:
     `for_terminal` keeps it only where a multi-line text is meant)."""
-    return _UNSAFE.fullmatch(char) is not None
+    return _unsafe().fullmatch(char) is not None
 
 
 def escape(char: str) -> str:
@@ -66,7 +74,7 @@ def for_terminal(text: str, *, multiline: bool = False) -> str:
     line feeds (a message meant to span lines) are kept."""
     if text.isprintable():  # the common case, in C: no Cc, Cf, Zl, Zp or Cs at all
         return text
-    pattern = _UNSAFE_BUT_LF if multiline else _UNSAFE
+    pattern = _unsafe("\\n") if multiline else _unsafe()
     return str(pattern.sub(_replace, text))
 
 
@@ -78,7 +86,7 @@ def for_document(text: str, *, multiline: bool = True) -> str:
         return text
     if multiline:  # a message written on Windows: its line ends are line feeds, not \u000d
         text = text.replace("\r\n", "\n")
-    pattern = _UNSAFE_BUT_LF_TAB if multiline else _UNSAFE
+    pattern = _unsafe("\\n\\t") if multiline else _unsafe()
     return str(pattern.sub(_replace, text))
 
 
@@ -103,7 +111,7 @@ def json_for_terminal(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     if text.isprintable():  # no line breaks either: one line without indent
         return text
-    return str(_UNSAFE.sub(_json_escape, text))
+    return str(_unsafe().sub(_json_escape, text))
 
 
 class InertFormatter(logging.Formatter):

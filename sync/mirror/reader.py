@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -84,10 +84,13 @@ def query_changes(
     since: int | None,
     filter_text: str = "",
     limit: int | None = None,
+    *,
+    hand_over: bool = False,
 ) -> MirrorChanges:
     """The changes since `since` (None: read whole), or the whole rows when `since` is
     below the removals' floor or above the mirror's seq, or when more than `limit` rows and
-    removals changed. Run it inside one read transaction: the parts then agree."""
+    removals changed. Run it inside one read transaction: the parts then agree.
+    `hand_over`: as `query_rows`'s, for a whole read."""
     seq = _state_int(conn, CHANGE_SEQ_KEY)
     floor = _state_int(conn, REMOVED_FLOOR_KEY)
     if since is not None and floor <= since <= seq and limit is not None:
@@ -99,7 +102,8 @@ def query_changes(
         if count > limit:
             since = None
     if since is None or not floor <= since <= seq:
-        return MirrorChanges(seq, query_rows(conn, filter_text), [], whole=True)
+        rows = query_rows(conn, filter_text, hand_over=hand_over)
+        return MirrorChanges(seq, rows, [], whole=True)
     changed = [
         SessionView(*row)
         for row in conn.execute(ROW_SELECT + " WHERE change_seq > ? ORDER BY change_seq", (since,))
@@ -160,6 +164,33 @@ def read_mirror_rows(
 
     Synchronous: call it off the event loop (`asyncio.to_thread`).
     """
+    # Hand-overs: start-up only; the first paint includes them (docs/performance.md).
+    return _read_only(path, lambda conn: query_rows(conn, filter_text, limit, hand_over=True))
+
+
+def read_mirror_changes(
+    path: Path, since: int | None, filter_text: str = "", limit: int | None = None
+) -> MirrorChanges | None:
+    """`Mirror.changes_since(since, filter_text, limit)` through a read-only connection, or
+    None where `read_mirror_rows` gives None. The window's rows before the engine opens:
+    with the change sequence they are at, the engine then goes on from that number instead
+    of reading every row again (`ui.sidebar.refresher.SidebarRefresher.set_source`).
+
+    Synchronous: call it off the event loop (`asyncio.to_thread`).
+    """
+
+    def read(conn: Connection) -> MirrorChanges:
+        conn.execute("BEGIN")  # one read transaction: the rows and their number agree
+        try:
+            return query_changes(conn, since, filter_text, limit, hand_over=True)
+        finally:
+            conn.rollback()
+
+    return _read_only(path, read)
+
+
+def _read_only[T](path: Path, read: Callable[[Connection], T]) -> T | None:
+    """`read` on a read-only connection to a mirror of this program's schema, or None."""
     if not path.is_file():
         return None
     try:
@@ -173,8 +204,7 @@ def read_mirror_rows(
         if version != SCHEMA_VERSION:
             return None
         add_functions(conn)
-        # Hand-overs: start-up only; the first paint includes them (docs/performance.md).
-        return query_rows(conn, filter_text, limit, hand_over=True)
+        return read(conn)
     except sqlite_driver.Error as exc:
         log.info("mirror %s not read read-only: %s", path, exc)
         return None

@@ -36,14 +36,13 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-import regex
-
 from sync.errors import SearchTooLong
 from sync.mirror import title_index
 from sync.mirror.search_text import (
     TEXT_TYPES,
     TRIGRAM,
     Snippet,
+    compiled,
     event_of_row,
     fold,
     fts_query,
@@ -153,7 +152,7 @@ def _confirm(
 
 
 #: Characters JSON escapes: a word holding one may not appear as itself in `events.data`.
-_ESCAPED = regex.compile(r'["\\\x00-\x1f]')
+_ESCAPED = r'["\\\x00-\x1f]'
 
 #: The text events of conversations after a sequence number each (`[[id, sequence], …]`).
 _EVENTS_AFTER = (
@@ -181,7 +180,7 @@ def _texts(rows: Iterable[tuple[Any, ...]], words: Sequence[str]) -> Iterator[st
     the mirror writes `data` with `ensure_ascii=False`, so a text without characters JSON
     escapes appears in it as itself, and folding is per character, so its fold appears in
     the data's fold. A word with such a character turns the shortcut off."""
-    sift = not any(_ESCAPED.search(word) for word in words)
+    sift = not any(compiled(_ESCAPED).search(word) for word in words)
     for row in rows:
         if sift:
             data = fold(row[5])

@@ -18,9 +18,10 @@ import unicodedata
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 from sync.wire.models import Event
 from sync.wire.payloads import (
@@ -73,13 +74,22 @@ def event_of_row(
     )
 
 
-_MARKS = regex.compile(r"\p{Mn}+")
+@functools.cache
+def compiled(source: str) -> regex.Pattern[str]:
+    """`source` compiled on first use: the window's first paint reads the mirror through
+    this module's neighbours and needs none of these (nor the `regex` module)."""
+    import regex
+
+    return regex.compile(source)
+
+
+_MARKS = r"\p{Mn}+"
 
 
 @functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
     # Cached: a snippet folds its text character by character, and texts share characters.
-    return str(_MARKS.sub("", unicodedata.normalize("NFKD", char))).casefold()
+    return str(compiled(_MARKS).sub("", unicodedata.normalize("NFKD", char))).casefold()
 
 
 def fold(text: str) -> str:
@@ -88,7 +98,7 @@ def fold(text: str) -> str:
     strings at C speed; the same, character by character, as `fold_with_offsets`."""
     if text.isascii():
         return text.lower()
-    return str(_MARKS.sub("", unicodedata.normalize("NFKD", text))).casefold()
+    return str(compiled(_MARKS).sub("", unicodedata.normalize("NFKD", text))).casefold()
 
 
 def fold_with_offsets(text: str) -> tuple[str, Sequence[int]]:
@@ -121,7 +131,7 @@ QUERY_TRIGRAMS = 16
 #: Runs of the scripts written without spaces between words (Chinese, Japanese, Thai, …),
 #: where a word is often one or two characters: too short for a trigram (decision 0123).
 #: `ー` (Katakana's long vowel mark) is of no script but belongs inside Japanese words.
-_UNSPACED = regex.compile(
+_UNSPACED = (
     r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
     r"\p{Yi}ー]+"
 )
@@ -130,7 +140,7 @@ _UNSPACED = regex.compile(
 def is_short_word(word: str) -> bool:
     """A folded word too short for the trigram index, of an unspaced script: the short
     index (`short_grams`) finds it in message text; any other short word only in titles."""
-    return len(word) < TRIGRAM and _UNSPACED.fullmatch(word) is not None
+    return len(word) < TRIGRAM and compiled(_UNSPACED).fullmatch(word) is not None
 
 
 def short_grams(text: str) -> str:
@@ -138,7 +148,7 @@ def short_grams(text: str) -> str:
     adjacent characters of its unspaced runs, each once, separated by spaces (its tokenizer
     splits on them). A function of the text alone, so a removal rebuilds it exactly."""
     grams: dict[str, None] = {}
-    for run in _UNSPACED.findall(text):
+    for run in compiled(_UNSPACED).findall(text):
         for i in range(len(run)):
             grams[run[i]] = None
             if i + 1 < len(run):
@@ -175,7 +185,7 @@ class Snippet:
         return {"text": self.text, "ranges": [list(r) for r in self.ranges]}
 
 
-_LINE_BREAKS = regex.compile(r"[\r\n\t\v\f]")
+_LINE_BREAKS = r"[\r\n\t\v\f]"
 
 
 def snippet(text: str, words: Sequence[str], context: int = SNIPPET_CONTEXT) -> Snippet | None:
@@ -202,7 +212,7 @@ def snippet(text: str, words: Sequence[str], context: int = SNIPPET_CONTEXT) -> 
                 ranges.append((lo - start, hi - start))
             at = folded.find(word, at + max(1, len(word)), highest)
     # One line, same length (the ranges stay right): a snippet is drawn in a list row.
-    window = _LINE_BREAKS.sub(" ", text[start:end])
+    window = compiled(_LINE_BREAKS).sub(" ", text[start:end])
     prefix = "…" if start > 0 else ""
     shift = len(prefix)
     merged = sorted(set(ranges))

@@ -18,6 +18,7 @@ from app.desktop import Desktop, DesktopOptions
 from app.first_paint import FIRST_ROWS, MirrorRows
 from app.loop import ConvergeEventLoop
 from bench.first_paint_child import TOKEN, UNREACHABLE
+from sync import IndexChanged
 from sync.mirror import sqlite_driver
 from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, read_schema_version, run_step
 from sync.mirror.store import Mirror
@@ -179,3 +180,58 @@ def test_a_damaged_mirror_still_opens_the_window_and_says_so_in_words(
         return await main
 
     assert run(loop, scenario()) == 0
+
+
+def test_the_engine_goes_on_from_the_painted_rows_without_reading_them_again(
+    loop: ConvergeEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attached to the mirror the first paint read, the engine is asked only what changed
+    since the rows shown (a whole read would hold every row twice for a moment), and a row
+    another process wrote in between still arrives."""
+    import app.desktop
+    from sync.engine import SyncEngine
+
+    profile = tmp_path / "profile"
+    path = mirror_path(profile)
+    ids = fill(path, FIRST_ROWS + 50)
+    asked: list[int | None] = []
+    changes_since = SyncEngine.changes_since
+
+    async def recording(
+        self: SyncEngine, since: int | None, filter_text: str = "", limit: int | None = None
+    ) -> object:
+        asked.append(since)
+        return await changes_since(self, since, filter_text, limit)
+
+    monkeypatch.setattr(SyncEngine, "changes_since", recording)
+    load_engine_class = app.desktop.load_engine_class
+    at = "2026-12-01T00:00:00.000000Z"
+    written: list[int] = []
+
+    def written_meanwhile() -> type[SyncEngine]:
+        mirror = Mirror.open(path)
+        try:
+            mirror.apply([SessionView("ses_meanwhile", "Written meanwhile", at, at, None, None)])
+            written.append(mirror.changes_since(None).seq)
+        finally:
+            mirror.close()
+        return load_engine_class()
+
+    monkeypatch.setattr(app.desktop, "load_engine_class", written_meanwhile)
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        await until(lambda: desktop.engine is not None, what="the engine attached")
+        # What the engine says after a write: changed up to the mirror's last number.
+        desktop.controller.sidebar.index_changed(IndexChanged(seq=written[0]))
+        await until(
+            lambda: [r.id for r in window.model.sessions()] == ["ses_meanwhile", *ids],
+            what="the row written meanwhile",
+        )
+        window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
+    assert asked and None not in asked

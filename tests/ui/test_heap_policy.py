@@ -97,3 +97,45 @@ def test_a_desktop_collects_its_young_objects_in_small_pieces_and_gives_the_rule
     finally:
         run(loop, desktop.stop())
     assert gc.get_threshold() == before
+
+
+def test_the_start_up_collection_waits_for_the_first_rows_painted(
+    loop: ConvergeEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full collection and freeze of start-up's heap come once the sidebar has painted
+    rows, not before: the first paint does not wait for them. Once, however the start goes
+    on (the connection after it, a reconnect)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from tests.ui.test_first_paint import fill, mirror_path
+
+    profile = tmp_path / "profile"
+    fill(mirror_path(profile), 20)
+    painted: list[int] = []
+    at_collection: list[int] = []
+    real = heap.collect_then_freeze
+
+    def counted() -> None:
+        at_collection.append(len(painted))
+        real()
+
+    monkeypatch.setattr(heap, "collect_then_freeze", counted)
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and desktop.window.model.rowCount():
+                painted.append(1)
+            return False
+
+    paints = Paints()
+    desktop.window.list.viewport().installEventFilter(paints)
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        await until(lambda: "showing saved history" in desktop.window.status.text(), what="offline")
+        desktop.window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
+    assert len(at_collection) == 1 and at_collection[0] >= 1, at_collection

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QColor, QIcon, QImage, QKeySequence
+from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMainWindow, QToolButton
 
@@ -163,3 +165,29 @@ def test_the_title_names_the_app_once_and_each_profile(qapp: QApplication) -> No
     assert "work" in titles[0] and "laptop" in titles[1]
     # Qt appends an application display name to every title: none is set.
     assert QApplication.applicationDisplayName() == QApplication.applicationName()
+
+
+def test_an_icon_is_rendered_when_drawn_at_its_size_not_at_every_size_up_front(
+    qapp: QApplication, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building the window parses no icon's SVG (rendering every size and ratio up front was
+    the longest part of building it, before its first paint); showing it parses each toolbar
+    icon once per colour shown, and drawing again reuses what was drawn."""
+    parsed: list[object] = []
+
+    class CountingRenderer(QSvgRenderer):
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args)  # type: ignore[call-overload]
+            parsed.append(self)
+
+    monkeypatch.setattr(icons, "QSvgRenderer", CountingRenderer)
+    window = MainWindow()
+    assert parsed == []
+    window.show()
+    QApplication.processEvents()
+    shown = len(parsed)
+    assert 0 < shown <= 2 * len(window.toolbar_buttons())
+    window.update()
+    QApplication.processEvents()
+    assert len(parsed) == shown
+    window.close()

@@ -86,13 +86,36 @@ class SidebarRefresher:
         self._again = False
         self._epoch = 0  # bumped by set_source: a delta sliced across it is abandoned
 
-    def set_source(self, source: RowSource | None, changes: ChangeSource | None = None) -> None:
+    def set_source(
+        self,
+        source: RowSource | None,
+        changes: ChangeSource | None = None,
+        *,
+        keep_seq: bool = False,
+    ) -> None:
         """Where rows come from (a search's merged rows, for a filter text), and where the
         changes since a number come from (`SyncEngine.changes_since`) when the model follows
-        the mirror's writes. The next step is a full read."""
+        the mirror's writes. The next step is a full read; with `keep_seq` (the new source
+        reads the same mirror file as the one whose rows are shown, unfiltered and complete)
+        it is a pull of what changed since the shown number: start-up's hand-over from the
+        first paint's reader to the engine, which would otherwise read and diff every row
+        again."""
+        keep = (
+            keep_seq
+            and changes is not None
+            and self.shown_seq is not None
+            and not self._running
+            and not self.searching
+            and self.filter_text == ""
+            and self.shown_filter == ""
+        )
         self._epoch += 1
         self._source = source
         self._changes = changes
+        if keep:
+            self._full = False
+            self._kick()  # whatever another process wrote between the two readers
+            return
         self.shown_seq = None
         self._heard = 0
         self._full = True

@@ -3,17 +3,27 @@
 
 Lucide draws with `stroke="currentColor"`; each icon is rendered through `QSvgRenderer` with
 that word replaced by the palette's button-text colour (Normal mode) and its disabled
-button-text colour (Disabled mode), at the sizes a toolbar and a menu ask for and at every
-device-pixel ratio of the screens (plus 1 and 2), so nothing is scaled up blurry. A theme or
-palette change re-tints them (`ActionIcons.tint`).
+button-text colour (Disabled mode), at the size and device-pixel ratio a toolbar or a menu
+asks for, so nothing is scaled up blurry. It is rendered when first asked for
+(`TintedIconEngine`), not at every size and ratio up front: those renders were the longest
+part of building the window, before its first paint. A theme or palette change re-tints
+them (`ActionIcons.tint`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QIcon,
+    QIconEngine,
+    QPainter,
+    QPalette,
+    QPixmap,
+)
 from PySide6.QtSvg import QSvgRenderer
 
 ICON_DIR = Path(__file__).resolve().parent.parent / "icons" / "lucide"
@@ -30,26 +40,62 @@ def svg_text(name: str, color: QColor) -> str:
     return icon_path(name).read_text(encoding="utf-8").replace("currentColor", color.name())
 
 
-def device_ratios() -> tuple[float, ...]:
-    ratios = {1.0, 2.0}
-    if QGuiApplication.instance() is not None:
-        ratios.update(screen.devicePixelRatio() for screen in QGuiApplication.screens())
-    return tuple(sorted(ratios))
-
-
-def render(name: str, color: QColor, size: int, ratio: float = 1.0) -> QPixmap:
-    """One pixmap of the icon, `size` device-independent pixels square at `ratio`."""
-    renderer = QSvgRenderer(QByteArray(svg_text(name, color).encode("utf-8")))
-    pixels = max(1, round(size * ratio))
-    pixmap = QPixmap(pixels, pixels)
+def _draw(renderer: QSvgRenderer, size: QSize, ratio: float) -> QPixmap:
+    """The icon `size` device-independent pixels big at `ratio`."""
+    width, height = max(1, round(size.width() * ratio)), max(1, round(size.height() * ratio))
+    pixmap = QPixmap(width, height)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
     try:
-        renderer.render(painter, QRectF(0, 0, pixels, pixels))
+        renderer.render(painter, QRectF(0, 0, width, height))
     finally:
         painter.end()
     pixmap.setDevicePixelRatio(ratio)
     return pixmap
+
+
+class TintedIconEngine(QIconEngine):
+    """An icon drawn in two colours (Normal; Disabled), each pixmap rendered from the SVG
+    when first asked for, at exactly the size and ratio asked, and kept."""
+
+    def __init__(self, name: str, normal: QColor, disabled: QColor) -> None:
+        super().__init__()
+        self._name = name
+        self._colors = (QColor(normal), QColor(disabled))
+        self._renderers: dict[bool, QSvgRenderer] = {}
+        self._pixmaps: dict[tuple[int, int, bool, float], QPixmap] = {}
+
+    def _renderer(self, disabled: bool) -> QSvgRenderer:
+        renderer = self._renderers.get(disabled)
+        if renderer is None:
+            svg = svg_text(self._name, self._colors[disabled]).encode("utf-8")
+            renderer = self._renderers[disabled] = QSvgRenderer(QByteArray(svg))
+        return renderer
+
+    def scaledPixmap(
+        self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float
+    ) -> QPixmap:
+        disabled = mode == QIcon.Mode.Disabled
+        key = (size.width(), size.height(), disabled, scale)
+        pixmap = self._pixmaps.get(key)
+        if pixmap is None:
+            pixmap = self._pixmaps[key] = _draw(self._renderer(disabled), size, scale)
+        return pixmap
+
+    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
+        return self.scaledPixmap(size, mode, state, 1.0)
+
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
+        ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
+        painter.drawPixmap(rect, self.scaledPixmap(rect.size(), mode, state, ratio))
+
+    def availableSizes(
+        self, mode: QIcon.Mode = QIcon.Mode.Normal, state: QIcon.State = QIcon.State.Off
+    ) -> list[QSize]:
+        return [QSize(size, size) for size in SIZES]
+
+    def clone(self) -> QIconEngine:
+        return TintedIconEngine(self._name, *self._colors)
 
 
 def icon_colors(palette: QPalette) -> tuple[QColor, QColor]:
@@ -61,14 +107,8 @@ def icon_colors(palette: QPalette) -> tuple[QColor, QColor]:
 
 
 def tinted_icon(name: str, palette: QPalette) -> QIcon:
-    """The icon in the palette's colours, Normal and Disabled, at every size and ratio."""
-    normal, disabled = icon_colors(palette)
-    icon = QIcon()
-    for ratio in device_ratios():
-        for size in SIZES:
-            icon.addPixmap(render(name, normal, size, ratio), QIcon.Mode.Normal)
-            icon.addPixmap(render(name, disabled, size, ratio), QIcon.Mode.Disabled)
-    return icon
+    """The icon in the palette's colours, Normal and Disabled, at any size and ratio."""
+    return QIcon(TintedIconEngine(name, *icon_colors(palette)))
 
 
 class ActionIcons:

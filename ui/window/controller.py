@@ -38,7 +38,7 @@ from ui.dialogs.settings import ConnectionSettings
 from ui.pane.open_conversation import OpenConversation
 from ui.pane.pane import ConversationPane
 from ui.sidebar.model import SessionListModel, display_title
-from ui.sidebar.refresher import RowSource, SidebarRefresher
+from ui.sidebar.refresher import ChangeSource, RowSource, SidebarRefresher
 from ui.sidebar.relative_time import server_now, set_server_offset
 from ui.sidebar.search import SidebarSearch
 from ui.text.plain import isolate
@@ -220,16 +220,22 @@ class WindowController(QObject):
             await asyncio.gather(*pending, return_exceptions=True)
         await asyncio.sleep(0)  # let the done-callbacks of the last ones run
 
-    def set_row_source(self, source: RowSource) -> None:
-        """Where sidebar rows come from before an engine is attached (the mirror)."""
-        self.sidebar.set_source(source)
+    def set_row_source(self, source: RowSource, changes: ChangeSource | None = None) -> None:
+        """Where sidebar rows come from before an engine is attached (the mirror), and what
+        changed in it since a change sequence."""
+        self.sidebar.set_source(source, changes)
 
-    def attach(self, engine: SyncEngine, *, connect: bool = True) -> None:
+    def attach(
+        self, engine: SyncEngine, *, connect: bool = True, same_mirror: bool = False
+    ) -> None:
         """Start using `engine`: listen, reconcile now (on connect), then on its timer and
-        whenever its index watch sees a change on the server."""
-        self.detach()
+        whenever its index watch sees a change on the server. `same_mirror`: the sidebar
+        shows the file the engine opened (the first paint's), so the engine only says what
+        changed since, rather than every row again."""
+        self.detach(keep_rows=same_mirror)
         self.engine = engine
-        self.sidebar.set_source(self.search.source(engine), self.search.changes(engine))
+        changes = self.search.changes(engine)
+        self.sidebar.set_source(self.search.source(engine), changes, keep_seq=same_mirror)
         self._unsubscribe = engine.subscribe(self._on_engine_event)
         self.presenter.show(engine.status)
         if connect:
@@ -239,15 +245,17 @@ class WindowController(QObject):
         if self.watch:
             engine.start_watch()
 
-    def detach(self) -> None:
-        """Stop listening to the current engine (before it is closed)."""
+    def detach(self, *, keep_rows: bool = False) -> None:
+        """Stop listening to the current engine (before it is closed). `keep_rows`: the
+        next source goes on from the rows shown (`attach`'s `same_mirror`)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
         if self.engine is not None:
             self.engine.stop_timer()
             self.engine.cancel_watch()
-            self.sidebar.set_source(None)  # the engine's mirror is about to close
+            if not keep_rows:
+                self.sidebar.set_source(None)  # the engine's mirror is about to close
         self.presenter.stop_retrying()
         self.conversation.stop_following()
         set_server_offset(0.0)  # the next server's clock is unknown until it answers
