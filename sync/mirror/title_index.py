@@ -133,9 +133,12 @@ def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
     if not titles:
         return
     conn.executemany("INSERT INTO title_rows (session_id) VALUES (?)", ((i,) for i in titles))
+    # In rowid order: FTS5 flushes its pending terms to a new segment whenever a rowid
+    # comes below the last one written in the transaction, and a segment per row (a page
+    # of the newest-first index, looked up by id) is then merged row by row.
     entries = conn.execute(
         "SELECT id, session_id FROM title_rows WHERE session_id IN"
-        " (SELECT value FROM json_each(?))",
+        " (SELECT value FROM json_each(?)) ORDER BY id",
         (json.dumps(list(titles)),),
     ).fetchall()
     conn.executemany(
@@ -173,7 +176,7 @@ def fill(conn: Connection) -> None:
             (entry, entry_text(session_id, title))
             for entry, session_id, title in conn.execute(
                 "SELECT t.id, s.id, s.title FROM title_rows t JOIN sessions s"
-                " ON s.id = t.session_id"
+                " ON s.id = t.session_id ORDER BY t.id"
             ).fetchall()
         ),
     )
