@@ -1,4 +1,4 @@
-"""`python -m bench first_sync`: a first sync of a big index against its floor, a raw walk.
+"""`python -m bench first_sync`: a first sync of a big index against its floors, raw walks.
 
 The stub runs in a separate process (as a real server would; its CPU is not the client's),
 its sessions inserted straight into its SQLite file (`bench.ui.populate`). Then, interleaved
