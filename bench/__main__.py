@@ -31,6 +31,7 @@ EXTRA = (
     "scale",
     "device_cost",
     "slow_link",
+    "first_sync",
 )
 
 

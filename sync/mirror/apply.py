@@ -110,6 +110,9 @@ def write_changes(
     changed = bool(written or present)
     # Removals of absent rows change nothing: remembered under the current number.
     seq = next_change_seq(conn) if changed else change_seq(conn) if removing else 0
+    # A written row is seen by the walk too: its `synced_at` is raised to the walk's mark as
+    # it is written, so the seen mark below has only the rows left as they were to touch.
+    stamp = now if seen_at is None else max(now, seen_at)
     # PITFALLS §8: rows go as executemany parameters. In chunks, inside this one
     # transaction: between two calls this worker thread gives the GIL back, so the UI
     # thread is not starved by one long call.
@@ -124,7 +127,7 @@ def write_changes(
                     v.updated_at,
                     v.active_run_id,
                     v.last_run_id,
-                    now,
+                    stamp,
                     seq,
                 )
                 for v in written[start : start + UPSERT_CHUNK]
@@ -136,9 +139,11 @@ def write_changes(
     title_index.add(
         conn, ((v.id, v.title) for v in written if v.id not in current or v.id in retitled)
     )
-    if seen_at is not None and wanted:
-        # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not.
-        for chunk in chunks([v.id for v in wanted], IN_CHUNK):
+    if seen_at is not None and len(written) < len(wanted):
+        # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not
+        # (the written ones already carry it).
+        fresh = {v.id for v in written}
+        for chunk in chunks([v.id for v in wanted if v.id not in fresh], IN_CHUNK):
             marks = ",".join("?" * len(chunk))
             conn.execute(
                 f"UPDATE sessions SET synced_at = ? WHERE id IN ({marks}) AND synced_at < ?",

@@ -21,6 +21,7 @@ segments (as for `sync.mirror.transcripts`).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 
@@ -37,6 +38,10 @@ GRAM = 3
 INDEXED_TITLE_CHARS = 512
 #: Grams of one query piece asked for at most (evenly spread; the match is confirmed).
 QUERY_GRAMS = 16
+#: Words whose grams are remembered, and the longest remembered: the cache stays a few
+#: megabytes whatever the titles hold.
+PIECE_CACHE = 2048
+CACHED_PIECE_CHARS = 16
 
 
 def _hex(text: str) -> str:
@@ -44,24 +49,52 @@ def _hex(text: str) -> str:
     return text.encode("utf-32-be", "surrogatepass").hex()
 
 
-def _grams(text: str, into: dict[str, None], sizes: tuple[int, ...] = (1, 2, 3)) -> None:
+def _grams(text: str, into: list[str], full: bool = True) -> None:
+    """The grams of each white-space separated piece of `text`, added to `into` in
+    `entry_text`'s order: the piece's one-, two- and three-character grams (`full`), or
+    its trigrams alone."""
     for piece in text.split():
-        digits = _hex(piece)
-        end = len(digits) + 8
-        for size in sizes:
-            width = 8 * size
-            into.update(dict.fromkeys(digits[i : i + width] for i in range(0, end - width, 8)))
+        if not full:
+            into += _piece_trigrams(piece)
+        elif len(piece) <= CACHED_PIECE_CHARS:
+            into += _word_grams(piece)
+        else:
+            into += _piece_grams(piece)
+
+
+@functools.lru_cache(maxsize=PIECE_CACHE)
+def _word_grams(piece: str) -> tuple[str, ...]:
+    """Words recur from title to title ("meeting", "notes"), so a word's grams are kept
+    for the next title that holds it: the index's Python work is most of the mirror's on a
+    first sync of a big history."""
+    return _piece_grams(piece)
+
+
+def _piece_grams(piece: str) -> tuple[str, ...]:
+    digits = _hex(piece)
+    end = len(digits)
+    return (
+        *[digits[i : i + 8] for i in range(0, end, 8)],
+        *[digits[i : i + 16] for i in range(0, end - 8, 8)],
+        *[digits[i : i + 24] for i in range(0, end - 16, 8)],
+    )
+
+
+def _piece_trigrams(piece: str) -> list[str]:
+    """An id's trigrams (ids do not recur: nothing is cached)."""
+    digits = _hex(piece)
+    return [digits[i : i + 24] for i in range(0, len(digits) - 16, 8)]
 
 
 def entry_text(session_id: str, title: str | None) -> str:
     """The index entry of a conversation: its grams' tokens, each once. A function of the
     id and title alone, so a removal gives back exactly what was indexed."""
-    grams: dict[str, None] = {}
+    grams: list[str] = []
     head = (title or "")[:INDEXED_TITLE_CHARS]
     for form in dict.fromkeys((search_fold(head), str(filter_fold(head)))):
         _grams(form, grams)
-    _grams(session_id[:INDEXED_TITLE_CHARS].translate(ASCII_LOWER), grams, (GRAM,))
-    return " ".join(grams)
+    _grams(session_id[:INDEXED_TITLE_CHARS].translate(ASCII_LOWER), grams, full=False)
+    return " ".join(dict.fromkeys(grams))
 
 
 def _piece_query(piece: str) -> str:
@@ -100,9 +133,12 @@ def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
     if not titles:
         return
     conn.executemany("INSERT INTO title_rows (session_id) VALUES (?)", ((i,) for i in titles))
+    # In rowid order: FTS5 flushes its pending terms to a new segment whenever a rowid
+    # comes below the last one written in the transaction, and a segment per row (a page
+    # of the newest-first index, looked up by id) is then merged row by row.
     entries = conn.execute(
         "SELECT id, session_id FROM title_rows WHERE session_id IN"
-        " (SELECT value FROM json_each(?))",
+        " (SELECT value FROM json_each(?)) ORDER BY id",
         (json.dumps(list(titles)),),
     ).fetchall()
     conn.executemany(
@@ -140,7 +176,7 @@ def fill(conn: Connection) -> None:
             (entry, entry_text(session_id, title))
             for entry, session_id, title in conn.execute(
                 "SELECT t.id, s.id, s.title FROM title_rows t JOIN sessions s"
-                " ON s.id = t.session_id"
+                " ON s.id = t.session_id ORDER BY t.id"
             ).fetchall()
         ),
     )

@@ -211,15 +211,37 @@ class IndexWalk:
             page = await self._fetch_required(page.next_cursor)
 
     async def _forward(self, cursor: str | None) -> None:
-        """From `cursor` to the last page, each page written with the position after it."""
+        """From `cursor` to the last page, each page written with the position after it.
+
+        The next page is asked for while this one is written: the server's answer and the
+        mirror's write overlap instead of adding up. Nothing else changes: a page is still
+        written before anything the next fetch raised is raised, and the position written
+        with it is still the one to resume from. A page hook (tests changing the index
+        between pages) gets the pages one after the other, as before."""
         if self.result.complete:
             return
-        while cursor:
-            self._guard.cursor(cursor)
-            page = await self._fetch_required(cursor)
-            await self._write(page, cursor=page.next_cursor, last=not page.next_cursor)
-            cursor = page.next_cursor
+        if cursor:
+            page = await self._next_page(cursor)
+            ahead: asyncio.Future[SessionPage] | None = None
+            try:
+                while True:
+                    following = page.next_cursor
+                    if following and self.page_hook is None:
+                        ahead = asyncio.ensure_future(self._next_page(following))
+                    await self._write(page, cursor=following, last=not following)
+                    if not following:
+                        break
+                    page = await (ahead if ahead is not None else self._next_page(following))
+                    ahead = None
+            finally:
+                if ahead is not None:  # the write failed or the pass was cancelled
+                    ahead.cancel()
+                    ahead.add_done_callback(_forget)
         self.result.complete = True
+
+    async def _next_page(self, cursor: str) -> SessionPage:
+        self._guard.cursor(cursor)
+        return await self._fetch_required(cursor)
 
     async def _fetch_required(self, cursor: str | None) -> SessionPage:
         page = await self._fetch(cursor, None)
@@ -275,6 +297,13 @@ class IndexWalk:
         result.updated.extend(applied.updated)
         if self.page_hook is not None:
             await self.page_hook(result.pages, page)
+
+
+def _forget(fetch: asyncio.Future[SessionPage]) -> None:
+    """A page fetched ahead and not used: what it raised was superseded by what ended the
+    walk, so it is read here, not logged as never retrieved."""
+    if not fetch.cancelled():
+        fetch.exception()
 
 
 def walk_abandoned(bounds: Bounds) -> WalkOutOfBounds:

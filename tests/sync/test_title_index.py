@@ -19,7 +19,8 @@ from sync.mirror.schema import add_functions
 from sync.mirror.search import MAX_QUERY_WORDS, search
 from sync.mirror.search_text import fold, query_words
 from sync.mirror.store import Mirror
-from sync.mirror.title_filter import matches_filter
+from sync.mirror.title_filter import ASCII_LOWER, matches_filter
+from sync.mirror.title_filter import fold as filter_fold
 from sync.wire.models import SessionView
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -164,3 +165,42 @@ def test_a_mirror_from_before_the_title_index_finds_its_titles_after_the_upgrade
         assert [hit.id for hit in upgraded.search("unicode")] == ["ses_fixture2"]
     finally:
         upgraded.close()
+
+
+def _entry_as_first_written(session_id: str, title: str | None) -> str:
+    """`entry_text` as decision 0124 first wrote it, gram by gram: a mirror indexed then
+    has its entries given back by today's code, so both must spell every entry alike."""
+    grams: dict[str, None] = {}
+
+    def add(text: str, sizes: tuple[int, ...]) -> None:
+        for piece in text.split():
+            digits = piece.encode("utf-32-be", "surrogatepass").hex()
+            for size in sizes:
+                width = 8 * size
+                grams.update(
+                    dict.fromkeys(
+                        digits[i : i + width] for i in range(0, len(digits) + 8 - width, 8)
+                    )
+                )
+
+    head = (title or "")[: title_index.INDEXED_TITLE_CHARS]
+    for form in dict.fromkeys((fold(head), str(filter_fold(head)))):
+        add(form, (1, 2, 3))
+    add(session_id[: title_index.INDEXED_TITLE_CHARS].translate(ASCII_LOWER), (3,))
+    return " ".join(grams)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(ALPHABET + "\ud800 \t\n", max_size=12),
+    st.one_of(st.none(), st.text(ALPHABET + "\ud800 \t\n", max_size=60)),
+    st.integers(0, 40),
+)
+def test_entry_text_spells_every_entry_as_first_written(
+    session_id: str, title: str | None, long_word: int
+) -> None:
+    # The same title twice (its words' grams then come from the cache), and a word longer
+    # than the cache keeps.
+    titles = [title, title, None if title is None else f"{title} {'ab' * long_word}"]
+    for each in titles:
+        assert title_index.entry_text(session_id, each) == _entry_as_first_written(session_id, each)
