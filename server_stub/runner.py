@@ -49,6 +49,7 @@ class ConvergeServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
         super().__init__(config)
         self.converge_app = app
+        self._listeners: list[socket.socket] = []
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         table = getattr(self.config.http, "table", None)
@@ -56,12 +57,26 @@ class ConvergeServer(uvicorn.Server):
             table.size(open_files_limit())
             if sockets is None:
                 sockets = listen(self.config.host, self.config.port)
-            sockets = [guarded(sock, table) for sock in sockets]
-        await super().startup(sockets)
+            sockets = self._listeners = [guarded(sock, table) for sock in sockets]
+        try:
+            await super().startup(sockets)
+        except BaseException:  # a lifespan that failed exits before uvicorn owns them
+            self._close_listeners()
+            raise
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         release_held_watches(self.converge_app)
-        await super().shutdown(sockets)
+        try:
+            await super().shutdown(sockets)
+        finally:
+            self._close_listeners()
+
+    def _close_listeners(self) -> None:
+        """Close the listening sockets made here (closing twice is harmless): uvicorn closes
+        only those its servers were made from, and only once it started."""
+        listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener.close()
 
 
 class _ThreadServer(ConvergeServer):

@@ -9,6 +9,7 @@ only cross processes through LISTEN/NOTIFY.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import threading
@@ -174,6 +175,24 @@ def test_a_second_process_on_one_sqlite_file_is_refused(
     with pytest.raises(ServerStartError):
         ServerThread(first.settings).start()
     assert first.client().get("/v1/sessions").status_code == 200
+
+
+def test_a_server_that_cannot_start_gives_its_port_back(
+    server_factory: ServerFactory, tmp_path: Path
+) -> None:
+    """A second app on a served file fails in its lifespan, before uvicorn owns the listening
+    socket made for it: that socket is closed there, not left for the collector."""
+    url = f"sqlite:///{tmp_path / 'one.sqlite3'}"
+    first = server_factory(database_url=url, artifacts_dir=tmp_path / "o")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    second = ServerThread(first.settings, port=port)
+    with pytest.raises(ServerStartError):
+        second.start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))  # EADDRINUSE while a listener is left open
+    del second
 
 
 def test_a_run_whose_lease_expired_is_failed_and_its_process_writes_no_more(
