@@ -4,7 +4,8 @@ client_rss`, see `bench/client_rss.py`; `python -m bench conformance`, see
 `bench/conformance.py`; `python -m bench s3_clients`, see `bench/s3_clients.py`; `python -m
 bench markdown`, see `bench/markdown.py`; `python -m bench lexers`, see `bench/lexers.py`;
 `python -m bench pane`, see `bench/pane.py`; `python -m bench scale`, see `bench/scale.py`;
-`python -m bench slow_link`, see `bench/slow_link.py`).
+`python -m bench slow_link`, see `bench/slow_link.py`; `python -m bench fanout`, see
+`bench/fanout.py`).
 
 Benchmarks are never timed tests: they measure, print a table, and save JSON under
 `bench/results/` so that `docs/performance.md` can quote a run.
@@ -32,6 +33,7 @@ EXTRA = (
     "device_cost",
     "slow_link",
     "first_sync",
+    "fanout",
 )
 
 

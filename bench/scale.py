@@ -4,7 +4,8 @@ Runs `converge qa --devices N --seed S --operations K --json` (the harness's own
 faults: the seeded workload with its restarts and outages) once per `--devices` value, as
 a child process each, and keeps from each report the convergence latency (p50, p95, p99,
 max: for every create and every confirmed delete, the time until the slowest other device's
-mirror followed), its split at the slowest device's watch answer, the requests (by route,
+mirror followed; and apart for creates and for deletes, which reach a watching device by
+different paths), its split at the slowest device's watch answer, the requests (by route,
 and per pass), the worker processes the devices ran in (`--workers`, decision 0214), the
 event-loop lag of the harness and of the devices' loops, and the violations, with the
 machine's load average before and after (the machine is shared: say the load with each
@@ -81,8 +82,11 @@ def _databases(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[str, Any]:
+    # The module rather than the console script, so a checkout runs its own code.
     command = [
-        str(Path(sys.executable).with_name("converge")),
+        sys.executable,
+        "-m",
+        "app.main",
         "qa",
         "--devices",
         str(devices),
@@ -102,10 +106,12 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
     after = _load()
     qa = json.loads(done.stdout)
     ms = qa["convergence_ms"]
+    by_kind = qa.get("convergence_by_kind_ms", {})
     row = {
         "devices": devices,
         "exit_status": done.returncode,
         "convergence_ms": ms,
+        "convergence_by_kind_ms": by_kind,
         "changes": qa["convergence_samples"],
         "missed": qa["convergence_missed"],
         "requests": qa["requests"]["requests"],
@@ -119,6 +125,7 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
         "device_loop_lag_s": qa["device_loop_lag"],
         "workload_seconds": qa["seconds"]["workload"],
         "stages_ms": qa.get("convergence_stages_ms", {}),
+        "stages_by_kind_ms": qa.get("convergence_stages_by_kind_ms", {}),
         "violations": len(qa["violations"]),
         "restarts": qa["server"]["restarts"],
         "load_average_before": before,
@@ -129,7 +136,12 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
     }
     print(
         f"{devices:3d} devices: p50 {ms['p50']} ms, p95 {ms['p95']} ms, p99 {ms.get('p99')} ms, "
-        f"max {ms['max']} ms; {row['requests']} requests, {row['passes']} passes, "
+        f"max {ms['max']} ms"
+        + "".join(
+            f"; {kind}s ({k['n']}) p50 {k['p50']} ms, p95 {k['p95']} ms"
+            for kind, k in by_kind.items()
+        )
+        + f"; {row['requests']} requests, {row['passes']} passes, "
         f"{row['workers']} workers, devices' loop lag p50 "
         f"{(qa['device_loop_lag']['p50'] or 0) * 1000:.0f} ms; {row['violations']} violations; "
         f"load {before[0]:.2f} → {after[0]:.2f}",

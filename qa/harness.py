@@ -209,6 +209,10 @@ class Harness:
             self.changes, self.history.observations, range(self.o.devices)
         )
         self.report.stages = stages(self.report.latencies, self.wakes)
+        self.report.stages_by_kind = {
+            kind: stages(self.report.latencies, self.wakes, kind)
+            for kind in sorted(set(self.report.latencies.kinds))
+        }
 
     def _harness_transport(self, url: str) -> httpx.AsyncBaseTransport:
         """The transport of one of the harness's own clients, counted as a device's is."""

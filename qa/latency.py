@@ -33,6 +33,13 @@ class Change:
     sent_at: float | None = None  # when the request left (default `at`)
 
     @property
+    def kind(self) -> str:
+        """ "create" or "delete": the two follow different paths on a watching device (a
+        delete is a row missing from the walk, a create a row on its first page), so the
+        report gives each its own figures."""
+        return "create" if self.present else "delete"
+
+    @property
     def since(self) -> float:
         return self.at if self.sent_at is None else min(self.sent_at, self.at)
 
@@ -45,18 +52,33 @@ class Latencies:
     missed: int  # (change, device) pairs that never followed within the run
     #: Per change measured: (the slowest device, the change's `at`, when that device followed).
     slowest: list[tuple[int, float, float]] = field(default_factory=list)
+    #: Per change measured, its `Change.kind` (empty when not recorded).
+    kinds: list[str] = field(default_factory=list)
 
-    def summary_ms(self) -> dict[str, float | None]:
+    def summary_ms(self, kind: str | None = None) -> dict[str, float | None]:
         """`{"p50", "p95", "p99", "max"}` in milliseconds (nearest rank), None without
-        samples."""
-        if not self.seconds:
+        samples; over the changes of one `kind` when given."""
+        seconds = self.seconds if kind is None else self.of_kind(kind)
+        if not seconds:
             return {"p50": None, "p95": None, "p99": None, "max": None}
-        ordered = sorted(self.seconds)
+        ordered = sorted(seconds)
         return {
             "p50": round(_rank(ordered, 0.50) * 1000, 1),
             "p95": round(_rank(ordered, 0.95) * 1000, 1),
             "p99": round(_rank(ordered, 0.99) * 1000, 1),
             "max": round(ordered[-1] * 1000, 1),
+        }
+
+    def of_kind(self, kind: str) -> list[float]:
+        if not self.kinds:
+            return []
+        return [s for s, k in zip(self.seconds, self.kinds, strict=True) if k == kind]
+
+    def by_kind_ms(self) -> dict[str, dict[str, float | None]]:
+        """`summary_ms` per kind of change, each with its sample count `n`."""
+        return {
+            kind: {**self.summary_ms(kind), "n": len(self.of_kind(kind))}
+            for kind in sorted(set(self.kinds))
         }
 
 
@@ -76,6 +98,7 @@ def convergence_latencies(
     device_list = list(devices)
     seconds: list[float] = []
     slowest: list[tuple[int, float, float]] = []
+    kinds: list[str] = []
     missed = 0
     for change in changes:
         worst: float | None = None
@@ -103,18 +126,25 @@ def convergence_latencies(
         if worst is not None:
             seconds.append(max(0.0, worst))
             slowest.append((worst_at[0], change.at, worst_at[1]))
-    return Latencies(seconds, missed, slowest)
+            kinds.append(change.kind)
+    return Latencies(seconds, missed, slowest, kinds)
 
 
-def stages(latencies: Latencies, wakes: dict[int, list[float]]) -> dict[str, dict[str, float]]:
+def stages(
+    latencies: Latencies, wakes: dict[int, list[float]], kind: str | None = None
+) -> dict[str, dict[str, float]]:
     """Where the slowest device's time went, per change: from the change until that device's
     watch answered 200 (the server's commit and wake-up, the answer's way back, the
     harness's loop getting to it) and from there until its mirror followed (the pass: its
     pages, point reads and the mirror's write). p50/p95/max in ms over the changes whose
-    slowest device had a watch answer in between; `n` says how many."""
+    slowest device had a watch answer in between; `n` says how many. Only the changes of
+    one `kind` when given."""
     first: list[float] = []
     rest: list[float] = []
-    for device, at, followed in latencies.slowest:
+    kinds: list[str | None] = [*latencies.kinds] or [None] * len(latencies.slowest)
+    for (device, at, followed), of in zip(latencies.slowest, kinds, strict=True):
+        if kind is not None and of != kind:
+            continue
         woke = next((w for w in sorted(wakes.get(device, ())) if at <= w <= followed), None)
         if woke is None:
             continue

@@ -82,6 +82,8 @@ class QaReport:
     latencies: Latencies = field(default_factory=lambda: Latencies([], 0))
     #: The slowest device's time per change, split at its watch's answer (`qa.latency.stages`).
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The same split over the changes of each kind ("create", "delete").
+    stages_by_kind: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     workdir: str | None = None
     #: What the run added to the public routes (`Harness._extras`): control plane, restarts.
@@ -173,6 +175,9 @@ class QaReport:
             "convergence_samples": len(self.latencies.seconds),
             "convergence_missed": self.latencies.missed,
             "convergence_stages_ms": self.stages,
+            # The same, per kind of change: a delete and a create take different paths.
+            "convergence_by_kind_ms": self.latencies.by_kind_ms(),
+            "convergence_stages_by_kind_ms": self.stages_by_kind,
             "sessions": {"final": self.sessions_final, "deleted": self.deleted},
             "outbox_pending": self.outbox_pending,
             "residue_checked": self.residue_checked,
@@ -245,6 +250,12 @@ class QaReport:
                 f"max {ms['max']:.0f} ms"
                 + (f" ({self.latencies.missed} never followed)" if self.latencies.missed else "")
             )
+            for kind, k in self.latencies.by_kind_ms().items():
+                if k["p95"] is not None:
+                    lines.append(
+                        f"  {kind}s ({k['n']:.0f}): p50 {k['p50']:.0f} ms, "
+                        f"p95 {k['p95']:.0f} ms, p99 {k['p99']:.0f} ms, max {k['max']:.0f} ms"
+                    )
         lines.append(f"extras: {self.extras_text()}")
         if self.faults is not None:
             f = self.faults

@@ -144,13 +144,21 @@ def _latency(report: QaReport) -> str:
         figures = ", ".join(
             f"p{round(q * 100)} {percentile(ordered, q) * 1000:.0f} ms" for q in (0.5, 0.95, 0.99)
         )
-        head += htmlpage.definitions(
-            [
-                ("changes measured", len(seconds)),
-                ("percentiles", f"{figures}, max {ordered[-1] * 1000:.0f} ms"),
-                ("never followed", report.latencies.missed),
-            ]
-        )
+        pairs: list[tuple[str, object]] = [
+            ("changes measured", len(seconds)),
+            ("percentiles", f"{figures}, max {ordered[-1] * 1000:.0f} ms"),
+        ]
+        for kind, k in report.latencies.by_kind_ms().items():
+            if k["p95"] is not None:
+                pairs.append(
+                    (
+                        f"{kind}s ({k['n']:.0f})",
+                        f"p50 {k['p50']:.0f} ms, p95 {k['p95']:.0f} ms, "
+                        f"p99 {k['p99']:.0f} ms, max {k['max']:.0f} ms",
+                    )
+                )
+        pairs.append(("never followed", report.latencies.missed))
+        head += htmlpage.definitions(pairs)
     return head + latency_histogram(seconds)
 
 

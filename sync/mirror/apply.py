@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sync.mirror import title_index
-from sync.mirror.delete_marks import clear_marks
+from sync.mirror.delete_marks import clear_marks, unconfirmed_ids
 from sync.mirror.file_index import forget_files_of
-from sync.mirror.reader import IN_CHUNK, chunks, rows_by_id
+from sync.mirror.reader import IN_CHUNK, chunks, rows_by_id, seen_before, unseen_since
 from sync.mirror.schema import REMOVED_MEMORY_SECONDS
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.state import (
@@ -57,6 +57,20 @@ class ApplyResult:
     seq: int = 0
     #: The write was a walk's last page and concluded the walk (`WalkEnd`).
     concluded: bool = False
+    #: A walk's last page that did not conclude it: what it leaves to settle, read in the
+    #: same transaction (`Leftovers`); None otherwise.
+    leftovers: Leftovers | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leftovers:
+    """What a complete walk leaves to settle (`Mirror.walk_leftovers`): the rows whose
+    delete was never answered, the rows it did not see, and the rows it saw only before
+    the index changed under it."""
+
+    marked: set[str]
+    unseen: list[str]
+    older: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +80,15 @@ class WalkEnd:
     the same transaction: nothing needs a point read, so its position is cleared, the
     first page's `etag` stored and every unconfirmed-delete mark settled (each marked row
     was just seen). A pass with nothing to point-read then writes the mirror once, the
-    cost every watching device pays per change (`python -m bench device_cost`)."""
+    cost every watching device pays per change (`python -m bench device_cost`).
+
+    Otherwise, given the walk's `generation`, the same transaction reads what the walk
+    leaves to point-read (`ApplyResult.leftovers`): a delete leaves its row unseen on every
+    watching device, and a second read would cost each of them another transaction (and a
+    turn of its process's threads) before its point read can leave."""
 
     etag: str | None
+    generation: float | None = None
 
 
 def write_changes(
@@ -170,11 +190,24 @@ def write_changes(
     if state:
         set_states(conn, state)
     concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
+    left: Leftovers | None = None
     if concluded:
         assert end is not None
         conn.execute("DELETE FROM unconfirmed_deletes")
         set_states(conn, {**dict.fromkeys(WALK_KEYS), ETAG_KEY: end.etag})
-    return ApplyResult(inserted, updated, present, files, seq if changed else 0, concluded)
+    elif end is not None and end.generation is not None and seen_at is not None:
+        left = leftovers(conn, end.generation, seen_at)
+    return ApplyResult(inserted, updated, present, files, seq if changed else 0, concluded, left)
+
+
+def leftovers(conn: Connection, generation: float | None, epoch: float | None) -> Leftovers:
+    """`Leftovers` after a walk of `generation` (None: after a 304, only the marks) that
+    follows the index since `epoch`."""
+    marked = unconfirmed_ids(conn)
+    if generation is None:
+        return Leftovers(marked, [], [])
+    older = seen_before(conn, generation, epoch) if epoch is not None else []
+    return Leftovers(marked, unseen_since(conn, generation), older)
 
 
 def _any_unseen(conn: Connection, generation: float) -> bool:

@@ -36,7 +36,7 @@ from pathlib import Path
 from sync.errors import MirrorError, MirrorTooNew
 from sync.files.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
 from sync.mirror import sqlite_driver, transcripts
-from sync.mirror.apply import ApplyResult, WalkEnd, write_changes
+from sync.mirror.apply import ApplyResult, WalkEnd, leftovers, write_changes
 from sync.mirror.check import check_mirror, damaged_error, find_damage
 from sync.mirror.delete_marks import mark_unconfirmed, unconfirmed_ids
 from sync.mirror.file_index import CachedFile, forget_files_of, read_cached_file, record_cached_file
@@ -47,7 +47,6 @@ from sync.mirror.reader import (
     query_changes,
     query_rows,
     rows_by_id,
-    seen_before,
     unseen_since,
 )
 from sync.mirror.schema import (
@@ -322,11 +321,8 @@ class Mirror:
         (`unseen_since`); and, when it found the index changed at `epoch`, the rows it saw
         only before then (`seen_before`)."""
         with self._reading() as conn:
-            marked = unconfirmed_ids(conn)
-            if generation is None:
-                return marked, [], []
-            older = seen_before(conn, generation, epoch) if epoch is not None else []
-            return marked, unseen_since(conn, generation), older
+            left = leftovers(conn, generation, epoch)
+        return left.marked, left.unseen, left.older
 
     def mark_unconfirmed(self, session_id: str) -> None:
         """Mark a row whose delete may or may not have happened (kept until settled)."""
@@ -350,6 +346,7 @@ class Mirror:
         settle: Sequence[str] = (),
         seen_at: float | None = None,
         end: WalkEnd | None = None,
+        scrub: bool = True,
     ) -> ApplyResult:
         """Upsert views and remove rows (with their artifact index) in ONE transaction.
 
@@ -361,6 +358,10 @@ class Mirror:
         the server has just shown to exist: their unconfirmed-delete marks are cleared.
         `seen_at`: an index walk's generation, marking its rows seen (`sync.reconcile.walk`);
         `end`: the walk's last page, which concludes it when it leaves nothing unseen.
+        `scrub=False`: a removal's WAL is left for the caller's `scrub()` (a pass tells its
+        listeners first: the row is gone at the commit, and a checkpoint's copy and sync
+        would hold the news back); until then `scrub_pending` says so, and the next write
+        or `close` scrubs if the caller does not.
         """
         now = time.time()
         with self._writing() as conn:
@@ -376,8 +377,16 @@ class Mirror:
                 end=end,
             )
         if done.removed or done.removed_files or self._scrub_pending:
-            self.scrub()
+            if scrub:
+                self.scrub()
+            else:
+                self._scrub_pending = True
         return done
+
+    @property
+    def scrub_pending(self) -> bool:
+        """A removal's WAL frames may still hold content (`scrub()` has not finished)."""
+        return self._scrub_pending
 
     def bind_identity(self, identity: str) -> bool:
         """Record which server and token this mirror follows; on a change, forget the ETag.

@@ -202,11 +202,16 @@ class Reconciler:
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
-        marked, unseen, older = await asyncio.to_thread(
-            self.mirror.walk_leftovers,
-            None if walk.not_modified else walk.generation,
-            walk.epoch,
-        )
+        if walk.leftovers is not None and not walk.not_modified:
+            # Read by the last page's write, in its transaction (`sync.mirror.apply.WalkEnd`).
+            left = walk.leftovers
+            marked, unseen, older = left.marked, left.unseen, left.older
+        else:
+            marked, unseen, older = await asyncio.to_thread(
+                self.mirror.walk_leftovers,
+                None if walk.not_modified else walk.generation,
+                walk.epoch,
+            )
         if walk.not_modified:
             if not marked:
                 return ReconcileReport(
@@ -279,6 +284,7 @@ class Reconciler:
                 state=state,
                 skip=self._skip,
                 settle=[*settled, *(view.id for view in prunes.refreshes)],
+                scrub=False,
             )
         except MirrorError as exc:  # locked by another process, disk full: the plan not written
             log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
@@ -302,6 +308,11 @@ class Reconciler:
         )
         if self.on_report is not None:
             self.on_report(concluded)
+        # The prune is told before the WAL is scrubbed (`Mirror.apply`); the pass still
+        # ends only once its removed rows have left every file (CONTRACT §9.2).
+        if self.mirror.scrub_pending:
+            with contextlib.suppress(MirrorError):  # pending: the next write or close tries
+                await asyncio.to_thread(self.mirror.scrub)
         if applied.removed_files:
             await asyncio.to_thread(remove_cached_files, self.cache_dir, applied.removed_files)
         # The pages' own writes were announced as they committed; the pass's report counts

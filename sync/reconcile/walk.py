@@ -39,7 +39,7 @@ from datetime import datetime
 
 from sync.api.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
-from sync.mirror.apply import ApplyResult, WalkEnd
+from sync.mirror.apply import ApplyResult, Leftovers, WalkEnd
 from sync.mirror.state import (
     WALK_BYTES,
     WALK_CURSOR,
@@ -85,6 +85,8 @@ class WalkResult:
     #: The last page's write concluded the walk: no row was left to point-read
     #: (`sync.mirror.apply.WalkEnd`).
     concluded: bool = False
+    #: What the last page's write left to settle, read in its transaction (None: not read).
+    leftovers: Leftovers | None = None
     inserted: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
 
@@ -282,7 +284,9 @@ class IndexWalk:
         }
         state.update(extra or {})
 
-        end = WalkEnd(result.etag if self.keep_etag else None) if last else None
+        end = None
+        if last:
+            end = WalkEnd(result.etag if self.keep_etag else None, result.generation)
         applied = await asyncio.to_thread(
             self.mirror.apply,
             views,
@@ -292,6 +296,7 @@ class IndexWalk:
             end=end,
         )
         result.concluded = applied.concluded
+        result.leftovers = applied.leftovers
         self._announce(applied)
         result.inserted.extend(applied.inserted)
         result.updated.extend(applied.updated)

@@ -59,6 +59,11 @@ def test_qa_converges_with_restart_outage_and_refused_delete(
         "watch_answer_to_mirror",
     }
     assert report["convergence_samples"] > 0 and report["convergence_ms"]["max"] is not None
+    # Deletes and creates are reported apart, and together they are every change measured.
+    kinds = report["convergence_by_kind_ms"]
+    assert set(kinds) == {"create", "delete"}
+    assert sum(k["n"] for k in kinds.values()) == report["convergence_samples"]
+    assert set(report["convergence_stages_by_kind_ms"]) <= {"create", "delete"}
     assert report["requests"]["requests"] > 0
     assert report["sessions"]["final"] > 0
     # The seed alone decided the operations: the digest is the plan's own.

@@ -64,3 +64,24 @@ def test_stages_split_the_slowest_device_at_its_watch_answer() -> None:
     assert split["watch_answer_to_mirror"]["p50"] == 300.0
     assert split["change_to_watch_answer"]["n"] == 1
     assert stages(result, {2: [11.5]}) == {}  # no answer in between: not split
+
+
+def test_deletes_and_creates_are_summarised_apart() -> None:
+    observations = [
+        seen(1, "old", True, 0.0),
+        seen(1, "old", False, 10.8),  # the delete reached device 1 0.8 s after its 204
+        seen(1, "new", True, 20.2),  # the create 0.2 s after its request
+    ]
+    result = convergence_latencies(
+        [Change("old", 0, 10.0, False, sent_at=9.9), Change("new", 0, 20.0, True)],
+        observations,
+        [0, 1],
+    )
+    assert result.kinds == ["delete", "create"]
+    by_kind = result.by_kind_ms()
+    assert by_kind["delete"] == {"p50": 800.0, "p95": 800.0, "p99": 800.0, "max": 800.0, "n": 1}
+    assert by_kind["create"]["p95"] == 200.0 and by_kind["create"]["n"] == 1
+    assert result.summary_ms()["max"] == 800.0  # the overall figure still covers both
+    split = stages(result, {1: [10.5, 20.1]}, "delete")
+    assert split["change_to_watch_answer"]["p50"] == 500.0
+    assert split["watch_answer_to_mirror"]["p50"] == 300.0

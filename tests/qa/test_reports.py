@@ -206,3 +206,17 @@ def test_a_report_file_that_cannot_be_written_is_a_setup_error_after_the_result_
     out, err = capsys.readouterr()
     assert code == 2
     assert "violations: none" in out and "cannot write" in err
+
+
+def test_the_qa_report_gives_deletes_and_creates_their_own_latency() -> None:
+    report = QaReport(
+        QaOptions(devices=2, seed=1),
+        latencies=Latencies([0.2, 0.3, 0.9], 0, kinds=["create", "create", "delete"]),
+    )
+    document = render(report)
+    assert "creates (2)" in document and "deletes (1)" in document
+    assert "p95 900 ms" in document
+    text = report.to_text()
+    assert "  creates (2): p50 200 ms, p95 300 ms" in text
+    assert "  deletes (1): p50 900 ms, p95 900 ms" in text
+    assert report.to_json()["convergence_by_kind_ms"]["delete"]["n"] == 1

@@ -436,3 +436,36 @@ def test_a_write_on_the_loop_never_waits_for_another_writer(tmp_path: Path) -> N
         assert db.scalar_meta("k") == "v"
     finally:
         db.dispose()
+
+
+def test_point_reads_after_a_delete_take_no_request_thread_on_sqlite(
+    live_server: LiveServer,
+) -> None:
+    """Every watching device point-reads a deleted row at once (CONTRACT §7): on SQLite the
+    read is answered on the loop, like the index's, not queued for the request threads."""
+    from server_stub.state import AppState
+
+    state = live_server.thread.app.state.converge
+    assert isinstance(state, AppState)
+    if not state.db.is_sqlite:
+        pytest.skip("PostgreSQL's round trips never hold the loop: its reads take a thread")
+    alice = live_server.client()
+    sid = new_session(alice)
+    assert alice.get(f"/v1/sessions/{sid}").status_code == 200
+    assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+    threads: list[object] = []
+    run = state.threads.run
+
+    async def counted(fn: Callable[[], Any]) -> Any:
+        threads.append(fn)
+        return await run(fn)
+
+    state.threads.run = counted  # type: ignore[method-assign]
+    try:
+        gone = alice.get(f"/v1/sessions/{sid}")
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+        assert gone.json()["error"]["details"]["reason"] == "deleted"
+        assert alice.get(f"/v1/sessions/{new_session(alice)}").status_code == 200
+    finally:
+        state.threads.run = run  # type: ignore[method-assign]
+    assert len(threads) == 1  # the second session's create; neither point read

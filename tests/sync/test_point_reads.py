@@ -52,3 +52,68 @@ def test_point_reads_run_at_most_the_concurrency_at_once_and_prune_every_404(
         assert sorted(row.id for row in mirror.rows()) == sorted(kept)
     finally:
         mirror.close()
+
+
+def test_a_delete_is_told_before_the_wal_is_scrubbed_and_scrubbed_before_the_pass_ends(
+    tmp_path: Path,
+) -> None:
+    """A prune's listeners hear it at its commit; the checkpoint that takes the row's bytes
+    out of the WAL follows, still inside the pass (CONTRACT §9.2)."""
+    index = MemoryIndex()
+    index.create("kept")
+    gone = index.create("gone")
+    mirror = Mirror.open(tmp_path / "mirror.sqlite3")
+    order: list[str] = []
+    scrub = mirror.scrub
+
+    def scrubbing() -> bool:
+        order.append("scrub")
+        return scrub()
+
+    mirror.scrub = scrubbing  # type: ignore[method-assign]
+    try:
+        reconciler = Reconciler(
+            MemoryApi(index),
+            mirror,
+            on_report=lambda r: order.extend("told" for _ in r.pruned),
+        )
+        asyncio.run(reconciler.run_pass())
+        index.delete(gone)
+        order.clear()
+        report = asyncio.run(reconciler.run_pass())
+        assert report.pruned == (gone,)
+        assert order == ["told", "scrub"]
+        assert not mirror.scrub_pending
+    finally:
+        mirror.close()
+
+
+def test_the_walks_last_page_brings_what_it_leaves_to_point_read_in_its_own_write(
+    tmp_path: Path,
+) -> None:
+    """A delete leaves its row unseen on every watching device: the last page's write reads
+    the leftovers in its transaction, so the point read leaves without another read."""
+    index = MemoryIndex()
+    index.create("kept")
+    gone = index.create("gone")
+    mirror = Mirror.open(tmp_path / "mirror.sqlite3")
+    reads: list[object] = []
+    leftovers = mirror.walk_leftovers
+
+    def counted(*args: object) -> object:
+        reads.append(args)
+        return leftovers(*args)  # type: ignore[arg-type]
+
+    mirror.walk_leftovers = counted  # type: ignore[assignment,method-assign]
+    try:
+        reconciler = Reconciler(MemoryApi(index), mirror)
+        asyncio.run(reconciler.run_pass())
+        index.delete(gone)
+        report = asyncio.run(reconciler.run_pass())
+        assert report.pruned == (gone,)
+        assert reads == []
+        # After a 304 the marks are still read (no page was written to bring them).
+        asyncio.run(reconciler.run_pass())
+        assert len(reads) == 1
+    finally:
+        mirror.close()
