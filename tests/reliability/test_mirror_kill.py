@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.ui import populate
 from sync.mirror import sqlite_driver
 from sync.mirror.state import WALK_SEEN
 from sync.mirror.store import Mirror
@@ -45,46 +45,18 @@ KILL_AFTER = (400, 10_000)
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
+def server(tmp_path: Path) -> Iterator[tuple[ServerProcess, list[str]]]:
+    """A server holding `SESSIONS` of alice's sessions, and their ids, oldest first."""
     db = tmp_path / "server.sqlite3"
     proc = ServerProcess(f"sqlite:///{db}", tmp_path / "objects", tmp_path / "server.log")
     proc.start()
     try:
-        _populate(db, SESSIONS)
+        ids = populate(db, SESSIONS)
         proc.stop()  # the server keeps each principal's index version in memory
         proc.start()
-        yield proc
+        yield proc, ids
     finally:
         proc.stop()
-
-
-def _populate(db: Path, n: int) -> None:
-    conn = sqlite3.connect(db, timeout=30)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(
-            "INSERT INTO sessions (id, tenant, principal, title, title_state, created_at,"
-            " updated_at, last_sequence) VALUES (?, 'acme', 'alice', ?, 'stored', ?, ?, 0)",
-            [(_id(i), f"Conversation {i}", _at(i), _at(i)) for i in range(n)],
-        )
-        conn.execute(
-            "INSERT INTO principal_versions (tenant, principal, version)"
-            " VALUES ('acme', 'alice', 1)"
-            " ON CONFLICT (tenant, principal) DO UPDATE SET version = version + 1"
-        )
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
-def _id(i: int) -> str:
-    return f"ses_kill{i:08d}"
-
-
-def _at(i: int) -> str:
-    """One session a second from 2026-01-01 (the index is newest first)."""
-    day, hour, minute, second = 1 + i // 86_400, i // 3600 % 24, i // 60 % 60, i % 60
-    return f"2026-01-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.000000Z"
 
 
 def _sync(url: str, profile: Path) -> subprocess.Popen[str]:
@@ -126,10 +98,11 @@ def _mirror(profile: Path) -> Mirror:
 
 @pytest.mark.parametrize("kill_after", KILL_AFTER)
 def test_pages_committed_before_a_sigkill_survive_it(
-    server: ServerProcess, tmp_path: Path, kill_after: int
+    server: tuple[ServerProcess, list[str]], tmp_path: Path, kill_after: int
 ) -> None:
     profile = tmp_path / "profile"
-    proc = _sync(server.url, profile)
+    running, ids = server
+    proc = _sync(running.url, profile)
     seen: set[str] = set()
     try:
         deadline = time.monotonic() + 120
@@ -159,16 +132,16 @@ def test_pages_committed_before_a_sigkill_survive_it(
     finally:
         mirror.close()
     assert seen <= after, "rows seen committed were lost to the kill"
-    assert after == {_id(i) for i in range(SESSIONS - len(after), SESSIONS)}  # the newest
+    assert after == set(ids[SESSIONS - len(after) :])  # the newest
     assert position == len(after) == entries
     assert len(after) < SESSIONS
 
-    done = _sync(server.url, profile)
+    done = _sync(running.url, profile)
     _, stderr = done.communicate(timeout=300)
     assert done.returncode == 0, stderr
     mirror = _mirror(profile)
     try:
-        assert {row.id for row in mirror.rows()} == {_id(i) for i in range(SESSIONS)}
+        assert {row.id for row in mirror.rows()} == set(ids)
         assert mirror.get_state(WALK_SEEN) is None  # the walk concluded
     finally:
         mirror.close()

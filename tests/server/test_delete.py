@@ -439,16 +439,16 @@ def test_a_write_on_the_loop_never_waits_for_another_writer(tmp_path: Path) -> N
 
 
 def test_point_reads_after_a_delete_take_no_request_thread_on_sqlite(
-    live_server: LiveServer,
+    server_factory: ServerFactory,
 ) -> None:
     """Every watching device point-reads a deleted row at once (CONTRACT §7): on SQLite the
-    read is answered on the loop, like the index's, not queued for the request threads."""
+    read is answered on the loop, like the index's, not queued for the request threads
+    (PostgreSQL's round trips never hold the loop: its reads take a thread)."""
     from server_stub.state import AppState
 
+    live_server = server_factory()
     state = live_server.thread.app.state.converge
-    assert isinstance(state, AppState)
-    if not state.db.is_sqlite:
-        pytest.skip("PostgreSQL's round trips never hold the loop: its reads take a thread")
+    assert isinstance(state, AppState) and state.db.is_sqlite
     alice = live_server.client()
     sid = new_session(alice)
     assert alice.get(f"/v1/sessions/{sid}").status_code == 200
