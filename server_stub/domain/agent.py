@@ -1,7 +1,8 @@
 """The scripted agent of CONTRACT §4: deterministic runs for demos and tests.
 
 Each step is its own short write transaction (the session row locked, the event appended,
-the waiters notified after the commit). Cancellation is cooperative: the agent looks at
+the waiters notified after the commit); with no agent delay, the reply and the run's end
+are one (`_Run.reply_and_finish`). Cancellation is cooperative: the agent looks at
 `cancel_requested` before every step, and its waits (`/wait`, an approval) wake on the run's
 notifier, so a cancel ends them at once. The terminal status and terminal event commit
 together, after every other write of the run; nothing is written for the run after them.
@@ -127,6 +128,18 @@ def _stored_name(name: str, what: str) -> str:
     if len(name) > MAX_NAME:
         raise RunFailed(f"the {what} name is longer than {MAX_NAME} characters")
     return name
+
+
+def _reply(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The events of the echo reply to `text`: a few deltas, then the whole message."""
+    reply = f"Echo: {text}"
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message.assistant.delta", {"text": chunk}) for chunk in split_reply(reply)
+    ]
+    events.append(
+        ("message.assistant", {"role": "assistant", "content": [{"type": "text", "text": reply}]})
+    )
+    return events
 
 
 def split_reply(text: str, parts: int = 3) -> list[str]:
@@ -332,6 +345,13 @@ class _Run:
             command = parse_command(text)
             if command is not None:
                 await self.command(command)
+            if self.m.delay <= 0:
+                recalled = await self.recall(text)
+                await self.tx(
+                    lambda s, ses, run: self.reply_and_finish(s, ses, run, text, recalled)
+                )
+                self.m.notifier.notify(self.run_id, final=True)
+                return
             await self.echo(text)
         except RunCancelled:
             outcome = "cancelled"
@@ -347,28 +367,21 @@ class _Run:
         )
         self.m.notifier.notify(self.run_id, final=True)
 
+    def reply_and_finish(
+        self, s: Session, ses: SessionRow, run: RunRow, text: str, recalled: set[str]
+    ) -> None:
+        """With no agent delay, the reply, the run's state and its end in one transaction:
+        the same events in the same order as `echo` and the steps after it, in one commit.
+        Every commit that moves the index wakes every watching device of the principal
+        (CONTRACT §9.1), so a turn costs each of them one wake fewer."""
+        for type_, data in _reply(text):
+            append_event(s, ses, run.id, type_, data)
+        self.write_state(s, run, text, "completed", recalled)
+        finish_run(s, ses, run, "completed", {})
+
     async def echo(self, text: str) -> None:
-        """`Echo: <text>` as a few deltas and one whole message (with no agent delay, in one
-        transaction: the same events, fewer commits)."""
-        reply = f"Echo: {text}"
-        events: list[tuple[str, dict[str, Any]]] = [
-            ("message.assistant.delta", {"text": chunk}) for chunk in split_reply(reply)
-        ]
-        events.append(
-            (
-                "message.assistant",
-                {"role": "assistant", "content": [{"type": "text", "text": reply}]},
-            )
-        )
-        if self.m.delay <= 0:
-
-            def write_all(s: Session, ses: SessionRow, run: RunRow) -> None:
-                for type_, data in events:
-                    append_event(s, ses, run.id, type_, data)
-
-            await self.tx(write_all)
-            return
-        for type_, data in events:
+        """`Echo: <text>` as a few deltas and one whole message, a step each."""
+        for type_, data in _reply(text):
             await self.emit(type_, data)
             await self.pause()
 

@@ -536,3 +536,30 @@ def test_a_name_past_200_characters_fails_the_run_and_stores_nothing(
     assert run["status"] == "completed"
     [doc] = alice.get("/v1/knowledge/documents").json()["items"]
     assert doc["title"] == "é" * 200
+
+
+def test_a_turn_without_agent_delay_wakes_the_index_twice(live_server: LiveServer) -> None:
+    """Each commit that moves the index wakes every watching device of the principal
+    (CONTRACT §9.1), so with no agent delay the reply and the run's end commit together:
+    a turn moves the index at its start (the run's POST) and at its end, and its events
+    are the same as a turn of separate steps."""
+    db = live_server.thread.app.state.converge.db
+    alice = live_server.client()
+    sid = new_session(alice)
+    heard = db.index_listener
+    wakes: list[tuple[str, str]] = []
+
+    def counted(tenant: str, principal: str) -> None:
+        wakes.append((tenant, principal))
+        heard(tenant, principal)
+
+    db.index_listener = counted
+    try:
+        run = run_to_end(alice, sid, "the fox")
+    finally:
+        db.index_listener = heard
+    assert run["status"] == "completed"
+    assert len(wakes) == 2, wakes
+    types = [e["type"] for e in run_events(alice, run["id"])]
+    assert types[-2:] == ["message.assistant", "run.completed"], types
+    assert types.count("message.assistant.delta") == 3, types
