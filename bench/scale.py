@@ -101,8 +101,13 @@ def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[s
     command += ["--page-limit", str(args.page_limit)]
     if args.workers is not None:
         command += ["--workers", str(args.workers)]
+    # The harness starts its servers by the installed console script, whose imports the
+    # editable install points at the main checkout: the path makes them this checkout's.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     before = _load()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=1800, check=False, env=env
+    )
     after = _load()
     qa = json.loads(done.stdout)
     ms = qa["convergence_ms"]
