@@ -126,13 +126,19 @@ class Counts:
         def counted(pool: list[Any], begin: str) -> Iterator[Any]:
             self.count("read_tx" if pool is mirror._readers else "write_tx")
             with transaction(pool, begin) as conn:
-                conn.set_trace_callback(lambda _sql: self.count("statements"))
+                conn.set_trace_callback(self.statement)
                 try:
                     yield conn
                 finally:
                     conn.set_trace_callback(None)
 
         mirror._transaction = counted
+
+    def statement(self, sql: str) -> None:
+        """The device's own statements: SQLite also traces those a virtual table runs
+        for one of them (FTS5's, prefixed `--`), which are that statement's cost."""
+        if not sql.startswith("--"):
+            self.count("statements")
 
     def count(self, what: str) -> None:
         if not self.paused:
