@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 from server_stub.db.models import SessionRow
 from server_stub.domain.cursors import Position
 from server_stub.domain.history import bump_version
+from server_stub.routes import sessions
 from server_stub.state import AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.hostile_content import HOSTILE
@@ -142,3 +143,36 @@ def test_postgresql_renders_hostile_titles_as_the_serializer_does(
     assert _walk_matches_the_serializer(server, limit) == (4 if limit == 3 else 1)
     new_session(server.client())
     _walk_matches_the_serializer(server, limit)
+
+
+def _no_views_built(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first page after a change and a page at a cursor build no view per row in Python
+    (`_index_views` is the Session path's, for legacy titles and a locked SQLite)."""
+
+    def refused(*_args: Any) -> Any:
+        raise AssertionError("a view built in Python")
+
+    client = server.client()
+    for _ in range(4):
+        new_session(client)
+    monkeypatch.setattr(sessions, "_index_views", refused)
+    first = client.get("/v1/sessions", params={"limit": 2})
+    assert first.status_code == 200
+    deeper = client.get("/v1/sessions", params={"limit": 2, "cursor": first.json()["next_cursor"]})
+    assert deeper.status_code == 200 and len(deeper.json()["items"]) == 2
+
+
+def test_sqlite_pages_are_joined_not_built_per_row(
+    server_factory: ServerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_views_built(server_factory(), monkeypatch)
+
+
+@pytest.mark.postgres
+def test_postgresql_pages_are_joined_not_built_per_row(
+    server_factory: ServerFactory,
+    postgres_cluster: PostgresCluster,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = server_factory(backend="postgres", database_url=postgres_cluster.clean_database())
+    _no_views_built(server, monkeypatch)
