@@ -277,6 +277,12 @@ class RawConnection:
         self.sock.close()
 
 
+def loop_cpu_ns(pid: int) -> int:
+    """Nanoseconds process `pid`'s main thread has run on a CPU so far (`/proc/PID/schedstat`:
+    the scheduler's own clock, not the 10 ms ticks of `/proc/PID/stat`)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process `pid` so far (Linux `/proc/PID/stat`)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -289,13 +295,18 @@ def latency(
     warmup: int,
     *,
     before: dict[str, tuple[str, bytes, int]] | None = None,
+    pids: dict[str, int] | None = None,
+    cpu: dict[str, list[float]] | None = None,
 ) -> dict[str, list[float]]:
     """Seconds per request for each named (url, request, expected status), one of each per
     round (interleaved), each on its own keep-alive connection. `before` names, for some
     targets, a request sent (untimed, on a connection of its own) just before each of that
     target's timed requests: a write that moves the index, so that the timed page is the
-    first one read after a change."""
+    first one read after a change. With `pids` (target name → server pid), the seconds the
+    server's main thread (its event loop) spent on CPU during each timed request go into
+    `cpu`: on a loaded machine they move far less than the wall time."""
     before = before or {}
+    pids = pids or {}
     conns = {name: RawConnection(url) for name, (url, _req, _status) in targets.items()}
     writers = {name: RawConnection(url) for name, (url, _req, _status) in before.items()}
     out: dict[str, list[float]] = {name: [] for name in targets}
@@ -307,13 +318,18 @@ def latency(
                     wstatus, _h, _b = writers[name].fetch(write)
                     if wstatus != wexpected:
                         raise RuntimeError(f"{name}: the write answered {wstatus}")
+                pid = pids.get(name)
+                cpu_before = loop_cpu_ns(pid) if pid else 0
                 started = time.perf_counter()
                 status, _headers, _body = conns[name].fetch(request)
                 elapsed = time.perf_counter() - started
+                cpu_spent = (loop_cpu_ns(pid) - cpu_before) / 1e9 if pid else 0.0
                 if status != expected:
                     raise RuntimeError(f"{name} answered {status}, not {expected}")
                 if round_no >= warmup:
                     out[name].append(elapsed)
+                    if pid and cpu is not None:
+                        cpu.setdefault(name, []).append(cpu_spent)
     finally:
         for conn in (*conns.values(), *writers.values()):
             conn.close()
@@ -402,6 +418,7 @@ def measure(
     cursor, deep = deepest_cursor(real_url, token)
     with floor_server(body, etag, deep, workdir) as (floor_pid, floor_url):
         log("measuring the floor (latency) ...")
+        cpu: dict[str, list[float]] = {}
         lat = latency(
             {
                 "real page": (real_url, request_bytes(real_url, token), 200),
@@ -421,6 +438,8 @@ def measure(
             },
             samples,
             max(5, samples // 10),
+            pids=_pids(real_pid, floor_pid, "page", "304", "deepest page"),
+            cpu=cpu,
         )
         # Apart, after the rest: each write moves the index, so the 304 above would turn 200.
         lat |= latency(
@@ -431,6 +450,8 @@ def measure(
             samples,
             max(5, samples // 10),
             before={"real page after a change": (real_url, create_bytes(real_url, token), 201)},
+            pids={"real page after a change": real_pid, "floor page beside it": floor_pid},
+            cpu=cpu,
         )
         events = 0
         if deletes:
@@ -450,6 +471,13 @@ def measure(
     figures: dict[str, Any] = {"body_bytes": len(body), "latency_ms": {}, "throughput": []}
     if deletes:
         figures["typical_delete_events"] = events
+    figures["loop_cpu_us"] = {
+        name: {
+            "median_us": round(statistics.median(values) * 1e6, 1),
+            "mean_us": round(statistics.fmean(values) * 1e6, 1),
+        }
+        for name, values in cpu.items()
+    }
     for name, values in lat.items():
         figures["latency_ms"][name] = {
             **report.summarize_ms(values),
@@ -471,6 +499,13 @@ def measure(
         )
     figures["targets"] = verdicts(figures)
     return figures
+
+
+def _pids(real: int, floor: int, *kinds: str) -> dict[str, int]:
+    """Target name → pid of the server answering it, for `latency`'s CPU figures."""
+    return {
+        f"{side} {kind}": pid for kind in kinds for side, pid in (("real", real), ("floor", floor))
+    }
 
 
 def _rate(figures: dict[str, Any], server: str, clients: int) -> dict[str, Any]:
@@ -535,7 +570,11 @@ def print_figures(figures: dict[str, Any], backend: str) -> None:
             "DELETE, typical": "floor 304 beside it",
             "deepest page": "floor deepest page",
         }
-        real, floor = lat[f"real {what}"], lat[floor_name.get(what, "floor page")]
+        real_name, floor_name_ = f"real {what}", floor_name.get(what, "floor page")
+        real, floor = lat[real_name], lat[floor_name_]
+        cpu = figures.get("loop_cpu_us", {})
+        real_cpu = cpu.get(real_name, {}).get("mean_us", "")
+        floor_cpu = cpu.get(floor_name_, {}).get("mean_us", "")
         rows.append(
             [
                 label,
@@ -545,12 +584,26 @@ def print_figures(figures: dict[str, Any], backend: str) -> None:
                 floor["median_ms"],
                 floor["min_ms"],
                 round(real["median_ms"] / floor["median_ms"], 2),
+                real_cpu,
+                floor_cpu,
+                round(real_cpu / floor_cpu, 2) if real_cpu and floor_cpu else "",
             ]
         )
     report.print_table(
         f"The floor ({backend}): real server against a minimal Starlette app answering the "
         "same bytes, same uvicorn, raw keep-alive sockets, interleaved (ms)",
-        ["request", "real median", "real p95", "real min", "floor median", "floor min", "ratio"],
+        [
+            "request",
+            "real median",
+            "real p95",
+            "real min",
+            "floor median",
+            "floor min",
+            "ratio",
+            "real loop CPU µs",
+            "floor loop CPU µs",
+            "CPU ratio",
+        ],
         rows,
     )
     report.print_table(
