@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+import app.qt_import  # noqa: F401  (first of ours: PySide6 then scans none of them)
 from app import exception_hooks, heap, identity, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
