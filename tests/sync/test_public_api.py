@@ -77,3 +77,16 @@ def test_the_names_are_the_home_modules_own() -> None:
     assert sync.SyncEngine is SyncEngine and sync.Mirror is Mirror
     assert sync.IndexChanged is IndexChanged
     assert sync.TriggerReason is TriggerReason is ReconcileTriggerReason
+
+
+def test_loading_the_engine_skips_httpx_s_command_line() -> None:
+    """httpx's `_main` (click, rich) is a command line the engine never runs."""
+    code = (
+        "from sync import SyncEngine\n"
+        "import sys\n"
+        "print(sorted(m for m in ('click', 'rich', 'httpx._main') if sys.modules.get(m)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
