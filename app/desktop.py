@@ -338,12 +338,6 @@ class Desktop:
         same = shown is not None and shown.path == profile.mirror_path
         self.controller.attach(self.engine, same_mirror=same)
         self.ready.set()
-        # The code lexers, once the engine runs (not before it): the first code block of a
-        # language would otherwise load and compile its lexer on the UI thread. Loaded
-        # already with the renderer (`load_engine_class`), so imported here, not at the top.
-        from ui.text.code_highlight import warm_up
-
-        await asyncio.to_thread(warm_up)
 
     async def rebuild(self) -> None:
         """The banner's Rebuild (`app.mirror_rebuild`): the engine holds the file, so it goes."""
