@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+import app.qt_import  # noqa: F401  (first of ours: PySide6 then scans none of them)
 from app import exception_hooks, heap, identity, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
 from app.first_paint import MirrorRows, paint_mirror
@@ -337,12 +338,6 @@ class Desktop:
         same = shown is not None and shown.path == profile.mirror_path
         self.controller.attach(self.engine, same_mirror=same)
         self.ready.set()
-        # The code lexers, once the engine runs (not before it): the first code block of a
-        # language would otherwise load and compile its lexer on the UI thread. Loaded
-        # already with the renderer (`load_engine_class`), so imported here, not at the top.
-        from ui.text.code_highlight import warm_up
-
-        await asyncio.to_thread(warm_up)
 
     async def rebuild(self) -> None:
         """The banner's Rebuild (`app.mirror_rebuild`): the engine holds the file, so it goes."""

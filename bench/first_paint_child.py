@@ -12,7 +12,9 @@ unreachable server, and prints one JSON line of seconds since SPAWNED (the paren
   (the start-up path promises none);
 - `first_paint_cpu_s`, `rss_paint_mb`: the process's CPU time and RSS at the first paint;
   `rss_idle_mb`: its RSS `IDLE_S` after the engine was attached and the sidebar heard that
-  the index changed, as after a first pass that changed it.
+  the index changed, as after a first pass that changed it; `lexer_modules_at_idle`: how
+  many of Pygments' lexer modules were loaded then (the code lexers wait for the first
+  conversation opened).
 
 Only the standard library is imported before the start-up path, so the clock measures that
 path and nothing of the benchmark's own. The probe is a subclass of `Desktop` that installs an
@@ -39,8 +41,8 @@ TOKEN = "bench"
 #: a second per `GIVE_UP_ROWS` rows if that is longer.
 GIVE_UP_S = 60.0
 GIVE_UP_ROWS = 5_000
-#: How long the attached engine idles before the last RSS reading (it goes offline, the
-#: sidebar follows an index change, and the code lexers load meanwhile).
+#: How long the attached engine idles before the last RSS reading (it goes offline and the
+#: sidebar follows an index change meanwhile).
 IDLE_S = 1.5
 
 
@@ -101,6 +103,9 @@ def main(argv: list[str]) -> int:
                 self.desktop.controller.sidebar.index_changed(IndexChanged())
             if "engine" in marks and time.time() - marks["engine"] >= IDLE_S:
                 seen["rss_idle_mb"] = rss_mb()
+                seen["lexer_modules_at_idle"] = sum(
+                    name.startswith("pygments.lexers.") and "._" not in name for name in sys.modules
+                )
                 self.timer.stop()
                 window.close()
 

@@ -9,7 +9,10 @@ its sessions inserted straight into its SQLite file (`bench.ui.populate`). Then,
   library's `http.client` (what any client must pay to read the index), and with a plain
   `httpx.AsyncClient` (what a client on the HTTP library ours uses must pay);
 - ours: `SyncEngine.reconcile()` in this process, into an empty mirror (walk, parse, upsert,
-  title index, the walk's position and durability), as `converge sync` runs it the first time.
+  title index, the walk's position and durability), as `converge sync` runs it the first time;
+- with `--without-title-index`, also ours with `sync.mirror.title_index.add` doing nothing:
+  what a first sync would cost with the title index out of the walk (not a mirror to use:
+  its titles are not found).
 
 Both wall time and this process's CPU time (`time.process_time`, every thread: the mirror
 writes on worker threads) are recorded; the figures are medians, and the ratios those of
@@ -113,6 +116,18 @@ def first_sync(url: str, folder: Path) -> tuple[float, float, int]:
     return asyncio.run(_first_sync(url, folder))
 
 
+def first_sync_without_title_index(url: str, folder: Path) -> tuple[float, float, int]:
+    """`first_sync` with the title index's entries left out (`--without-title-index`)."""
+    from sync.mirror import title_index
+
+    add = title_index.add
+    title_index.add = lambda conn, rows: None
+    try:
+        return first_sync(url, folder)
+    finally:
+        title_index.add = add
+
+
 RUNNERS: dict[str, Callable[[str, Path], tuple[float, float, int]]] = {
     "raw_walk": lambda url, _folder: raw_walk(url),
     "httpx_walk": lambda url, _folder: httpx_walk(url),
@@ -120,7 +135,10 @@ RUNNERS: dict[str, Callable[[str, Path], tuple[float, float, int]]] = {
 }
 
 
-def bench(n: int, rounds: int) -> dict[str, Any]:
+def bench(n: int, rounds: int, without_title_index: bool = False) -> dict[str, Any]:
+    runners = dict(RUNNERS)
+    if without_title_index:
+        runners["first_sync_without_title_index"] = first_sync_without_title_index
     with tempfile.TemporaryDirectory(prefix="converge-bench-first-sync-") as tmp:
         root = Path(tmp)
         server = ServerProcess(root)
@@ -128,20 +146,25 @@ def bench(n: int, rounds: int) -> dict[str, Any]:
             populate(server.db, n)
             server.restart()
             raw_walk(server.url)  # warm the server's page cache and code paths
-            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in RUNNERS}
+            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in runners}
             loads: list[float] = []
             for r in range(rounds):
                 loads.append(os.getloadavg()[0])
                 line = []
-                for name, run in RUNNERS.items():
-                    wall, cpu, seen = run(server.url, root / f"profile{r}")
+                for name, run in runners.items():
+                    wall, cpu, seen = run(server.url, root / f"{name}-{r}")
                     assert seen == n, (name, seen, n)
                     runs[name].append((wall, cpu))
                     line.append(f"{name} {wall:.2f} s ({cpu:.2f} CPU)")
                 print(f"round {r + 1}: {', '.join(line)}, load {loads[-1]:.1f}", flush=True)
         finally:
             server.stop()
-    out: dict[str, Any] = {"sessions": n, "rounds": rounds, "load_avg_1m": loads}
+    out: dict[str, Any] = {
+        "sessions": n,
+        "rounds": rounds,
+        "runners": list(runners),
+        "load_avg_1m": loads,
+    }
     for name, pairs in runs.items():
         out[f"{name}_wall_s"] = [w for w, _ in pairs]
         out[f"{name}_cpu_s"] = [c for _, c in pairs]
@@ -151,6 +174,11 @@ def bench(n: int, rounds: int) -> dict[str, Any]:
         for kind in ("wall", "cpu"):
             ours = out[f"median_first_sync_{kind}_s"]
             out[f"{kind}_ratio_to_{floor}"] = ours / out[f"median_{floor}_{kind}_s"]
+            if without_title_index:
+                ours = out[f"median_first_sync_without_title_index_{kind}_s"]
+                out[f"without_title_index_{kind}_ratio_to_{floor}"] = (
+                    ours / out[f"median_{floor}_{kind}_s"]
+                )
     return out
 
 
@@ -159,10 +187,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sessions", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians kept)")
     parser.add_argument("--save", default="", help="write bench/results/first-sync-<SAVE>.json")
+    parser.add_argument(
+        "--without-title-index",
+        action="store_true",
+        help="also a first sync whose title index adds nothing (the index's share)",
+    )
     args = parser.parse_args(argv)
-    r = bench(args.sessions, args.rounds)
+    r = bench(args.sessions, args.rounds, args.without_title_index)
     rows = []
-    for name in RUNNERS:
+    for name in r["runners"]:
         wall, cpu = r[f"median_{name}_wall_s"], r[f"median_{name}_cpu_s"]
         rows.append(
             [

@@ -27,6 +27,10 @@ class Position:
     item_id: str
 
 
+#: Built once: `json.dumps` with its own separators builds an encoder per call.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
@@ -38,25 +42,22 @@ class CursorCodec:
         self._key = key
 
     def _mac(self, payload: str) -> str:
-        return _b64(hmac.new(self._key, payload.encode("ascii"), hashlib.sha256).digest())
+        return _b64(hmac.digest(self._key, payload.encode("ascii"), hashlib.sha256))
 
     def encode(self, kind: str, tenant: str, principal: str, position: Position) -> str:
         """A cursor for the page after `position`."""
-        body = json.dumps(
-            [kind, tenant, principal, position.timestamp, position.item_id],
-            separators=(",", ":"),
-        )
+        body = _COMPACT.encode([kind, tenant, principal, position.timestamp, position.item_id])
         payload = _b64(body.encode("utf-8"))
         return f"{payload}.{self._mac(payload)}"
 
     def decode(self, cursor: str, kind: str, tenant: str, principal: str) -> Position:
         """The position of a cursor minted for exactly this list and caller, else 400."""
-        invalid = bad_request("invalid cursor")
         payload, sep, mac = cursor.partition(".")
         if not sep or not payload.isascii() or not mac.isascii():
-            raise invalid
+            raise bad_request("invalid cursor")
         if not hmac.compare_digest(mac, self._mac(payload)):
-            raise invalid
+            raise bad_request("invalid cursor")
+        invalid = bad_request("invalid cursor")
         try:
             raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
             if _b64(raw) != payload:

@@ -67,7 +67,8 @@ class BodyLimitMiddleware:
         self.deadline = deadline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not _announces_body(scope):
+            # Nothing to count or time (the index, a 304, a DELETE): nothing to wrap.
             await self.app(scope, receive, send)
             return
         for name, value in scope.get("headers", []):
@@ -81,7 +82,7 @@ class BodyLimitMiddleware:
                     return
         received = 0
         started = False
-        body_done = not _announces_body(scope)
+        body_done = False
         loop = asyncio.get_running_loop()
         due = loop.time() + self.deadline
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import Sequence
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import ClauseElement, Row, bindparam, or_, select
+from sqlalchemy import ClauseElement, Row, Select, bindparam, literal_column, or_, select
 from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 from sqlalchemy.dialects.sqlite.pysqlite import dialect as sqlite_dialect
 from sqlalchemy.orm import Session
@@ -125,45 +126,41 @@ async def list_sessions(request: Request) -> Response:
             return Response(body, media_type="application/json", headers=headers)
 
     params: dict[str, Any] = {"tenant": who.tenant, "principal": who.principal, "limit": limit + 1}
-    stmt = _FIRST_PAGE
+    first = after is None
     if after is not None:
-        stmt = _NEXT_PAGE
         params |= {"ts": after.timestamp, "id": after.item_id}
 
     def work(s: Session) -> _Page:
         # Only the first page carries an ETag; a walk's other pages skip the version read.
         version = index_version(s, who.tenant, who.principal) if known is None else known
-        rows = s.connection().execute(stmt, params).all()
+        rows = s.connection().execute(_FIRST_PAGE if first else _NEXT_PAGE, params).all()
         views = _index_views(s, rows[:limit], st.titles)
-        assert views is not None  # a Session derives what is not remembered
-        return rows, views, version
+        more = Position(views[-1]["updated_at"], views[-1]["id"]) if len(rows) > limit else None
+        return [_json(view) for view in views], more, version
 
     page = read
     if page is None and st.pg_reader is not None:
-        page = await _pg_page(st, who, stmt, params, limit, known)
+        page = await _pg_page(st, who, _PG_PAGES[first], params, limit, known)
     elif st.db.is_sqlite:
-        page = _sqlite_page(st, who, stmt, params, limit, known)
+        page = _sqlite_page(st, who, _SQLITE_PAGES[first], params, limit, known)
     if page is None:
         page = await st.read(work)
-    rows, views, version = page
+    items, more, version = page
     next_cursor = None
-    if len(rows) > limit:
-        last = views[-1]
-        next_cursor = st.cursors.encode(
-            "sessions", who.tenant, who.principal, Position(last["updated_at"], last["id"])
-        )
+    if more is not None:
+        next_cursor = st.cursors.encode("sessions", who.tenant, who.principal, more)
     if cursor is None:
         st.versions.remember(who.tenant, who.principal, version, generation)
         etag = etag_for(st.epoch, who.tenant, who.principal, version)
         headers["ETag"] = etag
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
-    response = JSONResponse({"items": views, "next_cursor": next_cursor}, headers=headers)
+    # The bytes `JSONResponse({"items": views, "next_cursor": next_cursor})` renders, from
+    # items the database rendered (`_ITEM_JSON`).
+    body = f'{{"items":[{",".join(items)}],"next_cursor":{_json(next_cursor)}}}'.encode()
     if cursor is None:  # the rendered bytes, sent again while the version stays
-        st.versions.remember_page(
-            who.tenant, who.principal, version, limit, bytes(response.body), generation
-        )
-    return response
+        st.versions.remember_page(who.tenant, who.principal, version, limit, body, generation)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 async def current_version(st: AppState, who: Principal) -> int:
@@ -206,9 +203,8 @@ async def _pg_page(
     derives it, `server_stub.domain.legacytitles`)."""
     assert st.pg_reader is not None
     version = await _pg_version(st, who) if known is None else known
-    rows = cast(Sequence[_IndexRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
-    views = _index_views(None, rows[:limit], st.titles)
-    return None if views is None else (rows, views, version)
+    rows = cast(Sequence[_RenderedRow], await st.pg_reader.fetch(_pg_sql(stmt), params))
+    return _rendered_page(rows, limit, st.titles, version)
 
 
 async def _pg_first_page(st: AppState, who: Principal, limit: int) -> tuple[int, _Page | None]:
@@ -229,9 +225,8 @@ async def _pg_first_page(st: AppState, who: Principal, limit: int) -> tuple[int,
     version = int(got[0][0]) if got else 0
     if version == kept:
         return version, None
-    rows = cast(Sequence[_IndexRow], [row[1:] for row in got if row[1] is not None])
-    views = _index_views(None, rows[:limit], st.titles)
-    return version, None if views is None else (rows, views, version)
+    rows = cast(Sequence[_RenderedRow], [row[1:] for row in got if row[1] is not None])
+    return version, _rendered_page(rows, limit, st.titles, version)
 
 
 @functools.cache
@@ -241,7 +236,7 @@ def _pg_version_and_page() -> str:
     unchanged index reads no session row."""
     return (
         f"SELECT v.version, p.* FROM (SELECT coalesce(({_pg_sql(VERSION_OF)}), 0) AS version) AS v"
-        f" LEFT JOIN LATERAL (SELECT * FROM ({_pg_sql(_FIRST_PAGE)}) AS page"
+        f" LEFT JOIN LATERAL (SELECT * FROM ({_pg_sql(_PG_PAGES[True])}) AS page"
         " WHERE v.version <> %(kept)s) AS p ON true"
     )
 
@@ -268,13 +263,9 @@ def _sqlite_page(
         results = st.db.fetch_now(statements)
     except LockedNow:
         return None
-    rows = cast(Sequence[_IndexRow], results[-1])
-    views = _index_views(None, rows[:limit], st.titles)
-    if views is None:
-        return None
     if known is None:
         known = int(results[0][0][0] or 0) if results[0] else 0
-    return rows, views, known
+    return _rendered_page(cast(Sequence[_RenderedRow], results[-1]), limit, st.titles, known)
 
 
 @functools.cache
@@ -332,27 +323,87 @@ _NEXT_PAGE = (
 )
 
 _IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
-#: A first page as read: its rows (one past the page, to see whether more follow), their views
-#: and the version they are of.
-_Page = tuple[Sequence[_IndexRow], list[dict[str, Any]], int]
+#: A page as read: its items' JSON, the position of its last item when more follow (else
+#: None), and the version it is of (a walk's later pages: the one known, or 0).
+_Page = tuple[list[str], Position | None, int]
+
+# The loop's reads (`_pg_page`, `_sqlite_page`) have the database render each item's JSON,
+# exactly the bytes `json.dumps` writes for a SessionView (`_json`: the key order, `null`,
+# the escapes of `"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and `\u00XX` for other controls,
+# every other character as it is in UTF-8), so that a page costs Python one join, not a dict
+# and an encoding per row.
+_ITEM_JSON = {
+    "sqlite": (
+        "json_object('id', sessions.id, 'title', sessions.title,"
+        " 'created_at', sessions.created_at, 'updated_at', sessions.updated_at,"
+        " 'active_run_id', sessions.active_run_id, 'last_run_id', sessions.last_run_id)"
+    ),
+    # PostgreSQL's `json_build_object` and `row_to_json` put spaces in (or lose the order):
+    # `to_json` escapes one value, and the rest is written here.
+    "postgresql": (
+        "'{\"id\":' || to_json(sessions.id)::text"
+        " || ',\"title\":' || coalesce(to_json(sessions.title)::text, 'null')"
+        " || ',\"created_at\":' || to_json(sessions.created_at)::text"
+        " || ',\"updated_at\":' || to_json(sessions.updated_at)::text"
+        " || ',\"active_run_id\":' || coalesce(to_json(sessions.active_run_id)::text, 'null')"
+        " || ',\"last_run_id\":' || coalesce(to_json(sessions.last_run_id)::text, 'null')"
+        " || '}'"
+    ),
+}
+
+
+def _rendered(stmt: Select[*tuple[Any, ...]], dialect: str) -> ClauseElement:
+    """`stmt` reading (item JSON, title_state) instead of `_INDEX_COLUMNS`."""
+    return stmt.with_only_columns(literal_column(_ITEM_JSON[dialect]), SessionRow.title_state)
+
+
+#: Rendered pages by "is it the first page".
+_SQLITE_PAGES = {True: _rendered(_FIRST_PAGE, "sqlite"), False: _rendered(_NEXT_PAGE, "sqlite")}
+_PG_PAGES = {
+    True: _rendered(_FIRST_PAGE, "postgresql"),
+    False: _rendered(_NEXT_PAGE, "postgresql"),
+}
+_RenderedRow = tuple[str, str]
+
+
+def _json(value: Any) -> str:
+    """`value` as `JSONResponse` renders it."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _rendered_page(
+    rows: Sequence[_RenderedRow], limit: int, titles: DerivedTitles, version: int
+) -> _Page | None:
+    """The page of `(item JSON, title_state)` rows (one past the page, to see whether more
+    follow); a legacy session's item gets its remembered title (`server_stub.domain.legacytitles`),
+    None when one is not remembered yet (the Session path derives it)."""
+    items = []
+    for item, title_state in rows[:limit]:
+        if title_state == "legacy":
+            view = json.loads(item)
+            known = titles.get(view["id"])
+            if isinstance(known, Missing):
+                return None
+            view["title"] = known
+            item = _json(view)
+        items.append(item)
+    more = None
+    if len(rows) > limit:
+        last = json.loads(items[-1])
+        more = Position(last["updated_at"], last["id"])
+    return items, more, version
 
 
 def _index_views(
-    s: Session | None, rows: Sequence[_IndexRow], titles: DerivedTitles
-) -> list[dict[str, Any]] | None:
+    s: Session, rows: Sequence[_IndexRow], titles: DerivedTitles
+) -> list[dict[str, Any]]:
     """SessionViews (the shape of `history.session_view`) of `_INDEX_COLUMNS` rows; a legacy
     session's title is derived from its first user message, as on every read path, and
-    remembered (`server_stub.domain.legacytitles`). Without a Session (a direct read on the loop)
-    only remembered titles can be used: None when one is missing."""
+    remembered (`server_stub.domain.legacytitles`)."""
     views = []
     for sid, title, title_state, created_at, updated_at, active_run_id, last_run_id in rows:
         if title_state == "legacy":
-            known = titles.get(sid)
-            if isinstance(known, Missing):
-                if s is None:
-                    return None
-                known = derived_title(s, sid, titles)
-            title = known
+            title = derived_title(s, sid, titles)
         views.append(
             {
                 "id": sid,

@@ -49,19 +49,6 @@ def _hex(text: str) -> str:
     return text.encode("utf-32-be", "surrogatepass").hex()
 
 
-def _grams(text: str, into: list[str], full: bool = True) -> None:
-    """The grams of each white-space separated piece of `text`, added to `into` in
-    `entry_text`'s order: the piece's one-, two- and three-character grams (`full`), or
-    its trigrams alone."""
-    for piece in text.split():
-        if not full:
-            into += _piece_trigrams(piece)
-        elif len(piece) <= CACHED_PIECE_CHARS:
-            into += _word_grams(piece)
-        else:
-            into += _piece_grams(piece)
-
-
 @functools.lru_cache(maxsize=PIECE_CACHE)
 def _word_grams(piece: str) -> tuple[str, ...]:
     """Words recur from title to title ("meeting", "notes"), so a word's grams are kept
@@ -71,6 +58,7 @@ def _word_grams(piece: str) -> tuple[str, ...]:
 
 
 def _piece_grams(piece: str) -> tuple[str, ...]:
+    """A piece's one-, two- and three-character grams, in that order."""
     digits = _hex(piece)
     end = len(digits)
     return (
@@ -80,20 +68,26 @@ def _piece_grams(piece: str) -> tuple[str, ...]:
     )
 
 
-def _piece_trigrams(piece: str) -> list[str]:
-    """An id's trigrams (ids do not recur: nothing is cached)."""
-    digits = _hex(piece)
-    return [digits[i : i + 24] for i in range(0, len(digits) - 16, 8)]
-
-
 def entry_text(session_id: str, title: str | None) -> str:
-    """The index entry of a conversation: its grams' tokens, each once. A function of the
-    id and title alone, so a removal gives back exactly what was indexed."""
+    """The index entry of a conversation: its grams' tokens, each once (the grams of each
+    white-space separated piece of its title folded both ways, then the trigrams of each
+    piece of its id). A function of the id and title alone, so a removal gives back
+    exactly what was indexed."""
     grams: list[str] = []
-    head = (title or "")[:INDEXED_TITLE_CHARS]
-    for form in dict.fromkeys((search_fold(head), str(filter_fold(head)))):
-        _grams(form, grams)
-    _grams(session_id[:INDEXED_TITLE_CHARS].translate(ASCII_LOWER), grams, full=False)
+    if title:
+        head = title[:INDEXED_TITLE_CHARS]
+        folded, other = search_fold(head), str(filter_fold(head))
+        for form in (folded,) if folded == other else (folded, other):
+            for piece in form.split():
+                if len(piece) <= CACHED_PIECE_CHARS:
+                    grams += _word_grams(piece)
+                else:
+                    grams += _piece_grams(piece)
+    head = session_id[:INDEXED_TITLE_CHARS]
+    # ASCII_LOWER on an ASCII id is `lower()`, at C speed.
+    for piece in (head.lower() if head.isascii() else head.translate(ASCII_LOWER)).split():
+        digits = _hex(piece)  # an id's trigrams: ids do not recur, nothing is cached
+        grams += [digits[i : i + 24] for i in range(0, len(digits) - 16, 8)]
     return " ".join(dict.fromkeys(grams))
 
 
@@ -132,15 +126,16 @@ def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
     titles = dict(rows)
     if not titles:
         return
-    conn.executemany("INSERT INTO title_rows (session_id) VALUES (?)", ((i,) for i in titles))
-    # In rowid order: FTS5 flushes its pending terms to a new segment whenever a rowid
-    # comes below the last one written in the transaction, and a segment per row (a page
-    # of the newest-first index, looked up by id) is then merged row by row.
+    # One statement maps the rows and gives back their entries' rowids. The entries go in
+    # rowid order: FTS5 flushes its pending terms to a new segment whenever a rowid comes
+    # below the last one written in the transaction, and a segment per row is then merged
+    # row by row.
     entries = conn.execute(
-        "SELECT id, session_id FROM title_rows WHERE session_id IN"
-        " (SELECT value FROM json_each(?)) ORDER BY id",
-        (json.dumps(list(titles)),),
+        "INSERT INTO title_rows (session_id) SELECT value FROM json_each(?)"
+        " RETURNING id, session_id",
+        (json.dumps(list(titles), ensure_ascii=False),),
     ).fetchall()
+    entries.sort()
     conn.executemany(
         "INSERT INTO search_titles (rowid, text) VALUES (?, ?)",
         ((entry, entry_text(session_id, titles[session_id])) for entry, session_id in entries),

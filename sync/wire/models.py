@@ -57,14 +57,20 @@ class SessionView:
 
     @classmethod
     def from_json(cls, raw: Any) -> SessionView:
-        obj = _mapping(raw, "session")
+        # An index page holds thousands: the checks of `_str` and `_opt_str`, inline.
+        obj = raw if type(raw) is dict else _mapping(raw, "session")
+        get = obj.get
+        sid, created, updated = get("id"), get("created_at"), get("updated_at")
+        if not (type(sid) is str and type(created) is str and type(updated) is str):
+            sid, created, updated = (_str(obj, key) for key in ("id", "created_at", "updated_at"))
+        title, active, last = get("title"), get("active_run_id"), get("last_run_id")
         return cls(
-            id=_str(obj, "id"),
-            title=_opt_str(obj, "title"),
-            created_at=_str(obj, "created_at"),
-            updated_at=_str(obj, "updated_at"),
-            active_run_id=_opt_str(obj, "active_run_id"),
-            last_run_id=_opt_str(obj, "last_run_id"),
+            sid,
+            title if isinstance(title, str) else None,
+            created,
+            updated,
+            active if isinstance(active, str) else None,
+            last if isinstance(last, str) else None,
         )
 
     def to_view_json(self) -> dict[str, str | None]:

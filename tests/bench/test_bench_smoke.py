@@ -41,6 +41,8 @@ def test_server_benchmark_runs_end_to_end_and_saves_its_figures(
         "floor page",
         "real 304",
         "floor 304",
+        "real deepest page",
+        "floor deepest page",
         "real page after a change",
         "floor page beside it",
         "real DELETE, typical",

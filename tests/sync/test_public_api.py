@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import types
@@ -54,18 +55,22 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     assert not hasattr(sync, "not_a_name")
 
 
-def test_importing_sync_and_its_light_names_loads_neither_httpx_nor_sqlalchemy() -> None:
-    light = sorted(set(public_names()) - HEAVY_NAMES)
+def loaded_after(names: list[str], modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` a fresh interpreter holds after `from sync import <names>`."""
     code = (
-        f"from sync import {', '.join(light)}\n"
+        f"from sync import {', '.join(names)}\n"
         "import sys\n"
-        "print(sorted(m for m in ('sqlalchemy', 'httpx', 'sync.engine') "
-        "if m in sys.modules))\n"
+        f"print(sorted(m for m in {modules!r} if sys.modules.get(m) is not None))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
-    assert result.stdout.strip() == "[]"
+    return list(ast.literal_eval(result.stdout.strip()))
+
+
+def test_importing_sync_and_its_light_names_loads_neither_httpx_nor_sqlalchemy() -> None:
+    light = sorted(set(public_names()) - HEAVY_NAMES)
+    assert loaded_after(light, ("sqlalchemy", "httpx", "sync.engine")) == []
 
 
 def test_the_names_are_the_home_modules_own() -> None:
@@ -77,3 +82,8 @@ def test_the_names_are_the_home_modules_own() -> None:
     assert sync.SyncEngine is SyncEngine and sync.Mirror is Mirror
     assert sync.IndexChanged is IndexChanged
     assert sync.TriggerReason is TriggerReason is ReconcileTriggerReason
+
+
+def test_loading_the_engine_skips_httpx_s_command_line() -> None:
+    """httpx's `_main` (click, rich) is a command line the engine never runs."""
+    assert loaded_after(["SyncEngine"], ("click", "rich", "httpx._main")) == []

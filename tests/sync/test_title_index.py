@@ -204,3 +204,28 @@ def test_entry_text_spells_every_entry_as_first_written(
     titles = [title, title, None if title is None else f"{title} {'ab' * long_word}"]
     for each in titles:
         assert title_index.entry_text(session_id, each) == _entry_as_first_written(session_id, each)
+
+
+def test_a_first_sync_page_costs_each_new_row_its_insert_and_its_entry_alone(
+    mirror: Mirror,
+) -> None:
+    # Traced statements of a page written into a mirror that holds none of its rows: each
+    # executemany row counts, so a per-row mapping insert (the page's rows looked up again
+    # for their entries' rowids) would add a statement a row.
+    ids = [f'ses_{n:03d}_é"\\\U0001f600' for n in range(200)]
+    first = [SessionView(sid, f"Titel {n}", at(n), at(n), None, None) for n, sid in enumerate(ids)]
+    mirror.apply(first[:100], state={"walk_cursor": "c1"}, seen_at=1.0)
+    traced: list[str] = []
+    with mirror._writing() as conn:
+        conn.set_trace_callback(traced.append)
+    try:
+        mirror.apply(first[100:], state={"walk_cursor": "c2"}, seen_at=1.0)
+    finally:
+        with mirror._writing() as conn:
+            conn.set_trace_callback(None)
+    ours = [s for s in traced if not s.startswith("--")]  # FTS5's own statements aside
+    assert len(ours) <= 2 * 100 + 12, len(ours)
+    # Every entry maps to its row, ids with quotes, accents and astral characters included.
+    for n, sid in enumerate(ids):
+        assert [row.id for row in mirror.rows(f"titel {n}") if row.title == f"Titel {n}"] == [sid]
+        assert [row.id for row in mirror.rows(sid[:9])] == [sid]

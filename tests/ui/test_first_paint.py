@@ -60,7 +60,8 @@ def test_the_first_rows_are_painted_before_the_engine_or_markdown_libraries_load
 ) -> None:
     """`converge` itself in a fresh process (the benchmark's child, which watches the real
     start-up path from outside): at the first paint with rows none of SQLAlchemy, httpx,
-    markdown-it and Pygments is imported; then all rows arrive and the engine is attached."""
+    markdown-it and Pygments is imported; then all rows arrive and the engine is attached;
+    no code lexer is loaded while no conversation has been opened."""
     profile = tmp_path / "profile"
     rows = FIRST_ROWS + 200
     fill(mirror_path(profile), rows)
@@ -82,6 +83,7 @@ def test_the_first_rows_are_painted_before_the_engine_or_markdown_libraries_load
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert figures["heavy_at_paint"] == []
     assert figures["rows"] == rows
+    assert figures["lexer_modules_at_idle"] == 0
 
 
 def test_rows_selected_in_the_first_page_stay_selected_when_all_rows_arrive(

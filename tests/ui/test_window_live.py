@@ -622,3 +622,26 @@ def test_a_failed_send_says_why_in_words_and_keeps_the_text(harness: Harness) ->
     assert "Can't reach" in pane.banner.text()  # a refused connection: the host, not "offline"
     assert "http://" not in pane.banner.text()
     assert pane.composer.toPlainText() == "Are you there?"
+
+
+def test_the_code_lexers_load_when_the_first_conversation_opens(harness: Harness) -> None:
+    """Not when the engine attaches (a window used to browse never needs them): on a worker
+    thread once a conversation is opened, and once only."""
+    from ui.text import code_highlight
+
+    code_highlight._lexer.cache_clear()
+    sid = harness.create("Code", ts(9))
+    other = harness.create("More code", ts(8))
+    run(harness.loop, harness.sync())
+    assert code_highlight._lexer.cache_info().currsize == 0
+
+    async def scenario() -> None:
+        await harness.select_async(sid)
+        warming = harness.controller._lexers
+        assert warming is not None
+        await warming
+        assert code_highlight._lexer.cache_info().currsize > 0
+        await harness.select_async(other)
+        assert harness.controller._lexers is warming
+
+    run(harness.loop, scenario())

@@ -170,9 +170,10 @@ def _held(color: str, dark: bool) -> str:
 
 
 def warm_up() -> None:
-    """Load and compile every allowed lexer and both styles, off the UI thread (once the
-    engine is open, `app.desktop`): the first block of a language would otherwise pay its
-    lexer's import and regular expressions on the UI thread, tens of milliseconds each."""
+    """Load and compile every allowed lexer and both styles, off the UI thread (when the
+    first conversation opens, `WindowController`): the first block of a language would
+    otherwise pay its lexer's import and regular expressions on the UI thread, tens of
+    milliseconds each."""
     from pygments.lexers import LEXERS
 
     for name in sorted(ALLOWED_LEXERS):

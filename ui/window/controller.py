@@ -100,6 +100,7 @@ class WindowController(QObject):
         self.language = ""  # the profile's language setting (app.translations)
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._lexers: asyncio.Task[None] | None = None  # `_warm_lexers`
         self.sidebar = SidebarRefresher(
             self.model,
             spawn=self.spawn,
@@ -167,9 +168,7 @@ class WindowController(QObject):
         window.current_changed.connect(self._on_current_changed)
         # The pane's intents go to the conversation open at the time, as its own tasks.
         pane = self.pane
-        pane.send_requested.connect(
-            lambda text: self.conversation.spawn(self.conversation.send(text), "send")
-        )
+        pane.send_requested.connect(self._send)
         pane.stop_requested.connect(
             lambda: self.conversation.spawn(self.conversation.stop(), "stop the reply")
         )
@@ -379,8 +378,25 @@ class WindowController(QObject):
     def _open(self, session_id: str) -> asyncio.Task[None]:
         if self.engine is None:  # nothing changes; the status line says why
             return self.spawn(self._not_connected(), "open the conversation")
+        self._warm_lexers()
         conversation = self._replace(session_id)
         return conversation.spawn(conversation.load(), "open the conversation")
+
+    def _send(self, text: str) -> None:
+        if self.engine is not None:
+            self._warm_lexers()
+        self.conversation.spawn(self.conversation.send(text), "send")
+
+    def _warm_lexers(self) -> None:
+        """The code lexers, loaded and compiled on a worker thread when the first
+        conversation is opened or the first message sent, with the engine attached (so the
+        renderer, and Pygments with it, is loaded already: `app.desktop.load_engine_class`).
+        Not at start: a window used only to browse never needs them, and they are the
+        largest part of what the renderer holds (decision 0223)."""
+        if self._lexers is None:
+            from ui.text.code_highlight import warm_up
+
+            self._lexers = self.spawn(asyncio.to_thread(warm_up), "load the code lexers")
 
     async def _not_connected(self) -> None:
         self._require_engine()
