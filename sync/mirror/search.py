@@ -193,13 +193,6 @@ _NOT_ASCII = "length(CAST(data AS BLOB)) > length(data)"
 type Row = tuple[str, str | None, str]
 
 
-def _containing(word: str) -> str:
-    """A `LIKE` pattern (escaped with a backslash) of text holding `word`: in ASCII, `LIKE`
-    ignores case as `lower()` does."""
-    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 @dataclass(frozen=True, slots=True)
 class _Reading:
     """How a search reads events for its words. `sifted`: an event's data is folded and
@@ -228,8 +221,8 @@ class _Reading:
         values: tuple[str, ...] = ()
         sift = "1"
         if sifted := not any(compiled(_ESCAPED).search(word) for word in words):
-            values = tuple(_containing(word) for word in words if word.isascii())
-            sift = " OR ".join([_NOT_ASCII, *[r"data LIKE ? ESCAPE '\'"] * len(values)])
+            values = tuple(word for word in words if word.isascii())
+            sift = " OR ".join([_NOT_ASCII, *["instr(lower(data), ?) > 0"] * len(values)])
         return cls(
             words,
             sifted,

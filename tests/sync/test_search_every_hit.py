@@ -148,7 +148,7 @@ def _reference_search(path: Path, query: str) -> list[tuple[str, Snippet]]:
 
 #: Pieces of text: case, accents composed and not, ß and ligatures, full- and half-width
 #: forms, Japanese with voiced kana, Chinese, Arabic with and without its marks, Latin-1's
-#: odd folds (µ, ½), what JSON escapes, what LIKE reads as syntax, a line break.
+#: odd folds (µ, ½), what JSON escapes, SQL pattern characters (% and _), a line break.
 PIECES = [
     "the",
     "The",
