@@ -86,13 +86,14 @@ def _reference_snippet(text: str, words: Sequence[str]) -> Snippet | None:
 
 
 def _reference_text(event: Event) -> str:
-    payload = payload_of(event)
-    if isinstance(payload, UserMessage | AssistantMessage):
-        return payload.message.text
-    if isinstance(payload, ToolInvocation):
-        return payload.output_text
-    if isinstance(payload, ArtifactCreated):
-        return payload.name or ""
+    """What search always read of an event: its typed payload's text."""
+    match payload_of(event):
+        case UserMessage(message=message) | AssistantMessage(message=message):
+            return message.text
+        case ToolInvocation() as tool:
+            return tool.output_text
+        case ArtifactCreated(name=name):
+            return name or ""
     return ""
 
 
