@@ -13,6 +13,11 @@ transport). Then:
   checkpointed;
 - one new message in one conversation (a run started through the API): the next pass's
   requests, the walk's and the content phase's apart;
+- every hit (`--direct`): `Mirror.search(query, None)`, what `converge search` reads, for a
+  word in nearly every conversation ("the"), two common words ("budget meeting") and a
+  two-character Japanese word ("会議"), CPU and wall of each of `--repeat` runs; then
+  `converge search` itself in a child process over the same mirror, its output to a file
+  (wall from process start; the CPU of the child);
 - the alternatives for the index (decision 0121), built from the same folded texts in a
   scratch file: trigram `detail=none` (what the mirror uses), trigram `detail=full`,
   `unicode61` (words; it cannot find a word inside CJK text), and the short index beside the
@@ -27,6 +32,11 @@ import argparse
 import asyncio
 import json
 import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -245,6 +255,63 @@ def _search_figures(search: Any, repeat: int) -> dict[str, Any]:
     }
 
 
+EVERY_HIT = ("the", "budget meeting", "会議")
+
+
+def _every_hit(mirror_path: Path, repeat: int) -> dict[str, Any]:
+    """`Mirror.search(query, None)` for each of `EVERY_HIT`, `repeat` runs each, runs of the
+    queries interleaved; then `converge search` in a child process, `repeat` runs each."""
+    from sync.mirror.store import Mirror
+
+    cpu: dict[str, list[float]] = {q: [] for q in EVERY_HIT}
+    wall: dict[str, list[float]] = {q: [] for q in EVERY_HIT}
+    hits: dict[str, int] = {}
+    mirror = Mirror.open(mirror_path)
+    try:
+        for _ in range(repeat):
+            for query in EVERY_HIT:
+                c0, w0 = time.process_time(), time.perf_counter()
+                hits[query] = len(mirror.search(query, None))
+                cpu[query].append(time.process_time() - c0)
+                wall[query].append(time.perf_counter() - w0)
+    finally:
+        mirror.close()
+    figures: dict[str, Any] = {
+        q: {
+            "hits": hits[q],
+            "cpu_best_s": round(min(cpu[q]), 3),
+            "cpu_median_s": round(statistics.median(cpu[q]), 3),
+            "wall_best_s": round(min(wall[q]), 3),
+        }
+        for q in EVERY_HIT
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        from sync.profile.profile import Profile
+
+        profile = Profile.load(
+            Path(folder), server="http://127.0.0.1:9", token="dev-alice", environ={}
+        )
+        profile.mirror_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(mirror_path, profile.mirror_path)
+        for query in EVERY_HIT:
+            walls, cpus = [], []
+            for _ in range(repeat):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                with open(Path(folder) / "out.txt", "w") as out:
+                    w0 = time.perf_counter()
+                    subprocess.run(
+                        [sys.executable, "-m", "app.main", "search", "--profile", folder, query],
+                        stdout=out,
+                        check=True,
+                    )
+                    walls.append(time.perf_counter() - w0)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            figures[query]["cli_wall_best_s"] = round(min(walls), 3)
+            figures[query]["cli_cpu_best_s"] = round(min(cpus), 3)
+    return figures
+
+
 def _removal_cost(db: Any, texts: list[str], per: int) -> dict[str, float]:
     """One conversation's entries (`per` of them) removed: with `secure-delete` (SQLite
     3.44+), and without it followed by the whole-index merge the fallback runs (decision
@@ -369,6 +436,7 @@ def main(argv: list[str]) -> int:
                 figures = _search_figures(mirror.search, args.repeat)
             finally:
                 mirror.close()
+            figures["every_hit"] = _every_hit(mirror_path, min(args.repeat, 5))
         else:
             server = ServerProcess(folder)
             try:
@@ -403,6 +471,15 @@ def main(argv: list[str]) -> int:
     )
     s = figures["size"]
     if args.direct:
+        print_table(
+            "every hit (converge search)",
+            ["query", "hits", "CPU best s", "CPU median s", "CLI wall best s", "CLI CPU best s"],
+            [
+                [q, f["hits"], f["cpu_best_s"], f["cpu_median_s"], f["cli_wall_best_s"],
+                 f["cli_cpu_best_s"]]
+                for q, f in figures["every_hit"].items()
+            ],
+        )  # fmt: skip
         print_table(
             "mirror",
             ["content MB", "mirror MB", "ratio"],

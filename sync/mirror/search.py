@@ -23,9 +23,11 @@ a read of everything:
   `DIRECT_WALK` conversations without enough hits (common words that seldom meet), the rest
   of the walk asks each word's index entries, built once as a set, before confirming.
 
-Candidates are confirmed a batch of conversations at a time, with one read of their first
-texts and one of all the events of those that stay undecided: a read per conversation
-would cost more than the confirmation itself.
+Candidates are confirmed a batch of conversations at a time (a read per conversation would
+cost more than the confirmation itself): one read of each one's first event that may hold a
+word, then of twice as many of the next for those still undecided. What may hold a word is
+sifted in SQL first and in Python next, so that an event is parsed, and its text folded,
+only when it can match (`_Reading`; decision 0225).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 from sync.errors import SearchTooLong
@@ -43,14 +46,16 @@ from sync.mirror.search_text import (
     TRIGRAM,
     Snippet,
     compiled,
-    event_of_row,
+    data_of,
     fold,
     fts_query,
     is_short_word,
+    latin_1_folds,
     query_words,
-    searchable_text,
     short_query,
     snippet,
+    stays_itself,
+    text_of,
 )
 from sync.mirror.sqlite_driver import Connection
 
@@ -120,74 +125,127 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     return f"({title} OR {events})", (word, query)
 
 
-#: `_confirm`'s answer when the texts it was given ran out before it could decide.
-_UNDECIDED = object()
+class _Confirmation:
+    """A conversation's texts read in order until it is decided: a match when every word
+    occurs in its title or one of the texts. The snippet is the text holding the most words
+    of the query among those read (the earliest of equals); texts are read only until every
+    word is seen (a one-word query: its first match)."""
 
+    __slots__ = ("best", "count", "missing", "title", "words")
 
-def _confirm(
-    title: str | None, words: Sequence[str], texts: Iterable[str], *, all_texts: bool = True
-) -> Snippet | object | None:
-    """The snippet if every word occurs in the title or one of `texts`, else None (a
-    trigram candidate whose trigrams are all there, but not together). The snippet is the
-    text holding the most words of the query among those read; texts are read in order
-    and only until every word is seen (a one-word query: its first match). Given only the
-    first texts (`all_texts` false), `_UNDECIDED` when they ran out before that."""
-    folded_title = fold(title or "")
-    missing = {word for word in words if word not in folded_title}
-    best, best_count = "", 0
-    for text in texts:
+    def __init__(self, title: str | None, words: Sequence[str]) -> None:
+        folded = fold(title or "")
+        self.title = title
+        self.words = words
+        self.missing = {word for word in words if word not in folded}
+        self.best, self.count = "", 0
+
+    def read(self, text: str) -> bool:
+        """Take the next text; whether the conversation is decided (a match, with a
+        message to show)."""
         folded = fold(text)
-        present = {word for word in words if word in folded}
-        missing -= present
-        if len(present) > best_count:
-            best, best_count = text, len(present)
-        if not missing and best_count:  # every word seen, a message to show: enough
+        present = [word for word in self.words if word in folded]
+        if present:
+            self.missing.difference_update(present)
+            if len(present) > self.count:
+                self.best, self.count = text, len(present)
+        return not self.missing and self.count > 0
+
+    def result(self) -> Snippet | None:
+        """The snippet if every word occurred, else None (a trigram candidate whose trigrams
+        are all there, but not together)."""
+        if self.missing:
+            return None
+        return snippet(self.best if self.count else self.title or "", self.words)
+
+
+def _confirm(title: str | None, words: Sequence[str], texts: Iterable[str]) -> Snippet | None:
+    """The snippet of a conversation of this title and these texts if every word occurs in
+    it, else None (`_Confirmation`)."""
+    confirmation = _Confirmation(title, words)
+    for text in texts:
+        if confirmation.read(text):
             break
-    else:
-        if not all_texts:
-            return _UNDECIDED
-    if missing:
-        return None
-    return snippet(best, words) if best_count else snippet(title or "", words)
+    return confirmation.result()
 
 
 #: Characters JSON escapes: a word holding one may not appear as itself in `events.data`.
 _ESCAPED = r'["\\\x00-\x1f]'
 
-#: The text events of conversations after a sequence number each (`[[id, sequence], …]`).
+#: Text events of each conversation after a sequence number (`[[id, sequence], …]`) that
+#: may hold a word (`_Reading`), the first few of each, one index seek each.
 _EVENTS_AFTER = (
-    "SELECT e.session_id, e.sequence, e.run_id, e.type, e.created_at, e.data"
-    " FROM json_each(?) j JOIN events e ON e.session_id = j.value ->> 0"
-    f" AND e.sequence > j.value ->> 1 AND e.type IN ({_TEXT_TYPES})"
-    " ORDER BY j.key, e.sequence"
-)
-#: Texts of each conversation read first: a common word is nearly always in one of them.
-FIRST_TEXTS = 4
-#: The first `FIRST_TEXTS` text events of each conversation, one index seek each.
-_FIRST_EVENTS_OF = (
-    "SELECT e.session_id, e.sequence, e.run_id, e.type, e.created_at, e.data"
+    "SELECT e.session_id, e.sequence, e.type, e.data"
     " FROM json_each(?) j JOIN events e ON e.id IN (SELECT id FROM events"
-    f" WHERE session_id = j.value AND type IN ({_TEXT_TYPES}) ORDER BY sequence LIMIT ?)"
+    " WHERE session_id = j.value ->> 0 AND sequence > j.value ->> 1"
+    f" AND type IN ({_TEXT_TYPES}) AND ({{sift}}) ORDER BY sequence LIMIT ?)"
 )
+#: The first such event of each conversation (`[id, …]`; sequences start at 1).
+_FIRST_EVENTS = (
+    "SELECT e.session_id, e.sequence, e.type, e.data"
+    " FROM json_each(?) j JOIN events e ON e.id = (SELECT id FROM events"
+    f" WHERE session_id = j.value AND type IN ({_TEXT_TYPES}) AND ({{sift}})"
+    " ORDER BY sequence LIMIT 1)"
+)
+#: SQL true for data holding a character outside ASCII: more bytes than characters.
+_NOT_ASCII = "length(CAST(data AS BLOB)) > length(data)"
 
 type Row = tuple[str, str | None, str]
 
 
-def _texts(rows: Iterable[tuple[Any, ...]], words: Sequence[str]) -> Iterator[str]:
-    """The searchable texts of these event rows that may hold one of `words`.
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """How a search reads events for its words. `sifted`: an event's data is folded and
+    looked at before the event is parsed (the costly step): the mirror writes `data` with
+    `ensure_ascii=False`, so a text without characters JSON escapes appears in it as
+    itself, and folding is per character, so its fold appears in the data's fold. A word
+    holding such a character turns that off.
 
-    An event is parsed (the costly step) only when its folded JSON holds one of the words:
-    the mirror writes `data` with `ensure_ascii=False`, so a text without characters JSON
-    escapes appears in it as itself, and folding is per character, so its fold appears in
-    the data's fold. A word with such a character turns the shortcut off."""
-    sift = not any(compiled(_ESCAPED).search(word) for word in words)
-    for row in rows:
-        if sift:
-            data = fold(row[5])
-            if not any(word in data for word in words):
-                continue
-        if text := searchable_text(event_of_row(*row)):
-            yield text
+    SQL sifts first what it can (`first`, `after`): data in ASCII folds by `lower()`, as
+    SQLite's own does, so it holds an ASCII word only if its `lower()` does, and a word with
+    a character outside ASCII never. In Python, data holding a word as it is holds it in
+    its fold too when the word's characters stay themselves (`as_is`), and data of Latin-1
+    characters cannot hold a word with a character no fold of them gives (`beyond_latin_1`):
+    neither needs the data folded."""
+
+    words: Sequence[str]
+    sifted: bool
+    first: str
+    after: str
+    values: tuple[str, ...]
+    as_is: tuple[str, ...]
+    beyond_latin_1: bool
+
+    @classmethod
+    def of(cls, words: Sequence[str]) -> _Reading:
+        values: tuple[str, ...] = ()
+        sift = "1"
+        if sifted := not any(compiled(_ESCAPED).search(word) for word in words):
+            values = tuple(word for word in words if word.isascii())
+            sift = " OR ".join([_NOT_ASCII, *["instr(lower(data), ?) > 0"] * len(values)])
+        return cls(
+            words,
+            sifted,
+            _FIRST_EVENTS.format(sift=sift),
+            _EVENTS_AFTER.format(sift=sift),
+            values,
+            tuple(word for word in words if all(map(stays_itself, word))),
+            all(not latin_1_folds().issuperset(word) for word in words),
+        )
+
+    def text(self, kind: str, data: str) -> str:
+        """The searchable text of an event the SQL let through, "" when it holds no word."""
+        if (
+            self.sifted
+            and not data.isascii()  # data in ASCII: sifted by SQL already
+            and not any(word in data for word in self.as_is)
+        ):
+            if self.beyond_latin_1 and len(data.encode("latin-1", "ignore")) == len(data):
+                return ""
+            folded = fold(data)
+            if not any(word in folded for word in self.words):
+                return ""
+        return text_of(kind, data_of(data))
 
 
 def _confirmed(
@@ -195,55 +253,53 @@ def _confirmed(
 ) -> Iterator[SearchHit]:
     """The rows that match, in their order, each with its snippet; their events are read
     a batch of conversations at a time (none for a search of titles only)."""
+    reading = None if titles_only else _Reading.of(words)
     batch: list[Row] = []
     size = FIRST_BATCH
     for row in rows:
         batch.append(row)
         if len(batch) == size:
-            yield from _confirm_batch(conn, batch, words, titles_only)
+            yield from _confirm_batch(conn, batch, words, reading)
             batch, size = [], min(size * 2, LAST_BATCH)
     if batch:
-        yield from _confirm_batch(conn, batch, words, titles_only)
+        yield from _confirm_batch(conn, batch, words, reading)
 
 
 def _confirm_batch(
-    conn: Connection, batch: Sequence[Row], words: Sequence[str], titles_only: bool
+    conn: Connection, batch: Sequence[Row], words: Sequence[str], reading: _Reading | None
 ) -> Iterator[SearchHit]:
-    """The batch's hits, in order. Each conversation's first `FIRST_TEXTS` texts are read
-    first; only the conversations they leave undecided have all their events read (a
-    common word is seen early: reading every event of every hit cost most of a search
-    with thousands of hits)."""
-    first = _first_events_of(conn, batch) if not titles_only else {}
-    found: dict[str, Snippet | object | None] = {}
-    for session_id, title, _at in batch:
-        rows = first.get(session_id, ())
-        texts = _texts(rows, words)
-        found[session_id] = _confirm(title, words, texts, all_texts=len(rows) < FIRST_TEXTS)
-    undecided = [row for row in batch if found[row[0]] is _UNDECIDED]
-    if undecided:
-        after = json.dumps([[sid, first[sid][-1][1]] for sid, _title, _at in undecided])
-        rest: dict[str, list[tuple[Any, ...]]] = {}
-        for row in conn.execute(_EVENTS_AFTER, (after,)):
-            rest.setdefault(row[0], []).append(row)
-        for session_id, title, _at in undecided:
-            rows = first[session_id] + rest.get(session_id, [])
-            found[session_id] = _confirm(title, words, _texts(rows, words))
+    """The batch's hits, in order. Each read asks, for every conversation still undecided,
+    its next few events that may hold a word: reading every event of every hit cost most
+    of a search with thousands of hits, and a common word is seen early."""
+    confirmations = {sid: _Confirmation(title, words) for sid, title, _at in batch}
+    after = dict.fromkeys(confirmations, 0) if reading is not None else {}
+    take = 1
+    while after:
+        assert reading is not None
+        values: tuple[str | int, ...]
+        if take == 1:
+            query, values = reading.first, (json.dumps(list(after)), *reading.values)
+        else:
+            query = reading.after
+            values = (json.dumps(list(after.items())), *reading.values, take)
+        read: dict[str, list[tuple[str, int, str, str]]] = {}
+        for row in conn.execute(query, values):
+            read.setdefault(row[0], []).append(row)
+        after = {}
+        for session_id, rows in read.items():
+            if len(rows) > 1:
+                rows.sort(key=itemgetter(1))  # a join gives no order of its own
+            confirmation = confirmations[session_id]
+            for _sid, _sequence, kind, data in rows:
+                if (text := reading.text(kind, data)) and confirmation.read(text):
+                    break
+            else:
+                if len(rows) == take:
+                    after[session_id] = rows[-1][1]
+        take *= 2  # a common word is nearly always in the first
     for session_id, title, updated_at in batch:
-        hit = found[session_id]
-        if isinstance(hit, Snippet):
-            yield SearchHit(session_id, title, updated_at, hit)
-
-
-def _first_events_of(conn: Connection, batch: Sequence[Row]) -> dict[str, list[tuple[Any, ...]]]:
-    """The first `FIRST_TEXTS` text events of the batch's conversations, by conversation,
-    in order."""
-    events: dict[str, list[tuple[Any, ...]]] = {}
-    ids = json.dumps([session_id for session_id, _title, _at in batch])
-    for row in conn.execute(_FIRST_EVENTS_OF, (ids, FIRST_TEXTS)):
-        events.setdefault(row[0], []).append(row)
-    for rows in events.values():
-        rows.sort(key=lambda row: row[1])  # a join gives no order of its own
-    return events
+        if (found := confirmations[session_id].result()) is not None:
+            yield SearchHit(session_id, title, updated_at, found)
 
 
 def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -> set[str] | None:

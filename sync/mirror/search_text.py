@@ -16,7 +16,7 @@ import functools
 import json
 import unicodedata
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from sync.wire.payloads import (
     AssistantMessage,
     ToolInvocation,
     UserMessage,
-    payload_of,
+    payload_from,
 )
 
 #: Trigram matching needs at least this many characters in a word.
@@ -46,7 +46,27 @@ def searchable_text(event: Event) -> str:
     """The text a person would search an event for: a user's or the assistant's message,
     a tool's output, an artifact's name; "" for everything else (deltas are covered by the
     whole message that follows them)."""
-    payload = payload_of(event)
+    return text_of(event.type, event.data)
+
+
+_MESSAGES = frozenset({"message.user", "message.assistant"})
+
+
+def text_of(kind: str, data: Mapping[str, Any]) -> str:
+    """`searchable_text` of an event of this type and `data`, without making the `Event`
+    (search reads thousands of them)."""
+    if kind in _MESSAGES and type(data) is dict:
+        # The usual message, one text block: its text, as `message_of(data).text` gives it.
+        content = data.get("content")
+        if (
+            type(content) is list
+            and len(content) == 1
+            and type(block := content[0]) is dict
+            and block.get("type") == "text"
+            and type(text := block.get("text")) is str
+        ):
+            return text
+    payload = payload_from(kind, data)
     if isinstance(payload, UserMessage | AssistantMessage):
         return payload.message.text
     if isinstance(payload, ToolInvocation):
@@ -56,21 +76,26 @@ def searchable_text(event: Event) -> str:
     return ""
 
 
-def event_of_row(
-    session_id: str, sequence: int, run_id: str | None, kind: str, created_at: str, data: str
-) -> Event:
-    """An `Event` from its mirrored columns (`data` is the JSON the mirror stored)."""
+def data_of(data: str) -> dict[str, Any]:
+    """An event's `data` from the JSON the mirror stored; {} for what is not an object."""
     try:
         parsed: Any = json.loads(data)
     except ValueError:
         parsed = {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def event_of_row(
+    session_id: str, sequence: int, run_id: str | None, kind: str, created_at: str, data: str
+) -> Event:
+    """An `Event` from its mirrored columns (`data` is the JSON the mirror stored)."""
     return Event(
         session_id=session_id,
         run_id=run_id,
         sequence=sequence,
         type=kind,
         created_at=created_at,
-        data=parsed if isinstance(parsed, dict) else {},
+        data=data_of(data),
     )
 
 
@@ -86,10 +111,35 @@ def compiled(source: str) -> regex.Pattern[str]:
 _MARKS = r"\p{Mn}+"
 
 
-@functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
-    # Cached: a snippet folds its text character by character, and texts share characters.
     return str(compiled(_MARKS).sub("", unicodedata.normalize("NFKD", char))).casefold()
+
+
+class _CharFolds(dict[int, str]):
+    """`_fold_char` of every character met, by code point, for `str.translate`: a text is
+    folded character by character at C speed once its characters have been seen."""
+
+    #: Characters that fold to nothing (combining marks): with none of them in a text, a
+    #: fold as long as the text is one character for one.
+    vanishing: set[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vanishing = set()
+
+    def __missing__(self, code: int) -> str:
+        piece = _fold_char(chr(code))
+        if not piece:
+            self.vanishing.add(chr(code))
+        if len(self) >= _FOLDS_KEPT:
+            self.clear()
+        self[code] = piece
+        return piece
+
+
+#: Characters whose fold `_CHAR_FOLDS` keeps at most (all of a few scripts).
+_FOLDS_KEPT = 1 << 16
+_CHAR_FOLDS = _CharFolds()
 
 
 def fold(text: str) -> str:
@@ -101,22 +151,51 @@ def fold(text: str) -> str:
     return str(compiled(_MARKS).sub("", unicodedata.normalize("NFKD", text))).casefold()
 
 
+@functools.cache
+def stays_itself(char: str) -> bool:
+    """Whether `char` folds to itself and nothing around it can move into or out of its
+    place (no decomposition, not combining): a text holding a word of such characters as
+    it is holds it in its fold too."""
+    return (
+        unicodedata.normalize("NFKD", char) == char
+        and not unicodedata.combining(char)
+        and _fold_char(char) == char
+    )
+
+
+@functools.cache
+def latin_1_folds() -> frozenset[str]:
+    """Every character the fold of a text of Latin-1 characters (up to U+00FF) can hold:
+    folding is per character, but for the order of combining marks."""
+    return frozenset("".join(_fold_char(chr(code)) for code in range(256)))
+
+
 def fold_with_offsets(text: str) -> tuple[str, Sequence[int]]:
     """`fold(text)` of `text` as given (no NFC first, so offsets stay the caller's), and for
-    each folded character the offset of the character of `text` it came from."""
+    each folded character the offset of the character of `text` it came from. Character by
+    character, so the fold of a prefix is the prefix of the fold."""
     if text.isascii():
         return text.lower(), range(len(text))
-    pieces = list(map(_fold_char, text))
-    folded = "".join(pieces)
-    if len(folded) == len(text) and "" not in pieces:
+    # ASCII letters lowered at C speed (bytes.lower() touches ASCII alone, and no byte of
+    # a longer UTF-8 character is ASCII), the rest run by run.
+    lowered = text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+    folded = compiled(_NOT_ASCII).sub(_fold_run, lowered)
+    if len(folded) == len(text) and not any(c in text for c in _CHAR_FOLDS.vanishing):
         return folded, range(len(text))  # every character folds to one: the usual case
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        piece = _fold_char(char)
+        piece = _CHAR_FOLDS[ord(char)]
         out.append(piece)
         origin.extend([index] * len(piece))
     return "".join(out), origin
+
+
+_NOT_ASCII = r"[^\x00-\x7f]+"
+
+
+def _fold_run(match: regex.Match[str]) -> str:
+    return str(match[0]).translate(_CHAR_FOLDS)
 
 
 def query_words(query: str) -> list[str]:
@@ -191,32 +270,63 @@ _LINE_BREAKS = r"[\r\n\t\v\f]"
 def snippet(text: str, words: Sequence[str], context: int = SNIPPET_CONTEXT) -> Snippet | None:
     """The snippet of `text` around the first match of any of `words` (folded), or None when
     none occurs. Ranges of every word's occurrences inside the window are given."""
-    folded, origin = fold_with_offsets(text)
-    first: int | None = None
-    for word in words:
-        at = folded.find(word)
-        if at >= 0 and (first is None or at < first):
-            first = at
-    if first is None:
+    found = _first_match(text, words, context)
+    if found is None:
         return None
+    folded, origin, first = found
     start = max(0, origin[first] - context)
     end = min(len(text), origin[first] + context * 2)
+    shift = -start + (start > 0)  # an ellipsis first when the window is cut there
     # Folded offsets of the window: a word found outside it is of no use.
-    lowest, highest = bisect_left(origin, start), bisect_left(origin, end)
+    aligned = type(origin) is range  # one folded character per character
+    if aligned:
+        lowest, highest = start, end
+    else:
+        lowest, highest = bisect_left(origin, start), bisect_left(origin, end)
     ranges: list[tuple[int, int]] = []
     for word in words:
+        size = len(word)
         at = folded.find(word, lowest, highest)
         while at >= 0:
-            lo, hi = origin[at], origin[at + len(word) - 1] + 1
+            lo, hi = origin[at], origin[at + size - 1] + 1
             if hi <= end:
-                ranges.append((lo - start, hi - start))
-            at = folded.find(word, at + max(1, len(word)), highest)
+                ranges.append((lo + shift, hi + shift))
+            at = folded.find(word, at + size, highest)
+    if len(words) > 1 or not aligned:
+        ranges = sorted(set(ranges))
     # One line, same length (the ranges stay right): a snippet is drawn in a list row.
-    window = compiled(_LINE_BREAKS).sub(" ", text[start:end])
-    prefix = "…" if start > 0 else ""
-    shift = len(prefix)
-    merged = sorted(set(ranges))
+    window = text[start:end]
+    if not window.isprintable():  # a line break is not
+        window = compiled(_LINE_BREAKS).sub(" ", window)
     return Snippet(
-        prefix + window + ("…" if end < len(text) else ""),
-        tuple((lo + shift, hi + shift) for lo, hi in merged),
+        ("…" if start > 0 else "") + window + ("…" if end < len(text) else ""), tuple(ranges)
     )
+
+
+#: Characters of a text folded first to find a snippet's match: a message can be long, and
+#: its first match is usually near its start.
+_FIRST_PREFIX = 256
+
+
+def _first_match(
+    text: str, words: Sequence[str], context: int
+) -> tuple[str, Sequence[int], int] | None:
+    """The fold of as much of `text` as the snippet needs, its offsets, and the folded offset
+    of the first match of any of `words`; None when none occurs. A prefix is enough when its
+    first match could not start earlier in a longer one (no word reaches past the prefix's
+    end from before it) and the window after the match lies inside it."""
+    longest = max(map(len, words), default=0)
+    size = _FIRST_PREFIX
+    while True:
+        whole = size >= len(text)
+        folded, origin = fold_with_offsets(text if whole else text[:size])
+        first = -1
+        for word in words:
+            at = folded.find(word)
+            if at >= 0 and (first < 0 or at < first):
+                first = at
+        if whole or (
+            first >= 0 and first + longest <= len(folded) and origin[first] + context * 2 <= size
+        ):
+            return (folded, origin, first) if first >= 0 else None
+        size *= 4

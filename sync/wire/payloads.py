@@ -277,11 +277,16 @@ EVENT_TYPES = frozenset(_PARSERS)
 
 def payload_of(event: Event) -> EventPayload:
     """The typed payload of `event`; `UnknownPayload` for what cannot be read. Never raises."""
-    kind = event.type if isinstance(event.type, str) else ""
+    return payload_from(event.type, event.data)
+
+
+def payload_from(kind: object, data: object) -> EventPayload:
+    """The typed payload of an event of this type and `data` (`payload_of`, for a reader
+    holding the two without an `Event`). Never raises."""
+    kind = kind if isinstance(kind, str) else ""
     parse = _PARSERS.get(kind)
     if parse is None:
         return UnknownPayload(kind, "unknown event type")
-    data = event.data
     if not isinstance(data, Mapping):
         return UnknownPayload(kind, "data is not an object")
     try:
