@@ -142,7 +142,9 @@ def test_a_deleted_artifacts_bytes_leave_seaweeds_volume_files_after_maintenance
     needle = f"Zs3-{secrets.token_hex(8)}"
     sid = new_session(alice)
     _artifact(alice, sid, f"{needle} {secrets.token_hex(600)}")
-    wait_until(lambda: seaweed.files_holding(needle.encode()))  # the scan sees the bytes
+    # The scan sees the bytes once SeaweedFS has written its volume file, which a busy
+    # machine delays: as long a wait as the erasure's.
+    wait_until(lambda: seaweed.files_holding(needle.encode()), timeout=30.0, interval=0.2)
     assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
     assert residue(live_server, sid)["objects"] == 0
 
