@@ -46,7 +46,6 @@ from sync.mirror.search_text import (
     TRIGRAM,
     Snippet,
     compiled,
-    data_of,
     fold,
     fts_query,
     is_short_word,
@@ -55,7 +54,7 @@ from sync.mirror.search_text import (
     short_query,
     snippet,
     stays_itself,
-    text_of,
+    text_of_json,
 )
 from sync.mirror.sqlite_driver import Connection
 
@@ -245,7 +244,7 @@ class _Reading:
             folded = fold(data)
             if not any(word in folded for word in self.words):
                 return ""
-        return text_of(kind, data_of(data))
+        return text_of_json(kind, data)
 
 
 def _confirmed(
@@ -276,14 +275,18 @@ def _confirm_batch(
     take = 1
     while after:
         assert reading is not None
-        values: tuple[str | int, ...]
-        if take == 1:
-            query, values = reading.first, (json.dumps(list(after)), *reading.values)
-        else:
-            query = reading.after
-            values = (json.dumps(list(after.items())), *reading.values, take)
+        if take == 1:  # one event each: no grouping, no order to restore
+            first = conn.execute(reading.first, (json.dumps(list(after)), *reading.values))
+            after = {}
+            for session_id, sequence, kind, data in first:
+                text = reading.text(kind, data)
+                if not (text and confirmations[session_id].read(text)):
+                    after[session_id] = sequence
+            take = 2
+            continue
+        values = (json.dumps(list(after.items())), *reading.values, take)
         read: dict[str, list[tuple[str, int, str, str]]] = {}
-        for row in conn.execute(query, values):
+        for row in conn.execute(reading.after, values):
             read.setdefault(row[0], []).append(row)
         after = {}
         for session_id, rows in read.items():

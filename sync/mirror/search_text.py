@@ -76,6 +76,29 @@ def text_of(kind: str, data: Mapping[str, Any]) -> str:
     return ""
 
 
+#: How the mirror writes the usual message (`json.dumps` of its role and one text block):
+#: the text stands between a head and the end as it is when JSON escaped none of it.
+_PLAIN_HEADS = tuple(
+    json.dumps({"role": role, "content": [{"type": "text", "text": ""}]})[:-4]
+    for role in ("user", "assistant")
+)
+_PLAIN_END = '"}]}'
+
+
+def text_of_json(kind: str, data: str) -> str:
+    """`text_of` of an event from the JSON the mirror stored. The usual message's text is
+    cut out of the JSON, unparsed, when nothing in it is escaped (no quote, backslash or
+    control character: every printable character stands for itself); else parsed."""
+    if kind in _MESSAGES and data.endswith(_PLAIN_END):
+        for head in _PLAIN_HEADS:
+            if data.startswith(head) and len(data) >= len(head) + len(_PLAIN_END):
+                text = data[len(head) : -len(_PLAIN_END)]
+                if '"' not in text and "\\" not in text and text.isprintable():
+                    return text
+                break
+    return text_of(kind, data_of(data))
+
+
 def data_of(data: str) -> dict[str, Any]:
     """An event's `data` from the JSON the mirror stored; {} for what is not an object."""
     try:

@@ -11,6 +11,7 @@ scripts, cases and normal forms."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sync.mirror.search as search_module
+import sync.mirror.search_text as search_text
 from sync.mirror import sqlite_driver
 from sync.mirror.schema import add_functions
 from sync.mirror.search_text import (
@@ -36,6 +38,7 @@ from sync.mirror.search_text import (
     query_words,
     snippet,
     text_of,
+    text_of_json,
 )
 from sync.mirror.store import Mirror
 from sync.wire.models import Event, SessionView
@@ -350,6 +353,52 @@ def test_an_events_text_is_read_without_an_event_as_with_one(kind: str, data: An
     assert text_of(kind, data) == _reference_text(event)
 
 
+_plain = st.tuples(
+    st.sampled_from(["user", "assistant", "system"]), st.text(max_size=60) | _message
+).map(lambda rt: {"role": rt[0], "content": [{"type": "text", "text": rt[1]}]})
+
+
+def _parsed(stored: str) -> Any:
+    try:
+        parsed = json.loads(stored)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    kind=st.sampled_from(["message.user", "message.assistant", "tool.invocation"]),
+    data=_plain | _data | _json,
+    ascii_only=st.booleans(),
+)
+def test_an_events_text_from_its_json_is_that_of_its_parsed_data(
+    kind: str, data: Any, ascii_only: bool
+) -> None:
+    """`text_of_json` cuts the usual message's text out of the stored JSON: the text
+    parsing it gives, whatever the text holds and however the JSON was written."""
+    stored = json.dumps(data, ensure_ascii=ascii_only)
+    assert text_of_json(kind, stored) == text_of(kind, _parsed(stored))
+
+
+_HEAD = '{"role": "user", "content": [{"type": "text", "text": "'
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    raw=st.one_of(
+        st.text(max_size=40).map(lambda t: _HEAD + t + '"}]}'),
+        st.text(max_size=40).map(lambda t: _HEAD + t),
+        st.text(' \t\n"{}[]1a', max_size=12).map(lambda t: t + '{"a": 1}' + t),
+        st.text(max_size=20),
+    )
+)
+def test_an_events_text_from_any_stored_string_is_that_of_json_loads(raw: str) -> None:
+    """Data the mirror would never write (unescaped quotes or control characters, text
+    around the object, no object) reads as `json.loads` reads it."""
+    assert text_of_json("message.user", raw) == text_of("message.user", _parsed(raw))
+
+
 # -- what a search reads ------------------------------------------------------------------------
 
 
@@ -429,3 +478,24 @@ def test_data_of_latin_letters_is_never_folded_for_a_japanese_word(
     assert [hit.snippet.text for hit in hits] == ["明日の会議"] * 40
     assert not [text for text in folded if "réunion" in text or "gooseberry" in text]
     assert history.event_rows == 40 * 5  # the first message, in ASCII, stays in SQLite
+
+
+def test_the_usual_message_is_read_without_parsing_its_json(
+    history: _Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message of one text block holding nothing JSON escapes is cut out of the stored
+    JSON: no event of the history is parsed."""
+    parsed: list[str] = []
+    for module in (search_module, search_text):
+        if (data_of := getattr(module, "data_of", None)) is not None:
+
+            def recording(data: str, data_of: Any = data_of) -> Any:
+                parsed.append(data)
+                return data_of(data)
+
+            monkeypatch.setattr(module, "data_of", recording)
+    hits = search_module.search(history, "gooseberry", None)  # type: ignore[arg-type]
+    assert len(hits) == 40
+    hits = search_module.search(history, "会議", None)  # type: ignore[arg-type]
+    assert len(hits) == 40
+    assert parsed == []
