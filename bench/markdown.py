@@ -103,8 +103,10 @@ def measure(repeat: int, repeat_pathological: int) -> dict[str, Any]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from ui.text.code_highlight import warm_up
     from ui.text.rich_text import InertDocument, render_message
 
+    warm_up()  # code coloured, as once the window has loaded its lexers
     app = QApplication.instance() or QApplication(["bench-markdown"])
     del app
     figures: dict[str, Any] = {}
@@ -141,7 +143,10 @@ def _laid_out(html: str) -> None:
 def hostile_blocks() -> dict[str, Any]:
     """The slowest hostile message (render, then layout), in the UI thread's CPU time."""
     from tests.hostile_markdown import hostile_markdown
+    from ui.text.code_highlight import warm_up
     from ui.text.rich_text import render_message
+
+    warm_up()
 
     worst: tuple[float, str, float] = (0.0, "", 0.0)
     for name, text in hostile_markdown(HOSTILE_SIZE).items():

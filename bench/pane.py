@@ -102,7 +102,7 @@ def child(count: int, varied: bool = False) -> dict[str, Any]:
     events = _events(count, varied)
     from ui.text.code_highlight import warm_up
 
-    warm_up()  # as the window's start does, on a worker thread (`app.desktop`)
+    warm_up()  # as the window does on a worker thread when a conversation opens
     for _ in range(20):
         app.processEvents()
     empty_rss = _rss_mb()

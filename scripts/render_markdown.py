@@ -20,6 +20,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication
 
+from ui.text.code_highlight import warm_up
 from ui.text.rich_text import InertDocument, render_message
 from ui.theme import style
 
@@ -61,6 +62,7 @@ See the [csv module documentation](https://docs.python.org/3/library/csv.html) f
 
 def render(out: Path, *, dark: bool) -> Path:
     colours = style._DARK if dark else style._LIGHT
+    warm_up()  # the code coloured, as once the window has loaded its lexers
     rendered = render_message(SAMPLE, dark=dark)
     doc = InertDocument()
     font = QFont(QApplication.font())

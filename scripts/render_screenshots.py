@@ -57,6 +57,7 @@ from ui.dialogs.shortcuts import ShortcutsDialog
 from ui.dialogs.trust_rows import token_storage_words
 from ui.pane.pane import ConversationPane
 from ui.sidebar.delegate import more_rect
+from ui.text.code_highlight import warm_up
 from ui.theme.stylesheet import stylesheet
 from ui.theme.theme import Appearance, Theme, apply_appearance
 from ui.window.controller import WindowController
@@ -520,6 +521,9 @@ def screenshot_app() -> tuple[QApplication, Path]:
     font = QFont(app.font())
     font.setPointSizeF(10.0)
     app.setFont(font)
+    # The window loads the code lexers on a worker thread and shows a block uncoloured
+    # until its lexer is in: a shot is taken with all of them loaded.
+    warm_up()
     return app, out
 
 

@@ -45,6 +45,15 @@ def no_window_outlives_its_test(qapp: QApplication) -> Iterator[None]:
             widget.hide()
 
 
+@pytest.fixture(scope="session")
+def lexers_loaded() -> None:
+    """Every allowed code lexer loaded, as the window leaves them once a conversation has
+    opened (until then a block is shown uncoloured: `test_code_lexer_loading.py`)."""
+    from ui.text.code_highlight import warm_up
+
+    warm_up()
+
+
 @pytest.fixture
 def pane(qapp: QApplication, qtbot: QtBot) -> Iterator[ConversationPane]:
     """A conversation pane shown on screen (900 x 700), a conversation open in it."""

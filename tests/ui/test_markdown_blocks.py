@@ -21,7 +21,7 @@ from PySide6.QtGui import (
 from tests.ui.rich_doc import anchors, cursor_at, format_at, load
 from ui.text.rich_text import COPY_SCHEME, render_message
 
-pytestmark = pytest.mark.usefixtures("qapp")
+pytestmark = pytest.mark.usefixtures("qapp", "lexers_loaded")
 
 REPLY = """\
 # Title

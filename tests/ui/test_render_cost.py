@@ -29,7 +29,7 @@ from ui.pane.transcript_events import TranscriptBuilder
 from ui.pane.transcript_model import TranscriptModel
 from ui.text.rich_text import InertDocument, render_message
 
-pytestmark = pytest.mark.usefixtures("qapp")
+pytestmark = pytest.mark.usefixtures("qapp", "lexers_loaded")
 
 AT = "2026-11-30T05:14:13.123456Z"
 COLOURED = '<span style="color:'

@@ -23,6 +23,8 @@ from ui.pane.transcript_model import Kind, TranscriptItem, TranscriptModel
 from ui.theme.palette_text import BODY
 from ui.theme.style import is_dark
 
+pytestmark = pytest.mark.usefixtures("lexers_loaded")  # code blocks in their colours
+
 WIDTH = 560  # px: the pane's width; rows are this wide and a few lines high
 #: Large enough that every glyph has fully covered pixels to read its colour from.
 FONT_PX = 22

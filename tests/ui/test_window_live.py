@@ -4,17 +4,23 @@ reconcile diffs, triggers, the delete flows, and the deleted-elsewhere pane."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
+from sync import Event
 from sync.events import TriggerReason
-from tests.ui.conftest import Harness, run, until
+from tests.ui.conftest import DEADLINE, Harness, run, until
 from ui.dialogs.dialogs import CANCEL, DELETE_EVERYWHERE, RETRY, STOP_RUN_AND_DELETE, UNREACHABLE
 from ui.pane.pane import DELETED_ELSEWHERE
+from ui.pane.transcript_model import Kind
 from ui.sidebar.model import SessionListModel
 from ui.text.plain import isolate
+
+COLOURED = '<span style="color:'
 
 
 def ts(hour: int, minute: int = 0) -> str:
@@ -624,23 +630,50 @@ def test_a_failed_send_says_why_in_words_and_keeps_the_text(harness: Harness) ->
     assert pane.composer.toPlainText() == "Are you there?"
 
 
-def test_the_code_lexers_load_when_the_first_conversation_opens(harness: Harness) -> None:
+def test_the_code_lexers_load_when_the_first_conversation_opens(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Not when the engine attaches (a window used to browse never needs them): on a worker
-    thread once a conversation is opened, and once only."""
+    thread once a conversation is opened, and once only. A reply's code block shown before
+    its lexer is in waits uncoloured, and is coloured once it is."""
     from ui.text import code_highlight
 
-    code_highlight._lexer.cache_clear()
+    monkeypatch.setattr(code_highlight, "_ready", {})
+    monkeypatch.setattr(code_highlight, "_waited", set())
+    gate = threading.Event()  # the lexers wait until the reply is shown
+    load = code_highlight.load
+
+    def gated(name: str) -> None:
+        assert threading.current_thread() is not threading.main_thread()
+        gate.wait(DEADLINE)
+        load(name)
+
+    monkeypatch.setattr(code_highlight, "load", gated)
     sid = harness.create("Code", ts(9))
     other = harness.create("More code", ts(8))
     run(harness.loop, harness.sync())
-    assert code_highlight._lexer.cache_info().currsize == 0
+    assert code_highlight._ready == {}
+    pane = harness.controller.pane
+    data = {"role": "assistant", "content": [{"type": "text", "text": "```python\nx = 1\n```"}]}
 
     async def scenario() -> None:
-        await harness.select_async(sid)
+        opening = asyncio.ensure_future(harness.select_async(sid))  # waits for the lexers
+        await until(lambda: ("user", "Code") in pane.messages(), what="the transcript")
         warming = harness.controller._lexers
         assert warming is not None
-        await warming
-        assert code_highlight._lexer.cache_info().currsize > 0
+        pane.append_event(Event(sid, "run_1", 10_000, "message.assistant", ts(9), data))
+        pane.transcript.executeDelayedItemsLayout()
+        reply = pane.model.rows[-1]
+        assert reply.kind == Kind.ASSISTANT
+        assert COLOURED not in reply.render(pane.transcript.delegate.dark).html
+        assert reply.uncoloured
+        gate.set()
+        await opening
+        assert warming.done()
+        assert set(code_highlight._ready) == code_highlight.ALLOWED_LEXERS
+        assert reply in pane.model.rows
+        assert not reply.uncoloured
+        assert COLOURED in reply.render(pane.transcript.delegate.dark).html
         await harness.select_async(other)
         assert harness.controller._lexers is warming
 

@@ -101,6 +101,7 @@ class TranscriptItem:
     rendered: RenderedText | None = None  # given: a fixed rendering (a test's anchors)
     streaming: bool = False  # a reply still growing: rendered piece by piece
     truncated: bool = False  # a streamed reply cut at `MAX_STREAMED_CHARS`: says so
+    uncoloured: bool = False  # rendered with a code block whose lexer was still loading
     serial: int = field(default_factory=lambda: next(_serials))
     version: int = 0  # bumped on every change of the words: the delegate's cache key
     #: The delegate's measure: (epoch, version, height, ideal width, exact).
@@ -123,22 +124,36 @@ class TranscriptItem:
         if self._fixed and self.rendered is not None:
             return self.rendered
         if self.rendered is None or self._rendered_for != (self.version, dark):
-            if self.kind == Kind.USER:
-                rendered = render_typed(self.text)
-            elif self.streaming:
-                if self._streamed is None:
-                    from ui.text.streamed_text import StreamedRender  # loads Markdown: 0216
-
-                    self._streamed = StreamedRender()
-                rendered = self._streamed.render(self.text, dark=dark)
-            else:
-                self._streamed = None
-                rendered = render_message(self.text, dark=dark)
+            rendered = render_typed(self.text) if self.kind == Kind.USER else self._reply(dark)
             if self.truncated:
                 rendered = replace(rendered, html=rendered.html + _too_long_html(dark))
             self.rendered = rendered
             self._rendered_for = (self.version, dark)
         return self.rendered
+
+    def _reply(self, dark: bool) -> RenderedText:
+        if self.streaming:
+            if self._streamed is None:
+                from ui.text.streamed_text import StreamedRender  # loads Markdown: 0216
+
+                self._streamed = StreamedRender()
+            render = self._streamed.render
+        else:
+            self._streamed = None
+            render = render_message
+        from ui.text import code_highlight  # loaded with the Markdown renderer
+
+        misses = code_highlight.misses
+        rendered = render(self.text, dark=dark)
+        self.uncoloured |= code_highlight.misses != misses
+        return rendered
+
+    def recolour(self) -> None:
+        """Render the words again (a lexer its code waited for is loaded): a new version is
+        a new document and a new height, and a streamed reply's settled pieces go too."""
+        self.uncoloured = False
+        self._streamed = None
+        self.version += 1
 
     @property
     def plain(self) -> str:
@@ -291,6 +306,14 @@ class TranscriptModel(QAbstractListModel):
             item.buttons = buttons
         item.version += 1
         self._changed(item)
+
+    def recolour(self) -> bool:
+        """Every row rendered with a code block left uncoloured while its lexer loaded, to
+        be rendered again; whether there was any."""
+        waiting = [item for item in self._items if item.uncoloured]
+        for item in waiting:
+            item.recolour()
+        return bool(waiting)
 
     def _changed(self, item: TranscriptItem) -> None:
         index = self.index_of(item)

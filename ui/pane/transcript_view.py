@@ -225,13 +225,19 @@ class TranscriptView(QListView):
             row += 1
         return moved, shift
 
-    def scrollContentsBy(self, dx: int, dy: int) -> None:
+    def _placed_again(self) -> bool:
+        """`_measure_view`, then the scroll range and position it calls for; whether any
+        row moved."""
         moved, shift = self._measure_view()
         if moved:
             self.updateGeometries()
             if shift:
                 bar = self.verticalScrollBar()
                 bar.setValue(bar.value() + shift)
+        return moved
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        if self._placed_again():
             self.viewport().update()
         else:
             self.scrollDirtyRegion(dx, dy)
@@ -422,6 +428,14 @@ class TranscriptView(QListView):
             self.viewport().update()
         if bottom_right.row() == self._model.rowCount() - 1:
             self._news()
+
+    def recolour(self) -> None:
+        """The code lexers some rows waited for are loaded: those rows are rendered again,
+        the ones in view measured and painted now (colours can change a block's wrapping),
+        the others when they are next shown, as a row only estimated is."""
+        if self._model.recolour():
+            self._placed_again()
+            self.viewport().update()
 
     def _add_buttons(self, row: int) -> None:
         bar = CardButtons(self._model.item(row))

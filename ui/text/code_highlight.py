@@ -13,12 +13,21 @@ came quickly on hostile input, `python -m bench lexers`; any alias of one will d
 most `MAX_HIGHLIGHT_CHARS` long and its tokens come within `HIGHLIGHT_BUDGET_S`. Anything
 else is shown uncoloured, and a block that ran out of time is remembered by its content and
 language so that no later paint, theme change or streamed piece tries it again.
+
+Loading a lexer imports its module and compiling it (its first instance) builds its regular
+expressions: tens of milliseconds, which the UI thread must not pay. So `highlight` colours
+only with lexers already loaded (`load`, on a worker thread: `WindowController` runs
+`pending`/`load` when the first conversation opens); a block whose lexer is not loaded yet is
+shown uncoloured, not remembered as over budget, its language is loaded before the others,
+and `recolour_due` tells the transcript when every lexer a block waited for is in (its rows
+are then rendered again).
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import importlib
 import re
 import time
 from collections import OrderedDict
@@ -26,11 +35,10 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from pygments.lexer import Lexer
-from pygments.lexers import find_lexer_class_by_name
+from pygments.lexers import LEXERS
 from pygments.style import StyleMeta
 from pygments.styles import get_style_by_name
 from pygments.token import _TokenType
-from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor
 
 from ui.theme.palette_text import BODY, readable
@@ -116,6 +124,14 @@ _REMEMBERED = 4_096  # blocks known to be over budget
 _KEPT = 64  # coloured blocks kept (a streamed reply re-renders its last block per piece)
 _over_budget: OrderedDict[tuple[bytes, str], None] = OrderedDict()
 _coloured: OrderedDict[tuple[bytes, str, bool], str] = OrderedDict()
+#: The allowed lexers loaded and compiled, by class name (written by `load` on a worker
+#: thread, read by `highlight`: a dict's item is set whole).
+_ready: dict[str, Lexer] = {}
+#: Allowed lexers a block was shown uncoloured for since the last `recolour_due`.
+_waited: set[str] = set()
+#: How many blocks were shown uncoloured for want of a loaded lexer (a renderer compares it
+#: before and after to know whether its rows are to be rendered again).
+misses = 0
 
 
 def language_of(info: str) -> str:
@@ -125,17 +141,21 @@ def language_of(info: str) -> str:
     return word if _LANGUAGE.fullmatch(word) else ""
 
 
-@lru_cache(maxsize=64)
-def _lexer(language: str) -> Lexer | None:
-    """The lexer for `language` when it is an alias of an allowed one (loading a lexer's
-    module runs none of its expressions)."""
-    try:
-        found = find_lexer_class_by_name(language.lower())
-    except ClassNotFound:
-        return None
-    if found.__name__ not in ALLOWED_LEXERS:
-        return None
-    return found(stripnl=False, ensurenl=False)
+@lru_cache(maxsize=1)
+def _allowed_by_alias() -> dict[str, str]:
+    """Each alias of an allowed lexer, to its class name, read from Pygments' table of
+    lexers (no lexer module is imported). An alias two lexers share is the first one's, as
+    `find_lexer_class_by_name` finds it."""
+    found: dict[str, str] = {}
+    for name, (_module, _title, aliases, _files, _mimes) in LEXERS.items():
+        for alias in aliases:
+            found.setdefault(alias, name)
+    return {alias: name for alias, name in found.items() if name in ALLOWED_LEXERS}
+
+
+def _allowed(language: str) -> str | None:
+    """The class name of the allowed lexer `language` is an alias of."""
+    return _allowed_by_alias().get(language.lower())
 
 
 @lru_cache(maxsize=2)
@@ -169,28 +189,54 @@ def _held(color: str, dark: bool) -> str:
     return readable(QColor(f"#{color}"), (bubble,), BODY).name()
 
 
-def warm_up() -> None:
-    """Load and compile every allowed lexer and both styles, off the UI thread (when the
-    first conversation opens, `WindowController`): the first block of a language would
-    otherwise pay its lexer's import and regular expressions on the UI thread, tens of
-    milliseconds each."""
-    from pygments.lexers import LEXERS
+def load(name: str) -> None:
+    """Import and compile the allowed lexer `name` and the styles' colours for its first
+    tokens: to be run off the UI thread."""
+    cls = getattr(importlib.import_module(LEXERS[name][0]), name)
+    lexer: Lexer = cls(stripnl=False, ensurenl=False)  # a RegexLexer compiles its table here
+    for dark in (False, True):
+        _colour("x", lexer, dark)
+    _ready[name] = lexer
 
-    for name in sorted(ALLOWED_LEXERS):
-        aliases = LEXERS[name][2]
-        if aliases:
-            for dark in (False, True):
-                highlight("x", aliases[0], dark=dark)
+
+def pending() -> str | None:
+    """The next allowed lexer to load, one that a block waits for first; None when all
+    are loaded."""
+    for name in sorted(_waited):
+        if name not in _ready:
+            return name
+    return next((name for name in sorted(ALLOWED_LEXERS) if name not in _ready), None)
+
+
+def recolour_due() -> bool:
+    """Whether blocks were shown uncoloured for lexers that are all loaded now (once: the
+    rows that showed them are to be rendered again)."""
+    if not _waited or any(name not in _ready for name in _waited):
+        return False
+    _waited.clear()
+    return True
+
+
+def warm_up() -> None:
+    """Load every allowed lexer, here and now (a script's or a test's: the window loads them
+    with `pending` and `load` on a worker thread)."""
+    while (name := pending()) is not None:
+        load(name)
 
 
 def highlight(code: str, language: str, *, dark: bool) -> str:
-    """`code` escaped, in coloured spans when `language` has an allowed lexer and the
-    block is coloured within its budget (for a `<pre>`)."""
-    lexer = _lexer(language) if language and len(code) <= MAX_HIGHLIGHT_CHARS else None
-    if lexer is None:
+    """`code` escaped, in coloured spans when `language` has an allowed lexer, loaded,
+    and the block is coloured within its budget (for a `<pre>`)."""
+    global misses
+    name = _allowed(language) if language and len(code) <= MAX_HIGHLIGHT_CHARS else None
+    if name is None:
+        return html.escape(code, quote=False)
+    lexer = _ready.get(name)
+    if lexer is None:  # not loaded yet: plain this time, coloured once it is (`load`)
+        _waited.add(name)
+        misses += 1
         return html.escape(code, quote=False)
     digest = hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    name = type(lexer).__name__
     if (digest, name) in _over_budget:
         return html.escape(code, quote=False)
     done = _coloured.get((digest, name, dark))

@@ -392,11 +392,20 @@ class WindowController(QObject):
         conversation is opened or the first message sent, with the engine attached (so the
         renderer, and Pygments with it, is loaded already: `app.desktop.load_engine_class`).
         Not at start: a window used only to browse never needs them, and they are the
-        largest part of what the renderer holds (decision 0223)."""
+        largest part of what the renderer holds. Until a block's lexer is in, the block
+        shows uncoloured (decision 0223)."""
         if self._lexers is None:
-            from ui.text.code_highlight import warm_up
+            self._lexers = self.spawn(self._load_lexers(), "load the code lexers")
 
-            self._lexers = self.spawn(asyncio.to_thread(warm_up), "load the code lexers")
+    async def _load_lexers(self) -> None:
+        """Each lexer on a worker thread, those a shown block waits for first; once all
+        those are in, the transcript renders its waiting rows again in colour."""
+        from ui.text import code_highlight
+
+        while (name := code_highlight.pending()) is not None:
+            await asyncio.to_thread(code_highlight.load, name)
+            if code_highlight.recolour_due():
+                self.pane.transcript.recolour()
 
     async def _not_connected(self) -> None:
         self._require_engine()
