@@ -116,3 +116,27 @@ def test_a_block_waits_uncoloured_for_its_lexer_loaded_off_the_ui_thread() -> No
     assert after["document_colours"] > before["document_colours"]
     assert after["measured_now"]
     assert not after["uncoloured"]
+
+
+NESTED = r"""
+import sys
+
+from ui.text import code_highlight
+
+code_highlight.load("MarkdownLexer")
+before = set(sys.modules)
+code_highlight.highlight("# notes\n\n```brainfuck\n+[>+<-]\n```\n", "markdown", dark=False)
+print(sorted(n for n in set(sys.modules) - before if n.startswith("pygments.lexers.")))
+"""
+
+
+def test_a_fence_inside_a_markdown_block_loads_no_lexer() -> None:
+    """Pygments' Markdown lexer would look up a nested fence's lexer by name, any lexer at
+    all, and import it on the UI thread: the allowlist's Markdown colours its own syntax and
+    leaves a nested fence's code as one string."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-c", NESTED], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().replace("'", '"')) == []

@@ -193,7 +193,9 @@ def load(name: str) -> None:
     """Import and compile the allowed lexer `name` and the styles' colours for its first
     tokens: to be run off the UI thread."""
     cls = getattr(importlib.import_module(LEXERS[name][0]), name)
-    lexer: Lexer = cls(stripnl=False, ensurenl=False)  # a RegexLexer compiles its table here
+    # A RegexLexer compiles its table here. Markdown's would look up a nested fence's lexer by
+    # name, any lexer at all, and import it while colouring: its fences stay one string.
+    lexer: Lexer = cls(stripnl=False, ensurenl=False, handlecodeblocks=False)
     for dark in (False, True):
         _colour("x", lexer, dark)
     _ready[name] = lexer
