@@ -20,7 +20,7 @@ import threading
 from PySide6.QtGui import QTextFormat
 from PySide6.QtWidgets import QApplication
 
-app = QApplication([])
+qt_app = QApplication([])
 
 from ui.pane.transcript_model import Kind, TranscriptItem, TranscriptModel
 from ui.pane.transcript_view import TranscriptView
@@ -65,7 +65,7 @@ view.show()
 code = "```python\ndef f(x):\n    return x + 1\n```\n"
 item = TranscriptItem(Kind.ASSISTANT, "Run this:\n\n" + code)
 model.reset([item])
-app.processEvents()
+qt_app.processEvents()
 view.repaint()
 before = shown(view, item)
 before["lexer_modules"] = lexer_modules()
@@ -81,7 +81,7 @@ while (name := code_highlight.pending()) is not None:
     if code_highlight.recolour_due():
         recoloured += 1
         view.recolour()
-app.processEvents()
+qt_app.processEvents()
 view.repaint()
 after = shown(view, item)
 after["recoloured"] = recoloured
