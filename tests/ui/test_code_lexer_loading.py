@@ -89,15 +89,16 @@ print(json.dumps(after))
 """
 
 
-def test_a_block_waits_uncoloured_for_its_lexer_loaded_off_the_ui_thread() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+def _fresh(code: str) -> subprocess.CompletedProcess[str]:
+    """`code` run by a fresh, offscreen interpreter: the only way to see what it imports."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
+
+
+def test_a_block_waits_uncoloured_for_its_lexer_loaded_off_the_ui_thread() -> None:
+    result = _fresh(CHILD)
     lines = result.stdout.strip().splitlines()
     assert lines, result.stderr[-2000:]
     before = json.loads(lines[0])
@@ -134,9 +135,6 @@ def test_a_fence_inside_a_markdown_block_loads_no_lexer() -> None:
     """Pygments' Markdown lexer would look up a nested fence's lexer by name, any lexer at
     all, and import it on the UI thread: the allowlist's Markdown colours its own syntax and
     leaves a nested fence's code as one string."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    done = subprocess.run(
-        [sys.executable, "-c", NESTED], capture_output=True, text=True, env=env, timeout=120
-    )
+    done = _fresh(NESTED)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().replace("'", '"')) == []
