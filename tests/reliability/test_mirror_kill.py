@@ -24,7 +24,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,7 +59,7 @@ def server(tmp_path: Path) -> Iterator[tuple[ServerProcess, list[str]]]:
 
 
 def _sync(url: str, profile: Path) -> subprocess.Popen[str]:
-    token_file = Path(tempfile.mkdtemp(prefix="converge-kill-")) / "token"
+    token_file = profile.with_name(profile.name + ".token")  # beside it, removed with it
     fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(TOKEN + "\n")
