@@ -49,10 +49,7 @@ READ_CHUNK = 2000
 #: A row's columns are `SessionView`'s fields, in their order: `SessionView(*row)` is safe.
 ROW_SELECT = f"SELECT {', '.join(f.name for f in fields(SessionView))} FROM sessions"
 # Candidates from the title index (`sync.mirror.title_index`), confirmed by the filter itself.
-_FILTER = (
-    f" WHERE id IN ({title_index.CANDIDATES})"
-    " AND (fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
-)
+_FILTER = " WHERE id IN ({}) AND (fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
 # The order of `Mirror.rows`, served by the index `ix_sessions_order`; LIMIT -1 is no limit.
 _ORDER = " ORDER BY updated_at DESC, id DESC LIMIT ?"
 
@@ -142,12 +139,15 @@ def query_rows(
     chunks (the first paint: the UI thread paints the first rows meanwhile)."""
     most = -1 if limit is None else limit
     pattern = like_pattern(filter_text)
-    query = title_index.filter_query(filter_text)
-    if pattern is None or query is None:
+    candidates = title_index.filter_candidates(filter_text)
+    if pattern is None or candidates is None:
         cursor = conn.execute(ROW_SELECT + _ORDER, (most,))
     else:
         by_id = pattern if len(filter_text.strip()) >= ID_MATCH_CHARS else None
-        cursor = conn.execute(ROW_SELECT + _FILTER + _ORDER, (query, fold(pattern), by_id, most))
+        sql, params = candidates
+        cursor = conn.execute(
+            ROW_SELECT + _FILTER.format(sql) + _ORDER, (*params, fold(pattern), by_id, most)
+        )
     out: list[SessionView] = []
     while part := cursor.fetchmany(READ_CHUNK):
         out.extend(SessionView(*row) for row in part)

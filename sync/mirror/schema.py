@@ -39,6 +39,11 @@ DISK_FULL_BELOW = 1024 * 1024
 #: added from what the file already holds.
 type Step = str | Callable[[Connection], None]
 
+#: The index of titles (`sync.mirror.title_index`), as steps 6 and 7 create it.
+_TITLE_INDEX = """CREATE VIRTUAL TABLE search_titles USING fts5(
+    text, content='', tokenize='unicode61', detail=none, columnsize=0
+)"""
+
 MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE sessions (
@@ -143,8 +148,18 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             id INTEGER NOT NULL PRIMARY KEY,
             session_id TEXT NOT NULL UNIQUE
         )""",
-        """CREATE VIRTUAL TABLE search_titles USING fts5(
-            text, content='', tokenize='unicode61', detail=none, columnsize=0
+        _TITLE_INDEX,
+        # Filled by the next step, which builds this index again.
+    ),
+    (
+        # Ids in an index of their own (decision 0232): SQLite's trigram tokenizer spells
+        # an id's entry, and a title's entry no longer holds its id's grams, so the title
+        # index is built again. Filled at once from the rows already mirrored.
+        "DROP TABLE search_titles",
+        "DELETE FROM title_rows",
+        _TITLE_INDEX,
+        """CREATE VIRTUAL TABLE search_ids USING fts5(
+            text, content='', tokenize='trigram case_sensitive 1', detail=none, columnsize=0
         )""",
         title_index.fill,
     ),

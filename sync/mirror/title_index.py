@@ -1,22 +1,26 @@
-"""The index of titles and ids: what finds a conversation by its title without reading
-every title (CONTRACT §11, decision 0124).
+"""The index of titles and ids: what finds a conversation by its title or id without reading
+every one (CONTRACT §11, decisions 0124 and 0232).
 
 Both readers of titles ask it for candidates and confirm each with their own predicate:
 search (`sync.mirror.search`: accent-folded words) and the sidebar's title filter
-(`sync.mirror.title_filter`: a case-folded substring of the title or the id). So one entry
-holds, of a conversation, the one-, two- and three-character grams of every form those
-predicates compare: its title folded both ways, and the trigrams of its id in ASCII lower
-case (the filter matches an id from `ID_MATCH_CHARS` characters on). A gram is a
-token of hexadecimal code points, so any script and any punctuation tokenize alike
-(`unicode61` sees letters and digits only), and a query of one or two characters, which a
-trigram index cannot answer, is one token. Grams that span white space are left out: no
-query word holds any. Entries are contentless (`detail=none`), mapped to their conversation
-by `title_rows`; the caller's predicate confirms every candidate, so a gram index that
-cannot tell where its grams sit still gives exact results.
+(`sync.mirror.title_filter`: a case-folded substring of the title or the id). Two indexes,
+their entries mapped to their conversation by `title_rows` under the same entry id:
 
-A removal hands the index the entry's grams back (`'delete'`), computed from the title and
-id as they were, and on SQLite with `secure-delete` nothing of them is left in its
-segments (as for `sync.mirror.transcripts`).
+- `search_titles` holds, of a title, the one-, two- and three-character grams of every
+  form those predicates compare: the title folded both ways. A gram is a token of
+  hexadecimal code points, so any script and any punctuation tokenize alike (`unicode61`
+  sees letters and digits only), and a query of one or two characters, which a trigram
+  index cannot answer, is one token. Grams that span white space are left out: no query
+  word holds any.
+- `search_ids` holds an id in ASCII lower case, SQLite's `lower()`, spelled into trigrams
+  by SQLite's own trigram tokenizer: the filter matches an id from `ID_MATCH_CHARS`
+  characters on, so trigrams answer it, and no Python runs per id on a first sync.
+
+Entries are contentless (`detail=none`); the caller's predicate confirms every candidate,
+so an index that cannot tell where its grams sit still gives exact results. A removal hands
+each index the entry's tokens back (`'delete'`), computed from the title and id as they
+were, and on SQLite with `secure-delete` nothing of them is left in its segments (as for
+`sync.mirror.transcripts`).
 """
 
 from __future__ import annotations
@@ -27,15 +31,24 @@ from collections.abc import Iterable, Sequence
 
 from sync.mirror import sqlite_driver
 from sync.mirror.search_text import fold as search_fold
+from sync.mirror.search_text import fts_query
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.title_filter import ASCII_LOWER, ID_MATCH_CHARS
 from sync.mirror.title_filter import fold as filter_fold
 
 #: The longest grams: a longer word is asked for as all of its trigrams.
 GRAM = 3
-#: Characters of a title indexed at most: the contract's titles are far shorter, and a
+#: Characters of a title or an id indexed at most: the contract's are far shorter, and a
 #: hostile server's are not worth more index than this.
 INDEXED_TITLE_CHARS = 512
+
+
+def _id_entry(value: str) -> str:
+    """An id's `search_ids` entry, in SQL, of `value` (its column, or a parameter):
+    `lower()` lowers ASCII letters alone, as `ASCII_LOWER` does."""
+    return f"lower(substr({value}, 1, {INDEXED_TITLE_CHARS}))"
+
+
 #: Grams of one query piece asked for at most (evenly spread; the match is confirmed).
 QUERY_GRAMS = 16
 #: Words whose grams are remembered, and the longest remembered: the cache stays a few
@@ -68,26 +81,21 @@ def _piece_grams(piece: str) -> tuple[str, ...]:
     )
 
 
-def entry_text(session_id: str, title: str | None) -> str:
-    """The index entry of a conversation: its grams' tokens, each once (the grams of each
-    white-space separated piece of its title folded both ways, then the trigrams of each
-    piece of its id). A function of the id and title alone, so a removal gives back
-    exactly what was indexed."""
+def entry_text(title: str | None) -> str:
+    """The `search_titles` entry of a title: its grams' tokens, each once (the grams of each
+    white-space separated piece of the title folded both ways). A function of the title
+    alone, so a removal gives back exactly what was indexed."""
+    if not title:
+        return ""
     grams: list[str] = []
-    if title:
-        head = title[:INDEXED_TITLE_CHARS]
-        folded, other = search_fold(head), str(filter_fold(head))
-        for form in (folded,) if folded == other else (folded, other):
-            for piece in form.split():
-                if len(piece) <= CACHED_PIECE_CHARS:
-                    grams += _word_grams(piece)
-                else:
-                    grams += _piece_grams(piece)
-    head = session_id[:INDEXED_TITLE_CHARS]
-    # ASCII_LOWER on an ASCII id is `lower()`, at C speed.
-    for piece in (head.lower() if head.isascii() else head.translate(ASCII_LOWER)).split():
-        digits = _hex(piece)  # an id's trigrams: ids do not recur, nothing is cached
-        grams += [digits[i : i + 24] for i in range(0, len(digits) - 16, 8)]
+    head = title[:INDEXED_TITLE_CHARS]
+    folded, other = search_fold(head), str(filter_fold(head))
+    for form in (folded,) if folded == other else (folded, other):
+        for piece in form.split():
+            if len(piece) <= CACHED_PIECE_CHARS:
+                grams += _word_grams(piece)
+            else:
+                grams += _piece_grams(piece)
     return " ".join(dict.fromkeys(grams))
 
 
@@ -112,13 +120,20 @@ def match_query(*needles: str) -> str | None:
     return " OR ".join(alternatives) if alternatives else None
 
 
-def filter_query(filter_text: str) -> str | None:
-    """The index query of the sidebar's title filter (`sync.mirror.title_filter`): its
-    title part, and its id part when the filter can match an id (`ID_MATCH_CHARS`)."""
+def filter_candidates(filter_text: str) -> tuple[str, tuple[str, ...]] | None:
+    """The conversations the sidebar's title filter (`sync.mirror.title_filter`) may match,
+    as a `SELECT` of their ids and its parameters: its title part, and its id part when the
+    filter can match an id (`ID_MATCH_CHARS`); None when the filter is blank."""
     needle = filter_text.strip()
+    titles = match_query(str(filter_fold(needle)))
+    if titles is None:
+        return None
     if len(needle) < ID_MATCH_CHARS or len(needle.split()) != 1:
-        return match_query(str(filter_fold(needle)))
-    return match_query(str(filter_fold(needle)), needle.translate(ASCII_LOWER))
+        return CANDIDATES, (titles,)
+    return CANDIDATES + " UNION ALL " + _ID_CANDIDATES, (
+        titles,
+        fts_query(needle.translate(ASCII_LOWER)),
+    )
 
 
 def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
@@ -138,7 +153,13 @@ def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
     entries.sort()
     conn.executemany(
         "INSERT INTO search_titles (rowid, text) VALUES (?, ?)",
-        ((entry, entry_text(session_id, titles[session_id])) for entry, session_id in entries),
+        ((entry, entry_text(titles[session_id])) for entry, session_id in entries),
+    )
+    # One insert took ids above every other (INTEGER PRIMARY KEY), so they are a range.
+    conn.execute(
+        f"INSERT INTO search_ids (rowid, text) SELECT id, {_id_entry('session_id')}"
+        " FROM title_rows WHERE id BETWEEN ? AND ? ORDER BY id",
+        (entries[0][0], entries[-1][0]),
     )
 
 
@@ -147,7 +168,8 @@ def remove(conn: Connection, rows: Sequence[tuple[str, str | None]]) -> None:
     if not rows:
         return
     if sqlite_driver.SECURE_DELETE:
-        conn.execute("INSERT INTO search_titles (search_titles, rank) VALUES ('secure-delete', 1)")
+        for index in _INDEXES:
+            conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('secure-delete', 1)")
     for session_id, title in rows:
         found = conn.execute(
             "DELETE FROM title_rows WHERE session_id = ? RETURNING id", (session_id,)
@@ -155,30 +177,47 @@ def remove(conn: Connection, rows: Sequence[tuple[str, str | None]]) -> None:
         if found is not None:
             conn.execute(
                 "INSERT INTO search_titles (search_titles, rowid, text) VALUES ('delete', ?, ?)",
-                (found[0], entry_text(session_id, title)),
+                (found[0], entry_text(title)),
+            )
+            conn.execute(
+                "INSERT INTO search_ids (search_ids, rowid, text)"
+                f" VALUES ('delete', ?, {_id_entry('?')})",
+                (found[0], session_id),
             )
     if not sqlite_driver.SECURE_DELETE:
         # No secure-delete: the entries' grams stay in older segments until a merge.
-        conn.execute("INSERT INTO search_titles (search_titles) VALUES ('optimize')")
+        for index in _INDEXES:
+            conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
 
 
 def fill(conn: Connection) -> None:
-    """Index every conversation the mirror holds (the schema step that added the index)."""
+    """Index every conversation the mirror holds (the schema step that built the indexes)."""
     conn.execute("INSERT INTO title_rows (session_id) SELECT id FROM sessions")
     conn.executemany(
         "INSERT INTO search_titles (rowid, text) VALUES (?, ?)",
         (
-            (entry, entry_text(session_id, title))
-            for entry, session_id, title in conn.execute(
-                "SELECT t.id, s.id, s.title FROM title_rows t JOIN sessions s"
+            (entry, entry_text(title))
+            for entry, title in conn.execute(
+                "SELECT t.id, s.title FROM title_rows t JOIN sessions s"
                 " ON s.id = t.session_id ORDER BY t.id"
             ).fetchall()
         ),
     )
+    conn.execute(
+        f"INSERT INTO search_ids (rowid, text) SELECT id, {_id_entry('session_id')}"
+        " FROM title_rows ORDER BY id"
+    )
 
 
-#: The ids of the conversations whose entry matches an index query.
+_INDEXES = ("search_titles", "search_ids")
+
+#: The ids of the conversations whose title entry matches an index query.
 CANDIDATES = (
     "SELECT t.session_id FROM title_rows t WHERE t.id IN"
     " (SELECT rowid FROM search_titles WHERE search_titles MATCH ?)"
+)
+#: The same for an id's entry (`fts_query`: its trigrams).
+_ID_CANDIDATES = (
+    "SELECT t.session_id FROM title_rows t WHERE t.id IN"
+    " (SELECT rowid FROM search_ids WHERE search_ids MATCH ?)"
 )

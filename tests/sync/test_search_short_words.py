@@ -127,7 +127,7 @@ def test_a_mirror_from_before_the_short_index_finds_short_words_after_its_upgrad
     mirror.store_events("ses_a", [message("ses_a", 1, "東京の会議")], fetched_at=None)
     mirror.close()
     conn = sqlite3.connect(path, isolation_level=None)  # as the previous version left it
-    for table in ("search_titles", "title_rows", "search_short"):  # the steps from 4 on
+    for table in ("search_ids", "search_titles", "title_rows", "search_short"):  # steps 4 on
         conn.execute(f"DROP TABLE {table}")
     conn.execute("PRAGMA user_version=4")
     conn.close()
