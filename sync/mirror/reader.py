@@ -38,7 +38,7 @@ from pathlib import Path
 from sync.mirror import sqlite_driver, title_index
 from sync.mirror.schema import SCHEMA_VERSION, add_functions, open_read_only
 from sync.mirror.sqlite_driver import Connection
-from sync.mirror.title_filter import ID_MATCH_CHARS, fold, like_pattern, matches_filter
+from sync.mirror.title_filter import ASCII_LOWER, ID_MATCH_CHARS, fold, matches_filter
 from sync.wire.models import SessionView
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,8 @@ READ_CHUNK = 2000
 #: A row's columns are `SessionView`'s fields, in their order: `SessionView(*row)` is safe.
 ROW_SELECT = f"SELECT {', '.join(f.name for f in fields(SessionView))} FROM sessions"
 # Candidates from the title index (`sync.mirror.title_index`), confirmed by the filter itself.
-_FILTER = " WHERE id IN ({}) AND (fold(title) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
+# `instr`, not `LIKE`: a pattern's text ends at a NUL character, a needle's does not.
+_FILTER = " WHERE id IN ({}) AND (instr(fold(title), ?) > 0 OR instr(lower(id), ?) > 0)"
 # The order of `Mirror.rows`, served by the index `ix_sessions_order`; LIMIT -1 is no limit.
 _ORDER = " ORDER BY updated_at DESC, id DESC LIMIT ?"
 
@@ -138,15 +139,16 @@ def query_rows(
     `fold` (`Mirror`'s connections register it). `hand_over`: give up the GIL between
     chunks (the first paint: the UI thread paints the first rows meanwhile)."""
     most = -1 if limit is None else limit
-    pattern = like_pattern(filter_text)
-    candidates = title_index.filter_candidates(filter_text)
-    if pattern is None or candidates is None:
+    needle = filter_text.strip()
+    candidates = title_index.filter_candidates(needle)
+    if candidates is None:
         cursor = conn.execute(ROW_SELECT + _ORDER, (most,))
     else:
-        by_id = pattern if len(filter_text.strip()) >= ID_MATCH_CHARS else None
+        # SQLite's `lower()` lowers ASCII letters alone, as `ASCII_LOWER` does.
+        by_id = needle.translate(ASCII_LOWER) if len(needle) >= ID_MATCH_CHARS else None
         sql, params = candidates
         cursor = conn.execute(
-            ROW_SELECT + _FILTER.format(sql) + _ORDER, (*params, fold(pattern), by_id, most)
+            ROW_SELECT + _FILTER.format(sql) + _ORDER, (*params, fold(needle), by_id, most)
         )
     out: list[SessionView] = []
     while part := cursor.fetchmany(READ_CHUNK):

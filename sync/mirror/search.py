@@ -117,6 +117,10 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     index, query = (
         ("search_short", short_query(word)) if is_short_word(word) else ("search", fts_query(word))
     )
+    if query is None:  # no trigram the index can be asked for: any text may hold it
+        return f"({title} OR EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id))", (
+            word,
+        )
     events = (
         "EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id AND +r.id IN"
         f" (SELECT rowid FROM {index} WHERE {index} MATCH ?))"
@@ -315,8 +319,8 @@ def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -
     ]
     if is_short_word(word):
         sources.append(("search_rows", "search_short", short_query(word)))
-    elif len(word) >= TRIGRAM:
-        sources.append(("search_rows", "search", fts_query(word)))
+    elif len(word) >= TRIGRAM and (text_query := fts_query(word)) is not None:
+        sources.append(("search_rows", "search", text_query))
     elif not titles_only:
         return None
     found: set[str] = set()

@@ -263,12 +263,22 @@ def short_query(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def fts_query(word: str) -> str:
-    """A folded word (three characters or more) as an FTS5 query: all of its trigrams.
+def fts_query(word: str) -> str | None:
+    """A folded word (three characters or more) as an FTS5 query: all of its trigrams; None
+    when it has none an FTS5 query can spell (each holds NUL, which ends a query's text).
 
     With `detail=none` the index knows which rows hold a trigram, not where, so it cannot
-    answer a phrase; the trigrams ANDed give the candidates, which the caller confirms."""
-    grams = list(dict.fromkeys(word[i : i + TRIGRAM] for i in range(len(word) - TRIGRAM + 1)))
+    answer a phrase; the trigrams ANDed give the candidates, which the caller confirms, so
+    leaving some out only adds candidates."""
+    grams = list(
+        dict.fromkeys(
+            gram
+            for i in range(len(word) - TRIGRAM + 1)
+            if "\x00" not in (gram := word[i : i + TRIGRAM])
+        )
+    )
+    if not grams:
+        return None
     if len(grams) > QUERY_TRIGRAMS:  # evenly spread, first and last kept
         step = (len(grams) - 1) / (QUERY_TRIGRAMS - 1)
         grams = [grams[round(i * step)] for i in range(QUERY_TRIGRAMS)]

@@ -1,10 +1,9 @@
 """The sidebar's title filter, one definition for SQL and for Python.
 
-`Mirror.rows(filter_text)` and `sync.mirror.reader` filter in SQL with
-`fold(title) LIKE fold(pattern) ESCAPE '\\' OR id LIKE pattern ESCAPE '\\'` (`like_pattern`
-builds the pattern, `fold` is registered on every mirror connection; the id's part only from
-`ID_MATCH_CHARS` characters on); `matches_filter` is the same predicate in Python, for a
-listener applying deltas.
+`Mirror.rows(filter_text)` and `sync.mirror.reader` filter in SQL: the filter's text,
+stripped, is a substring of the folded title (`fold`, registered on every mirror
+connection) or, from `ID_MATCH_CHARS` characters on, of the id with ASCII letters lowered;
+`matches_filter` is the same predicate in Python, for a listener applying deltas.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import unicodedata
 #: a good part of it), and "s" or "_1" would otherwise match every row.
 ID_MATCH_CHARS = 3
 
-#: ASCII letters to lower case and nothing else (SQL's LIKE folds ids this far only).
+#: ASCII letters to lower case and nothing else (SQL's `lower()` folds ids this far only).
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -26,20 +25,11 @@ def fold(text: object) -> object:
     return unicodedata.normalize("NFC", text).casefold()
 
 
-def like_pattern(filter_text: str) -> str | None:
-    """The LIKE pattern (escape character `\\`) of a filter text; None when it filters
-    nothing (empty or blank)."""
-    needle = filter_text.strip()
-    if not needle:
-        return None
-    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 def matches_filter(session_id: str, title: str | None, filter_text: str) -> bool:
     """The title filter of `Mirror.rows` in Python, for a listener applying deltas.
 
-    The SQL is `fold(title) LIKE fold(%needle%) OR id LIKE %needle%`; SQLite's LIKE ignores
-    ASCII case only, and `fold` has already case-folded the title side.
+    The SQL is `instr(fold(title), fold(needle)) > 0 OR instr(lower(id), needle) > 0`
+    (`sync.mirror.reader`); SQLite's `lower()` lowers ASCII letters only.
     """
     needle = filter_text.strip()
     if not needle:

@@ -130,10 +130,10 @@ def filter_candidates(filter_text: str) -> tuple[str, tuple[str, ...]] | None:
         return None
     if len(needle) < ID_MATCH_CHARS or len(needle.split()) != 1:
         return CANDIDATES, (titles,)
-    return CANDIDATES + " UNION ALL " + _ID_CANDIDATES, (
-        titles,
-        fts_query(needle.translate(ASCII_LOWER)),
-    )
+    ids = fts_query(needle.translate(ASCII_LOWER))
+    if ids is None:  # no trigram an index query can spell: every id may hold it
+        return CANDIDATES + " UNION ALL SELECT id FROM sessions", (titles,)
+    return CANDIDATES + " UNION ALL " + _ID_CANDIDATES, (titles, ids)
 
 
 def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
