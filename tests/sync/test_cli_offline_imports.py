@@ -1,0 +1,93 @@
+"""The offline commands (`converge ls`, `show`, `search`) load only what reading the mirror
+needs: not the HTTP client, the engine, its event loop or the commands that talk to the
+server. Run as a user runs them, in a fresh interpreter over a real mirror file."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sync.mirror.store import Mirror
+from sync.profile.profile import Profile
+from sync.wire.models import Event, SessionView
+from tests.sync.test_cli_live import REPO
+
+#: What no offline command may load.
+NETWORK_MODULES = (
+    "asyncio",
+    "httpx",
+    "ssl",
+    "sync.api.client",
+    "sync.engine",
+    "sync.files.export",
+    "sync.reconcile.reconciler",
+    "sync.repair",
+)
+
+
+def one_conversation(root: Path) -> Path:
+    """A profile at `root` whose mirror holds one conversation with one message; the
+    mirror's path."""
+    path = Profile.load(root, server="http://127.0.0.1:9", token="dev-alice", environ={})
+    path.mirror_path.parent.mkdir(parents=True, exist_ok=True)
+    mirror = Mirror.open(path.mirror_path)
+    try:
+        mirror.apply([SessionView("ses_1", "Budget", "t", "t", None, None)])
+        data = {"role": "user", "content": [{"type": "text", "text": "the budget meeting"}]}
+        event = Event("ses_1", "run_1", 1, "message.user", "t", data)
+        assert mirror.store_events("ses_1", [event], fetched_at=None)
+    finally:
+        mirror.close()
+    return path.mirror_path
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("profile")
+    one_conversation(root)
+    return root
+
+
+def loaded_by(args: list[str]) -> tuple[str, list[str]]:
+    """The command's output and which of `NETWORK_MODULES` it loaded, as the console script
+    runs it (`app.main.main`) in a fresh interpreter."""
+    code = (
+        "import sys\n"
+        "from app.main import main\n"
+        f"code = main({args!r})\n"
+        f"print(sorted(m for m in {NETWORK_MODULES!r} if sys.modules.get(m) is not None))\n"
+        "sys.exit(code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVERGE_")}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    output, _, loaded = result.stdout.rstrip("\n").rpartition("\n")
+    return output, list(ast.literal_eval(loaded))
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["ls"], "ses_1"),
+        (["show", "ses_1"], "the budget meeting"),
+        (["search", "budget", "meeting"], "the budget meeting"),
+    ],
+)
+def test_an_offline_command_loads_no_network_module(
+    profile: Path, args: list[str], expected: str
+) -> None:
+    output, loaded = loaded_by([*args, "--profile", str(profile)])
+    assert expected in output
+    assert loaded == []
