@@ -32,7 +32,12 @@ def like_pattern(filter_text: str) -> str | None:
     needle = filter_text.strip()
     if not needle:
         return None
-    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return f"%{like_escaped(needle)}%"
+
+
+def like_escaped(text: str) -> str:
+    """`text` matched as it is inside a LIKE pattern of escape character `\\`."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def matches_filter(session_id: str, title: str | None, filter_text: str) -> bool:
