@@ -16,16 +16,6 @@ from sync.cli.ls import open_mirror
 from sync.cli.terminal import for_terminal, json_for_terminal
 from sync.errors import MirrorError
 from sync.profile.profile import Profile
-from sync.wire.payloads import (
-    ApprovalRequested,
-    ApprovalResolved,
-    ArtifactCreated,
-    AssistantMessage,
-    RunFailed,
-    ToolInvocation,
-    UserMessage,
-    payload_of,
-)
 
 
 def _line(kind: str, text: str) -> str:
@@ -52,6 +42,8 @@ def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
         document = {"session": row.to_view_json(), "events": [asdict(e) for e in held.events]}
         out.write(json_for_terminal(document) + "\n")
         return
+    from sync.wire.payloads import payload_of  # `show` alone parses events
+
     title = for_terminal(row.title) if row.title is not None else "(untitled)"
     out.write(f"{title}\n{for_terminal(row.id)}  {for_terminal(row.updated_at)}\n\n")
     if held.state is None or held.state.evicted or (not held.events and not held.state.current):
@@ -61,6 +53,16 @@ def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
 
 
 def _render(kind: str, payload: object) -> str:
+    from sync.wire.payloads import (
+        ApprovalRequested,
+        ApprovalResolved,
+        ArtifactCreated,
+        AssistantMessage,
+        RunFailed,
+        ToolInvocation,
+        UserMessage,
+    )
+
     if isinstance(payload, UserMessage):
         return _line("You", payload.message.text)
     if isinstance(payload, AssistantMessage):

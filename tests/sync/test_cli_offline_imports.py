@@ -53,14 +53,14 @@ def profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def loaded_by(args: list[str]) -> tuple[str, list[str]]:
-    """The command's output and which of `NETWORK_MODULES` it loaded, as the console script
-    runs it (`app.main.main`) in a fresh interpreter."""
+def loaded_by(args: list[str], modules: tuple[str, ...] = NETWORK_MODULES) -> tuple[str, list[str]]:
+    """The command's output and which of `modules` it loaded, as the console script runs it
+    (`app.main.main`) in a fresh interpreter."""
     code = (
         "import sys\n"
         "from app.main import main\n"
         f"code = main({args!r})\n"
-        f"print(sorted(m for m in {NETWORK_MODULES!r} if sys.modules.get(m) is not None))\n"
+        f"print(sorted(m for m in {modules!r} if sys.modules.get(m) is not None))\n"
         "sys.exit(code)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVERGE_")}
@@ -90,4 +90,13 @@ def test_an_offline_command_loads_no_network_module(
 ) -> None:
     output, loaded = loaded_by([*args, "--profile", str(profile)])
     assert expected in output
+    assert loaded == []
+
+
+def test_a_search_of_plain_messages_parses_no_event(profile: Path) -> None:
+    """Their text is cut out of the stored JSON: the payload classes stay unloaded."""
+    output, loaded = loaded_by(
+        ["search", "meeting", "--profile", str(profile)], ("sync.wire.payloads",)
+    )
+    assert "the budget meeting" in output
     assert loaded == []
