@@ -15,6 +15,7 @@ from typing import TextIO
 from sync.cli.ls import open_mirror
 from sync.cli.terminal import for_terminal, json_for_terminal
 from sync.errors import MirrorError
+from sync.mirror.search import SearchHit
 from sync.profile.profile import Profile
 
 
@@ -101,8 +102,14 @@ def search(
         return cut
     if not hits:
         out.write("(no matches in the mirror)\n")
-    for hit in hits:
-        title = for_terminal(hit.title) if hit.title is not None else "(untitled)"
-        out.write(f"{for_terminal(hit.id)}  {for_terminal(hit.updated_at)}  {title}\n")
-        out.write(f"    {for_terminal(hit.snippet.text)}\n")
+    # One write: thousands of hits would be as many writes to an unbuffered stdout.
+    out.write("".join(map(_hit_lines, hits)))
     return cut
+
+
+def _hit_lines(hit: SearchHit) -> str:
+    title = for_terminal(hit.title) if hit.title is not None else "(untitled)"
+    return (
+        f"{for_terminal(hit.id)}  {for_terminal(hit.updated_at)}  {title}\n"
+        f"    {for_terminal(hit.snippet.text)}\n"
+    )

@@ -15,7 +15,7 @@ from sync.cli import main as cli
 from sync.errors import MirrorDamaged
 from sync.mirror.store import Mirror
 from tests.sync.mirror_damage import btree_page
-from tests.sync.test_cli_offline_imports import one_conversation
+from tests.sync.test_cli_offline_cost import one_conversation
 
 
 def search(capsys: pytest.CaptureFixture[str], profile: Path) -> tuple[int, str, str]:

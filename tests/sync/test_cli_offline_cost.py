@@ -1,10 +1,12 @@
-"""The offline commands (`converge ls`, `show`, `search`) load only what reading the mirror
-needs: not the HTTP client, the engine, its event loop or the commands that talk to the
-server. Run as a user runs them, in a fresh interpreter over a real mirror file."""
+"""What the offline commands (`converge ls`, `show`, `search`) cost beyond reading the
+mirror: they load none of the HTTP client, the engine, its event loop or the commands that
+talk to the server (run as a user runs them, in a fresh interpreter over a real mirror
+file), and `search` writes its hits at once, not a write per line."""
 
 from __future__ import annotations
 
 import ast
+import io
 import os
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sync.cli import content
 from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 from sync.wire.models import Event, SessionView
@@ -100,3 +103,27 @@ def test_a_search_of_plain_messages_parses_no_event(profile: Path) -> None:
     )
     assert "the budget meeting" in output
     assert loaded == []
+
+
+class CountingStream(io.StringIO):
+    writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_search_writes_its_hits_at_once(tmp_path: Path) -> None:
+    """An unbuffered stdout (`PYTHONUNBUFFERED`, a pipe to a pager) makes each write a
+    system call: 10,000 hits would be 20,000 of them."""
+    mirror = Mirror.open(one_conversation(tmp_path))
+    try:
+        mirror.apply(
+            [SessionView(f"ses_{n}", "Budget", "t", f"t{n}", None, None) for n in range(2, 10)]
+        )
+    finally:
+        mirror.close()
+    profile = Profile.load(tmp_path, environ={})
+    out = CountingStream()
+    assert not content.search(profile, ["budget"], json=False, out=out)
+    assert out.getvalue().count("\n") == 18 and out.writes == 1
