@@ -165,12 +165,8 @@ if TYPE_CHECKING:
         TriggerReason,
     )
     from sync.files.export import export_conversation
-    from sync.files.private_files import (
-        PrivateRotatingFileHandler,
-        copy_private,
-        private_dir,
-        write_private,
-    )
+    from sync.files.private_files import copy_private, private_dir, write_private
+    from sync.files.private_log import PrivateRotatingFileHandler
     from sync.files.safe_names import safe_file_name
     from sync.mirror.reader import MirrorChanges, read_mirror_changes, read_mirror_rows
     from sync.mirror.search import SearchHit
@@ -233,7 +229,8 @@ _HOMES = {
         "TriggerReason"
     ),
     "sync.files.export": "export_conversation",
-    "sync.files.private_files": "PrivateRotatingFileHandler copy_private private_dir write_private",
+    "sync.files.private_files": "copy_private private_dir write_private",
+    "sync.files.private_log": "PrivateRotatingFileHandler",
     "sync.files.safe_names": "safe_file_name",
     "sync.mirror.reader": "MirrorChanges read_mirror_changes read_mirror_rows",
     "sync.mirror.search": "SearchHit",
