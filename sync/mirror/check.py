@@ -58,12 +58,12 @@ def find_damage(path: Path) -> str | None:
 
 def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | None]:
     """`find_damage`'s answer, and the schema version the same connection read (None when
-    it read none: a missing, locked or unreadable file). `reading`: for a read-only open,
-    a file over `WHOLE_CHECK_BYTES` has its rows table checked, not every page."""
+    it read none: a missing, locked or unreadable file). `reading`: a current file over
+    `WHOLE_CHECK_BYTES` has its schema and rows table checked, not every page."""
     try:
         if not path.is_file():
             return None, None
-        scope = "sessions" if reading and path.stat().st_size > WHOLE_CHECK_BYTES else None
+        large = reading and path.stat().st_size > WHOLE_CHECK_BYTES
     except OSError:
         return None, None
     try:
@@ -73,15 +73,10 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         return None, None
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        problems = [
-            str(row[0])
-            for row in conn.execute(f"PRAGMA quick_check({scope or MAX_PROBLEMS})").fetchall()
-        ]
-        if problems != ["ok"]:
-            return _cut("; ".join(problems)), version
-        if version == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
-            return missing_schema(conn), version
-        return None, version
+        current = version == SCHEMA_VERSION  # an older file gets its tables from `migrate`
+        if large and current:
+            return missing_schema(conn) or _problems(conn, "sessions"), version
+        return _problems(conn, MAX_PROBLEMS) or (missing_schema(conn) if current else None), version
     except sqlite_driver.OperationalError as exc:
         if _is_transient(exc):
             log.info("mirror check of %s skipped: %s", path, exc)
@@ -93,6 +88,13 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         return _cut(str(exc)), None
     finally:
         conn.close()
+
+
+def _problems(conn: sqlite_driver.Connection, scope: str | int) -> str | None:
+    """`quick_check`'s account of `scope` (a table, or the whole file up to that many
+    problems), or None when it finds nothing."""
+    found = [str(row[0]) for row in conn.execute(f"PRAGMA quick_check({scope})")]
+    return None if found == ["ok"] else _cut("; ".join(found))
 
 
 def missing_schema(conn: sqlite_driver.Connection) -> str | None:

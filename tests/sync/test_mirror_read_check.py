@@ -6,6 +6,8 @@ size above which a mirror counts as large is lowered to make a small file one.""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import sync.mirror.check as check
 from sync.cli import main as cli
 from sync.errors import MirrorDamaged
 from sync.mirror.store import Mirror
-from tests.sync.mirror_damage import btree_page
+from tests.sync.mirror_damage import btree_page, dropped_table, not_sqlite, truncated
 from tests.sync.test_cli_offline_cost import one_conversation
 
 
@@ -43,13 +45,22 @@ def test_damage_the_search_never_reads_leaves_its_answer_and_the_sync_finds_it(
         Mirror.open(path, create=False)
 
 
+DAMAGE_MET: dict[str, Callable[[Path], None]] = {
+    "sessions_page": btree_page,
+    "events_page": functools.partial(btree_page, table="events"),
+    "dropped_table": dropped_table,
+    "truncated": truncated,
+    "not_sqlite": not_sqlite,
+}
+
+
 @pytest.mark.usefixtures("large")
-@pytest.mark.parametrize("table", ["sessions", "events"])
+@pytest.mark.parametrize("kind", sorted(DAMAGE_MET))
 def test_damage_a_search_meets_is_named_in_words(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
 ) -> None:
     path = one_conversation(tmp_path)
-    btree_page(path, table)
+    DAMAGE_MET[kind](path)
     code, out, err = search(capsys, tmp_path)
     assert code == cli.EXIT_DAMAGED and out == ""
     assert "is damaged" in err and str(path) in err and "converge repair" in err
