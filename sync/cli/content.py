@@ -15,17 +15,8 @@ from typing import TextIO
 from sync.cli.ls import open_mirror
 from sync.cli.terminal import for_terminal, json_for_terminal
 from sync.errors import MirrorError
+from sync.mirror.search import SearchHit
 from sync.profile.profile import Profile
-from sync.wire.payloads import (
-    ApprovalRequested,
-    ApprovalResolved,
-    ArtifactCreated,
-    AssistantMessage,
-    RunFailed,
-    ToolInvocation,
-    UserMessage,
-    payload_of,
-)
 
 
 def _line(kind: str, text: str) -> str:
@@ -52,6 +43,8 @@ def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
         document = {"session": row.to_view_json(), "events": [asdict(e) for e in held.events]}
         out.write(json_for_terminal(document) + "\n")
         return
+    from sync.wire.payloads import payload_of  # `show` alone parses events
+
     title = for_terminal(row.title) if row.title is not None else "(untitled)"
     out.write(f"{title}\n{for_terminal(row.id)}  {for_terminal(row.updated_at)}\n\n")
     if held.state is None or held.state.evicted or (not held.events and not held.state.current):
@@ -61,6 +54,16 @@ def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
 
 
 def _render(kind: str, payload: object) -> str:
+    from sync.wire.payloads import (
+        ApprovalRequested,
+        ApprovalResolved,
+        ArtifactCreated,
+        AssistantMessage,
+        RunFailed,
+        ToolInvocation,
+        UserMessage,
+    )
+
     if isinstance(payload, UserMessage):
         return _line("You", payload.message.text)
     if isinstance(payload, AssistantMessage):
@@ -99,8 +102,14 @@ def search(
         return cut
     if not hits:
         out.write("(no matches in the mirror)\n")
-    for hit in hits:
-        title = for_terminal(hit.title) if hit.title is not None else "(untitled)"
-        out.write(f"{for_terminal(hit.id)}  {for_terminal(hit.updated_at)}  {title}\n")
-        out.write(f"    {for_terminal(hit.snippet.text)}\n")
+    # One write: thousands of hits would be as many writes to an unbuffered stdout.
+    out.write("".join(map(_hit_lines, hits)))
     return cut
+
+
+def _hit_lines(hit: SearchHit) -> str:
+    title = for_terminal(hit.title) if hit.title is not None else "(untitled)"
+    return (
+        f"{for_terminal(hit.id)}  {for_terminal(hit.updated_at)}  {title}\n"
+        f"    {for_terminal(hit.snippet.text)}\n"
+    )

@@ -8,16 +8,15 @@ when it answers, this device's otherwise, with the caveats printed after the pat
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from sync.cli.terminal import for_terminal
-from sync.engine import SyncEngine
 from sync.errors import LocalFileError
-from sync.files.export import export_conversation
-from sync.profile.profile import Profile
+
+if TYPE_CHECKING:
+    from sync.profile.profile import Profile
 
 #: An export reads the whole transcript and every file's bytes: longer than a pass.
 EXPORT_DEADLINE = 120.0
@@ -39,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def export(args: argparse.Namespace, profile: Profile, out: TextIO, err: TextIO) -> int:
     """Export one conversation; 0 written, 1 not (one line on `err`). A SyncError with
     words (an unknown id, a refused name, a full disk) is the caller's to print."""
+    import asyncio  # the engine and its loop: loaded by this command alone
+
+    from sync.engine import SyncEngine
+    from sync.files.export import export_conversation
+
     profile.require_connection()
     if args.out.endswith(("/", os.sep)):  # a Path would drop the slash and write a file
         raise LocalFileError(

@@ -26,11 +26,12 @@ def open_mirror(profile: Profile) -> Mirror | None:
     migration, journal mode, file mode or closing checkpoint; its connections are
     `sync.mirror.schema.open_read_only`'s): a full disk still shows the history. A mirror
     of another schema opens as usual: an older one must be migrated before it can be read,
-    a newer one is refused in words."""
+    a newer one is refused in words. A large current file is checked in part
+    (`sync.mirror.check`): the read names any damage it meets."""
     path = profile.find_mirror()  # the account named, or the only one (CONTRACT §9.3)
     if path is None or not path.exists():
         return None
-    if check_mirror(path) != SCHEMA_VERSION:
+    if check_mirror(path, reading=True) != SCHEMA_VERSION:
         return Mirror.open(path, create=False)
     return Mirror(path, read_only=True)
 

@@ -15,25 +15,20 @@ bundled server.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import shutil
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from sync import wording
 from sync.api.bounds import DEFAULT_BOUNDS, operation_deadline
-from sync.api.tls import plain_http_warning
 from sync.cli import content as cli_content
 from sync.cli import export as cli_export
 from sync.cli import ls as cli_ls
 from sync.cli import token_input
 from sync.cli import watch as cli_watch
 from sync.cli.terminal import for_terminal, inert_streams, json_for_terminal
-from sync.delete.outcome import DeleteStatus
-from sync.engine import SyncEngine
 from sync.errors import (
     MirrorDamaged,
     MirrorError,
@@ -44,10 +39,10 @@ from sync.errors import (
     Unavailable,
     WalkUnfinished,
 )
-from sync.events import TriggerReason
 from sync.profile.profile import MIRROR_FILE, Profile
-from sync.reconcile.reconciler import ReconcileReport
-from sync.repair import repair_mirror
+
+if TYPE_CHECKING:
+    from sync.reconcile.reconciler import ReconcileReport
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +136,11 @@ def _profile(args: argparse.Namespace, *, network: bool = True) -> Profile:
     stderr when the server is plain http:// off this machine."""
     token = token_input.token_from_arguments(args)
     profile = Profile.load(args.profile, server=args.server, token=token, ca_bundle=args.ca_bundle)
-    warning = plain_http_warning(profile.server) if network else None
-    if warning:
-        _err(f"warning: {warning}")
+    if network:
+        from sync.api.tls import plain_http_warning
+
+        if warning := plain_http_warning(profile.server):
+            _err(f"warning: {warning}")
     return profile
 
 
@@ -168,6 +165,12 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 async def _sync(args: argparse.Namespace) -> int:
+    import asyncio
+    import shutil
+
+    from sync.engine import SyncEngine
+    from sync.events import TriggerReason
+
     started = asyncio.get_running_loop().time()  # the command's one deadline counts from here
     profile = _profile(args)
     profile.require_connection()
@@ -290,6 +293,11 @@ def _confirm(title: str | None, stdin: TextIO, stderr: TextIO) -> bool:
 
 
 async def _delete(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from sync.delete.outcome import DeleteStatus
+    from sync.engine import SyncEngine
+
     profile = _profile(args)
     profile.require_connection()
     engine = await SyncEngine.open(profile)
@@ -331,6 +339,10 @@ async def _delete(args: argparse.Namespace) -> int:
 
 
 async def _repair(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from sync.repair import repair_mirror
+
     profile = _profile(args)
     try:
         async with asyncio.timeout(SYNC_DEADLINE + DELETE_DEADLINE):
@@ -406,6 +418,8 @@ def _main(argv: Sequence[str] | None) -> int:
             if cut:
                 _err(f"showing the first {args.limit} matches; more were found (raise --limit).")
             return EXIT_OK
+        import asyncio  # the network commands' loop (the offline ones above need none)
+
         if args.command == "sync":
             return asyncio.run(_sync(args))
         if args.command == "delete":

@@ -72,7 +72,8 @@ def _replace(match: regex.Match[str]) -> str:
 def for_terminal(text: str, *, multiline: bool = False) -> str:
     """`text` with every unsafe character replaced by its visible escape; with `multiline`,
     line feeds (a message meant to span lines) are kept."""
-    if text.isprintable():  # the common case, in C: no Cc, Cf, Zl, Zp or Cs at all
+    # The common case, in C: no Cc, Cf, Zl, Zp or Cs at all (but the line feeds kept).
+    if (text.replace("\n", "") if multiline else text).isprintable():
         return text
     pattern = _unsafe("\\n") if multiline else _unsafe()
     return str(pattern.sub(_replace, text))

@@ -8,26 +8,22 @@ with exit 0 (the open watch is cancelled, the mirror closed).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import signal
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from sync.cli.terminal import for_terminal, json_for_terminal
-from sync.engine import SyncEngine
-from sync.events import TriggerReason
-from sync.profile.profile import Profile
-from sync.reconcile.reconciler import ReconcileReport
-from sync.reconcile.watch import DEFAULT_WAIT
+
+if TYPE_CHECKING:
+    from sync.profile.profile import Profile
+    from sync.reconcile.reconciler import ReconcileReport
 
 EXIT_OK = 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--wait", type=int, default=DEFAULT_WAIT, metavar="SECONDS", help="watch hold (1..60)"
-    )
+    parser.add_argument("--wait", type=int, metavar="SECONDS", help="watch hold (1..60)")
     parser.add_argument(
         "--interval", type=float, default=30.0, metavar="SECONDS", help="timer trigger (0: off)"
     )
@@ -70,8 +66,14 @@ def pass_line(report: ReconcileReport, *, as_json: bool) -> str:
 async def watch(args: argparse.Namespace, profile: Profile, out: TextIO | None = None) -> int:
     """Run until SIGINT/SIGTERM; exit 0. Lines go to `out` (sys.stdout as it is at the
     call, so the command's inert stream, not the one of import time)."""
+    import asyncio  # the engine and its loop: loaded by this command alone
+
+    from sync.engine import SyncEngine
+    from sync.events import TriggerReason
+    from sync.reconcile.watch import DEFAULT_WAIT
+
     out = sys.stdout if out is None else out
-    wait = max(1, min(60, args.wait))
+    wait = max(1, min(60, DEFAULT_WAIT if args.wait is None else args.wait))
     engine = await SyncEngine.open(profile, timer_interval=args.interval or 30.0)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

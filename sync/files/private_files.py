@@ -6,7 +6,8 @@ anything that is not strictly inside the resolved folder, so neither a `../` nor
 path nor a symlink planted in the folder can move a write elsewhere. And whatever the umask,
 a folder the client creates is 0700 and a file it writes is 0600: conversations, tokens'
 fingerprints, logs and reports are the user's alone (`private_dir`, `write_private`,
-`copy_private`, `write_private_at`, `private_opener`, `create_private_file`).
+`copy_private`, `write_private_at`, `private_opener`, `create_private_file`; the log file's
+handler is `sync.files.private_log`).
 
 Writes go to a temporary file (created exclusive and 0600 by `tempfile.mkstemp`) renamed
 over the name: a rename replaces a symlink rather than writing through it, and a crash never
@@ -16,8 +17,6 @@ leaves half a file under the real name.
 from __future__ import annotations
 
 import errno
-import io
-import logging.handlers
 import os
 import shutil
 import stat
@@ -186,19 +185,3 @@ def copy_private(source: Path, folder: Path, name: str) -> Path:
         ) from exc
     with reader:
         return _write_via(folder, name, lambda fh: shutil.copyfileobj(reader, fh, 1 << 16))
-
-
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """The client's log file: rotated as usual, each file opened 0600 and never through a
-    symlink planted at its name."""
-
-    def _open(self) -> io.TextIOWrapper:
-        stream = open(  # noqa: SIM115 - the handler owns and closes the stream
-            self.baseFilename,
-            self.mode,
-            encoding=self.encoding,
-            errors=self.errors,
-            opener=private_opener,
-        )
-        assert isinstance(stream, io.TextIOWrapper)  # a text mode: "a" or "w"
-        return stream

@@ -9,6 +9,13 @@ skips the index-content comparison of `integrity_check`, which is what makes it 
 the tables and columns the migrations build (`sync.mirror.schema`),
 which a dropped table or a file from elsewhere lacks.
 
+`quick_check` reads every page, which on a large mirror costs as much as a search of every
+conversation. So a mirror opened only to be read (`converge ls`, `show`, `search`) larger
+than `WHOLE_CHECK_BYTES` gets a check bounded in cost: its rows table and the schema. The
+pages such a read meets SQLite checks as it reads them, and a read that fails is checked
+whole then and named (`sync.mirror.store.failure`); damage in pages it never reads leaves
+its answer right, and the next sync or window meets it (decision 0230).
+
 The check opens its own read-only connection (`mode=ro`: it never creates, migrates or writes
 the file) and answers with SQLite's own short account of the damage, or None. A file that is
 merely locked or on a full disk is not damaged: those answer None, and the caller's own error
@@ -38,6 +45,8 @@ log = logging.getLogger(__name__)
 MAX_PROBLEMS = 3
 #: The reason shown is cut to this many characters (SQLite can name many pages).
 MAX_REASON = 300
+#: A mirror opened to be read is checked whole up to this size; a larger one, the rows.
+WHOLE_CHECK_BYTES = 16 << 20
 
 
 def find_damage(path: Path) -> str | None:
@@ -47,10 +56,15 @@ def find_damage(path: Path) -> str | None:
     return _inspect(path)[0]
 
 
-def _inspect(path: Path) -> tuple[str | None, int | None]:
+def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | None]:
     """`find_damage`'s answer, and the schema version the same connection read (None when
-    it read none: a missing, locked or unreadable file)."""
-    if not path.is_file():
+    it read none: a missing, locked or unreadable file). `reading`: a current file over
+    `WHOLE_CHECK_BYTES` has its schema and rows table checked, not every page."""
+    try:
+        if not path.is_file():
+            return None, None
+        large = reading and path.stat().st_size > WHOLE_CHECK_BYTES
+    except OSError:
         return None, None
     try:
         conn = open_read_only(path, timeout=busy_timeout_ms() / 1000)
@@ -59,14 +73,10 @@ def _inspect(path: Path) -> tuple[str | None, int | None]:
         return None, None
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        problems = [
-            str(row[0]) for row in conn.execute(f"PRAGMA quick_check({MAX_PROBLEMS})").fetchall()
-        ]
-        if problems != ["ok"]:
-            return _cut("; ".join(problems)), version
-        if version == SCHEMA_VERSION:  # an older file gets its tables from `migrate`
-            return missing_schema(conn), version
-        return None, version
+        current = version == SCHEMA_VERSION  # an older file gets its tables from `migrate`
+        if large and current:
+            return missing_schema(conn) or _problems(conn, "sessions"), version
+        return _problems(conn, MAX_PROBLEMS) or (missing_schema(conn) if current else None), version
     except sqlite_driver.OperationalError as exc:
         if _is_transient(exc):
             log.info("mirror check of %s skipped: %s", path, exc)
@@ -78,6 +88,13 @@ def _inspect(path: Path) -> tuple[str | None, int | None]:
         return _cut(str(exc)), None
     finally:
         conn.close()
+
+
+def _problems(conn: sqlite_driver.Connection, scope: str | int) -> str | None:
+    """`quick_check`'s account of `scope` (a table, or the whole file up to that many
+    problems), or None when it finds nothing."""
+    found = [str(row[0]) for row in conn.execute(f"PRAGMA quick_check({scope})")]
+    return None if found == ["ok"] else _cut("; ".join(found))
 
 
 def missing_schema(conn: sqlite_driver.Connection) -> str | None:
@@ -127,11 +144,13 @@ def damaged_error(path: Path, reason: str) -> MirrorDamaged:
     )
 
 
-def check_mirror(path: Path) -> int:
+def check_mirror(path: Path, *, reading: bool = False) -> int:
     """Raise `MirrorDamaged` when `find_damage` finds something; else the file's schema
     version (0: no file), read by the check's own connection. A file the check could not
-    read (locked, a full disk) is asked again by `read_schema_version`, which names why."""
-    reason, version = _inspect(path)
+    read (locked, a full disk) is asked again by `read_schema_version`, which names why.
+    `reading`: the file is opened to be read only (the module docstring: a large one gets
+    the bounded check)."""
+    reason, version = _inspect(path, reading=reading)
     if reason is not None:
         raise damaged_error(path, reason)
     return version if version is not None else read_schema_version(path)

@@ -132,22 +132,28 @@ class _Confirmation:
     """A conversation's texts read in order until it is decided: a match when every word
     occurs in its title or one of the texts. The snippet is the text holding the most words
     of the query among those read (the earliest of equals); texts are read only until every
-    word is seen (a one-word query: its first match)."""
+    word is seen (a one-word query: its first match). `plain`: every word's characters stay
+    themselves (`_Reading.as_is`), so a text holding each word as it is holds it in its
+    fold too, and need not be folded."""
 
-    __slots__ = ("best", "count", "missing", "title", "words")
+    __slots__ = ("best", "count", "missing", "plain", "title", "words")
 
-    def __init__(self, title: str | None, words: Sequence[str]) -> None:
+    def __init__(self, title: str | None, words: Sequence[str], plain: bool = False) -> None:
         folded = fold(title or "")
         self.title = title
         self.words = words
+        self.plain = plain
         self.missing = {word for word in words if word not in folded}
         self.best, self.count = "", 0
 
     def read(self, text: str) -> bool:
         """Take the next text; whether the conversation is decided (a match, with a
         message to show)."""
-        folded = fold(text)
-        present = [word for word in self.words if word in folded]
+        if self.plain and all(word in text for word in self.words):
+            present: Sequence[str] = self.words
+        else:
+            folded = fold(text)
+            present = [word for word in self.words if word in folded]
         if present:
             self.missing.difference_update(present)
             if len(present) > self.count:
@@ -196,6 +202,11 @@ _NOT_ASCII = "length(CAST(data AS BLOB)) > length(data)"
 type Row = tuple[str, str | None, str]
 
 
+def _like_escaped(text: str) -> str:
+    """`text` matched as it is inside a LIKE pattern of escape character `\\`."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 @dataclass(frozen=True, slots=True)
 class _Reading:
     """How a search reads events for its words. `sifted`: an event's data is folded and
@@ -204,9 +215,10 @@ class _Reading:
     itself, and folding is per character, so its fold appears in the data's fold. A word
     holding such a character turns that off.
 
-    SQL sifts first what it can (`first`, `after`): data in ASCII folds by `lower()`, as
-    SQLite's own does, so it holds an ASCII word only if its `lower()` does, and a word with
-    a character outside ASCII never. In Python, data holding a word as it is holds it in
+    SQL sifts first what it can (`first`, `after`): data in ASCII folds by `lower()`, and
+    SQLite's `LIKE` ignores the case of ASCII letters alone, so such data holds an ASCII
+    word only if it is `LIKE` it (no copy of the data lowered), and a word with a character
+    outside ASCII never. In Python, data holding a word as it is holds it in
     its fold too when the word's characters stay themselves (`as_is`), and data of Latin-1
     characters cannot hold a word with a character no fold of them gives (`beyond_latin_1`):
     neither needs the data folded."""
@@ -224,8 +236,8 @@ class _Reading:
         values: tuple[str, ...] = ()
         sift = "1"
         if sifted := not any(compiled(_ESCAPED).search(word) for word in words):
-            values = tuple(word for word in words if word.isascii())
-            sift = " OR ".join([_NOT_ASCII, *["instr(lower(data), ?) > 0"] * len(values)])
+            values = tuple(f"%{_like_escaped(word)}%" for word in words if word.isascii())
+            sift = " OR ".join([_NOT_ASCII, *["data LIKE ? ESCAPE '\\'"] * len(values)])
         return cls(
             words,
             sifted,
@@ -274,7 +286,8 @@ def _confirm_batch(
     """The batch's hits, in order. Each read asks, for every conversation still undecided,
     its next few events that may hold a word: reading every event of every hit cost most
     of a search with thousands of hits, and a common word is seen early."""
-    confirmations = {sid: _Confirmation(title, words) for sid, title, _at in batch}
+    plain = reading is not None and len(reading.as_is) == len(words)
+    confirmations = {sid: _Confirmation(title, words, plain) for sid, title, _at in batch}
     after = dict.fromkeys(confirmations, 0) if reading is not None else {}
     take = 1
     while after:

@@ -24,13 +24,6 @@ if TYPE_CHECKING:
     import regex
 
 from sync.wire.models import Event
-from sync.wire.payloads import (
-    ArtifactCreated,
-    AssistantMessage,
-    ToolInvocation,
-    UserMessage,
-    payload_from,
-)
 
 #: Trigram matching needs at least this many characters in a word.
 TRIGRAM = 3
@@ -66,6 +59,16 @@ def text_of(kind: str, data: Mapping[str, Any]) -> str:
             and type(text := block.get("text")) is str
         ):
             return text
+    # Any other event parsed as the window parses it; the payload classes load on the
+    # first one (`converge search` over plain messages needs none of them).
+    from sync.wire.payloads import (
+        ArtifactCreated,
+        AssistantMessage,
+        ToolInvocation,
+        UserMessage,
+        payload_from,
+    )
+
     payload = payload_from(kind, data)
     if isinstance(payload, UserMessage | AssistantMessage):
         return payload.message.text

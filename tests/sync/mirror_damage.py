@@ -43,10 +43,10 @@ def _overwrite(path: Path, offset: int, length: int) -> None:
         fh.write(noise)
 
 
-def btree_page(path: Path) -> None:
-    """Random bytes over the `sessions` table's b-tree root page."""
+def btree_page(path: Path, table: str = "sessions") -> None:
+    """Random bytes over a table's b-tree root page (the `sessions` table's by default)."""
     size = _checkpoint(path)
-    _overwrite(path, (_root_page(path, "sessions") - 1) * size, size)
+    _overwrite(path, (_root_page(path, table) - 1) * size, size)
 
 
 def middle_bytes(path: Path) -> None:

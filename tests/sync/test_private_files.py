@@ -13,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from sync.errors import LocalFileError, UnsafePath
-from sync.files.private_files import (
-    PrivateRotatingFileHandler,
-    copy_private,
-    inside,
-    private_dir,
-    write_private,
-)
+from sync.files.private_files import copy_private, inside, private_dir, write_private
+from sync.files.private_log import PrivateRotatingFileHandler
 from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 

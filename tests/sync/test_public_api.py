@@ -1,6 +1,6 @@
-"""`sync`'s public names: imported normally from their home modules, except the heavy ones
-(the engine, the rebuild, the command line), which load on first use so that importing
-`sync` loads neither httpx nor SQLAlchemy."""
+"""`sync`'s public names: each loads its home module on first use, so that importing `sync`
+loads neither httpx nor SQLAlchemy, and the light names load none of the heavy ones (the
+engine, the rebuild, the command line)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import ast
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +83,20 @@ def test_the_names_are_the_home_modules_own() -> None:
     assert sync.SyncEngine is SyncEngine and sync.Mirror is Mirror
     assert sync.IndexChanged is IndexChanged
     assert sync.TriggerReason is TriggerReason is ReconcileTriggerReason
+
+
+def test_the_lazy_table_names_the_typed_imports_home_modules() -> None:
+    """What mypy sees (`if TYPE_CHECKING:` imports) is what a first use loads."""
+    source = ast.parse(Path(sync.__file__).read_text(encoding="utf-8"))
+    (block,) = [n for n in source.body if isinstance(n, ast.If)]
+    typed = {
+        alias.asname or alias.name: (node.module, alias.name)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == sync._HOME
+    assert set(typed) | {"wording"} == set(sync.__all__)
 
 
 def test_loading_the_engine_skips_httpx_s_command_line() -> None:

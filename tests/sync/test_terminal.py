@@ -45,6 +45,7 @@ REPLACED = [
 @pytest.mark.parametrize(("char", "shown"), REPLACED, ids=[hex(ord(c)) for c, _ in REPLACED])
 def test_each_dangerous_character_is_replaced_by_a_visible_escape(char: str, shown: str) -> None:
     assert for_terminal(f"a{char}b") == f"a{shown}b"
+    assert for_terminal(f"a\n{char}b\n", multiline=True) == f"a\n{shown}b\n"
     assert escape(char) == shown
 
 
