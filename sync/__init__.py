@@ -10,8 +10,9 @@ The packages, by job: `api` talks to the server, `wire` holds the contract's val
 server-first delete, `files` what the client writes to disk, `profile` the local account,
 `cli` the headless commands; `engine.SyncEngine` joins them for the window and the CLI.
 
-The names whose modules load httpx (the engine, the rebuild, the command line) load on
-first use, so that the window paints its first rows before that (docs/performance.md).
+The names whose modules load httpx (the engine, the rebuild, the command line), and those the
+window's first paint does not use, load on first use (`_LATER`), so that the window paints
+its first rows before their modules are imported (docs/performance.md, first paint).
 `tests/sync/test_public_api.py` checks that every name resolves and that importing `sync`
 loads no httpx.
 """
@@ -21,10 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sync import wording
-from sync.api.tls import plain_http_warning
 from sync.cli.terminal import InertFormatter
 from sync.cli.token_input import add_token_arguments, token_from_arguments
-from sync.delete.outcome import DeleteOutcome, DeleteStatus
 from sync.errors import (
     ApiError,
     CertificateError,
@@ -51,27 +50,14 @@ from sync.errors import (
     Unavailable,
     loggable,
 )
-from sync.events import (
-    EngineEvent,
-    EngineState,
-    EngineStatus,
-    IndexChanged,
-    StatusChanged,
-    TranscriptChanged,
-    TriggerReason,
-)
-from sync.files.export import export_conversation
 from sync.files.private_files import (
     PrivateRotatingFileHandler,
     copy_private,
     private_dir,
     write_private,
 )
-from sync.files.safe_names import safe_file_name
 from sync.mirror.reader import MirrorChanges, read_mirror_changes, read_mirror_rows
-from sync.mirror.search import SearchHit
 from sync.mirror.search_text import Snippet
-from sync.mirror.store import Mirror
 from sync.mirror.title_filter import matches_filter
 from sync.mirror.transcripts import MirroredTranscript
 from sync.profile.profile import (
@@ -83,32 +69,7 @@ from sync.profile.profile import (
     server_url_problem,
 )
 from sync.profile.token_store import TokenLocation
-from sync.reconcile.gc_pause import full_collections_deferred
-from sync.wire.memories import memory_texts
 from sync.wire.models import Event, RunView, SessionView
-from sync.wire.payloads import (
-    EVENT_TYPES,
-    ApprovalRequested,
-    ApprovalResolved,
-    ArtifactCreated,
-    AssistantDelta,
-    AssistantMessage,
-    ContentBlock,
-    EventPayload,
-    ImageBlock,
-    MemoryFormed,
-    Message,
-    RunCancelled,
-    RunCompleted,
-    RunFailed,
-    RunStarted,
-    SkillPublished,
-    TextBlock,
-    ToolInvocation,
-    UnknownPayload,
-    UserMessage,
-    payload_of,
-)
 
 __all__ = [
     "ENV_PROFILE",
@@ -203,17 +164,101 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from sync.api.tls import plain_http_warning
     from sync.cli.main import main as run_command
+    from sync.delete.outcome import DeleteOutcome, DeleteStatus
     from sync.engine import SyncEngine
+    from sync.events import (
+        EngineEvent,
+        EngineState,
+        EngineStatus,
+        IndexChanged,
+        StatusChanged,
+        TranscriptChanged,
+        TriggerReason,
+    )
+    from sync.files.export import export_conversation
+    from sync.files.safe_names import safe_file_name
+    from sync.mirror.search import SearchHit
+    from sync.mirror.store import Mirror
+    from sync.reconcile.gc_pause import full_collections_deferred
     from sync.repair import RepairResult, repair_mirror
+    from sync.wire.memories import memory_texts
+    from sync.wire.payloads import (
+        EVENT_TYPES,
+        ApprovalRequested,
+        ApprovalResolved,
+        ArtifactCreated,
+        AssistantDelta,
+        AssistantMessage,
+        ContentBlock,
+        EventPayload,
+        ImageBlock,
+        MemoryFormed,
+        Message,
+        RunCancelled,
+        RunCompleted,
+        RunFailed,
+        RunStarted,
+        SkillPublished,
+        TextBlock,
+        ToolInvocation,
+        UnknownPayload,
+        UserMessage,
+        payload_of,
+    )
 
-#: The heavy names: (home module, name there), loaded on first use (PEP 562).
-_HEAVY = {
-    "RepairResult": ("sync.repair", "RepairResult"),
-    "SyncEngine": ("sync.engine", "SyncEngine"),
-    "repair_mirror": ("sync.repair", "repair_mirror"),
-    "run_command": ("sync.cli.main", "main"),
+#: The names loaded on first use (PEP 562), by home module: those whose modules load httpx
+#: (the engine, the rebuild, the command line), and those the window's first paint does not
+#: use (the engine's events, the transcript's payloads, the mirror's writer, the exporter …),
+#: so that it imports none of their modules (`tests/ui/test_first_paint.py`).
+_LATER: dict[str, tuple[str, ...]] = {
+    "sync.api.tls": ("plain_http_warning",),
+    "sync.delete.outcome": ("DeleteOutcome", "DeleteStatus"),
+    "sync.engine": ("SyncEngine",),
+    "sync.events": (
+        "EngineEvent",
+        "EngineState",
+        "EngineStatus",
+        "IndexChanged",
+        "StatusChanged",
+        "TranscriptChanged",
+        "TriggerReason",
+    ),
+    "sync.files.export": ("export_conversation",),
+    "sync.files.safe_names": ("safe_file_name",),
+    "sync.mirror.search": ("SearchHit",),
+    "sync.mirror.store": ("Mirror",),
+    "sync.reconcile.gc_pause": ("full_collections_deferred",),
+    "sync.repair": ("RepairResult", "repair_mirror"),
+    "sync.wire.memories": ("memory_texts",),
+    "sync.wire.payloads": (
+        "EVENT_TYPES",
+        "ApprovalRequested",
+        "ApprovalResolved",
+        "ArtifactCreated",
+        "AssistantDelta",
+        "AssistantMessage",
+        "ContentBlock",
+        "EventPayload",
+        "ImageBlock",
+        "MemoryFormed",
+        "Message",
+        "RunCancelled",
+        "RunCompleted",
+        "RunFailed",
+        "RunStarted",
+        "SkillPublished",
+        "TextBlock",
+        "ToolInvocation",
+        "UnknownPayload",
+        "UserMessage",
+        "payload_of",
+    ),
 }
+#: Each such name: (home module, name there).
+_HEAVY = {name: (module, name) for module, names in _LATER.items() for name in names}
+_HEAVY["run_command"] = ("sync.cli.main", "main")
 
 
 def __getattr__(name: str) -> object:
