@@ -261,7 +261,8 @@ def test_what_is_typed_in_the_search_box_before_the_pane_is_built_still_filters(
         window = desktop.window
         await until(lambda: desktop.engine is not None, what="the engine attached")
         await until(lambda: len(window.model.sessions()) == 11, what="the search's rows")
-        assert window.has_pane
+        assert window.pane.isVisible() and window.pane.composer.isVisible()
+        assert window.splitter.sizes()[1] > 0
         window.close()
         return await main
 

@@ -254,9 +254,13 @@ class MainWindow(QMainWindow):
         pane = ConversationPane()
         if self._offline:
             pane.set_offline(True)
+        # The focus the window gave itself when shown (its first widget), not one moved since.
+        focused = self.focusWidget()
+        initial = focused is not None and focused is self._first_focus()
         layout = self._pane_slot.layout()
         assert layout is not None
         layout.addWidget(pane)
+        pane.show()  # now, not at the layout's next turn: it may take the focus below
         # Qt put the pane at the end of the focus chain, where the widgets a window gains
         # later go; built with the window it came before the status line's button and the
         # toolbar, search box and list (`_set_tab_order`), so those go after it again.
@@ -264,8 +268,20 @@ class MainWindow(QMainWindow):
         for widget in [self.status_details, *self._tab_chain()]:
             QWidget.setTabOrder(last, widget)
             last = widget
+        if initial and (first := self._first_focus()) is not None:
+            first.setFocus(Qt.FocusReason.TabFocusReason)  # the composer, as before
         self._pane = pane
         return pane
+
+    def _first_focus(self) -> QWidget | None:
+        """The widget a window shown gives the focus to: the first in its chain that takes it."""
+        widget = self.nextInFocusChain()
+        while widget is not None and widget is not self:
+            policy = widget.focusPolicy()
+            if policy & Qt.FocusPolicy.TabFocus and widget.isVisibleTo(self) and widget.isEnabled():
+                return widget
+            widget = widget.nextInFocusChain()
+        return None
 
     # --- actions ------------------------------------------------------------------------
 
