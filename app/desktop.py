@@ -2,15 +2,17 @@
 
 Start-up order, so that the window is never blank or frozen:
 
-1. the window is shown at once;
-2. the mirror's first rows are painted, read before the engine and httpx are even imported;
-   after that paint, the rest (`app.first_paint`);
+1. the window is shown at once: the sidebar, the toolbar and the status line;
+2. the mirror's first rows are painted (`app.first_paint`), before the conversation pane,
+   the controller, the dialogs and the engine are even imported; then the pane and the
+   controller are built, and the sidebar gets all rows;
 3. the server: the configured one, or else the bundled stub started on a worker thread;
 4. the engine is loaded on a worker thread (httpx) and attached: one reconcile on connect,
    then on foreground and every 30 s.
 
-Nothing imported before the first paint loads httpx: `sync` defers its heavy names
-(`SyncEngine`, the rebuild, the command line) to first use (`tests/ui/test_first_paint.py`).
+So this module imports, at its top, only what the first paint needs; `sync` defers the
+names the first paint does not use (`SyncEngine`, the mirror's writer, the exporter …) to
+first use. `tests/ui/test_first_paint.py` names the modules not loaded at the first paint.
 
 The application quits when the main window closes (not when the last window closes: a
 dialog can be the only visible window for a moment, PITFALLS §4). On the way out the engine
@@ -26,7 +28,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,7 +39,7 @@ from PySide6.QtWidgets import QApplication
 import app.qt_import  # noqa: F401  (first of ours: PySide6 then scans none of them)
 from app import exception_hooks, heap, identity, mirror_rebuild, translations, window_state
 from app.bundled import DEMO_PRINCIPAL, SERVER_DIR, TOKEN_FILE, BundledServer, ensure_token
-from app.first_paint import MirrorRows, paint_mirror
+from app.first_paint import MirrorRows, paint_first_rows, show_all_rows
 from app.loop import ConvergeEventLoop
 from app.main import HEADLESS_COMMANDS
 from sync import (
@@ -55,20 +57,20 @@ from sync import (
     server_url_problem,
     token_from_arguments,
 )
-from ui.dialogs.settings import ConnectionSettings, connection_in_use
-from ui.dialogs.trust_rows import token_storage_words
-from ui.window.controller import WindowController
 from ui.window.main_window import MainWindow
-from ui.window.status_presenter import SETTINGS_HINT
-from ui.window.where import account_label, server_label
 
 if TYPE_CHECKING:
     from sync import SyncEngine
+    from ui.dialogs.settings import ConnectionSettings
+    from ui.window.controller import WindowController
 
 log = logging.getLogger(__name__)
 
 ENV_SYNC_INTERVAL = "CONVERGE_SYNC_INTERVAL"
 DEFAULT_SYNC_INTERVAL = 30.0
+#: How long the pane and the controller wait for the first rows to be painted: a profile
+#: whose token waits on the keychain has no rows to paint until it answers.
+FIRST_PAINT_WAIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -177,20 +179,10 @@ class Desktop:
     def __init__(self, options: DesktopOptions, *, log_path: Path | None = None) -> None:
         self.options = options
         self.log_path = log_path
-        self.window = MainWindow()
-        self.controller = WindowController(self.window, sync_interval=options.sync_interval)
-        self.controller.preferences_changed.connect(
-            lambda: window_state.write_state(
-                self.options.profile, window_state.capture(self.window)
-            )
-        )
-        self.controller.language = translations.read_choice(options.profile)
-        self.controller.language_chosen.connect(
-            lambda code: translations.write_choice(self.options.profile, code)
-        )
-        self.controller.settings_saved.connect(
-            lambda settings: self.controller.spawn(self.reconnect(settings), "reconnect")
-        )
+        # What the first paint shows; the pane and the controller come after it (`controller`).
+        self.window = MainWindow(pane=False)
+        self._controller: WindowController | None = None
+        self._state: window_state.WindowState | None = None  # read at `main`
         self.engine: SyncEngine | None = None
         self._engine_profile: Profile | None = None  # what the engine opens (and a rebuild)
         self._switching = asyncio.Lock()  # rebuild, reconnect: each reopens the engine
@@ -205,8 +197,43 @@ class Desktop:
         # See app.heap: its start-up collection waits until the first rows are painted.
         self._heap = heap.HeapPolicy(freeze=False)
 
+    @property
+    def controller(self) -> WindowController:
+        """The window's behaviour, built with the conversation pane after the first paint
+        (or here, when asked for earlier)."""
+        if self._controller is None:
+            self._controller = self._build_controller()
+        return self._controller
+
+    def _build_controller(self) -> WindowController:
+        from ui.window.controller import WindowController
+
+        pane = self.window.add_pane()
+        if self._state is not None:
+            pane.set_enter_sends(self._state.enter_sends)
+        controller = WindowController(self.window, sync_interval=self.options.sync_interval)
+        controller.preferences_changed.connect(
+            lambda: window_state.write_state(
+                self.options.profile, window_state.capture(self.window)
+            )
+        )
+        controller.language = translations.read_choice(self.options.profile)
+        controller.language_chosen.connect(
+            lambda code: translations.write_choice(self.options.profile, code)
+        )
+        controller.settings_saved.connect(
+            lambda settings: controller.spawn(self.reconnect(settings), "reconnect")
+        )
+        # What the user did in the sidebar before the controller was there to hear it.
+        if text := self.window.filter.text():
+            self.window.filter_changed.emit(text)
+        if (current := self.window.current_id()) is not None:
+            self.window.current_changed.emit(current)
+        return controller
+
     def _on_closed(self) -> None:
-        window_state.write_state(self.options.profile, window_state.capture(self.window))
+        if self._controller is not None:  # closed before it: nothing was changed to keep
+            window_state.write_state(self.options.profile, window_state.capture(self.window))
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
 
@@ -214,19 +241,22 @@ class Desktop:
         """Show the window, start up in the background, run until the window closes."""
         self._closed = asyncio.get_running_loop().create_future()
         self.window.set_status("Opening your history…")
-        window_state.restore(self.window, window_state.read_state(self.options.profile))
+        self._state = window_state.read_state(self.options.profile)
+        window_state.restore(self.window, self._state)
         self.window.show()
         # The keyboard focus for the window just launched: most window managers give it,
         # but not all (and none under Xvfb), and a keyboard or screen-reader user's first
         # keys must reach the window (tests/a11y).
         self.window.activateWindow()
-        self.controller.spawn(self.start(), "start")
+        first = asyncio.ensure_future(self._paint_first())
+        await asyncio.wait({first}, timeout=FIRST_PAINT_WAIT)
+        self.controller.spawn(self.start(first), "start")
         await self._closed
         await self.stop()
         return 0
 
-    async def start(self) -> None:
-        """Paint the mirror, then connect."""
+    async def _paint_first(self) -> tuple[Profile, MirrorRows | None]:
+        """The profile, and the first rows of its account painted (None: nothing to paint)."""
         # On a worker thread: reading the token may ask the keychain (D-Bus, an unlock).
         profile = await asyncio.to_thread(self._profile)
         demo_token = None
@@ -234,17 +264,24 @@ class Desktop:
             demo_token = await asyncio.to_thread(ensure_token, profile.root / SERVER_DIR)
         paint = account_profile(profile, demo_token)
         if paint is None:  # a server without a token: nothing to paint, connect says why
-            await self.connect(profile)
-            return
+            return profile, None
         await asyncio.to_thread(paint.ensure_dirs)
         # Until an engine is attached, the sidebar (and the filter) read the mirror file; the
         # engine then opens its own connection to it and this source is closed.
-        self._paint_rows = await paint_mirror(
-            self.window, self.controller, paint.mirror_path, painted=self._heap.freeze
-        )
+        self._paint_rows = await paint_first_rows(self.window, paint.mirror_path)
+        return profile, self._paint_rows
+
+    async def start(self, first: Awaitable[tuple[Profile, MirrorRows | None]]) -> None:
+        """Once the first rows are painted (`first`, whose failure is this one's): all rows,
+        then connect."""
+        profile, rows = await first
+        self._heap.freeze()
+        if rows is not None:
+            await show_all_rows(self.controller, rows)
         await self.connect(profile)
         if self.engine is not None:
             await self._close_paint_rows()
+        self._heap.settle()
 
     async def _close_paint_rows(self) -> None:
         rows, self._paint_rows = self._paint_rows, None
@@ -261,6 +298,11 @@ class Desktop:
 
     async def connect(self, profile: Profile) -> None:
         """Use the configured server, or start the bundled one; then attach the engine."""
+        from ui.dialogs.settings import ConnectionSettings, connection_in_use
+        from ui.dialogs.trust_rows import token_storage_words
+        from ui.window.status_presenter import SETTINGS_HINT
+        from ui.window.where import account_label, server_label
+
         self._heap.freeze()  # done already when rows were painted
         # What Settings edits is what is in use: a server given with --server is shown
         # (an empty field would mean "the demo server", and Save would switch silently).
@@ -382,7 +424,8 @@ class Desktop:
             await self.connect(await asyncio.to_thread(self._profile))
 
     async def stop(self) -> None:
-        await self.controller.shutdown()
+        if self._controller is not None:
+            await self._controller.shutdown()
         try:
             await self.disconnect()
             await self._close_paint_rows()

@@ -1,13 +1,14 @@
-"""Start-up's first screenful: the mirror's rows painted before the engine and httpx load.
+"""Start-up's first screenful: the mirror's rows painted before the rest of the window loads.
 
-Most of a start over a large mirror is interpreter start and imports, and the engine with
-httpx is the heaviest of them, though the first screenful needs none of it
-(docs/performance.md, first paint). So the sidebar first shows the mirror's first
-`FIRST_ROWS` rows (`sync.read_mirror_rows`: read-only, never creating or migrating the
-file), waits for them to be painted, then reads the rest the same way, with the mirror's
-change sequence they are at (`sync.read_mirror_changes`); the engine is loaded only after
-that, on a worker thread (`app.desktop`), and goes on from that number rather than reading
-every row again (`WindowController.attach`).
+Most of a start over a large mirror is interpreter start and imports, and the first screenful
+needs few of them (docs/performance.md, first paint). So the sidebar first shows the mirror's
+first `FIRST_ROWS` rows (`sync.read_mirror_rows`: read-only, never creating or migrating the
+file) straight into its model, with no controller, pane or engine yet, and waits for them to
+be painted (`paint_first_rows`). `app.desktop` then builds the rest of the window, and the
+controller reads all rows the same way, with the mirror's change sequence they are at
+(`sync.read_mirror_changes`, `show_all_rows`); the engine is loaded only after that, on a
+worker thread, and goes on from that number rather than reading every row again
+(`WindowController.attach`).
 
 When the read-only reader cannot answer (a mirror of an older schema that must be migrated,
 a locked or damaged file), the `Mirror` is opened the normal way, which migrates or waits for
@@ -19,22 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
 
-from sync import (
-    Mirror,
-    MirrorChanges,
-    MirrorDamaged,
-    SessionView,
-    read_mirror_changes,
-    read_mirror_rows,
-)
+from sync import MirrorChanges, MirrorDamaged, SessionView, read_mirror_changes, read_mirror_rows
+from ui.sidebar.grouping import group_rows
+from ui.sidebar.relative_time import server_now
 
 if TYPE_CHECKING:
+    from sync import Mirror
     from ui.window.controller import WindowController
     from ui.window.main_window import MainWindow
 
@@ -47,6 +43,7 @@ PAINT_WAIT = 0.5
 
 def open_mirror(path: Path) -> Mirror:
     """`Mirror.open`, on a worker thread: it may migrate the file or wait for its lock."""
+    from sync import Mirror
 
     return Mirror.open(path)
 
@@ -119,28 +116,24 @@ class RowsPainted(QObject):
         return False
 
 
-async def paint_mirror(
-    window: MainWindow,
-    controller: WindowController,
-    path: Path,
-    *,
-    painted: Callable[[], None] | None = None,
-) -> MirrorRows:
-    """Show the mirror at `path`: its first rows painted, then all of them. `painted` is
-    called in between, for work that must not delay the first paint. The returned source
-    stays the sidebar's until an engine is attached; close it then."""
+async def paint_first_rows(window: MainWindow, path: Path) -> MirrorRows:
+    """Show the first rows of the mirror at `path`, grouped by date as the sidebar groups
+    them, and wait until they are painted. The returned source stays the sidebar's until an
+    engine is attached (`show_all_rows`); close it then."""
     source = MirrorRows(path)
     watch = RowsPainted(window)
     try:
-        controller.set_row_source(source.first_rows)
-        await controller.refresh_now()
-        if window.model.rowCount() > 0:
+        rows = await source.first_rows("")
+        if rows:
+            await window.model.update(group_rows(rows, server_now().astimezone()))
             await watch.wait(PAINT_WAIT)
     finally:
         watch.stop()
-    if painted is not None:
-        painted()
-    # The model's diffed update keeps the selection and the scroll made meanwhile.
+    return source
+
+
+async def show_all_rows(controller: WindowController, source: MirrorRows) -> None:
+    """Every row of `source`'s mirror in the sidebar, with the change sequence they are at.
+    The model's diffed update keeps the selection and the scroll made since the first paint."""
     controller.set_row_source(source.rows, source.changes)
     await controller.refresh_now()
-    return source

@@ -26,6 +26,12 @@ policy is:
 
 Frozen objects are still freed by reference counting when they die (rows are acyclic).
 
+What a start-up's reads freed (the mirror's result rows, read on worker threads, and the
+first paint's reader) stays in the C allocator's free lists, counted in the process's
+resident memory, until something asks for it back: `release_free_memory` (glibc's
+`malloc_trim`) gives it to the system once the start-up is done (`HeapPolicy.settle`) and
+after each idle collection.
+
 The policy is installed by each `Desktop` and removed when it stops (`HeapPolicy`): the
 application object outlives windows, and a handler left on its state signal would run one
 more full collection per departure for every window ever opened in the process.
@@ -50,12 +56,23 @@ def collect_then_freeze() -> None:
     gc.freeze()
 
 
+def release_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's `malloc_trim`; a C library
+    without it keeps them)."""
+    import ctypes  # here: nothing before the first paint needs it
+
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def collect_while_idle() -> None:
     """A full collection, for when nobody is watching the window (then freeze again)."""
     started = time.perf_counter()
     gc.unfreeze()
     found = gc.collect()
     gc.freeze()
+    release_free_memory()
     log.info(
         "idle collection: %d unreachable objects, %.0f ms",
         found,
@@ -89,6 +106,11 @@ class HeapPolicy:
         if not self._frozen and self._installed:
             self._frozen = True
             collect_then_freeze()
+
+    def settle(self) -> None:
+        """The start-up is done: what its reads freed goes back to the system."""
+        if self._installed:
+            release_free_memory()
 
     # `collect_while_idle` is looked up at call time, so a test can count the collections.
     def _on_state(self, state: Qt.ApplicationState) -> None:

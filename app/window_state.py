@@ -82,5 +82,6 @@ def restore(window: MainWindow, state: WindowState | None) -> bool:
     fit_to_screen(window)
     if len(state.splitter) == 2 and all(size > 0 for size in state.splitter):
         window.splitter.setSizes(list(state.splitter))
-    window.pane.set_enter_sends(state.enter_sends)
+    if window.has_pane:  # else the start sets it on the pane it builds (`app.desktop`)
+        window.pane.set_enter_sends(state.enter_sends)
     return bool(restored)

@@ -9,7 +9,7 @@ unreachable server, and prints one JSON line of seconds since SPAWNED (the paren
 - `first_paint_s`: the sidebar's viewport gets its first paint event with rows;
 - `all_rows_s`: the sidebar holds ROWS rows; `engine_s`: the engine is attached;
 - `rss_mb` then, and `heavy_at_paint`: which of `HEAVY` were loaded at the first paint
-  (the start-up path promises none);
+  (the start-up path promises none); `modules_at_paint`: how many modules were;
 - `first_paint_cpu_s`, `rss_paint_mb`: the process's CPU time and RSS at the first paint;
   `rss_idle_mb`: its RSS `IDLE_S` after the engine was attached and the sidebar heard that
   the index changed, as after a first pass that changed it; `lexer_modules_at_idle`: how
@@ -28,9 +28,25 @@ import sys
 import time
 
 #: What the start-up path defers past the first paint: the engine's libraries, the
-#: Markdown renderer's (markdown-it, Pygments) and `regex` (search and the terminal's
-#: escaping compile their patterns on first use).
-HEAVY = ("sqlalchemy", "httpx", "markdown_it", "pygments", "regex")
+#: Markdown renderer's (markdown-it, Pygments), `regex` (search and the terminal's escaping
+#: compile their patterns on first use), and the parts of the window the first paint does
+#: not show or use (the conversation pane, the dialogs, the controller, and the engine's
+#: modules they import: its events, the transcript's payloads, the mirror's writer).
+HEAVY = (
+    "sqlalchemy",
+    "httpx",
+    "markdown_it",
+    "pygments",
+    "regex",
+    "ui.pane.pane",
+    "ui.dialogs.dialogs",
+    "ui.dialogs.settings",
+    "ui.window.controller",
+    "ui.text.rich_text",
+    "sync.events",
+    "sync.mirror.store",
+    "sync.files.export",
+)
 #: The unreachable server (the discard port): start-up paints from the mirror, then goes
 #: offline.
 UNREACHABLE = "http://127.0.0.1:9"
@@ -83,6 +99,7 @@ def main(argv: list[str]) -> int:
                 seen["first_paint_cpu_s"] = round(time.process_time(), 3)
                 seen["rss_paint_mb"] = rss_mb()
                 seen["heavy_at_paint"] = sorted(m for m in HEAVY if m in sys.modules)
+                seen["modules_at_paint"] = len(sys.modules)
             return False
 
         def poll(self) -> None:

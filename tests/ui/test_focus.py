@@ -174,3 +174,26 @@ def test_a_faint_highlight_falls_back_to_a_colour_with_enough_contrast() -> None
     ring = focus_ring(palette)
     assert ring != QColor("#d8e6f5")
     assert contrast(ring, QColor("#ffffff")) >= FOCUS_CONTRAST
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_a_pane_built_after_the_first_paint_takes_the_focus_a_whole_window_gave_it(
+    loop: ConvergeEventLoop, moved: bool
+) -> None:
+    """Shown whole, the window gives its focus to the composer (its first widget that takes
+    one). Shown before its pane (the start, `app.desktop`), it gave it to the toolbar's first
+    button: the pane takes it once built, unless the user moved it meanwhile."""
+    whole = MainWindow()
+    whole.show()
+    QApplication.processEvents()
+    assert whole.focusWidget() is whole.pane.composer
+    window = MainWindow(pane=False)
+    window.show()
+    QApplication.processEvents()
+    if moved:
+        window.filter.setFocus(Qt.FocusReason.MouseFocusReason)
+    window.add_pane()
+    QApplication.processEvents()
+    assert window.focusWidget() is (window.filter if moved else window.pane.composer)
+    whole.close()
+    window.close()

@@ -107,7 +107,7 @@ QLabel:disabled {{ color: {quiet}; }}
 #paneHeader {{ border-bottom: 1px solid palette(midlight); background: palette(base); }}
 #paneTitle {{ font-size: {title_pt}pt; font-weight: 600; }}
 #paneSubtitle {{ color: {quiet}; }}
-#conversationPane, #transcript, #transcriptScroll {{ background: palette(base); }}
+#paneSlot, #conversationPane, #transcript, #transcriptScroll {{ background: palette(base); }}
 #emptyState {{ color: {quiet}; background: palette(base); }}
 #banner {{
     background: {c["banner_bg"]};

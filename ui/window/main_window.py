@@ -11,6 +11,7 @@ is `ui.sidebar.scroll_anchor`. The actions, their shortcuts, icons and the toolb
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
@@ -36,8 +37,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.dialogs.shortcuts import ShortcutsDialog, typing_keys
-from ui.pane.pane import ConversationPane
 from ui.sidebar.delegate import SessionDelegate
 from ui.sidebar.keys import SidebarKeys
 from ui.sidebar.model import SessionListModel
@@ -49,6 +48,10 @@ from ui.window.actions import WindowActions
 from ui.window.damage_banner import DamageBanner
 from ui.window.screen_fit import DEFAULT_SIZE, fit_to_screen, initial_size
 from ui.window.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from ui.dialogs.shortcuts import ShortcutsDialog
+    from ui.pane.pane import ConversationPane
 
 FILTER_DEBOUNCE_MS = 250
 # Source strings; shown through `self.tr()` (context "MainWindow"), so a translation
@@ -95,7 +98,10 @@ class MainWindow(QMainWindow):
     current_changed = Signal(object)  # session id or None
     closed = Signal()
 
-    def __init__(self, model: SessionListModel | None = None) -> None:
+    def __init__(self, model: SessionListModel | None = None, *, pane: bool = True) -> None:
+        """`pane=False`: the conversation pane's place stays empty until `add_pane` (or the
+        first use of `pane`), so that a start paints the sidebar before the pane's modules
+        are even imported (`app.desktop`)."""
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle(self.tr("Converge"))
@@ -190,11 +196,18 @@ class MainWindow(QMainWindow):
         side_layout.addWidget(self.filter)
         side_layout.addWidget(self.sidebar_stack, 1)
 
-        self.pane = ConversationPane()
+        self._pane: ConversationPane | None = None
+        # Where the pane goes, in the pane's colours meanwhile; built with the window, so that
+        # the pane put in it later sits where it always did in the Tab order.
+        self._pane_slot = QWidget()
+        self._pane_slot.setObjectName("paneSlot")
+        slot_layout = QVBoxLayout(self._pane_slot)
+        slot_layout.setContentsMargins(0, 0, 0, 0)
+        slot_layout.setSpacing(0)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("splitter")
         splitter.addWidget(sidebar)
-        splitter.addWidget(self.pane)
+        splitter.addWidget(self._pane_slot)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([320, 780])
@@ -220,6 +233,55 @@ class MainWindow(QMainWindow):
         self._set_tab_order()
         self._update_empty()
         self._update_actions()
+        if pane:
+            self.add_pane()
+
+    @property
+    def pane(self) -> ConversationPane:
+        """The open conversation's pane (built here if `add_pane` has not been called)."""
+        return self._pane or self.add_pane()
+
+    @property
+    def has_pane(self) -> bool:
+        return self._pane is not None
+
+    def add_pane(self) -> ConversationPane:
+        """Build the conversation pane in its place (once)."""
+        if self._pane is not None:
+            return self._pane
+        from ui.pane.pane import ConversationPane
+
+        pane = ConversationPane()
+        if self._offline:
+            pane.set_offline(True)
+        # The focus the window gave itself when shown (its first widget), not one moved since.
+        focused = self.focusWidget()
+        initial = focused is not None and focused is self._first_focus()
+        layout = self._pane_slot.layout()
+        assert layout is not None
+        layout.addWidget(pane)
+        pane.show()  # now, not at the layout's next turn: it may take the focus below
+        # Qt put the pane at the end of the focus chain, where the widgets a window gains
+        # later go; built with the window it came before the status line's button and the
+        # toolbar, search box and list (`_set_tab_order`), so those go after it again.
+        last = self.previousInFocusChain() or pane
+        for widget in [self.status_details, *self._tab_chain()]:
+            QWidget.setTabOrder(last, widget)
+            last = widget
+        if initial and (first := self._first_focus()) is not None:
+            first.setFocus(Qt.FocusReason.TabFocusReason)  # the composer, as before
+        self._pane = pane
+        return pane
+
+    def _first_focus(self) -> QWidget | None:
+        """The widget a window shown gives the focus to: the first in its chain that takes it."""
+        widget = self.nextInFocusChain()
+        while widget is not None and widget is not self:
+            policy = widget.focusPolicy()
+            if policy & Qt.FocusPolicy.TabFocus and widget.isVisibleTo(self) and widget.isEnabled():
+                return widget
+            widget = widget.nextInFocusChain()
+        return None
 
     # --- actions ------------------------------------------------------------------------
 
@@ -249,6 +311,8 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> ShortcutsDialog:
         """The list of every shortcut the window's actions have (non-modal, F1)."""
+        from ui.dialogs.shortcuts import ShortcutsDialog, typing_keys
+
         dialog = ShortcutsDialog(self, typing_keys(enter_sends=self.pane.enter_sends))
         dialog.show()
         self.shortcuts_dialog = dialog
@@ -258,12 +322,14 @@ class MainWindow(QMainWindow):
         """Tab walks the toolbar, the search box, the list, then the pane (its buttons,
         the composer, Send). A QToolBar's buttons take no focus by default, which left
         New, Refresh, Delete and Settings out of reach of the keyboard."""
-        chain = self.toolbar_buttons()
-        for button in chain:
+        chain = self._tab_chain()
+        for button in self.toolbar_buttons():
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        chain += [self.filter, self.list]
         for first, second in pairwise(chain):
             QWidget.setTabOrder(first, second)
+
+    def _tab_chain(self) -> list[QWidget]:
+        return [*self.toolbar_buttons(), self.filter, self.list]
 
     def apply_color_scheme(self) -> None:
         """Follow the theme (the system's light or dark scheme, or the one chosen) and the
@@ -372,7 +438,8 @@ class MainWindow(QMainWindow):
         self.offline_banner.setVisible(offline)
         set_plain_tip(self.offline_banner, reason)  # the server's words
         self._offline = offline
-        self.pane.set_offline(offline)
+        if self._pane is not None:  # else `add_pane` says it
+            self._pane.set_offline(offline)
         self._update_actions()
 
     @property
