@@ -72,6 +72,13 @@ def test_a_quote_in_a_word_is_doubled_inside_its_quoted_trigrams() -> None:
     assert fts_query('a"b"c') == '"a""b" AND """b""" AND "b""c"'
 
 
+def test_a_word_whose_every_trigram_holds_nul_has_no_query() -> None:
+    # NUL ends an FTS5 query's text: such trigrams are left out, and with none left the
+    # caller reads the word as one no index can answer.
+    assert fts_query("a\x00b") is None
+    assert fts_query("a\x00bcd") == '"bcd"'
+
+
 def _grams(query: str) -> list[str]:
     return [part[1:-1].replace('""', '"') for part in query.split(" AND ")]
 
@@ -82,7 +89,9 @@ def _grams(query: str) -> list[str]:
 @example("a" * 3 + "bcdefghijklmnopq")  # exactly the cap: 16 trigrams, all of them
 def test_a_long_word_asks_for_at_most_16_of_its_trigrams_first_and_last_kept(word: str) -> None:
     every = list(dict.fromkeys(word[i : i + TRIGRAM] for i in range(len(word) - TRIGRAM + 1)))
-    grams = _grams(fts_query(word))
+    query = fts_query(word)
+    assert query is not None
+    grams = _grams(query)
     assert len(grams) == min(len(every), QUERY_TRIGRAMS)
     assert len(set(grams)) == len(grams)
     assert grams[0] == every[0] and grams[-1] == every[-1]
