@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import sys
 import time
 
 from PySide6.QtCore import Qt
@@ -57,11 +58,17 @@ def collect_then_freeze() -> None:
 
 
 def release_free_memory() -> None:
-    """Return the C heap's free pages to the system (glibc's `malloc_trim`; a C library
-    without it keeps them)."""
+    """Return the C heap's free pages to the system (glibc's `malloc_trim`). Linux alone:
+    another C library keeps them, and Windows cannot even name the process's own library
+    (`CDLL(None)`)."""
+    if not sys.platform.startswith("linux"):
+        return
     import ctypes  # here: nothing before the first paint needs it
 
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    try:
+        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except OSError:  # no dynamic C library to open (a static build)
+        return
     if trim is not None:
         trim(0)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import weakref
 from pathlib import Path
 
@@ -171,3 +172,18 @@ def test_the_start_up_gives_back_what_its_reads_freed_once_connected(
 
     assert run(loop, scenario()) == 0
     heap.release_free_memory()  # the real one: this C library has it, or it does nothing
+
+
+def test_giving_memory_back_is_skipped_where_the_c_library_cannot_be_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Windows refuses `CDLL(None)`: the release is a no-op there, never a failed start or
+    an error at every idle collection."""
+    import ctypes
+
+    def refuse(name: object, *args: object, **kwargs: object) -> object:
+        raise TypeError("LoadLibrary() argument 1 must be str, not None")
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(ctypes, "CDLL", refuse)
+    heap.release_free_memory()
