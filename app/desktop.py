@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QApplication
 
 import app.qt_import  # noqa: F401  (first of ours: PySide6 then scans none of them)
@@ -189,6 +189,18 @@ class Desktop:
         self.window.damage_banner.rebuild_requested.connect(
             lambda: self.controller.spawn(self.rebuild(), "rebuild the saved conversations")
         )
+        # A request made before the controller is there to hear it (a shortcut, a row's
+        # menu, a toolbar button) builds it and is made again, to it.
+        window = self.window
+        for request in (
+            window.new_requested,
+            window.refresh_requested,
+            window.delete_requested,
+            window.settings_requested,
+            window.export_requested,
+            window.copy_id_requested,
+        ):
+            request.connect(lambda *args, request=request: self._early_request(request, args))
         self.bundled: BundledServer | None = None
         self._paint_rows: MirrorRows | None = None
         self._closed: asyncio.Future[None] | None = None
@@ -204,6 +216,13 @@ class Desktop:
         if self._controller is None:
             self._controller = self._build_controller()
         return self._controller
+
+    def _early_request(self, request: SignalInstance, args: tuple[object, ...]) -> None:
+        """Build the controller for a request it was not there to hear, and make the request
+        again: a slot connected while a signal is emitted is not called by that emission."""
+        if self._controller is None:
+            self._controller = self._build_controller()
+            request.emit(*args)
 
     def _build_controller(self) -> WindowController:
         from ui.window.controller import WindowController

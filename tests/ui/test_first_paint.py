@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QGuiApplication
 
 from app.desktop import Desktop, DesktopOptions
 from app.first_paint import FIRST_ROWS, MirrorRows
@@ -267,3 +268,20 @@ def test_what_is_typed_in_the_search_box_before_the_pane_is_built_still_filters(
         return await main
 
     assert run(loop, scenario()) == 0
+
+
+def test_a_request_made_before_the_controller_is_built_reaches_it(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    """A shortcut, a row's menu or a toolbar button used while only the sidebar is shown
+    builds the controller and is carried out, not dropped."""
+    profile = tmp_path / "profile"
+    ids = fill(mirror_path(profile), 5)
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+    assert not desktop.window.has_pane
+    desktop.window.copy_id_requested.emit(ids[2])  # the row menu's "Copy id"
+    clipboard = QGuiApplication.clipboard()
+    assert clipboard is not None and clipboard.text() == ids[2]
+    assert desktop.window.has_pane
+    desktop.window.close()
+    run(loop, desktop.stop())
