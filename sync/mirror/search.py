@@ -68,6 +68,9 @@ MAX_QUERY_WORDS = 32
 DRIVE_LIMIT = 1000
 #: Conversations a walk for common words confirms before it asks the indexes.
 DIRECT_WALK = 1000
+#: Characters of a word sifted with `LIKE` at most: SQLite refuses a pattern of more than
+#: 50,000 bytes (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`), and escaping can double a word.
+LIKE_WORD_CHARS = 10_000
 #: Conversations whose events one read fetches for confirmation: few at first (a search
 #: for a common word is done after a few dozen), twice as many each time after.
 FIRST_BATCH = 16
@@ -233,17 +236,24 @@ class _Reading:
 
     @classmethod
     def of(cls, words: Sequence[str]) -> _Reading:
-        values: tuple[str, ...] = ()
+        values: list[str] = []
         sift = "1"
         if sifted := not any(compiled(_ESCAPED).search(word) for word in words):
-            values = tuple(f"%{_like_escaped(word)}%" for word in words if word.isascii())
-            sift = " OR ".join([_NOT_ASCII, *["data LIKE ? ESCAPE '\\'"] * len(values)])
+            clauses = [_NOT_ASCII]
+            for word in (word for word in words if word.isascii()):
+                if len(word) <= LIKE_WORD_CHARS:
+                    clauses.append("data LIKE ? ESCAPE '\\'")
+                    values.append(f"%{_like_escaped(word)}%")
+                else:  # past SQLite's bound on a LIKE pattern: its data lowered
+                    clauses.append("instr(lower(data), ?) > 0")
+                    values.append(word)
+            sift = " OR ".join(clauses)
         return cls(
             words,
             sifted,
             _FIRST_EVENTS.format(sift=sift),
             _EVENTS_AFTER.format(sift=sift),
-            values,
+            tuple(values),
             tuple(word for word in words if all(map(stays_itself, word))),
             all(not latin_1_folds().issuperset(word) for word in words),
         )

@@ -289,6 +289,22 @@ def test_every_hit_and_snippet_is_that_of_reading_every_event(
         mirror.close()
 
 
+@pytest.mark.parametrize("word", ["a" * 60_000, "_" * 30_000, "Ab%" * 20_000])
+def test_a_word_longer_than_sqlites_like_patterns_is_still_found(tmp_path: Path, word: str) -> None:
+    # SQLite refuses a LIKE pattern over 50,000 bytes ("LIKE or GLOB pattern too complex"),
+    # which read as a damaged mirror.
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        text = f"log: {word} end"
+        message = {"role": "user", "content": [{"type": "text", "text": text}]}
+        _fill(mirror, [("t", [[["message.user", message]]]), ("u", [[["message.user", {}]]])])
+        hits = mirror.search(word, None)
+        assert [hit.id for hit in hits] == ["ses_000"]
+        assert hits[0].snippet == _reference_snippet(text, [word.lower()])
+    finally:
+        mirror.close()
+
+
 # -- the pieces on their own --------------------------------------------------------------------
 
 _ALPHABET = 'abcXyz é\u0301ßﬁİıµ½Ａ会議東京がｶﾞكِتاب\n\t"\\%_.'
