@@ -49,8 +49,11 @@ READ_CHUNK = 2000
 #: A row's columns are `SessionView`'s fields, in their order: `SessionView(*row)` is safe.
 ROW_SELECT = f"SELECT {', '.join(f.name for f in fields(SessionView))} FROM sessions"
 # Candidates from the title index (`sync.mirror.title_index`), confirmed by the filter itself.
-# `instr`, not `LIKE`: a pattern's text ends at a NUL character, a needle's does not.
-_FILTER = " WHERE id IN ({}) AND (instr(fold(title), ?) > 0 OR instr(lower(id), ?) > 0)"
+# `instr`, not `LIKE`: a pattern's text ends at a NUL character, a needle's does not; the
+# title folded as UTF-8 bytes for the same reason (`sync.mirror.schema.sql_fold`).
+_FILTER = (
+    " WHERE id IN ({}) AND (instr(fold(CAST(title AS BLOB)), ?) > 0 OR instr(lower(id), ?) > 0)"
+)
 # The order of `Mirror.rows`, served by the index `ix_sessions_order`; LIMIT -1 is no limit.
 _ORDER = " ORDER BY updated_at DESC, id DESC LIMIT ?"
 
@@ -148,7 +151,8 @@ def query_rows(
         by_id = needle.translate(ASCII_LOWER) if len(needle) >= ID_MATCH_CHARS else None
         sql, params = candidates
         cursor = conn.execute(
-            ROW_SELECT + _FILTER.format(sql) + _ORDER, (*params, fold(needle), by_id, most)
+            ROW_SELECT + _FILTER.format(sql) + _ORDER,
+            (*params, str(fold(needle)).encode("utf-8", "surrogatepass"), by_id, most),
         )
     out: list[SessionView] = []
     while part := cursor.fetchmany(READ_CHUNK):

@@ -235,8 +235,13 @@ type SqlValue = str | bytes | int | float | None
 
 
 def sql_fold(value: SqlValue) -> SqlValue:
-    """`fold` as the SQL function `Mirror`'s connections register (NULL stays NULL)."""
-    return str(fold(value)) if isinstance(value, str) else value
+    """`fold` as the SQL function `Mirror`'s connections register, of a text given as its
+    UTF-8 bytes (`CAST(title AS BLOB)`) and given back so: SQLite hands a Python function a
+    text cut at its first NUL, and takes one back cut there too, but a blob whole. NULL
+    stays NULL."""
+    if isinstance(value, bytes):
+        return str(fold(value.decode("utf-8", "replace"))).encode("utf-8", "surrogatepass")
+    return value
 
 
 def read_schema_version(path: Path) -> int:
@@ -290,7 +295,8 @@ def connect(path: Path, *, read_only: bool = False) -> Connection:
 
 def add_functions(conn: Connection) -> None:
     """The SQL functions the mirror's queries call, on one connection."""
-    # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire").
+    # SQLite's lower() folds ASCII only ("Écrire" would not match "écrire"); the title
+    # filter's fold, of and to UTF-8 bytes (`sql_fold`).
     conn.create_function("fold", 1, sql_fold, deterministic=True)
     # Search's folding (accents too), for titles (`sync.mirror.search`).
     conn.create_function("search_fold", 1, _search_fold, deterministic=True)

@@ -44,9 +44,14 @@ INDEXED_TITLE_CHARS = 512
 
 
 def _id_entry(value: str) -> str:
-    """An id's `search_ids` entry, in SQL, of `value` (its column, or a parameter):
-    `lower()` lowers ASCII letters alone, as `ASCII_LOWER` does."""
-    return f"lower(substr({value}, 1, {INDEXED_TITLE_CHARS}))"
+    """An id's `search_ids` entry, in SQL, of `value` (its column, or a named parameter):
+    `lower()` lowers ASCII letters alone, as `ASCII_LOWER` does. Whole (`substr` ends a
+    text at a NUL character) unless past `INDEXED_TITLE_CHARS`' worth of bytes."""
+    cap = INDEXED_TITLE_CHARS
+    return (
+        f"CASE WHEN length(CAST({value} AS BLOB)) <= {cap} THEN lower({value})"
+        f" ELSE lower(substr({value}, 1, {cap})) END"
+    )
 
 
 #: Grams of one query piece asked for at most (evenly spread; the match is confirmed).
@@ -181,8 +186,8 @@ def remove(conn: Connection, rows: Sequence[tuple[str, str | None]]) -> None:
             )
             conn.execute(
                 "INSERT INTO search_ids (search_ids, rowid, text)"
-                f" VALUES ('delete', ?, {_id_entry('?')})",
-                (found[0], session_id),
+                f" VALUES ('delete', :entry, {_id_entry(':id')})",
+                {"entry": found[0], "id": session_id},
             )
     if not sqlite_driver.SECURE_DELETE:
         # No secure-delete: the entries' grams stay in older segments until a merge.

@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 STAMP = "2026-01-01T00:00:00.000000Z"
 #: Letters that fold differently by the two predicates (accents, ß, ſ, ﬁ, dotted and dotless
 #: i, a lone combining accent), CJK and Arabic, and what LIKE would read as syntax.
-ALPHABET = "abAB éÉeßsſﬁiİı\u0301東京猫كتب_%\\-."
+ALPHABET = "abAB éÉeßsſﬁiİı\u0301東京猫كتب_%\\-.\x00"
 
 
 def at(n: int) -> str:
@@ -43,7 +43,7 @@ def mirror(tmp_path: Path) -> Iterator[Mirror]:
 
 TITLES = st.one_of(st.none(), st.text(ALPHABET, max_size=12))
 #: An id's tail by its number: cases and scripts the id index and `LIKE` must agree on.
-ID_TAILS = ("", "Ab", "éÉ", "東京猫", "_%\\\x00", "İıSS")
+ID_TAILS = ("", "Ab", "éÉ", "東京猫", "_%\\\x00ab", "İıSS")
 OPS = st.lists(
     st.tuples(st.sampled_from(["put", "put", "remove"]), st.integers(0, 5), TITLES),
     min_size=1,
@@ -52,7 +52,7 @@ OPS = st.lists(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=OPS, needles=st.lists(st.text(ALPHABET + "\x00", min_size=1, max_size=4), max_size=4))
+@given(ops=OPS, needles=st.lists(st.text(ALPHABET, min_size=1, max_size=4), max_size=4))
 def test_titles_are_found_through_the_index_exactly_as_by_reading_every_title(
     tmp_path_factory: pytest.TempPathFactory,
     ops: list[tuple[str, int, str | None]],
@@ -70,7 +70,7 @@ def test_titles_are_found_through_the_index_exactly_as_by_reading_every_title(
             else:
                 mirror.apply((), [sid])
         rows = mirror.rows()
-        for needle in [*needles, "ses_1", "S_2", "_1a", "s_4_%", "京猫", "ıss"]:
+        for needle in [*needles, "ses_1", "S_2", "_1a", "s_4_%", "京猫", "ıss", "\x00AB"]:
             expected = [r.id for r in rows if matches_filter(r.id, r.title, needle)]
             assert [r.id for r in mirror.rows(needle)] == expected, needle
             words = query_words(needle)
