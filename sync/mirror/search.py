@@ -120,14 +120,10 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     index, query = (
         ("search_short", short_query(word)) if is_short_word(word) else ("search", fts_query(word))
     )
+    events = "EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id"
     if query is None:  # no trigram the index can be asked for: any text may hold it
-        return f"({title} OR EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id))", (
-            word,
-        )
-    events = (
-        "EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id AND +r.id IN"
-        f" (SELECT rowid FROM {index} WHERE {index} MATCH ?))"
-    )
+        return f"({title} OR {events}))", (word,)
+    events += f" AND +r.id IN (SELECT rowid FROM {index} WHERE {index} MATCH ?))"
     return f"({title} OR {events})", (word, query)
 
 
@@ -220,9 +216,10 @@ class _Reading:
 
     SQL sifts first what it can (`first`, `after`): data in ASCII folds by `lower()`, and
     SQLite's `LIKE` ignores the case of ASCII letters alone, so such data holds an ASCII
-    word only if it is `LIKE` it (no copy of the data lowered), and a word with a character
-    outside ASCII never. In Python, data holding a word as it is holds it in
-    its fold too when the word's characters stay themselves (`as_is`), and data of Latin-1
+    word only if it is `LIKE` it (no copy of the data lowered; a word past `LIKE_WORD_CHARS`
+    is looked for in the data lowered), and a word with a character outside ASCII never. In
+    Python, data holding a word as it is holds it in its fold too when the word's
+    characters stay themselves (`as_is`), and data of Latin-1
     characters cannot hold a word with a character no fold of them gives (`beyond_latin_1`):
     neither needs the data folded."""
 
