@@ -60,6 +60,8 @@ class ApplyResult:
     #: A walk's last page that did not conclude it: what it leaves to settle, read in the
     #: same transaction (`Leftovers`); None otherwise.
     leftovers: Leftovers | None = None
+    #: The write left its new rows' title entries pending (`sync.mirror.title_index.defer`).
+    pended: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +155,20 @@ def write_changes(
                 for v in written[start : start + UPSERT_CHUNK]
             ],
         )
-    # The title index follows every new row and every changed title (decision 0124).
+    # The title index follows every new row and every changed title (decision 0124); many
+    # new rows' entries are written after the pass (decision 0238).
     retitled = {v.id for v in written if v.id in current and current[v.id].title != v.title}
     title_index.remove(conn, [(sid, current[sid].title) for sid in retitled])
+    pended = len(inserted) > title_index.INLINE_TITLES
+    if pended:
+        title_index.defer(conn, seq)
     title_index.add(
-        conn, ((v.id, v.title) for v in written if v.id not in current or v.id in retitled)
+        conn,
+        (
+            (v.id, v.title)
+            for v in written
+            if v.id in retitled or (v.id not in current and not pended)
+        ),
     )
     if seen_at is not None and len(written) < len(wanted):
         # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not
@@ -197,7 +208,9 @@ def write_changes(
         set_states(conn, {**dict.fromkeys(WALK_KEYS), ETAG_KEY: end.etag})
     elif end is not None and end.generation is not None and seen_at is not None:
         left = leftovers(conn, end.generation, seen_at)
-    return ApplyResult(inserted, updated, present, files, seq if changed else 0, concluded, left)
+    return ApplyResult(
+        inserted, updated, present, files, seq if changed else 0, concluded, left, pended
+    )
 
 
 def leftovers(conn: Connection, generation: float | None, epoch: float | None) -> Leftovers:

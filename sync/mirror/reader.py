@@ -143,7 +143,9 @@ def query_rows(
     chunks (the first paint: the UI thread paints the first rows meanwhile)."""
     most = -1 if limit is None else limit
     needle = filter_text.strip()
-    candidates = title_index.filter_candidates(needle)
+    candidates = (
+        title_index.filter_candidates(needle, title_index.pending_from(conn)) if needle else None
+    )
     if candidates is None:
         cursor = conn.execute(ROW_SELECT + _ORDER, (most,))
     else:

@@ -163,6 +163,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         title_index.fill,
     ),
+    (
+        # Title entries may be pending after a big write (decision 0238,
+        # `title_index.PENDING_KEY`): an older program would never write them nor read
+        # those titles, so it must refuse this file. Nothing is pending yet.
+        f"DELETE FROM sync_state WHERE key = '{title_index.PENDING_KEY}'",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -303,7 +309,10 @@ def add_functions(conn: Connection) -> None:
 
 
 def _search_fold(value: SqlValue) -> SqlValue:
-    return search_fold(value) if isinstance(value, str) else value
+    """`search_fold` of a text given as its UTF-8 bytes, given back so (as `sql_fold`)."""
+    if isinstance(value, bytes):
+        return search_fold(value.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
+    return value
 
 
 def migrate(conn: Connection, path: Path) -> None:

@@ -100,11 +100,21 @@ class SearchHit:
 _TEXT_TYPES = ", ".join(f"'{kind}'" for kind in TEXT_TYPES)
 
 
-#: The folded title in SQL: ASCII titles folded by `lower()` in C, others by `search_fold`.
-_TITLE = "CASE WHEN s.title GLOB '*[^ -~]*' THEN search_fold(s.title) ELSE lower(s.title) END"
+#: The folded title in SQL, as UTF-8: titles in ASCII folded by `lower()` in C, others by
+#: `search_fold` given their bytes (SQLite cuts a text it hands a Python function at a NUL
+#: character, and `length` counts a text's characters up to one: so a NUL goes there too).
+_TITLE = (
+    "CASE WHEN length(CAST(s.title AS BLOB)) = length(s.title) THEN lower(s.title)"
+    " ELSE search_fold(CAST(s.title AS BLOB)) END"
+)
 
 
-def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
+def _utf8(word: str) -> bytes:
+    """A folded word as `_TITLE`'s `instr` compares it: its UTF-8 bytes."""
+    return word.encode("utf-8", "surrogatepass")
+
+
+def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str | bytes, ...]]:
     """SQL true when `word` may occur in the conversation `s`: in its title, or (candidates
     of the trigram or the short index, confirmed later) in one of its index entries.
 
@@ -116,15 +126,15 @@ def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
     every conversation walked, many times slower (`python -m bench search`)."""
     title = f"instr({_TITLE}, ?) > 0"
     if titles_only:
-        return title, (word,)
+        return title, (_utf8(word),)
     index, query = (
         ("search_short", short_query(word)) if is_short_word(word) else ("search", fts_query(word))
     )
     events = "EXISTS (SELECT 1 FROM search_rows r WHERE r.session_id = s.id"
     if query is None:  # no trigram the index can be asked for: any text may hold it
-        return f"({title} OR {events}))", (word,)
+        return f"({title} OR {events}))", (_utf8(word),)
     events += f" AND +r.id IN (SELECT rowid FROM {index} WHERE {index} MATCH ?))"
-    return f"({title} OR {events})", (word, query)
+    return f"({title} OR {events})", (_utf8(word), query)
 
 
 class _Confirmation:
@@ -329,11 +339,15 @@ def _confirm_batch(
             yield SearchHit(session_id, title, updated_at, found)
 
 
-def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -> set[str] | None:
+def _word_candidates(
+    conn: Connection, word: str, cap: int, titles_only: bool, pending: int | None
+) -> set[str] | None:
     """The conversations that may hold `word` in their title or, for a word the text indexes
     can answer, in their text; None when there are more than `cap` index entries of
     either kind (a common word), or when the word may be in text no index answers for (a
-    short word of a spaced script beside longer ones, confirmed against their candidates)."""
+    short word of a spaced script beside longer ones, confirmed against their candidates).
+    `pending`: the title index's entries are pending from this change sequence
+    (`title_index.pending_from`)."""
     sources: list[tuple[str, str, str | None]] = [
         ("title_rows", "search_titles", title_index.match_query(word))
     ]
@@ -344,6 +358,17 @@ def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -
     elif not titles_only:
         return None
     found: set[str] = set()
+    if pending is not None:  # rows whose title entry is not written yet, read as they are
+        found.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT s.id FROM ({title_index.PENDING_ROWS}) p CROSS JOIN sessions s"
+                f" ON s.id = p.id WHERE instr({_TITLE}, ?) > 0 LIMIT ?",
+                (pending, _utf8(word), cap + 1),
+            )
+        )
+        if len(found) > cap:
+            return None
     for table, index, query in sources:
         if query is None:
             continue
@@ -376,7 +401,7 @@ def _walk(conn: Connection, words: Sequence[str], titles_only: bool) -> Iterator
         return
     indexed = [word for word in words if len(word) >= TRIGRAM or is_short_word(word)]
     clauses = ["(s.updated_at, s.id) < (?, ?)"]
-    params: list[str] = [last[2], last[0]]
+    params: list[str | bytes] = [last[2], last[0]]
     # A short word of a spaced script, beside indexed ones, is confirmed in Python against
     # their candidates; with none beside it, titles only.
     for word in indexed or words:
@@ -402,10 +427,11 @@ def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> li
     if not words:
         return []
     titles_only = not any(len(word) >= TRIGRAM or is_short_word(word) for word in words)
+    pending = title_index.pending_from(conn)
     known = [
         found
         for word in words
-        if (found := _word_candidates(conn, word, DRIVE_LIMIT, titles_only)) is not None
+        if (found := _word_candidates(conn, word, DRIVE_LIMIT, titles_only, pending)) is not None
     ]
     rows: Iterable[Row]
     if not known:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from sync.errors import MirrorError, MirrorTooNew
 from sync.files.private_files import PRIVATE_FILE_MODE, create_private_file, private_dir, tighten
-from sync.mirror import sqlite_driver, transcripts
+from sync.mirror import sqlite_driver, title_index, transcripts
 from sync.mirror.apply import ApplyResult, WalkEnd, leftovers, write_changes
 from sync.mirror.check import check_mirror, damaged_error, find_damage
 from sync.mirror.delete_marks import mark_unconfirmed, unconfirmed_ids
@@ -83,6 +83,9 @@ class Mirror:
         self._read_only = read_only
         self._write_lock = threading.Lock()
         self._scrub_pending = False  # a removal whose WAL frames may still hold content
+        # Title entries may be pending (`index_titles`): unknown at open (another process may
+        # have left some), set by a write that leaves some, cleared once none is left.
+        self._titles_pending = True
         self._closed = False
         self._idle = threading.Condition()  # guards the pools; notified as each comes back
         self._in_use = 0
@@ -376,6 +379,7 @@ class Mirror:
                 seen_at=seen_at,
                 end=end,
             )
+            self._titles_pending = self._titles_pending or done.pended
         if done.removed or done.removed_files or self._scrub_pending:
             if scrub:
                 self.scrub()
@@ -429,6 +433,17 @@ class Mirror:
         """Add fetched events (one transaction); False when the row is no longer mirrored."""
         with self._writing() as conn:
             return transcripts.store(conn, session_id, events, fetched_at=fetched_at)
+
+    def index_titles(self) -> int:
+        """Write the title entries a big write left pending (`title_index.index_pending`), one
+        batch in one transaction; how many (0: none is left). Once none is left, this takes
+        no transaction until one of this object's writes leaves more."""
+        if not self._titles_pending:
+            return 0
+        with self._writing() as conn:
+            written = title_index.index_pending(conn, title_index.PENDING_BATCH)
+            self._titles_pending = written == title_index.PENDING_BATCH
+            return written
 
     def search(self, query: str, limit: int | None = SEARCH_LIMIT) -> list[SearchHit]:
         with self._reading() as conn:

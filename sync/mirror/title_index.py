@@ -17,7 +17,16 @@ their entries mapped to their conversation by `title_rows` under the same entry 
   characters on, so trigrams answer it, and no Python runs per id on a first sync.
 
 Entries are contentless (`detail=none`); the caller's predicate confirms every candidate,
-so an index that cannot tell where its grams sit still gives exact results. A removal hands
+so an index that cannot tell where its grams sit still gives exact results.
+
+A write of many new conversations (a first sync's page) leaves their entries to be written
+after the pass (`defer`, decision 0238): it only lowers the change sequence from which rows
+may lack an entry (`PENDING_KEY`), and the content phase writes them a batch a transaction
+(`index_pending`). Until then both readers take every such row as a candidate too
+(`pending_rows`), confirmed like the others, so an answer never depends on whether an entry
+is written yet (beyond `INDEXED_TITLE_CHARS`, a pending title is read whole), and with
+nothing pending it costs one read of `sync_state`. A retitle's entry is always written at
+once: only then is the old title known to take out. A removal hands
 each index the entry's tokens back (`'delete'`), computed from the title and id as they
 were, and on SQLite with `secure-delete` nothing of them is left in its segments (as for
 `sync.mirror.transcripts`).
@@ -53,6 +62,16 @@ def _id_entry(value: str) -> str:
         f" ELSE lower(substr({value}, 1, {cap})) END"
     )
 
+
+#: `sync_state` key: the lowest change sequence of a row whose entry may be unwritten (absent:
+#: every row has its entry). Every row of a lower sequence has one.
+PENDING_KEY = "titles_pending_from"
+#: New conversations whose entries one write spells itself at most; a write of more (a
+#: first sync's page) leaves them pending.
+INLINE_TITLES = 64
+#: Entries `index_pending` writes in one transaction: a segment of FTS5 each, and the write
+#: lock held for tens of milliseconds.
+PENDING_BATCH = 2000
 
 #: Grams of one query piece asked for at most (evenly spread; the match is confirmed).
 QUERY_GRAMS = 16
@@ -125,20 +144,71 @@ def match_query(*needles: str) -> str | None:
     return " OR ".join(alternatives) if alternatives else None
 
 
-def filter_candidates(filter_text: str) -> tuple[str, tuple[str, ...]] | None:
+def filter_candidates(
+    filter_text: str, pending_from: int | None = None
+) -> tuple[str, Sequence[str | int]] | None:
     """The conversations the sidebar's title filter (`sync.mirror.title_filter`) may match,
-    as a `SELECT` of their ids and its parameters: its title part, and its id part when the
-    filter can match an id (`ID_MATCH_CHARS`); None when the filter is blank."""
+    as a `SELECT` of their ids and its parameters: its title part, its id part when the
+    filter can match an id (`ID_MATCH_CHARS`), and the rows whose entries are pending from
+    `pending_from` (`pending_from()`); None when the filter is blank."""
     needle = filter_text.strip()
     titles = match_query(str(filter_fold(needle)))
     if titles is None:
         return None
-    if len(needle) < ID_MATCH_CHARS or len(needle.split()) != 1:
-        return CANDIDATES, (titles,)
-    ids = fts_query(needle.translate(ASCII_LOWER))
-    if ids is None:  # no trigram an index query can spell: every id may hold it
-        return CANDIDATES + " UNION ALL SELECT id FROM sessions", (titles,)
-    return CANDIDATES + " UNION ALL " + _ID_CANDIDATES, (titles, ids)
+    sql = CANDIDATES
+    params: list[str | int] = [titles]
+    if len(needle) >= ID_MATCH_CHARS and len(needle.split()) == 1:
+        ids = fts_query(needle.translate(ASCII_LOWER))
+        if ids is None:  # no trigram an index query can spell: every id may hold it
+            return CANDIDATES + " UNION ALL SELECT id FROM sessions", (titles,)
+        sql += " UNION ALL " + _ID_CANDIDATES
+        params.append(ids)
+    if pending_from is not None:
+        sql += " UNION ALL " + PENDING_ROWS
+        params.append(pending_from)
+    return sql, params
+
+
+def pending_from(conn: Connection) -> int | None:
+    """The change sequence from which rows may lack their entry, None when none does."""
+    row = conn.execute("SELECT value FROM sync_state WHERE key = ?", (PENDING_KEY,)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def _set_pending_from(conn: Connection, seq: int | None) -> None:
+    if seq is None:
+        conn.execute("DELETE FROM sync_state WHERE key = ?", (PENDING_KEY,))
+    else:
+        conn.execute(
+            "INSERT INTO sync_state (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (PENDING_KEY, str(seq)),
+        )
+
+
+def defer(conn: Connection, seq: int) -> None:
+    """Inside the write of change `seq`: its new rows' entries are left to `index_pending`."""
+    below = pending_from(conn)
+    if below is None or seq < below:
+        _set_pending_from(conn, seq)
+
+
+def index_pending(conn: Connection, limit: int) -> int:
+    """Write the entries of up to `limit` rows that lack one, in change order; how many
+    (fewer than `limit`: none is left, and the pending mark is gone)."""
+    start = pending_from(conn)
+    if start is None:
+        return 0
+    rows = conn.execute(
+        "SELECT id, title, change_seq FROM sessions s WHERE change_seq >= ?"
+        " AND NOT EXISTS (SELECT 1 FROM title_rows t WHERE t.session_id = s.id)"
+        " ORDER BY change_seq LIMIT ?",
+        (start, limit),
+    ).fetchall()
+    add(conn, ((session_id, title) for session_id, title, _seq in rows))
+    # Rows of the last batch's sequence may be left: the next batch starts at it.
+    _set_pending_from(conn, rows[-1][2] if len(rows) == limit else None)
+    return len(rows)
 
 
 def add(conn: Connection, rows: Iterable[tuple[str, str | None]]) -> None:
@@ -220,6 +290,11 @@ _INDEXES = ("search_titles", "search_ids")
 CANDIDATES = (
     "SELECT t.session_id FROM title_rows t WHERE t.id IN"
     " (SELECT rowid FROM search_titles WHERE search_titles MATCH ?)"
+)
+#: Rows that may lack their entry, from a change sequence (`pending_from`).
+PENDING_ROWS = (
+    "SELECT s.id FROM sessions s WHERE s.change_seq >= ?"
+    " AND NOT EXISTS (SELECT 1 FROM title_rows t WHERE t.session_id = s.id)"
 )
 #: The same for an id's entry (`fts_query`: its trigrams).
 _ID_CANDIDATES = (

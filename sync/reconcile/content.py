@@ -182,8 +182,11 @@ class ContentSync:
         return report
 
     async def _phase(self, report: ContentReport) -> None:
-        """`concurrency` workers fetching the stale conversations in turn, newest first,
+        """The title entries the passes left pending, a transaction a batch (decision 0238);
+        then `concurrency` workers fetching the stale conversations in turn, newest first,
         until none is left, one meets an error, or the budget evicts what was just stored."""
+        while await asyncio.to_thread(self.mirror.index_titles):
+            pass
         queue: deque[tuple[TranscriptState, int]] = deque()  # with the evictions made then
         taken: set[str] = set()  # queued or being fetched
         skipped: set[str] = set()  # answered 404 this phase (the pass will prune them)

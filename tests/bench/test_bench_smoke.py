@@ -134,3 +134,15 @@ def test_markdown_benchmark_runs_and_saves_its_figures(
     figures = json.loads((tmp_path / "markdown.json").read_text())["figures"]
     assert set(figures["messages"]) == set(markdown.inputs())
     assert all(f["render"]["n"] == 1 for f in figures["messages"].values())
+
+
+def test_first_sync_benchmark_times_the_pass_and_the_title_entries_written_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import first_sync
+
+    monkeypatch.setattr(report, "RESULTS_DIR", tmp_path)
+    assert first_sync.main(["--sessions", "500", "--rounds", "1", "--save", "smoke"]) == 0
+    figures = json.loads((tmp_path / "first-sync-smoke.json").read_text())["figures"]
+    assert figures["runners"] == ["raw_walk", "httpx_walk", "first_sync", "title_index"]
+    assert all(len(figures[f"{name}_cpu_s"]) == 1 for name in figures["runners"])

@@ -9,9 +9,10 @@ with SIGKILL mid-walk. Then:
 
 - every row seen committed before the kill is still there;
 - the rows are exactly the newest sessions of the index, as many as the walk's position
-  says it has seen, and each has its title index entry (rows, entries and position were
-  committed together);
-- the next `converge sync` goes on from there and leaves the mirror equal to the index.
+  says it has seen, and each has its title index entry or is marked as waiting for it
+  (rows, pending mark and position were committed together: decision 0238);
+- the next `converge sync` goes on from there, leaves the mirror equal to the index and
+  every row with its title entry.
 
 A walk that kept its pages uncommitted (one long transaction, or pages batched without a
 commit) shows no row before its end and fails the first check; one that wrote its position
@@ -31,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from bench.ui import populate
-from sync.mirror import sqlite_driver
+from sync.mirror import sqlite_driver, title_index
 from sync.mirror.state import WALK_SEEN
 from sync.mirror.store import Mirror
 from tests.reliability.crash_helpers import ServerProcess
@@ -126,13 +127,14 @@ def test_pages_committed_before_a_sigkill_survive_it(
         conn = sqlite_driver.connect(mirror.path)
         try:
             (entries,) = conn.execute("SELECT count(*) FROM title_rows").fetchone()
+            pending = _pending_titles(conn)
         finally:
             conn.close()
     finally:
         mirror.close()
     assert seen <= after, "rows seen committed were lost to the kill"
     assert after == set(ids[SESSIONS - len(after) :])  # the newest
-    assert position == len(after) == entries
+    assert position == len(after) == entries + pending
     assert len(after) < SESSIONS
 
     done = _sync(running.url, profile)
@@ -142,5 +144,22 @@ def test_pages_committed_before_a_sigkill_survive_it(
     try:
         assert {row.id for row in mirror.rows()} == set(ids)
         assert mirror.get_state(WALK_SEEN) is None  # the walk concluded
+        conn = sqlite_driver.connect(mirror.path)
+        try:
+            assert conn.execute("SELECT count(*) FROM title_rows").fetchone() == (SESSIONS,)
+            assert _pending_titles(conn) == 0
+        finally:
+            conn.close()
     finally:
         mirror.close()
+
+
+def _pending_titles(conn: sqlite_driver.Connection) -> int:
+    """Rows whose title entry is marked as waiting to be written (`title_index.PENDING_ROWS`)."""
+    start = title_index.pending_from(conn)
+    if start is None:
+        return 0
+    (count,) = conn.execute(
+        f"SELECT count(*) FROM ({title_index.PENDING_ROWS})", (start,)
+    ).fetchone()
+    return int(count)

@@ -44,31 +44,53 @@ def mirror(tmp_path: Path) -> Iterator[Mirror]:
 TITLES = st.one_of(st.none(), st.text(ALPHABET, max_size=12))
 #: An id's tail by its number: cases and scripts the id index and `LIKE` must agree on.
 ID_TAILS = ("", "Ab", "éÉ", "東京猫", "_%\\\x00ab", "İıSS")
+#: "page": this conversation and the next two, new or not, in one write; "index": one batch
+#: of the pending entries written.
 OPS = st.lists(
-    st.tuples(st.sampled_from(["put", "put", "remove"]), st.integers(0, 5), TITLES),
+    st.tuples(
+        st.sampled_from(["put", "put", "page", "remove", "index"]), st.integers(0, 5), TITLES
+    ),
     min_size=1,
     max_size=14,
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS, needles=st.lists(st.text(ALPHABET, min_size=1, max_size=4), max_size=4))
 def test_titles_are_found_through_the_index_exactly_as_by_reading_every_title(
     tmp_path_factory: pytest.TempPathFactory,
     ops: list[tuple[str, int, str | None]],
     needles: list[str],
 ) -> None:
-    """Whatever conversations were added, renamed and removed: the title filter returns
-    exactly the rows its predicate accepts, and a search of titles exactly those holding
-    every word, so the index neither misses a title nor keeps one it no longer has."""
+    """Whatever conversations were added (alone, or by pages whose entries are left pending),
+    renamed, removed and indexed after: the title filter returns exactly the rows its
+    predicate accepts, and a search of titles exactly those holding every word, so the index
+    neither misses a title, written or pending, nor keeps one it no longer has."""
     mirror = Mirror.open(tmp_path_factory.mktemp("titles") / "m.sqlite3")
     try:
-        for n, (kind, which, title) in enumerate(ops):
-            sid = f"ses_{which}{ID_TAILS[which]}"
-            if kind == "put":
-                mirror.apply([SessionView(sid, title, STAMP, at(n), None, None)])
-            else:
-                mirror.apply((), [sid])
+        with pytest.MonkeyPatch.context() as patch:
+            # A write of two new rows leaves them pending; a batch writes two entries.
+            patch.setattr(title_index, "INLINE_TITLES", 1)
+            patch.setattr(title_index, "PENDING_BATCH", 2)
+            for n, (kind, which, title) in enumerate(ops):
+                page = range(which, which + 3) if kind == "page" else [which]
+                views = [
+                    SessionView(f"ses_{k % 6}{ID_TAILS[k % 6]}", title, STAMP, at(n), None, None)
+                    for k in page
+                ]
+                if kind == "remove":
+                    mirror.apply((), [views[0].id])
+                elif kind == "index":
+                    mirror.index_titles()
+                else:
+                    mirror.apply(views)
+        with mirror._writing() as conn:  # every row without its entry is marked pending
+            start = title_index.pending_from(conn)
+            unwritten = conn.execute(
+                "SELECT change_seq FROM sessions s WHERE NOT EXISTS"
+                " (SELECT 1 FROM title_rows t WHERE t.session_id = s.id)"
+            ).fetchall()
+        assert all(start is not None and seq >= start for (seq,) in unwritten), (start, unwritten)
         rows = mirror.rows()
         for needle in [*needles, "ses_1", "S_2", "_1a", "s_4_%", "京猫", "ıss", "\x00AB"]:
             expected = [r.id for r in rows if matches_filter(r.id, r.title, needle)]
@@ -145,6 +167,8 @@ def test_a_word_no_title_holds_costs_the_same_at_any_number_of_conversations(
                 for i in range(count)
             ]
         )
+        while mirror.index_titles():  # the entries one write of many leaves pending
+            pass
         mirror.close()
         costs.append(_steps(path, read))
     assert costs[1] <= costs[0] + 2, costs
@@ -205,26 +229,45 @@ def test_entry_text_spells_every_entry_gram_by_gram(title: str | None, long_word
         assert title_index.entry_text(each) == _entry_gram_by_gram(each)
 
 
-def test_a_first_sync_page_costs_each_new_row_its_insert_and_its_entry_alone(
-    mirror: Mirror,
-) -> None:
-    # Traced statements of a page written into a mirror that holds none of its rows: each
-    # executemany row counts, so a per-row mapping insert (the page's rows looked up again
-    # for their entries' rowids) would add a statement a row.
-    ids = [f'ses_{n:03d}_é"\\\U0001f600' for n in range(200)]
-    first = [SessionView(sid, f"Titel {n}", at(n), at(n), None, None) for n, sid in enumerate(ids)]
-    mirror.apply(first[:100], state={"walk_cursor": "c1"}, seen_at=1.0)
+def _traced(mirror: Mirror, views: list[SessionView], cursor: str) -> tuple[list[str], int]:
+    """The statements of one walk page's write (FTS5's own aside: each executemany row
+    counts) and the title entries written after it."""
     traced: list[str] = []
     with mirror._writing() as conn:
         conn.set_trace_callback(traced.append)
     try:
-        mirror.apply(first[100:], state={"walk_cursor": "c2"}, seen_at=1.0)
+        mirror.apply(views, state={"walk_cursor": cursor}, seen_at=1.0)
     finally:
         with mirror._writing() as conn:
             conn.set_trace_callback(None)
-    ours = [s for s in traced if not s.startswith("--")]  # FTS5's own statements aside
-    assert len(ours) <= 2 * 100 + 12, len(ours)
-    # Every entry maps to its row, ids with quotes, accents and astral characters included.
-    for n, sid in enumerate(ids):
-        assert [row.id for row in mirror.rows(f"titel {n}") if row.title == f"Titel {n}"] == [sid]
-        assert [row.id for row in mirror.rows(sid[:9])] == [sid]
+            (entries,) = conn.execute("SELECT count(*) FROM title_rows").fetchone()
+    return [s for s in traced if not s.startswith("--")], entries
+
+
+def test_a_first_sync_page_costs_each_new_row_its_insert_alone_and_its_entry_comes_after(
+    mirror: Mirror,
+) -> None:
+    """A page of many new rows spells no title entry (decision 0238): its rows are found
+    meanwhile, by title and by id, and the entries are written after; a write of a few new
+    rows writes their entries itself, two statement steps a row."""
+    ids = [f'ses_{n:03d}_é"\\\U0001f600' for n in range(250)]
+    views = [SessionView(sid, f"Titel {n}", at(n), at(n), None, None) for n, sid in enumerate(ids)]
+    statements, entries = _traced(mirror, views[:200], "c1")
+    assert len(statements) <= 200 + 12, len(statements)
+    assert entries == 0
+    statements, entries = _traced(mirror, views[200:], "c2")
+    assert len(statements) <= 2 * 50 + 12, len(statements)
+    assert entries == 50
+
+    def found_alone() -> None:
+        # Ids with quotes, accents and astral characters, found by their title and by their id.
+        for n, sid in enumerate(ids):
+            by_title = mirror.rows(f"titel {n}")
+            assert [row.id for row in by_title if row.title == f"Titel {n}"] == [sid]
+            assert [row.id for row in mirror.rows(sid[:9])] == [sid]
+            hits = mirror.search(f"Titel {n}", limit=None)
+            assert [hit.id for hit in hits if hit.title == f"Titel {n}"] == [sid]
+
+    found_alone()
+    assert [mirror.index_titles() for _ in range(2)] == [200, 0]
+    found_alone()
