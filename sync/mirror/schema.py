@@ -309,10 +309,11 @@ def add_functions(conn: Connection) -> None:
 
 
 def _search_fold(value: SqlValue) -> SqlValue:
-    """`search_fold` of a text given as its UTF-8 bytes, given back so (as `sql_fold`)."""
+    """`search_fold` in SQL; of a text given as its UTF-8 bytes, given back so (as
+    `sql_fold`)."""
     if isinstance(value, bytes):
         return search_fold(value.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
-    return value
+    return search_fold(value) if isinstance(value, str) else value
 
 
 def migrate(conn: Connection, path: Path) -> None:

@@ -362,8 +362,8 @@ def _word_candidates(
         found.update(
             row[0]
             for row in conn.execute(
-                f"SELECT s.id FROM ({title_index.PENDING_ROWS}) p CROSS JOIN sessions s"
-                f" ON s.id = p.id WHERE instr({_TITLE}, ?) > 0 LIMIT ?",
+                f"SELECT s.id FROM sessions s WHERE {title_index.PENDING}"
+                f" AND instr({_TITLE}, ?) > 0 LIMIT ?",
                 (pending, _utf8(word), cap + 1),
             )
         )

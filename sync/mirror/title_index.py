@@ -23,7 +23,7 @@ A write of many new conversations (a first sync's page) leaves their entries to 
 after the pass (`defer`, decision 0238): it only lowers the change sequence from which rows
 may lack an entry (`PENDING_KEY`), and the content phase writes them a batch a transaction
 (`index_pending`). Until then both readers take every such row as a candidate too
-(`pending_rows`), confirmed like the others, so an answer never depends on whether an entry
+(`PENDING_ROWS`), confirmed like the others, so an answer never depends on whether an entry
 is written yet (beyond `INDEXED_TITLE_CHARS`, a pending title is read whole), and with
 nothing pending it costs one read of `sync_state`. A retitle's entry is always written at
 once: only then is the old title known to take out. A removal hands
@@ -200,9 +200,8 @@ def index_pending(conn: Connection, limit: int) -> int:
     if start is None:
         return 0
     rows = conn.execute(
-        "SELECT id, title, change_seq FROM sessions s WHERE change_seq >= ?"
-        " AND NOT EXISTS (SELECT 1 FROM title_rows t WHERE t.session_id = s.id)"
-        " ORDER BY change_seq LIMIT ?",
+        f"SELECT s.id, s.title, s.change_seq FROM sessions s WHERE {PENDING}"
+        " ORDER BY s.change_seq LIMIT ?",
         (start, limit),
     ).fetchall()
     add(conn, ((session_id, title) for session_id, title, _seq in rows))
@@ -291,11 +290,10 @@ CANDIDATES = (
     "SELECT t.session_id FROM title_rows t WHERE t.id IN"
     " (SELECT rowid FROM search_titles WHERE search_titles MATCH ?)"
 )
-#: Rows that may lack their entry, from a change sequence (`pending_from`).
-PENDING_ROWS = (
-    "SELECT s.id FROM sessions s WHERE s.change_seq >= ?"
-    " AND NOT EXISTS (SELECT 1 FROM title_rows t WHERE t.session_id = s.id)"
-)
+#: SQL true for a row `s` of `sessions` that may lack its entry, from a change sequence
+#: (`pending_from`).
+PENDING = "s.change_seq >= ? AND NOT EXISTS (SELECT 1 FROM title_rows t WHERE t.session_id = s.id)"
+PENDING_ROWS = f"SELECT s.id FROM sessions s WHERE {PENDING}"
 #: The same for an id's entry (`fts_query`: its trigrams).
 _ID_CANDIDATES = (
     "SELECT t.session_id FROM title_rows t WHERE t.id IN"

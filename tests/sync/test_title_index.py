@@ -271,3 +271,16 @@ def test_a_first_sync_page_costs_each_new_row_its_insert_alone_and_its_entry_com
     found_alone()
     assert [mirror.index_titles() for _ in range(2)] == [200, 0]
     found_alone()
+
+
+def test_a_title_holding_nul_is_found_by_what_follows_it_written_or_pending(
+    mirror: Mirror, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite hands a Python function a text cut at its first NUL: search reads a pending
+    title as its UTF-8 bytes, so it finds what its written entry finds."""
+    monkeypatch.setattr(title_index, "INLINE_TITLES", 0)
+    mirror.apply([SessionView("ses_nul", "Plan\x00Été à Kyōto", STAMP, at(1), None, None)])
+    for written in (False, True):
+        assert [hit.id for hit in mirror.search("kyoto ete")] == ["ses_nul"], written
+        assert [row.id for row in mirror.rows("été")] == ["ses_nul"], written
+        assert mirror.index_titles() == (0 if written else 1)
