@@ -37,6 +37,7 @@ from pathlib import Path
 
 from sync.mirror import sqlite_driver, title_index
 from sync.mirror.schema import SCHEMA_VERSION, add_functions, open_read_only
+from sync.mirror.search_text import is_text
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.title_filter import ASCII_LOWER, ID_MATCH_CHARS, fold, matches_filter
 from sync.wire.models import SessionView
@@ -143,6 +144,8 @@ def query_rows(
     chunks (the first paint: the UI thread paints the first rows meanwhile)."""
     most = -1 if limit is None else limit
     needle = filter_text.strip()
+    if not is_text(needle):  # in no title or id (`matches_filter` agrees)
+        return []
     candidates = title_index.filter_candidates(needle)
     if candidates is None:
         cursor = conn.execute(ROW_SELECT + _ORDER, (most,))

@@ -49,6 +49,7 @@ from sync.mirror.search_text import (
     fold,
     fts_query,
     is_short_word,
+    is_text,
     latin_1_folds,
     query_words,
     short_query,
@@ -399,7 +400,7 @@ def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> li
     words = query_words(query)
     if len(words) > MAX_QUERY_WORDS:
         raise SearchTooLong(MAX_QUERY_WORDS)
-    if not words:
+    if not words or not all(map(is_text, words)):  # a word no text holds: no hit
         return []
     titles_only = not any(len(word) >= TRIGRAM or is_short_word(word) for word in words)
     known = [
