@@ -133,7 +133,7 @@ def filter_candidates(filter_text: str) -> tuple[str, tuple[str, ...]] | None:
     titles = match_query(str(filter_fold(needle)))
     if titles is None:
         return None
-    if len(needle) < ID_MATCH_CHARS or len(needle.split()) != 1:
+    if len(needle) < ID_MATCH_CHARS:
         return CANDIDATES, (titles,)
     ids = fts_query(needle.translate(ASCII_LOWER))
     if ids is None:  # no trigram an index query can spell: every id may hold it
