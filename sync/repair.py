@@ -80,7 +80,7 @@ def salvage_marks(path: Path) -> tuple[list[str], bool]:
             found = [row[0] for row in cursor.fetchall()]
         finally:
             conn.close()
-    except sqlite_driver.Error as exc:
+    except (sqlite_driver.Error, UnicodeDecodeError) as exc:  # the latter: `sync.mirror.check`
         log.warning("repair: the delete marks could not be read: %s", exc)
         return [], False
     ids = {i for i in found if isinstance(i, str) and 0 < len(i) <= MAX_ID_LENGTH}

@@ -86,6 +86,9 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         sqlite_driver.DatabaseError
     ) as exc:  # "file is not a database", "disk image is malformed"
         return _cut(str(exc)), None
+    except UnicodeDecodeError:
+        # The driver could not decode SQLite's message: it quotes the damaged bytes.
+        return "SQLite's account of it quotes damaged bytes", None
     finally:
         conn.close()
 

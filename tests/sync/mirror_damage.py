@@ -80,6 +80,21 @@ def not_sqlite(path: Path) -> None:
     path.write_bytes(b"this is a text file, not a database\n" * 200)
 
 
+def schema_name_not_utf8(path: Path) -> None:
+    """A schema entry's name damaged into bytes that are not UTF-8: SQLite's account of the
+    malformed schema quotes them, and every statement that reads the schema fails with it."""
+    conn = sqlite_driver.connect(path)
+    try:
+        conn.execute("PRAGMA writable_schema=ON")
+        conn.execute(
+            "UPDATE sqlite_master SET name = CAST(X'73AA' AS TEXT),"
+            " tbl_name = CAST(X'73AA' AS TEXT) WHERE name = 'ix_artifacts_session_id'"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "btree_page": btree_page,
     "middle_bytes": middle_bytes,
