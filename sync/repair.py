@@ -141,7 +141,7 @@ async def repair_mirror(profile: Profile, *, force: bool = False) -> RepairResul
     path = profile.mirror_path
     if (problem := await asyncio.to_thread(unwritable, path)) is not None:
         raise MirrorUnwritable(problem)
-    damage = await asyncio.to_thread(find_damage, path)
+    damage = await asyncio.to_thread(find_damage, path, thorough=True)
     if damage is None and not force and path.exists():
         return RepairResult(
             path,

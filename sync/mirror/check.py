@@ -7,7 +7,8 @@ survived (a 304 reads just the ETag) would report success over a broken file. So
 checked as a whole: `PRAGMA quick_check` (every b-tree page reachable and well formed; it
 skips the index-content comparison of `integrity_check`, which is what makes it quick), then
 the tables and columns the migrations build (`sync.mirror.schema`),
-which a dropped table or a file from elsewhere lacks.
+which a dropped table or a file from elsewhere lacks. A read SQLite found malformed, and a
+repair, get `integrity_check`: an index entry that points at no row passes `quick_check`.
 
 `quick_check` reads every page, which on a large mirror costs as much as a search of every
 conversation. So a mirror opened only to be read (`converge ls`, `show`, `search`) larger
@@ -49,14 +50,18 @@ MAX_REASON = 300
 WHOLE_CHECK_BYTES = 16 << 20
 
 
-def find_damage(path: Path) -> str | None:
+def find_damage(path: Path, *, thorough: bool = False) -> str | None:
     """What is wrong with the mirror file at `path`, in SQLite's words, or None when it is
-    sound (or missing, locked, or on a full disk: not damage). Synchronous: call it off the
-    event loop."""
-    return _inspect(path)[0]
+    sound (or missing, locked, or on a full disk: not damage). `thorough`: `integrity_check`,
+    which also compares every index with its table: a read SQLite found malformed may have
+    met an index entry `quick_check` passes (a repair asks the same). Synchronous: call it
+    off the event loop."""
+    return _inspect(path, thorough=thorough)[0]
 
 
-def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | None]:
+def _inspect(
+    path: Path, *, reading: bool = False, thorough: bool = False
+) -> tuple[str | None, int | None]:
     """`find_damage`'s answer, and the schema version the same connection read (None when
     it read none: a missing, locked or unreadable file). `reading`: a current file over
     `WHOLE_CHECK_BYTES` has its schema and rows table checked, not every page."""
@@ -76,7 +81,8 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         current = version == SCHEMA_VERSION  # an older file gets its tables from `migrate`
         if large and current:
             return missing_schema(conn) or _problems(conn, "sessions"), version
-        return _problems(conn, MAX_PROBLEMS) or (missing_schema(conn) if current else None), version
+        whole = _problems(conn, MAX_PROBLEMS, "integrity_check" if thorough else "quick_check")
+        return whole or (missing_schema(conn) if current else None), version
     except sqlite_driver.OperationalError as exc:
         if _is_transient(exc):
             log.info("mirror check of %s skipped: %s", path, exc)
@@ -93,10 +99,12 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         conn.close()
 
 
-def _problems(conn: sqlite_driver.Connection, scope: str | int) -> str | None:
-    """`quick_check`'s account of `scope` (a table, or the whole file up to that many
-    problems), or None when it finds nothing."""
-    found = [str(row[0]) for row in conn.execute(f"PRAGMA quick_check({scope})")]
+def _problems(
+    conn: sqlite_driver.Connection, scope: str | int, check: str = "quick_check"
+) -> str | None:
+    """`check`'s account of `scope` (a table, or the whole file up to that many problems),
+    or None when it finds nothing."""
+    found = [str(row[0]) for row in conn.execute(f"PRAGMA {check}({scope})")]
     return None if found == ["ok"] else _cut("; ".join(found))
 
 

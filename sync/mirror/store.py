@@ -470,7 +470,7 @@ def failure(path: Path, exc: Exception, doing: str, after: str = "") -> MirrorEr
         return locked_error(path)
     if (full := disk_full_error(path)) is not None:
         return full
-    if (reason := find_damage(path)) is not None:
+    if (reason := find_damage(path, thorough="malformed" in str(exc))) is not None:
         log.warning("mirror damaged: %s", reason)
         return damaged_error(path, reason)
     return MirrorError(f"Cannot {doing} the mirror {path}: {exc}.{after}")

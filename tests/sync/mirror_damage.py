@@ -8,6 +8,7 @@ lands on the pages that hold the data.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,6 +94,21 @@ def schema_name_not_utf8(path: Path) -> None:
         conn.commit()
     finally:
         conn.close()
+
+
+def index_entry_astray(path: Path) -> None:
+    """The entry of the first stored event (row 1, its sequence 1) in the index of events by
+    conversation pointing at row 0, which is not there (one bit of it flipped): every page
+    stays well formed, so `quick_check` passes; a read through that entry is malformed."""
+    size = _checkpoint(path)
+    start = (_root_page(path, "ix_events_session_sequence") - 1) * size
+    data = bytearray(path.read_bytes())
+    # The entry's record: its header's size (4), a short text's serial type, and 9 twice
+    # (the integers 1: the sequence, then the row id).
+    found = re.search(rb"\x04[\x0d-\x7f]\x09\x09", bytes(data[start : start + size]))
+    assert found is not None, "no index entry of row 1 on the index's root page"
+    data[start + found.start() + 3] = 0x08  # the integer 0
+    path.write_bytes(bytes(data))
 
 
 DAMAGE: dict[str, Callable[[Path], None]] = {

@@ -20,6 +20,7 @@ from sync.repair import salvage_marks
 from tests.sync.mirror_damage import (
     btree_page,
     dropped_table,
+    index_entry_astray,
     not_sqlite,
     schema_name_not_utf8,
     truncated,
@@ -56,6 +57,7 @@ DAMAGE_MET: dict[str, Callable[[Path], None]] = {
     "sessions_page": btree_page,
     "events_page": functools.partial(btree_page, table="events"),
     "dropped_table": dropped_table,
+    "index_entry_astray": index_entry_astray,
     "truncated": truncated,
     "not_sqlite": not_sqlite,
     "schema_name_not_utf8": schema_name_not_utf8,

@@ -21,7 +21,7 @@ from sync.mirror.reader import read_mirror_rows
 from sync.mirror.store import Mirror
 from sync.repair import MAX_ID_LENGTH, MAX_MARKS, salvage_marks
 from tests.sync.helpers import Server, run
-from tests.sync.mirror_damage import DAMAGE, btree_page, dropped_table
+from tests.sync.mirror_damage import DAMAGE, btree_page, dropped_table, index_entry_astray
 from tests.sync.test_cli_live import conn, converge, ls_json
 
 EXIT_DAMAGED = 6
@@ -95,6 +95,26 @@ def test_repair_rebuilds_exactly_the_servers_rows(
     again = converge("sync", *conn(live_server.url, profile))
     assert again.returncode == 0, again.stderr
     assert "index unchanged" in again.stdout
+
+
+def test_an_index_entry_astray_that_a_read_meets_is_named_and_repaired(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """`quick_check` does not compare an index with its table: a search through an index
+    entry pointing at no row failed as "Cannot read the mirror" (exit 1), and `converge
+    repair` called the file sound. A failed read and a repair compare them
+    (`integrity_check`): the damage is named and the repair rebuilds."""
+    titles = ["meeting one", "meeting two", "meeting three"]
+    profile, _ids = synced_profile(live_server, tmp_path, titles)
+    path = mirror_file(profile)
+    index_entry_astray(path)
+    found = converge("search", "meeting", "--profile", str(profile))
+    assert found.returncode == EXIT_DAMAGED, (found.stdout, found.stderr)
+    assert "is damaged" in found.stderr and "converge repair" in found.stderr
+    repaired = converge("repair", *conn(live_server.url, profile))
+    assert repaired.returncode == 0 and "Rebuilt" in repaired.stdout, repaired
+    again = converge("search", "meeting", "--profile", str(profile))
+    assert again.returncode == 0 and again.stdout.count("meeting") == 6, again
 
 
 def test_repair_retries_a_salvaged_unconfirmed_delete(live_server: Any, tmp_path: Path) -> None:
