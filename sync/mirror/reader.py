@@ -214,7 +214,7 @@ def _read_only[T](path: Path, read: Callable[[Connection], T]) -> T | None:
             return None
         add_functions(conn)
         return read(conn)
-    except sqlite_driver.Error as exc:
+    except (sqlite_driver.Error, UnicodeDecodeError) as exc:  # the latter: `sync.mirror.check`
         log.info("mirror %s not read read-only: %s", path, exc)
         return None
     finally:
