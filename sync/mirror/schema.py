@@ -303,7 +303,10 @@ def add_functions(conn: Connection) -> None:
 
 
 def _search_fold(value: SqlValue) -> SqlValue:
-    return search_fold(value) if isinstance(value, str) else value
+    """`search_fold` of UTF-8 bytes, given back so, as `sql_fold` is `fold`'s."""
+    if isinstance(value, bytes):
+        return search_fold(value.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
+    return value
 
 
 def migrate(conn: Connection, path: Path) -> None:

@@ -101,8 +101,13 @@ class SearchHit:
 _TEXT_TYPES = ", ".join(f"'{kind}'" for kind in TEXT_TYPES)
 
 
-#: The folded title in SQL: ASCII titles folded by `lower()` in C, others by `search_fold`.
-_TITLE = "CASE WHEN s.title GLOB '*[^ -~]*' THEN search_fold(s.title) ELSE lower(s.title) END"
+#: The folded title in SQL: ASCII titles folded by `lower()` in C, others by `search_fold`,
+#: of the title's UTF-8 bytes: `length()`, `GLOB` and a Python function see a text only up
+#: to its first NUL, a blob whole (`sync.mirror.schema.sql_fold`).
+_TITLE = (
+    "CASE WHEN length(CAST(s.title AS BLOB)) = length(s.title) THEN lower(s.title)"
+    " ELSE search_fold(CAST(s.title AS BLOB)) END"
+)
 
 
 def _word_clause(word: str, titles_only: bool) -> tuple[str, tuple[str, ...]]:
