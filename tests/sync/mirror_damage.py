@@ -111,6 +111,18 @@ def index_entry_astray(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def text_not_utf8(path: Path, text: bytes = b"Budget") -> None:
+    """A byte of the first saved `text` (a title, a message) turned into one no UTF-8 text
+    holds: every page stays well formed, and `integrity_check` passes; reading the value
+    fails ("Could not decode to UTF-8")."""
+    _checkpoint(path)
+    data = bytearray(path.read_bytes())
+    at = data.find(text)
+    assert at >= 0, f"{text!r} is not in the file"
+    data[at + 1] = 0xFF
+    path.write_bytes(bytes(data))
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "btree_page": btree_page,
     "middle_bytes": middle_bytes,

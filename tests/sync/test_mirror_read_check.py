@@ -23,6 +23,7 @@ from tests.sync.mirror_damage import (
     index_entry_astray,
     not_sqlite,
     schema_name_not_utf8,
+    text_not_utf8,
     truncated,
 )
 from tests.sync.test_cli_offline_cost import one_conversation
@@ -61,6 +62,7 @@ DAMAGE_MET: dict[str, Callable[[Path], None]] = {
     "truncated": truncated,
     "not_sqlite": not_sqlite,
     "schema_name_not_utf8": schema_name_not_utf8,
+    "text_not_utf8": text_not_utf8,
 }
 
 

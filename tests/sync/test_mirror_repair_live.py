@@ -21,7 +21,13 @@ from sync.mirror.reader import read_mirror_rows
 from sync.mirror.store import Mirror
 from sync.repair import MAX_ID_LENGTH, MAX_MARKS, salvage_marks
 from tests.sync.helpers import Server, run
-from tests.sync.mirror_damage import DAMAGE, btree_page, dropped_table, index_entry_astray
+from tests.sync.mirror_damage import (
+    DAMAGE,
+    btree_page,
+    dropped_table,
+    index_entry_astray,
+    text_not_utf8,
+)
 from tests.sync.test_cli_live import conn, converge, ls_json
 
 EXIT_DAMAGED = 6
@@ -97,17 +103,22 @@ def test_repair_rebuilds_exactly_the_servers_rows(
     assert "index unchanged" in again.stdout
 
 
-def test_an_index_entry_astray_that_a_read_meets_is_named_and_repaired(
-    live_server: Any, tmp_path: Path
+@pytest.mark.parametrize("damage", ["index_entry_astray", "text_not_utf8"])
+def test_damage_quick_check_passes_that_a_read_meets_is_named_and_repaired(
+    live_server: Any, tmp_path: Path, damage: str
 ) -> None:
-    """`quick_check` does not compare an index with its table: a search through an index
-    entry pointing at no row failed as "Cannot read the mirror" (exit 1), and `converge
-    repair` called the file sound. A failed read and a repair compare them
-    (`integrity_check`): the damage is named and the repair rebuilds."""
+    """`quick_check` neither compares an index with its table nor decodes a text: a search
+    through an index entry pointing at no row, or reading a title whose bytes are not UTF-8,
+    failed as "Cannot read the mirror" (exit 1), and `converge repair` called the file sound.
+    After such a read, and in a repair, the check is thorough (`integrity_check`, every text
+    decoded): the damage is named and the repair rebuilds."""
     titles = ["meeting one", "meeting two", "meeting three"]
     profile, _ids = synced_profile(live_server, tmp_path, titles)
     path = mirror_file(profile)
-    index_entry_astray(path)
+    if damage == "index_entry_astray":
+        index_entry_astray(path)
+    else:
+        text_not_utf8(path, b"meeting")
     found = converge("search", "meeting", "--profile", str(profile))
     assert found.returncode == EXIT_DAMAGED, (found.stdout, found.stderr)
     assert "is damaged" in found.stderr and "converge repair" in found.stderr
