@@ -40,7 +40,7 @@ from operator import itemgetter
 from typing import Any
 
 from sync.errors import SearchTooLong
-from sync.mirror import title_index
+from sync.mirror import sqlite_driver, title_index
 from sync.mirror.search_text import (
     TEXT_TYPES,
     TRIGRAM,
@@ -310,7 +310,7 @@ def _confirm_batch(
             after = {}
             for session_id, sequence, kind, data in first:
                 text = reading.text(kind, data)
-                if not (text and confirmations[session_id].read(text)):
+                if not (text and _asked(confirmations, session_id).read(text)):
                     after[session_id] = sequence
             take = 2
             continue
@@ -322,7 +322,7 @@ def _confirm_batch(
         for session_id, rows in read.items():
             if len(rows) > 1:
                 rows.sort(key=itemgetter(1))  # a join gives no order of its own
-            confirmation = confirmations[session_id]
+            confirmation = _asked(confirmations, session_id)
             for _sid, _sequence, kind, data in rows:
                 if (text := reading.text(kind, data)) and confirmation.read(text):
                     break
@@ -333,6 +333,17 @@ def _confirm_batch(
     for session_id, title, updated_at in batch:
         if (found := confirmations[session_id].result()) is not None:
             yield SearchHit(session_id, title, updated_at, found)
+
+
+def _asked(confirmations: dict[str, _Confirmation], session_id: str) -> _Confirmation:
+    """The confirmation of a read event's conversation. An event of one not asked for comes
+    of a damaged file only (its row and the index that found it disagree, which
+    `quick_check` passes): SQLite's word for it, so that the read names the damage
+    (`sync.mirror.store.failure`)."""
+    found = confirmations.get(session_id)
+    if found is None:
+        raise sqlite_driver.DatabaseError("database disk image is malformed")
+    return found
 
 
 def _word_candidates(conn: Connection, word: str, cap: int, titles_only: bool) -> set[str] | None:

@@ -111,6 +111,19 @@ def index_entry_astray(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def event_row_astray(path: Path, session_id: bytes = b"ses_1") -> None:
+    """An event row's conversation id changed in the table (a byte of it), not in the index
+    of events by conversation, which still finds the row under its old id: every page stays
+    well formed, so `quick_check` passes."""
+    size = _checkpoint(path)
+    start = (_root_page(path, "events") - 1) * size
+    data = bytearray(path.read_bytes())
+    at = data.find(session_id, start, start + size)
+    assert at >= 0, f"no event of {session_id!r} on the events table's root page"
+    data[at + len(session_id) - 1] ^= 0x08  # "ses_1" becomes "ses_9"
+    path.write_bytes(bytes(data))
+
+
 def text_not_utf8(path: Path, text: bytes = b"Budget") -> None:
     """A byte of the first saved `text` (a title, a message) turned into one no UTF-8 text
     holds: every page stays well formed, and `integrity_check` passes; reading the value

@@ -20,6 +20,7 @@ from sync.repair import salvage_marks
 from tests.sync.mirror_damage import (
     btree_page,
     dropped_table,
+    event_row_astray,
     index_entry_astray,
     not_sqlite,
     schema_name_not_utf8,
@@ -58,6 +59,7 @@ DAMAGE_MET: dict[str, Callable[[Path], None]] = {
     "sessions_page": btree_page,
     "events_page": functools.partial(btree_page, table="events"),
     "dropped_table": dropped_table,
+    "event_row_astray": event_row_astray,
     "index_entry_astray": index_entry_astray,
     "truncated": truncated,
     "not_sqlite": not_sqlite,
