@@ -80,7 +80,7 @@ def salvage_marks(path: Path) -> tuple[list[str], bool]:
             found = [row[0] for row in cursor.fetchall()]
         finally:
             conn.close()
-    except sqlite_driver.Error as exc:
+    except (sqlite_driver.Error, UnicodeDecodeError) as exc:  # the latter: `sync.mirror.check`
         log.warning("repair: the delete marks could not be read: %s", exc)
         return [], False
     ids = {i for i in found if isinstance(i, str) and 0 < len(i) <= MAX_ID_LENGTH}
@@ -141,7 +141,7 @@ async def repair_mirror(profile: Profile, *, force: bool = False) -> RepairResul
     path = profile.mirror_path
     if (problem := await asyncio.to_thread(unwritable, path)) is not None:
         raise MirrorUnwritable(problem)
-    damage = await asyncio.to_thread(find_damage, path)
+    damage = await asyncio.to_thread(find_damage, path, thorough=True)
     if damage is None and not force and path.exists():
         return RepairResult(
             path,

@@ -15,6 +15,7 @@ nothing downstream can read more.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +92,7 @@ def parse_json(
     """`body` as JSON, or `UnexpectedResponse` (not JSON, or nested too deep to read): one
     parser for pages, views and a live stream's frames (`what` names it in the message)."""
     try:
-        return json.loads(body)
+        value = json.loads(body)
     except RecursionError as exc:
         raise UnexpectedResponse(
             "The server sent JSON nested too deeply to read.",
@@ -106,3 +107,45 @@ def parse_json(
             method=method,
             path=path,
         ) from exc
+    if isinstance(body, bytes):
+        hinted = any(hint in body for hint in _HINTS_IN_BYTES)
+    else:
+        hinted = any(hint in body for hint in _HINTS_IN_TEXT)
+    return _without_lone_surrogates(value) if hinted else value
+
+
+#: What a body holds where its JSON may give a lone surrogate: a `\uD800`-`\uDFFF` escape,
+#: or (bytes: `json.loads` decodes them with `surrogatepass`) a surrogate's UTF-8 bytes or a
+#: body in UTF-16 or UTF-32, whose every ASCII character holds a NUL byte.
+_HINTS_IN_BYTES = (b"\\ud", b"\\uD", b"\xed", b"\x00")
+_HINTS_IN_TEXT = ("\\ud", "\\uD")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with each lone surrogate of its strings (keys too) replaced by U+FFFD.
+
+    JSON can spell half of a UTF-16 pair (a server that cuts text by UTF-16 units does),
+    and no UTF-8 text can hold one: the mirror could not store it, and every pass that met
+    it would fail. Undecodable bytes are shown as U+FFFD; so is this. Iterative: the body's
+    nesting is checked after parsing (`sync.api.bounds.json_depth_ok`)."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    node[index] = _LONE_SURROGATE.sub("\ufffd", item)
+                elif isinstance(item, list | dict):
+                    stack.append(item)
+        elif isinstance(node, dict):
+            for key in [key for key in node if _LONE_SURROGATE.search(key)]:
+                node[_LONE_SURROGATE.sub("\ufffd", key)] = node.pop(key)
+            for key, item in node.items():
+                if isinstance(item, str):
+                    node[key] = _LONE_SURROGATE.sub("\ufffd", item)
+                elif isinstance(item, list | dict):
+                    stack.append(item)
+    return value

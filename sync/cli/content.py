@@ -16,6 +16,7 @@ from sync.cli.ls import open_mirror
 from sync.cli.terminal import for_terminal, json_for_terminal
 from sync.errors import MirrorError
 from sync.mirror.search import SearchHit
+from sync.mirror.search_text import is_text
 from sync.profile.profile import Profile
 
 
@@ -29,12 +30,14 @@ def show(profile: Profile, session_id: str, *, json: bool, out: TextIO) -> None:
     mirror = open_mirror(profile)
     if mirror is None:
         raise MirrorError("There is no mirror yet: run `converge sync` first.")
+    row, held = None, None
     try:
-        row = mirror.get(session_id)
-        held = mirror.mirrored_transcript(session_id)
+        if is_text(session_id):  # else no row's id (`sync.mirror.search_text.is_text`)
+            row = mirror.get(session_id)
+            held = mirror.mirrored_transcript(session_id)
     finally:
         mirror.close()
-    if row is None:
+    if row is None or held is None:
         raise MirrorError(
             f"No conversation {for_terminal(session_id[:80])} in the mirror "
             "(`converge ls` lists them; `converge sync` refreshes them)."

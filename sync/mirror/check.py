@@ -7,7 +7,10 @@ survived (a 304 reads just the ETag) would report success over a broken file. So
 checked as a whole: `PRAGMA quick_check` (every b-tree page reachable and well formed; it
 skips the index-content comparison of `integrity_check`, which is what makes it quick), then
 the tables and columns the migrations build (`sync.mirror.schema`),
-which a dropped table or a file from elsewhere lacks.
+which a dropped table or a file from elsewhere lacks. A read that SQLite found malformed or
+whose text did not decode, and a repair, get a thorough check: `integrity_check` and every
+text decoded (an index entry that points at no row, a text damaged into bytes that are not
+UTF-8: `quick_check` passes both).
 
 `quick_check` reads every page, which on a large mirror costs as much as a search of every
 conversation. So a mirror opened only to be read (`converge ls`, `show`, `search`) larger
@@ -49,14 +52,17 @@ MAX_REASON = 300
 WHOLE_CHECK_BYTES = 16 << 20
 
 
-def find_damage(path: Path) -> str | None:
+def find_damage(path: Path, *, thorough: bool = False) -> str | None:
     """What is wrong with the mirror file at `path`, in SQLite's words, or None when it is
-    sound (or missing, locked, or on a full disk: not damage). Synchronous: call it off the
-    event loop."""
-    return _inspect(path)[0]
+    sound (or missing, locked, or on a full disk: not damage). `thorough`: `integrity_check`,
+    which also compares every index with its table, and every text decoded (the module
+    docstring). Synchronous: call it off the event loop."""
+    return _inspect(path, thorough=thorough)[0]
 
 
-def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | None]:
+def _inspect(
+    path: Path, *, reading: bool = False, thorough: bool = False
+) -> tuple[str | None, int | None]:
     """`find_damage`'s answer, and the schema version the same connection read (None when
     it read none: a missing, locked or unreadable file). `reading`: a current file over
     `WHOLE_CHECK_BYTES` has its schema and rows table checked, not every page."""
@@ -76,7 +82,11 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         current = version == SCHEMA_VERSION  # an older file gets its tables from `migrate`
         if large and current:
             return missing_schema(conn) or _problems(conn, "sessions"), version
-        return _problems(conn, MAX_PROBLEMS) or (missing_schema(conn) if current else None), version
+        if thorough:
+            whole = _problems(conn, MAX_PROBLEMS, "integrity_check") or _text_not_utf8(conn)
+        else:
+            whole = _problems(conn, MAX_PROBLEMS)
+        return whole or (missing_schema(conn) if current else None), version
     except sqlite_driver.OperationalError as exc:
         if _is_transient(exc):
             log.info("mirror check of %s skipped: %s", path, exc)
@@ -86,15 +96,57 @@ def _inspect(path: Path, *, reading: bool = False) -> tuple[str | None, int | No
         sqlite_driver.DatabaseError
     ) as exc:  # "file is not a database", "disk image is malformed"
         return _cut(str(exc)), None
+    except UnicodeDecodeError:
+        # The driver could not decode SQLite's message: it quotes the damaged bytes.
+        return "SQLite's account of it quotes damaged bytes", None
     finally:
         conn.close()
 
 
-def _problems(conn: sqlite_driver.Connection, scope: str | int) -> str | None:
-    """`quick_check`'s account of `scope` (a table, or the whole file up to that many
-    problems), or None when it finds nothing."""
-    found = [str(row[0]) for row in conn.execute(f"PRAGMA quick_check({scope})")]
+def _problems(
+    conn: sqlite_driver.Connection, scope: str | int, check: str = "quick_check"
+) -> str | None:
+    """`check`'s account of `scope` (a table, or the whole file up to that many problems),
+    or None when it finds nothing."""
+    found = [str(row[0]) for row in conn.execute(f"PRAGMA {check}({scope})")]
     return None if found == ["ok"] else _cut("; ".join(found))
+
+
+def _text_not_utf8(conn: sqlite_driver.Connection) -> str | None:
+    """The first table and column holding text that is not UTF-8, which this program never
+    writes: a damaged value no page check sees, met by a read as "Could not decode to
+    UTF-8". Reads every text of the file's own tables (not the indexes' shadow tables)."""
+    tables = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE TABLE %'"
+            " AND sql NOT LIKE 'CREATE TABLE ''%'"
+        )
+    ]
+    factory = conn.text_factory
+    conn.text_factory = bytes
+    try:
+        for table in tables:
+            info = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+            columns = [bytes(row[1]).decode() for row in info if bytes(row[2]).upper() == b"TEXT"]
+            if not columns:
+                continue
+            names = ", ".join(f'"{column}"' for column in columns)
+            for row in conn.execute(f'SELECT {names} FROM "{table}"'):
+                for column, value in zip(columns, row, strict=True):
+                    if isinstance(value, bytes) and not _is_utf8(value):
+                        return f"the table {table} holds a {column} that is not UTF-8 text"
+    finally:
+        conn.text_factory = factory
+    return None
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def missing_schema(conn: sqlite_driver.Connection) -> str | None:

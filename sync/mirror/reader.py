@@ -37,6 +37,7 @@ from pathlib import Path
 
 from sync.mirror import sqlite_driver, title_index
 from sync.mirror.schema import SCHEMA_VERSION, add_functions, open_read_only
+from sync.mirror.search_text import is_text
 from sync.mirror.sqlite_driver import Connection
 from sync.mirror.title_filter import ASCII_LOWER, ID_MATCH_CHARS, fold, matches_filter
 from sync.wire.models import SessionView
@@ -145,6 +146,8 @@ def query_rows(
     chunks (the first paint: the UI thread paints the first rows meanwhile)."""
     most = -1 if limit is None else limit
     needle = filter_text.strip()
+    if not is_text(needle):  # in no title or id (`matches_filter` agrees)
+        return []
     candidates = (
         title_index.filter_candidates(needle, title_index.pending_from(conn)) if needle else None
     )
@@ -215,7 +218,7 @@ def _read_only[T](path: Path, read: Callable[[Connection], T]) -> T | None:
             return None
         add_functions(conn)
         return read(conn)
-    except sqlite_driver.Error as exc:
+    except (sqlite_driver.Error, UnicodeDecodeError) as exc:  # the latter: `sync.mirror.check`
         log.info("mirror %s not read read-only: %s", path, exc)
         return None
     finally:

@@ -40,7 +40,7 @@ from operator import itemgetter
 from typing import Any
 
 from sync.errors import SearchTooLong
-from sync.mirror import title_index
+from sync.mirror import sqlite_driver, title_index
 from sync.mirror.search_text import (
     TEXT_TYPES,
     TRIGRAM,
@@ -49,6 +49,7 @@ from sync.mirror.search_text import (
     fold,
     fts_query,
     is_short_word,
+    is_text,
     latin_1_folds,
     query_words,
     short_query,
@@ -314,7 +315,7 @@ def _confirm_batch(
             after = {}
             for session_id, sequence, kind, data in first:
                 text = reading.text(kind, data)
-                if not (text and confirmations[session_id].read(text)):
+                if not (text and _asked(confirmations, session_id).read(text)):
                     after[session_id] = sequence
             take = 2
             continue
@@ -326,7 +327,7 @@ def _confirm_batch(
         for session_id, rows in read.items():
             if len(rows) > 1:
                 rows.sort(key=itemgetter(1))  # a join gives no order of its own
-            confirmation = confirmations[session_id]
+            confirmation = _asked(confirmations, session_id)
             for _sid, _sequence, kind, data in rows:
                 if (text := reading.text(kind, data)) and confirmation.read(text):
                     break
@@ -337,6 +338,17 @@ def _confirm_batch(
     for session_id, title, updated_at in batch:
         if (found := confirmations[session_id].result()) is not None:
             yield SearchHit(session_id, title, updated_at, found)
+
+
+def _asked(confirmations: dict[str, _Confirmation], session_id: str) -> _Confirmation:
+    """The confirmation of a read event's conversation. An event of one not asked for comes
+    of a damaged file only (its row and the index that found it disagree, which
+    `quick_check` passes): SQLite's word for it, so that the read names the damage
+    (`sync.mirror.store.failure`)."""
+    found = confirmations.get(session_id)
+    if found is None:
+        raise sqlite_driver.DatabaseError("database disk image is malformed")
+    return found
 
 
 def _word_candidates(
@@ -424,7 +436,7 @@ def search(conn: Connection, query: str, limit: int | None = SEARCH_LIMIT) -> li
     words = query_words(query)
     if len(words) > MAX_QUERY_WORDS:
         raise SearchTooLong(MAX_QUERY_WORDS)
-    if not words:
+    if not words or not all(map(is_text, words)):  # a word no text holds: no hit
         return []
     titles_only = not any(len(word) >= TRIGRAM or is_short_word(word) for word in words)
     pending = title_index.pending_from(conn)

@@ -224,6 +224,17 @@ def _fold_run(match: regex.Match[str]) -> str:
     return str(match[0]).translate(_CHAR_FOLDS)
 
 
+def is_text(value: str) -> bool:
+    """Whether `value` is text a mirror can hold (UTF-8): a lone surrogate is not, and bytes
+    of a command line that are not UTF-8 reach the program as such. Text holding one is in
+    no title, id or message, and SQLite cannot be handed it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def query_words(query: str) -> list[str]:
     """The folded words of a query, longest first, duplicates dropped."""
     words = dict.fromkeys(w for w in fold(query).split() if w)

@@ -485,7 +485,10 @@ def failure(path: Path, exc: Exception, doing: str, after: str = "") -> MirrorEr
         return locked_error(path)
     if (full := disk_full_error(path)) is not None:
         return full
-    if (reason := find_damage(path)) is not None:
+    # Damage `quick_check` passes: SQLite's "malformed" (an index entry astray), a text that
+    # is not UTF-8 (the driver's "Could not decode to UTF-8 column …").
+    thorough = "malformed" in str(exc) or "decode" in str(exc)
+    if (reason := find_damage(path, thorough=thorough)) is not None:
         log.warning("mirror damaged: %s", reason)
         return damaged_error(path, reason)
     return MirrorError(f"Cannot {doing} the mirror {path}: {exc}.{after}")

@@ -157,7 +157,7 @@ def filter_candidates(
         return None
     sql = CANDIDATES
     params: list[str | int] = [titles]
-    if len(needle) >= ID_MATCH_CHARS and len(needle.split()) == 1:
+    if len(needle) >= ID_MATCH_CHARS:
         ids = fts_query(needle.translate(ASCII_LOWER))
         if ids is None:  # no trigram an index query can spell: every id may hold it
             return CANDIDATES + " UNION ALL SELECT id FROM sessions", (titles,)

@@ -58,7 +58,12 @@ MODES = (
     "unavailable",  # 503 unavailable (the database), Retry-After: 1, on every request
     "unavailable_long",  # 503 unavailable with Retry-After: 3600 on every request
     "unavailable_once",  # 503 unavailable with Retry-After: 1 once, then an empty index
+    "lone_surrogates",  # a title and a message holding half a surrogate pair (JSON allows it)
 )
+#: `lone_surrogates`' texts: a title cut inside an emoji's UTF-16 pair, a message holding
+#: its other half, as a server that counts UTF-16 units could store them.
+LONE_TITLE = "cut \ud83d"
+LONE_TEXT = "half \ude00 pair"
 #: The stub's own answer to a database outage (`server_stub.edge.errors`).
 UNAVAILABLE = json.dumps(
     {
@@ -251,6 +256,9 @@ class HostileServer:
         elif mode == "too_many_items":
             page = {"items": [_item(i) for i in range(limit + 1)], "next_cursor": None}
             await self._write(writer, "200 OK", json.dumps(page).encode())
+        elif mode == "lone_surrogates":
+            page = {"items": [{**_item(0), "title": LONE_TITLE}], "next_cursor": None}
+            await self._write(writer, "200 OK", json.dumps(page).encode(), {"ETag": '"e"'})
         elif mode == "huge_headers":
             await self._write(writer, "200 OK", b'{"items": []}', {"X-Padding": "x" * (1 << 20)})
         else:  # the modes whose misbehaviour is elsewhere: an empty index
@@ -334,6 +342,10 @@ class HostileServer:
             page = {"items": items, "next_after": None}
         elif self.mode == "events_stuck":
             page = {"items": [_event(session_id, 1)], "next_after": 1}
+        elif self.mode == "lone_surrogates":
+            event = _event(session_id, 1)
+            event["data"] = {"role": "user", "content": [{"type": "text", "text": LONE_TEXT}]}
+            page = {"items": [event], "next_after": None}
         else:
             page = {"items": [], "next_after": None}
         await self._write(writer, "200 OK", json.dumps(page).encode())

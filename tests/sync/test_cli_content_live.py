@@ -10,6 +10,7 @@ from typing import Any
 from tests.hostile_content import HOSTILE, unsafe_chars
 from tests.sync.helpers import Server, run
 from tests.sync.test_cli_live import conn, converge
+from tests.sync.test_cli_offline_cost import one_conversation
 
 
 def test_show_and_search_answer_offline_in_the_contract_shapes_and_stay_inert(
@@ -85,3 +86,24 @@ def test_search_prints_every_match_unless_limited_and_says_when_it_cut(
     pasted = converge("search", *(f"word{n}" for n in range(1000)), *offline)
     assert pasted.returncode == 2 and pasted.stdout == ""
     assert pasted.stderr.strip().endswith("A search can hold at most 32 words.")
+
+
+def test_words_and_ids_that_are_not_utf8_find_nothing_and_say_so_in_words(
+    tmp_path: Path,
+) -> None:
+    """Bytes of the command line that are not UTF-8 (a "café" typed in Latin-1) reach the
+    program as lone surrogates, which no mirrored text can hold: `search` finds nothing and
+    `show` names no such conversation, as for any other text (an "unexpected error"
+    before)."""
+    one_conversation(tmp_path)
+    offline = ["--profile", str(tmp_path)]
+    for words in (["caf\udce9"], ["budget", "caf\udce9"], ["budg\udce9t"]):
+        found = converge("search", *words, *offline)
+        assert (found.returncode, found.stdout, found.stderr) == (
+            0,
+            "(no matches in the mirror)\n",
+            "",
+        ), words
+    shown = converge("show", "ses_1\udce9", *offline)
+    assert shown.returncode == 1, shown
+    assert shown.stderr.startswith("converge: No conversation ses_1\\udce9 in the mirror")

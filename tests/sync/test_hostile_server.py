@@ -322,3 +322,17 @@ def test_converge_delete_refused_by_a_rate_limit_says_when_to_try_again_and_dele
     assert "not confirmed" not in result.stderr  # a 429 is a refusal: nothing happened
     assert hostile.requests == [("DELETE", f"/v1/sessions/{KEPT.id}")]
     assert _still_mirrored(hostile, tmp_path)
+
+
+@pytest.mark.parametrize("hostile", ["lone_surrogates"], indirect=True)
+def test_text_holding_half_a_surrogate_pair_is_mirrored_with_a_replacement_character(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    """JSON can spell half of a UTF-16 pair (`"\\ud83d"`), which no UTF-8 text (nor the
+    mirror) can hold: the half is shown as U+FFFD, as undecodable bytes are, and the pass
+    and the transcript's fetch go on (they crashed on every sync before)."""
+    result = _cli(hostile, tmp_path, "sync")
+    assert (result.returncode, result.stderr) == (0, ""), result
+    found = _cli(hostile, tmp_path, "search", "pair")
+    assert found.returncode == 0, found
+    assert "cut \ufffd\n" in found.stdout and "half \ufffd pair" in found.stdout

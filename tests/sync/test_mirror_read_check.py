@@ -16,7 +16,17 @@ import sync.mirror.check as check
 from sync.cli import main as cli
 from sync.errors import MirrorDamaged
 from sync.mirror.store import Mirror
-from tests.sync.mirror_damage import btree_page, dropped_table, not_sqlite, truncated
+from sync.repair import salvage_marks
+from tests.sync.mirror_damage import (
+    btree_page,
+    dropped_table,
+    event_row_astray,
+    index_entry_astray,
+    not_sqlite,
+    schema_name_not_utf8,
+    text_not_utf8,
+    truncated,
+)
 from tests.sync.test_cli_offline_cost import one_conversation
 
 
@@ -49,8 +59,12 @@ DAMAGE_MET: dict[str, Callable[[Path], None]] = {
     "sessions_page": btree_page,
     "events_page": functools.partial(btree_page, table="events"),
     "dropped_table": dropped_table,
+    "event_row_astray": event_row_astray,
+    "index_entry_astray": index_entry_astray,
     "truncated": truncated,
     "not_sqlite": not_sqlite,
+    "schema_name_not_utf8": schema_name_not_utf8,
+    "text_not_utf8": text_not_utf8,
 }
 
 
@@ -74,3 +88,21 @@ def test_a_small_mirror_is_still_checked_whole(
     btree_page(path, "artifacts")
     code, _out, err = search(capsys, tmp_path)
     assert code == cli.EXIT_DAMAGED and "converge repair" in err
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_schema_whose_damage_sqlite_reports_in_bytes_that_are_not_utf8_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, large: bool
+) -> None:
+    """SQLite's message about such a schema cannot be decoded (a UnicodeDecodeError, not a
+    database error): the check names the damage instead of failing with it, so the window,
+    a sync and `converge repair` see a damaged file, not an unexpected error; the repair
+    reads no delete marks from it rather than fail the same way."""
+    if large:
+        monkeypatch.setattr(check, "WHOLE_CHECK_BYTES", 0)
+    path = one_conversation(tmp_path)
+    schema_name_not_utf8(path)
+    assert check.find_damage(path) is not None
+    with pytest.raises(MirrorDamaged):
+        Mirror.open(path, create=False)
+    assert salvage_marks(path) == ([], False)

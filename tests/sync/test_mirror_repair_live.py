@@ -21,7 +21,13 @@ from sync.mirror.reader import read_mirror_rows
 from sync.mirror.store import Mirror
 from sync.repair import MAX_ID_LENGTH, MAX_MARKS, salvage_marks
 from tests.sync.helpers import Server, run
-from tests.sync.mirror_damage import DAMAGE, btree_page, dropped_table
+from tests.sync.mirror_damage import (
+    DAMAGE,
+    btree_page,
+    dropped_table,
+    index_entry_astray,
+    text_not_utf8,
+)
 from tests.sync.test_cli_live import conn, converge, ls_json
 
 EXIT_DAMAGED = 6
@@ -95,6 +101,31 @@ def test_repair_rebuilds_exactly_the_servers_rows(
     again = converge("sync", *conn(live_server.url, profile))
     assert again.returncode == 0, again.stderr
     assert "index unchanged" in again.stdout
+
+
+@pytest.mark.parametrize("damage", ["index_entry_astray", "text_not_utf8"])
+def test_damage_quick_check_passes_that_a_read_meets_is_named_and_repaired(
+    live_server: Any, tmp_path: Path, damage: str
+) -> None:
+    """`quick_check` neither compares an index with its table nor decodes a text: a search
+    through an index entry pointing at no row, or reading a title whose bytes are not UTF-8,
+    failed as "Cannot read the mirror" (exit 1), and `converge repair` called the file sound.
+    After such a read, and in a repair, the check is thorough (`integrity_check`, every text
+    decoded): the damage is named and the repair rebuilds."""
+    titles = ["meeting one", "meeting two", "meeting three"]
+    profile, _ids = synced_profile(live_server, tmp_path, titles)
+    path = mirror_file(profile)
+    if damage == "index_entry_astray":
+        index_entry_astray(path)
+    else:
+        text_not_utf8(path, b"meeting")
+    found = converge("search", "meeting", "--profile", str(profile))
+    assert found.returncode == EXIT_DAMAGED, (found.stdout, found.stderr)
+    assert "is damaged" in found.stderr and "converge repair" in found.stderr
+    repaired = converge("repair", *conn(live_server.url, profile))
+    assert repaired.returncode == 0 and "Rebuilt" in repaired.stdout, repaired
+    again = converge("search", "meeting", "--profile", str(profile))
+    assert again.returncode == 0 and again.stdout.count("meeting") == 6, again
 
 
 def test_repair_retries_a_salvaged_unconfirmed_delete(live_server: Any, tmp_path: Path) -> None:

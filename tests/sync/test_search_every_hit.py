@@ -515,3 +515,22 @@ def test_the_usual_message_is_read_without_parsing_its_json(
     hits = search_module.search(history, "会議", None)  # type: ignore[arg-type]
     assert len(hits) == 40
     assert parsed == []
+
+
+def test_titles_holding_nul_are_found_past_the_conversations_walked_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `DIRECT_WALK` conversations, SQL sifts the titles for words every conversation
+    holds: a title is folded there as its UTF-8 bytes, as the title filter folds it, since
+    SQLite cuts a text at NUL where it hands it to Python or to `length()` and `GLOB` (a
+    hostile server's title lost the hit)."""
+    monkeypatch.setattr(search_module, "DIRECT_WALK", 2)
+    monkeypatch.setattr(search_module, "DRIVE_LIMIT", 1)
+    titles = ["Éclair a", "Éclair b", "Éclair c", "x\x00Éclair", "y\x00ÉCLAIR", "z\x00eclair"]
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        _fill(mirror, [(title, []) for title in titles])
+        hits = mirror.search("eclair", None)
+        assert [hit.title for hit in hits] == titles[::-1]
+    finally:
+        mirror.close()

@@ -192,6 +192,19 @@ def test_a_hit_carries_its_rows_title_and_activity_in_the_contracts_shape(mirror
     assert hit.snippet.to_json() == {"text": "gooseberry jam", "ranges": [[0, 10]]}
 
 
+@pytest.mark.parametrize(
+    "text", ["\udce9", "caf\udce9", "fruit \udce9", "ses_a\udce9", "goose\udce9berry"]
+)
+def test_text_holding_a_lone_surrogate_matches_nothing(mirror: Mirror, text: str) -> None:
+    """A lone surrogate (bytes of a command line that are not UTF-8) is in no title, id or
+    message, none of which can hold one: search and the title filter find nothing, as for
+    any text no conversation holds, rather than fail to hand it to SQLite."""
+    mirror.apply([_view("ses_a", 1, "Fruit notes")])
+    _store(mirror, "ses_a", "gooseberry jam")
+    assert mirror.search(text, None) == []
+    assert mirror.rows(text) == []
+
+
 def test_a_short_query_shows_the_matching_title_not_a_message(mirror: Mirror) -> None:
     """A query of words under three characters searches titles only, so its snippet is the
     title even where a message holds the word too."""

@@ -104,6 +104,24 @@ def test_titles_are_found_through_the_index_exactly_as_by_reading_every_title(
         mirror.close()
 
 
+def test_an_id_holding_white_space_is_found_as_its_predicate_finds_it(mirror: Mirror) -> None:
+    """Ids are opaque strings (CONTRACT §1): one holding a space or another separator is
+    found by pasting it, or a part of it, as `matches_filter` finds it (a filter of more
+    than one word asked the title index alone before)."""
+    mirror.apply(
+        [
+            SessionView("ses_2026 Jan", "Lunch", STAMP, at(1), None, None),
+            SessionView("ses_b\x1cc d", None, STAMP, at(2), None, None),
+            SessionView("ses_c", "jan notes", STAMP, at(3), None, None),
+        ]
+    )
+    rows = mirror.rows()
+    for needle in ("ses_2026 Jan", "6 j", "2026 jan", "b\x1cc", "c d", "s_b\x1cc d"):
+        expected = [r.id for r in rows if matches_filter(r.id, r.title, needle)]
+        assert expected, needle
+        assert [r.id for r in mirror.rows(needle)] == expected, needle
+
+
 def test_a_removed_or_renamed_title_leaves_none_of_its_grams_in_the_index(
     mirror: Mirror, tmp_path: Path
 ) -> None:

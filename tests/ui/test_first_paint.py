@@ -25,6 +25,7 @@ from sync.mirror.schema import MIGRATIONS, SCHEMA_VERSION, read_schema_version, 
 from sync.mirror.store import Mirror
 from sync.profile.profile import Profile
 from sync.wire.models import SessionView
+from tests.sync.mirror_damage import schema_name_not_utf8
 from tests.ui.conftest import run, until
 from ui.window.controller import WindowController
 from ui.window.main_window import MainWindow
@@ -184,6 +185,30 @@ def test_a_damaged_mirror_still_opens_the_window_and_says_so_in_words(
         assert window.damage_banner.isVisible() and window.damage_banner.rebuild.isEnabled()
         assert "not a database" in desktop.window.status_line.details[1]
         assert "Traceback" not in desktop.window.status_line.details[1]
+        window.close()
+        return await main
+
+    assert run(loop, scenario()) == 0
+
+
+def test_a_schema_damaged_into_bytes_that_are_not_utf8_still_opens_the_window_as_damaged(
+    loop: ConvergeEventLoop, tmp_path: Path
+) -> None:
+    """SQLite's message about such a schema cannot be decoded (a UnicodeDecodeError, not a
+    database error): the first paint's reader leaves the file to the normal path, as for
+    any other damage, which names it and offers the rebuild."""
+    profile = tmp_path / "profile"
+    path = mirror_path(profile)
+    fill(path, 5)
+    schema_name_not_utf8(path)
+    desktop = Desktop(DesktopOptions(profile, UNREACHABLE, TOKEN, 0.0))
+
+    async def scenario() -> int:
+        main = asyncio.ensure_future(desktop.main())
+        window = desktop.window
+        await until(lambda: window.status.property("error") is True, what="an error status")
+        assert window.status.text() == "The saved conversations are damaged: press Rebuild."
+        assert window.damage_banner.isVisible() and window.damage_banner.rebuild.isEnabled()
         window.close()
         return await main
 
