@@ -8,23 +8,36 @@ under READ COMMITTED, where a transaction adds no consistency (each statement ta
 snapshot anyway), so autocommit loses nothing; the first page's version and rows come from
 one statement, one snapshot, so an ETag is never newer than the page it goes with.
 
+`fetch` speaks to libpq itself (decision 0233): each statement is prepared on a connection at
+its first use there and then only bound and executed (one message exchange, no parse or plan
+per request), its parameters dumped and its rows loaded by psycopg's own `Transformer` (the
+same types and values as `cursor.execute`), and the wait for the answer is one reader
+callback on the loop. psycopg's cursor, its query parser, its lock and its generic wait cost
+about as much client CPU as the round trip itself; none of them is needed for one statement
+on a connection no one else uses.
+
 Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
 thread); `connect_timeout` and a `statement_timeout` on every connection, so a database
-that stops answering cannot hold a request for ever. Failures: a connection that broke (the
-server restarted) is dropped with every idle one (a restart ends them all at once, so the
-next idle one would be dead too) and the statement is tried once more on a fresh
-connection, as the engine's pre-ping would have done; any other error, or a second failure,
-is raised as SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as an
-engine error (503 `unavailable` for an outage, `server_stub.db.outage`).
+that stops answering cannot hold a request for ever; at most `PREPARED_PER_CONNECTION`
+statements prepared per connection (any further one is sent unnamed). Failures: a connection
+that broke (the server restarted) is dropped with every idle one (a restart ends them all at
+once, so the next idle one would be dead too) and the statement is tried once more on a
+fresh connection, as the engine's pre-ping would have done; any other error, or a second
+failure, is raised as SQLAlchemy's `DBAPIError`, so the app's handlers answer it exactly as
+an engine error (503 `unavailable` for an outage, `server_stub.db.outage`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import errors, pq
+from psycopg.adapt import PyFormat, Transformer
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import make_url
 
@@ -33,6 +46,20 @@ from sqlalchemy import make_url
 LOOP_CONNECTIONS = 4
 CONNECT_TIMEOUT_S = 10
 STATEMENT_TIMEOUT_MS = 10_000
+#: Statements a loop connection keeps prepared: the index's and the lease's handful.
+PREPARED_PER_CONNECTION = 16
+
+
+class _LoopConnection:
+    """A loop connection, the statements prepared on it ((SQL, parameter types) → name), and
+    the loader of its rows."""
+
+    __slots__ = ("conn", "prepared", "transformer")
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self.conn = conn
+        self.prepared: dict[tuple[str, tuple[int, ...]], bytes] = {}
+        self.transformer = Transformer(conn)
 
 
 class PgLoopReader:
@@ -40,7 +67,7 @@ class PgLoopReader:
 
     def __init__(self, url: str, size: int = LOOP_CONNECTIONS) -> None:
         self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(False)
-        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._idle: list[_LoopConnection] = []
         # Bound to the loop at its first use, not here (made on a thread, `_open_state`).
         self._slots = asyncio.Semaphore(size)
 
@@ -48,10 +75,10 @@ class PgLoopReader:
         """Every row of one statement (pyformat `%(name)s` parameters)."""
         async with self._slots:
             for attempt in (1, 2):
-                conn = await self._connection()
+                loop_conn = await self._connection()
+                conn = loop_conn.conn
                 try:
-                    cursor = await conn.execute(sql, params)
-                    rows = await cursor.fetchall()
+                    rows = await _execute(loop_conn, sql, params)
                 except psycopg.Error as error:
                     broken = conn.broken or conn.closed
                     await conn.close()
@@ -64,7 +91,7 @@ class PgLoopReader:
                 except BaseException:  # cancelled mid-statement (a shutdown): not reused
                     await conn.close()
                     raise
-                self._idle.append(conn)
+                self._idle.append(loop_conn)
                 return rows
         raise AssertionError("unreachable")
 
@@ -75,7 +102,8 @@ class PgLoopReader:
         `stop_unless_first`, the rest are skipped (and the transaction ends) when the first
         one's first value is not true (`server_stub.domain.indexlease`: a lock taken or not)."""
         async with self._slots:
-            conn = await self._connection()
+            loop_conn = await self._connection()
+            conn = loop_conn.conn
             results: list[Sequence[tuple[Any, ...]]] = []
             try:
                 async with conn.transaction():
@@ -93,14 +121,14 @@ class PgLoopReader:
             except BaseException:  # cancelled mid-statement: the connection is not reused
                 await conn.close()
                 raise
-            self._idle.append(conn)
+            self._idle.append(loop_conn)
             return results
 
-    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+    async def _connection(self) -> _LoopConnection:
         if self._idle:
             return self._idle.pop()
         try:
-            return await psycopg.AsyncConnection.connect(
+            conn = await psycopg.AsyncConnection.connect(
                 self._conninfo,
                 autocommit=True,
                 connect_timeout=CONNECT_TIMEOUT_S,
@@ -108,13 +136,98 @@ class PgLoopReader:
             )
         except psycopg.Error as error:
             raise _as_dbapi_error("connect", {}, error) from error
+        return _LoopConnection(conn)
 
     async def close(self) -> None:
         """Close every idle connection: at shutdown, and when one broke (a server restart
         ends them all, so none is worth a try)."""
         idle, self._idle = self._idle, []
-        for conn in idle:
-            await conn.close()
+        for loop_conn in idle:
+            await loop_conn.conn.close()
+
+
+_PARAMETER = re.compile(r"%\((\w+)\)s|%%")
+
+
+@functools.lru_cache(maxsize=64)
+def _numbered(sql: str) -> tuple[bytes, tuple[str, ...]]:
+    """`sql` with its `%(name)s` parameters as libpq's `$n` (one number per name) and `%%` as
+    `%`, and the names in their numbers' order."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None:
+            return "%"
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    return _PARAMETER.sub(number, sql).encode(), tuple(names)
+
+
+async def _execute(
+    loop_conn: _LoopConnection, sql: str, params: Mapping[str, Any]
+) -> list[tuple[Any, ...]]:
+    """One statement's rows: bound to the statement prepared on this connection (prepared
+    here at its first use), its parameters dumped as `cursor.execute` dumps them."""
+    pgconn = loop_conn.conn.pgconn
+    command, names = _numbered(sql)
+    transformer = loop_conn.transformer
+    values = transformer.dump_sequence([params[n] for n in names], [PyFormat.TEXT] * len(names))
+    types = transformer.types or ()
+    key = (sql, types)
+    name = loop_conn.prepared.get(key)
+    if name is None and len(loop_conn.prepared) < PREPARED_PER_CONNECTION:
+        name = f"converge_loop_{len(loop_conn.prepared)}".encode()
+        pgconn.send_prepare(name, command, types or None)
+        await _result(loop_conn)
+        loop_conn.prepared[key] = name
+    if name is None:
+        pgconn.send_query_params(command, values, types or None)
+    else:
+        pgconn.send_query_prepared(name, values)
+    result = await _result(loop_conn)
+    transformer.set_pgresult(result)
+    return transformer.load_rows(0, result.ntuples, tuple)
+
+
+async def _result(loop_conn: _LoopConnection) -> pq.abc.PGresult:
+    """The result of the command just sent, once the server has answered it; the error it
+    carries, raised."""
+    pgconn = loop_conn.conn.pgconn
+    while pgconn.flush():
+        await _ready(pgconn.socket, write=True)
+    last = None
+    while True:  # until libpq has every result and the end of the command (never blocking)
+        while pgconn.is_busy():
+            await _ready(pgconn.socket, write=False)
+            pgconn.consume_input()
+        result = pgconn.get_result()
+        if result is None:
+            break
+        last = result
+    if last is None:
+        raise psycopg.InterfaceError("the server sent no result")
+    if last.status == pq.ExecStatus.FATAL_ERROR:
+        raise errors.error_from_result(last, encoding=loop_conn.conn.info.encoding)
+    return last
+
+
+async def _ready(fileno: int, *, write: bool) -> None:
+    """Until `fileno` can be read (or written): one callback on the loop, removed after."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    (loop.add_writer if write else loop.add_reader)(fileno, _settle, ready)
+    try:
+        await ready
+    finally:
+        (loop.remove_writer if write else loop.remove_reader)(fileno)
+
+
+def _settle(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
 
 
 def _as_dbapi_error(sql: str, params: Mapping[str, Any], error: psycopg.Error) -> sa_exc.DBAPIError:

@@ -11,7 +11,17 @@ from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import ClauseElement, Row, Select, bindparam, literal_column, or_, select
+from sqlalchemy import (
+    ClauseElement,
+    Row,
+    Select,
+    String,
+    bindparam,
+    literal_column,
+    or_,
+    select,
+    true,
+)
 from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 from sqlalchemy.dialects.sqlite.pysqlite import dialect as sqlite_dialect
 from sqlalchemy.orm import Session
@@ -156,7 +166,7 @@ async def list_sessions(request: Request) -> Response:
         if inm is not None and _etag_matches(inm, etag):
             return Response(status_code=304, headers=headers)
     # The bytes `JSONResponse({"items": views, "next_cursor": next_cursor})` renders, from
-    # items the database rendered (`_ITEM_JSON`).
+    # items the database rendered (`_rendered`).
     body = f'{{"items":[{",".join(items)}],"next_cursor":{_json(next_cursor)}}}'.encode()
     if cursor is None:  # the rendered bytes, sent again while the version stays
         st.versions.remember_page(who.tenant, who.principal, version, limit, body, generation)
@@ -331,30 +341,28 @@ _Page = tuple[list[str], Position | None, int]
 # exactly the bytes `json.dumps` writes for a SessionView (`_json`: the key order, `null`,
 # the escapes of `"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and `\u00XX` for other controls,
 # every other character as it is in UTF-8), so that a page costs Python one join, not a dict
-# and an encoding per row.
-_ITEM_JSON = {
-    "sqlite": (
-        "json_object('id', sessions.id, 'title', sessions.title,"
-        " 'created_at', sessions.created_at, 'updated_at', sessions.updated_at,"
-        " 'active_run_id', sessions.active_run_id, 'last_run_id', sessions.last_run_id)"
-    ),
-    # PostgreSQL's `json_build_object` and `row_to_json` put spaces in (or lose the order):
-    # `to_json` escapes one value, and the rest is written here.
-    "postgresql": (
-        "'{\"id\":' || to_json(sessions.id)::text"
-        " || ',\"title\":' || coalesce(to_json(sessions.title)::text, 'null')"
-        " || ',\"created_at\":' || to_json(sessions.created_at)::text"
-        " || ',\"updated_at\":' || to_json(sessions.updated_at)::text"
-        " || ',\"active_run_id\":' || coalesce(to_json(sessions.active_run_id)::text, 'null')"
-        " || ',\"last_run_id\":' || coalesce(to_json(sessions.last_run_id)::text, 'null')"
-        " || '}'"
-    ),
-}
+# and an encoding per row. SQLite: `json_object`. PostgreSQL: `row_to_json` of a row of the
+# item's columns, named as its keys (a lateral subquery of the page's row), which joins its
+# members with `,` and `:` alone, in the row's order, for less work in the backend than a
+# `to_json` per value joined by `||` (`json_build_object` puts spaces in).
+_SQLITE_ITEM_JSON = (
+    "json_object('id', sessions.id, 'title', sessions.title,"
+    " 'created_at', sessions.created_at, 'updated_at', sessions.updated_at,"
+    " 'active_run_id', sessions.active_run_id, 'last_run_id', sessions.last_run_id)"
+)
+_PG_ITEM = (
+    select(*(column.label(column.key) for column in _INDEX_COLUMNS if column.key != "title_state"))
+    .correlate(SessionRow)
+    .lateral("item")
+)
 
 
 def _rendered(stmt: Select[*tuple[Any, ...]], dialect: str) -> ClauseElement:
     """`stmt` reading (item JSON, title_state) instead of `_INDEX_COLUMNS`."""
-    return stmt.with_only_columns(literal_column(_ITEM_JSON[dialect]), SessionRow.title_state)
+    if dialect == "sqlite":
+        return stmt.with_only_columns(literal_column(_SQLITE_ITEM_JSON), SessionRow.title_state)
+    item_json = literal_column("row_to_json(item)::text", String)
+    return stmt.with_only_columns(item_json, SessionRow.title_state).join(_PG_ITEM, true())
 
 
 #: Rendered pages by "is it the first page".

@@ -1,7 +1,7 @@
 """The index's pages rendered by the database are the bytes Python's serializer writes.
 
-The loop's reads (`server_stub.routes.sessions`, `_ITEM_JSON`) have SQLite's `json_object` or
-PostgreSQL's `to_json` write each item, and Python only joins them: every page, first or at
+The loop's reads (`server_stub.routes.sessions`, `_rendered`) have SQLite's `json_object` or
+PostgreSQL's `row_to_json` write each item, and Python only joins them: every page, first or at
 a cursor, must be byte for byte what `JSONResponse` renders from the same rows, whatever a
 title holds. Titles are written straight into the database here, past the title rule, so
 that what no request could store is rendered too.
