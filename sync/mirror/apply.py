@@ -198,9 +198,11 @@ def write_changes(
         _forget_old_removals(conn, now - REMOVED_MEMORY_SECONDS)
     for chunk in chunks(list(dict.fromkeys(settle)), IN_CHUNK):
         clear_marks(conn, chunk)
+    concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
+    if concluded:  # the walk's position would be cleared below: it is not written
+        state = {key: value for key, value in (state or {}).items() if key not in WALK_KEYS}
     if state:
         set_states(conn, state)
-    concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
     left: Leftovers | None = None
     if concluded:
         assert end is not None

@@ -64,12 +64,23 @@ def set_state(conn: Any, key: str, value: str | None) -> None:
 
 
 def set_states(conn: Any, values: Mapping[str, str | None]) -> None:
-    """Upsert several values in one statement (a walk's page saves up to six)."""
-    conn.executemany(
-        "INSERT INTO sync_state (key, value) VALUES (?, ?)"
-        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        list(values.items()),
-    )
+    """Upsert several values in one statement (a walk's page saves up to ten), and clear
+    the ones set to None in one more: a concluded walk clears its nine keys on every
+    watching device per change, and keys already empty are not written again."""
+    kept = [(key, value) for key, value in values.items() if value is not None]
+    cleared = [key for key, value in values.items() if value is None]
+    if kept:
+        conn.executemany(
+            "INSERT INTO sync_state (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            kept,
+        )
+    if cleared:
+        marks = ",".join("?" * len(cleared))
+        conn.execute(
+            f"UPDATE sync_state SET value = NULL WHERE key IN ({marks}) AND value IS NOT NULL",
+            cleared,
+        )
 
 
 def rebind_identity(conn: Any, identity: str) -> bool:

@@ -445,6 +445,16 @@ class Mirror:
             self._titles_pending = written == title_index.PENDING_BATCH
             return written
 
+    def store_events_held(
+        self, session_id: str, events: Sequence[Event], *, fetched_at: str | None
+    ) -> tuple[bool, int]:
+        """`store_events`, and the bytes held after it (`transcripts.held_bytes`) read in
+        its transaction: the content phase evicts only when they pass its budget, rather
+        than take a write transaction after every conversation to find out."""
+        with self._writing() as conn:
+            kept = transcripts.store(conn, session_id, events, fetched_at=fetched_at)
+            return kept, transcripts.held_bytes(conn)
+
     def search(self, query: str, limit: int | None = SEARCH_LIMIT) -> list[SearchHit]:
         with self._reading() as conn:
             return search(conn, query, limit)

@@ -242,15 +242,20 @@ def evict(conn: Connection, session_ids: Sequence[str]) -> None:
         )
 
 
-def over_budget(conn: Connection, budget: int) -> list[str]:
-    """The least recently active conversations whose transcripts (and cached artifact
-    bytes) must go for the rest to fit in `budget` bytes."""
-    held = int(
+def held_bytes(conn: Connection) -> int:
+    """The bytes of content the mirror holds: transcripts and cached artifact files."""
+    return int(
         conn.execute(
             "SELECT coalesce((SELECT sum(size) FROM transcripts WHERE size > 0), 0)"
             " + coalesce((SELECT sum(size) FROM artifacts), 0)"
         ).fetchone()[0]
     )
+
+
+def over_budget(conn: Connection, budget: int) -> list[str]:
+    """The least recently active conversations whose transcripts (and cached artifact
+    bytes) must go for the rest to fit in `budget` bytes."""
+    held = held_bytes(conn)
     if held <= budget:
         return []
     rows = conn.execute(

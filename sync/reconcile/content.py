@@ -20,8 +20,9 @@ own transaction (`Mirror.store_events`), so an interrupted phase (a network erro
 engine closing, its time budget) keeps what it stored and the next one goes on from there.
 A transcript is bounded as `sync.api.conversation.transcript` bounds it
 (pages, events, bytes: `Bounds.transcript_*`); one past its bounds keeps what fitted and is
-not asked again until its row moves. After each conversation the size budget
-(`Profile.content_budget`) is enforced: the least recently active transcripts, with their
+not asked again until its row moves. After each conversation whose store found more held
+than the size budget (`Profile.content_budget`; read in the store's own transaction), the
+budget is enforced: the least recently active transcripts, with their
 cached artifact files, are evicted (rows stay), and once the conversation just fetched is
 itself the one evicted, the phase stops (every older one would be evicted too). An eviction
 can take a conversation another worker is fetching (an older one, partly stored): its
@@ -117,6 +118,7 @@ class ContentSync:
         # before it stores the next page (see the module docstring).
         self._writes = asyncio.Lock()
         self._evictions = 0  # evictions made so far
+        self._over_budget = True  # a store found more held than the budget (at first: unknown)
         self._evicted_at: dict[str, int] = {}  # a conversation's last eviction's number
 
     def kick(self) -> None:
@@ -228,7 +230,7 @@ class ContentSync:
                     if changed:
                         report.fetched.append(state.session_id)
                         self._on_changed((state.session_id,))
-                    evicted = await self._enforce_budget()
+                    evicted = await self._enforce_budget() if self._over_budget else []
                     report.evicted.extend(evicted)
                     if state.session_id in evicted:
                         stop = True  # every older one would be evicted too
@@ -278,12 +280,13 @@ class ContentSync:
             async with self._writes:
                 if self._evicted_at.get(state.session_id, -1) >= seen:
                     return stored  # evicted meanwhile: this page would not follow on
-                kept = await asyncio.to_thread(
-                    self.mirror.store_events,
+                kept, held = await asyncio.to_thread(
+                    self.mirror.store_events_held,
                     state.session_id,
                     page.items,
                     fetched_at=state.updated_at if last else None,
                 )
+                self._over_budget = self._over_budget or held > self.budget
             if not kept:
                 return stored  # deleted or pruned meanwhile: nothing of it stays
             stored = stored or bool(page.items)
@@ -293,6 +296,7 @@ class ContentSync:
 
     async def _enforce_budget(self) -> list[str]:
         async with self._writes:
+            self._over_budget = False
             evicted, files = await asyncio.to_thread(self.mirror.evict_over_budget, self.budget)
             if evicted:
                 for session_id in evicted:

@@ -86,6 +86,9 @@ class ReconcileReport:
     #: The walk found the index changed when it resumed and saw too many rows before the
     #: change to point-read: nothing it saw then is claimed, a fresh walk settles them.
     walk_again: bool = False
+    #: The first page's ETag the mirror holds after this pass (None: none, or the pass
+    #: did not conclude): the index watch asks with it without reading the mirror again.
+    etag: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -196,6 +199,7 @@ class Reconciler:
                 requests=walk.pages,
                 walked=walk.walked,
                 duration=time.monotonic() - started,
+                etag=walk.etag if self.use_etag else None,
             )
             _log_pass(report)
             return report
@@ -221,6 +225,7 @@ class Reconciler:
                     pages=walk.pages,
                     requests=walk.pages,
                     duration=time.monotonic() - started,
+                    etag=etag,
                 )
             plan = WalkPlan(point_reads=sorted(marked))
             return await self._conclude(reason, walk, started, deadline, plan)
@@ -273,9 +278,11 @@ class Reconciler:
         # walked again never saw its index whole. After a 304 the stored ETag is still the
         # right one.
         state = None
+        stored = walk.etag  # after a 304: the one the pass asked with
         if not walk.not_modified:
             keep = self.use_etag and not prunes.kept and not again
-            state = {**clear_walk(), ETAG_KEY: walk.etag if keep else None}
+            stored = walk.etag if keep else None
+            state = {**clear_walk(), ETAG_KEY: stored}
         try:
             applied = await asyncio.to_thread(
                 self.mirror.apply,
@@ -305,6 +312,7 @@ class Reconciler:
             point_read_error=unconfirmed if prunes.kept else None,
             seq=applied.seq,
             walk_again=again,
+            etag=stored if not prunes.kept else None,
         )
         if self.on_report is not None:
             self.on_report(concluded)

@@ -15,7 +15,7 @@ from sync.api.client import ApiClient
 from sync.events import TriggerReason
 from sync.mirror.state import ETAG_KEY
 from sync.mirror.store import Mirror
-from sync.reconcile.reconciler import Coalescer
+from sync.reconcile.reconciler import Coalescer, ReconcileReport
 from sync.reconcile.watch import DEFAULT_WAIT, IndexWatch, WatchState
 
 DEFAULT_TIMER_INTERVAL = 30.0
@@ -69,6 +69,9 @@ class EngineWatch:
         self._coalescer = coalescer
         self._closed = closed
         self._watch: IndexWatch | None = None
+        #: The ETag the pass the watch just asked for concluded with: the next watch asks
+        #: with it instead of reading the mirror (taken once; None: read the mirror).
+        self._concluded_etag: str | None = None
 
     def start(self, wait: int = DEFAULT_WAIT) -> None:
         """Open the watch (built on first use) unless the server showed it holds none."""
@@ -108,16 +111,24 @@ class EngineWatch:
         return self._watch
 
     async def _stored_etag(self) -> str | None:
+        etag, self._concluded_etag = self._concluded_etag, None
+        if etag is not None and not self._coalescer.busy:  # no later pass stored another
+            return etag
         return await asyncio.to_thread(self._mirror.get_state, ETAG_KEY)
+
+    def _concluded(self, report: ReconcileReport) -> bool:
+        self._concluded_etag = report.etag if report.ok else None
+        return report.ok
 
     async def _needs_etag(self) -> bool:
         """A conclusive pass for the watch's first ETag: the connect pass usually runs
         already, and joining it saves a second pass."""
         if self._closed():
             return False
-        return (await asyncio.shield(self._coalescer.running_or_request(TriggerReason.WATCH))).ok
+        report = await asyncio.shield(self._coalescer.running_or_request(TriggerReason.WATCH))
+        return self._concluded(report)
 
     async def _saw_change(self) -> bool:
         if self._closed():
             return False
-        return (await asyncio.shield(self._coalescer.request(TriggerReason.WATCH))).ok
+        return self._concluded(await asyncio.shield(self._coalescer.request(TriggerReason.WATCH)))
