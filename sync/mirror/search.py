@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from sync.errors import SearchTooLong
 from sync.mirror import sqlite_driver, title_index
@@ -78,10 +78,10 @@ FIRST_BATCH = 16
 LAST_BATCH = 256
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(NamedTuple):
     """One matching conversation: its row's id, title and `updated_at`, and a snippet of
-    the matching text (from a message, else the title) with the matched ranges."""
+    the matching text (from a message, else the title) with the matched ranges. A tuple:
+    `converge search` makes one per hit, thousands at a time."""
 
     id: str
     title: str | None
@@ -159,11 +159,17 @@ class _Confirmation:
     def read(self, text: str) -> bool:
         """Take the next text; whether the conversation is decided (a match, with a
         message to show)."""
-        if self.plain and all(word in text for word in self.words):
-            present: Sequence[str] = self.words
-        else:
+        words = self.words
+        as_is = self.plain  # every word held as it is: no fold needed
+        if as_is:
+            for word in words:
+                if word not in text:
+                    as_is = False
+                    break
+        present: Sequence[str] = words
+        if not as_is:
             folded = fold(text)
-            present = [word for word in self.words if word in folded]
+            present = [word for word in words if word in folded]
         if present:
             self.missing.difference_update(present)
             if len(present) > self.count:
@@ -303,52 +309,72 @@ def _confirm_batch(
 ) -> Iterator[SearchHit]:
     """The batch's hits, in order. Each read asks, for every conversation still undecided,
     its next few events that may hold a word: reading every event of every hit cost most
-    of a search with thousands of hits, and a common word is seen early."""
-    plain = reading is not None and len(reading.as_is) == len(words)
-    confirmations = {sid: _Confirmation(title, words, plain) for sid, title, _at in batch}
-    after = dict.fromkeys(confirmations, 0) if reading is not None else {}
-    take = 1
-    while after:
-        assert reading is not None
-        if take == 1:  # one event each: no grouping, no order to restore
-            first = conn.execute(reading.first, (json.dumps(list(after)), *reading.values))
+    of a search with thousands of hits, and a common word is seen early. A conversation
+    whose first text holds every word as it is is decided there, without a
+    `_Confirmation`: the usual hit of a search with thousands."""
+    titles = {sid: title for sid, title, _at in batch}
+    decided: dict[str, str] = {}  # the text of the snippet, by conversation
+    confirmations: dict[str, _Confirmation] = {}
+    if reading is not None:
+        plain = len(reading.as_is) == len(words)
+        after: dict[str, int] = {}
+        for session_id, sequence, kind, data in conn.execute(
+            reading.first, (json.dumps(list(titles)), *reading.values)
+        ):
+            if session_id not in titles:
+                raise _astray()
+            text = reading.text(kind, data)
+            if plain and text and _holds_as_is(text, words):
+                decided[session_id] = text
+                continue
+            confirmation = _Confirmation(titles[session_id], words, plain)
+            confirmations[session_id] = confirmation
+            if not (text and confirmation.read(text)):
+                after[session_id] = sequence
+        take = 2
+        while after:
+            values = (json.dumps(list(after.items())), *reading.values, take)
+            read: dict[str, list[tuple[str, int, str, str]]] = {}
+            for row in conn.execute(reading.after, values):
+                read.setdefault(row[0], []).append(row)
             after = {}
-            for session_id, sequence, kind, data in first:
-                text = reading.text(kind, data)
-                if not (text and _asked(confirmations, session_id).read(text)):
-                    after[session_id] = sequence
-            take = 2
-            continue
-        values = (json.dumps(list(after.items())), *reading.values, take)
-        read: dict[str, list[tuple[str, int, str, str]]] = {}
-        for row in conn.execute(reading.after, values):
-            read.setdefault(row[0], []).append(row)
-        after = {}
-        for session_id, rows in read.items():
-            if len(rows) > 1:
-                rows.sort(key=itemgetter(1))  # a join gives no order of its own
-            confirmation = _asked(confirmations, session_id)
-            for _sid, _sequence, kind, data in rows:
-                if (text := reading.text(kind, data)) and confirmation.read(text):
-                    break
-            else:
-                if len(rows) == take:
-                    after[session_id] = rows[-1][1]
-        take *= 2  # a common word is nearly always in the first
+            for session_id, rows in read.items():
+                if len(rows) > 1:
+                    rows.sort(key=itemgetter(1))  # a join gives no order of its own
+                if (undecided := confirmations.get(session_id)) is None:
+                    raise _astray()
+                for _sid, _sequence, kind, data in rows:
+                    if (text := reading.text(kind, data)) and undecided.read(text):
+                        break
+                else:
+                    if len(rows) == take:
+                        after[session_id] = rows[-1][1]
+            take *= 2  # a common word is nearly always in the first
     for session_id, title, updated_at in batch:
-        if (found := confirmations[session_id].result()) is not None:
+        if (shown := decided.get(session_id)) is not None:
+            found = snippet(shown, words)
+        elif (asked := confirmations.get(session_id)) is not None:
+            found = asked.result()
+        else:  # no text that may hold a word: its title alone
+            found = _Confirmation(title, words).result()
+        if found is not None:
             yield SearchHit(session_id, title, updated_at, found)
 
 
-def _asked(confirmations: dict[str, _Confirmation], session_id: str) -> _Confirmation:
-    """The confirmation of a read event's conversation. An event of one not asked for comes
-    of a damaged file only (its row and the index that found it disagree, which
-    `quick_check` passes): SQLite's word for it, so that the read names the damage
-    (`sync.mirror.store.failure`)."""
-    found = confirmations.get(session_id)
-    if found is None:
-        raise sqlite_driver.DatabaseError("database disk image is malformed")
-    return found
+def _holds_as_is(text: str, words: Sequence[str]) -> bool:
+    """Whether `text` holds every word as it is (so in its fold too, for words of
+    `_Reading.as_is`). A loop: `all` of a generator costs more than the check."""
+    for word in words:  # noqa: SIM110
+        if word not in text:
+            return False
+    return True
+
+
+def _astray() -> Exception:
+    """An event read of a conversation not asked for: it comes of a damaged file only (its
+    row and the index that found it disagree, which `quick_check` passes). SQLite's word
+    for it, so that the read names the damage (`sync.mirror.store.failure`)."""
+    return sqlite_driver.DatabaseError("database disk image is malformed")
 
 
 def _word_candidates(

@@ -17,8 +17,7 @@ import json
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import regex
@@ -299,10 +298,10 @@ def fts_query(word: str) -> str | None:
     return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
 
 
-@dataclass(frozen=True, slots=True)
-class Snippet:
+class Snippet(NamedTuple):
     """Plain text around a match, and the matched ranges in it as [start, end) offsets
-    (code points of `text`): the caller draws the highlight; no markup is ever inserted."""
+    (code points of `text`): the caller draws the highlight; no markup is ever inserted.
+    A tuple: `converge search` makes one per hit, thousands at a time."""
 
     text: str
     ranges: tuple[tuple[int, int], ...]
@@ -335,9 +334,10 @@ def snippet(text: str, words: Sequence[str], context: int = SNIPPET_CONTEXT) -> 
         size = len(word)
         at = folded.find(word, lowest, highest)
         while at >= 0:
-            lo, hi = origin[at], origin[at + size - 1] + 1
-            if hi <= end:
-                ranges.append((lo + shift, hi + shift))
+            if aligned:  # found before `highest`: it ends inside the window
+                ranges.append((at + shift, at + size + shift))
+            elif (hi := origin[at + size - 1] + 1) <= end:
+                ranges.append((origin[at] + shift, hi + shift))
             at = folded.find(word, at + size, highest)
     if len(words) > 1 or not aligned:
         ranges = sorted(set(ranges))
