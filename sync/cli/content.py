@@ -111,8 +111,7 @@ def search(
 
 
 def _hit_lines(hit: SearchHit) -> str:
-    title = for_terminal(hit.title) if hit.title is not None else "(untitled)"
-    return (
-        f"{for_terminal(hit.id)}  {for_terminal(hit.updated_at)}  {title}\n"
-        f"    {for_terminal(hit.snippet.text)}\n"
-    )
+    # Escaping is per character: the first line's fields made safe at once.
+    title = hit.title if hit.title is not None else "(untitled)"
+    head = for_terminal(f"{hit.id}  {hit.updated_at}  {title}")
+    return f"{head}\n    {for_terminal(hit.snippet.text)}\n"
