@@ -112,9 +112,14 @@ def _schema_diff(url: str) -> list[Any]:
     engine = _engine(url)
     try:
         with engine.connect() as conn:
-            return list(compare_metadata(MigrationContext.configure(conn), Base.metadata))
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     finally:
         engine.dispose()
+    # PostgreSQL's generated index item is no model column (`models.INDEX_ITEM_DDL`).
+    return [d for d in diff if d[0] != "remove_column" or (d[2], d[3].name) != _INDEX_ITEM]
+
+
+_INDEX_ITEM = ("sessions", "index_item")
 
 
 def _revision(url: str) -> str | None:
@@ -208,9 +213,8 @@ def test_an_upgraded_postgres_database_keeps_no_statistics_of_any_content_column
             }
     finally:
         db.dispose()
-    assert {column: targets[column] for column in content_columns()} == {
-        column: 0 for column in content_columns()
-    }
+    generated = [*content_columns(), _INDEX_ITEM]
+    assert {column: targets[column] for column in generated} == {column: 0 for column in generated}
 
 
 @pytest.mark.postgres
