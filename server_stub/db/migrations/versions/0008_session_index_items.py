@@ -20,14 +20,17 @@ down_revision = "0007_no_content_statistics"
 branch_labels = None
 depends_on = None
 
+KEYS = ("id", "title", "created_at", "updated_at", "active_run_id", "last_run_id")
+MEMBERS = " || ',' || ".join(
+    f"'\"{key}\":' || coalesce(to_json({key})::text, 'null')" for key in KEYS
+)
 STATEMENTS = (
     "CREATE OR REPLACE FUNCTION converge_index_item(id varchar, title text, created_at varchar,"
     " updated_at varchar, active_run_id varchar, last_run_id varchar) RETURNS text"
-    " LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$ BEGIN RETURN (SELECT row_to_json(item)::text"
-    " FROM (SELECT id AS id, title AS title, created_at AS created_at, updated_at AS updated_at,"
-    " active_run_id AS active_run_id, last_run_id AS last_run_id) AS item); END $$",
-    "ALTER TABLE sessions ADD COLUMN index_item TEXT GENERATED ALWAYS AS (converge_index_item("
-    "id, title, created_at, updated_at, active_run_id, last_run_id)) STORED",
+    f" LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$ BEGIN RETURN '{{' || {MEMBERS}"
+    " || '}'; END $$",
+    "ALTER TABLE sessions ADD COLUMN index_item TEXT GENERATED ALWAYS AS"
+    f" (converge_index_item({', '.join(KEYS)})) STORED",
     "ALTER TABLE sessions ALTER COLUMN index_item SET STATISTICS 0",
 )
 
