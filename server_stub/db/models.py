@@ -118,7 +118,9 @@ INDEX_ITEM_DDL = (
 )
 for _statement in INDEX_ITEM_DDL:
     event.listen(
-        SessionRow.__table__, "after_create", DDL(_statement).execute_if(dialect="postgresql")
+        SessionRow.__table__,
+        "after_create",
+        DDL(_statement).execute_if(dialect="postgresql"),  # type: ignore[no-untyped-call]
     )
 
 

@@ -144,7 +144,7 @@ def test_the_loop_reader_keeps_one_reader_per_connection(postgres_cluster: Postg
 
         try:
             (pid,) = (await reader.fetch("SELECT pg_backend_pid()", {}))[0]
-            loop.add_reader = counted  # type: ignore[method-assign]
+            loop.add_reader = counted  # type: ignore[method-assign,assignment]
             for n in range(20):
                 assert await reader.fetch("SELECT %(n)s::int", {"n": n}) == [(n,)]
             assert registrations == []
