@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
+    DDL,
     JSON,
     Boolean,
     ForeignKey,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
@@ -86,6 +88,39 @@ class SessionRow(Base):
             updated_at.desc(),
             id.desc(),
         ),
+    )
+
+
+#: PostgreSQL: each session's index item, the JSON `json.dumps` writes for its SessionView
+#: (the key order, `null`, the escapes), is a column the database generates from the row, so
+#: every write of the row rewrites it in the same statement and a page of the index only reads
+#: stored text (`server_stub.routes.sessions`, decision 0239). Not a model
+#: column: the ORM never reads or writes it, and SQLite has none (its pages render items as
+#: they are read, and Alembic's batch rebuild of a table cannot copy a generated column).
+#: Each value is written by `to_json`, members joined with `,` and `:` alone; `to_json` is
+#: marked stable (for types whose output depends on settings) and of text depends on nothing,
+#: so the function is declared immutable as a generated column requires. PL/pgSQL evaluates
+#: a plain expression without the executor that a `SELECT` (or an SQL function) starts at
+#: every write. The column holds the title, so no statistics are kept of it
+#: (`content_columns`). Revision 0008 adds the same.
+INDEX_ITEM_KEYS = ("id", "title", "created_at", "updated_at", "active_run_id", "last_run_id")
+_ITEM_MEMBERS = " || ',' || ".join(
+    f"'\"{key}\":' || coalesce(to_json({key})::text, 'null')" for key in INDEX_ITEM_KEYS
+)
+INDEX_ITEM_DDL = (
+    "CREATE OR REPLACE FUNCTION converge_index_item(id varchar, title text, created_at varchar,"
+    " updated_at varchar, active_run_id varchar, last_run_id varchar) RETURNS text"
+    f" LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$ BEGIN RETURN '{{' || {_ITEM_MEMBERS}"
+    " || '}'; END $$",
+    "ALTER TABLE sessions ADD COLUMN index_item TEXT GENERATED ALWAYS AS"
+    f" (converge_index_item({', '.join(INDEX_ITEM_KEYS)})) STORED",
+    "ALTER TABLE sessions ALTER COLUMN index_item SET STATISTICS 0",
+)
+for _statement in INDEX_ITEM_DDL:
+    event.listen(
+        SessionRow.__table__,
+        "after_create",
+        DDL(_statement).execute_if(dialect="postgresql"),  # type: ignore[no-untyped-call]
     )
 
 

@@ -11,10 +11,10 @@ one statement, one snapshot, so an ETag is never newer than the page it goes wit
 `fetch` speaks to libpq itself (decision 0233): each statement is prepared on a connection at
 its first use there and then only bound and executed (one message exchange, no parse or plan
 per request), its parameters dumped and its rows loaded by psycopg's own `Transformer` (the
-same types and values as `cursor.execute`), and the wait for the answer is one reader
-callback on the loop. psycopg's cursor, its query parser, its lock and its generic wait cost
-about as much client CPU as the round trip itself; none of them is needed for one statement
-on a connection no one else uses.
+same types and values as `cursor.execute`), and the wait for the answer is a future that the
+connection's reader, kept on the loop for its life, resolves. psycopg's cursor, its query
+parser, its lock and its generic wait cost about as much client CPU as the round trip itself;
+none of them is needed for one statement on a connection no one else uses.
 
 Bounds: at most `size` connections (requests beyond wait for one, on the loop, costing no
 thread); `connect_timeout` and a `statement_timeout` on every connection, so a database
@@ -51,15 +51,52 @@ PREPARED_PER_CONNECTION = 16
 
 
 class _LoopConnection:
-    """A loop connection, the statements prepared on it ((SQL, parameter types) → name), and
-    the loader of its rows."""
+    """A loop connection, the statements prepared on it ((SQL, parameter types) → name), the
+    loader of its rows, and its socket's reader on the loop.
 
-    __slots__ = ("conn", "prepared", "transformer")
+    The reader stays on the loop for the connection's life (adding and removing one around
+    every wait cost a quarter of a read's client CPU): it hands libpq whatever arrived, so an
+    idle connection's notice or the server's goodbye never leaves the loop polling, and
+    resumes the statement waiting on `waiter` once libpq holds its next result. psycopg's
+    own waits (`fetch_in_transaction`) take the socket's reader for themselves: `detach`
+    before, `attach` after."""
+
+    __slots__ = ("attached", "conn", "fileno", "prepared", "transformer", "waiter")
 
     def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
         self.conn = conn
         self.prepared: dict[tuple[str, tuple[int, ...]], bytes] = {}
         self.transformer = Transformer(conn)
+        self.waiter: asyncio.Future[None] | None = None
+        self.fileno = conn.pgconn.socket  # kept: libpq forgets it once the connection is lost
+        self.attached = False
+        self.attach()
+
+    def attach(self) -> None:
+        asyncio.get_running_loop().add_reader(self.fileno, self._readable)
+        self.attached = True
+
+    def detach(self) -> None:
+        if self.attached:
+            self.attached = False
+            asyncio.get_running_loop().remove_reader(self.fileno)
+
+    async def close(self) -> None:
+        self.detach()
+        await self.conn.close()
+
+    def _readable(self) -> None:
+        waiter = self.waiter
+        pgconn = self.conn.pgconn
+        try:
+            pgconn.consume_input()
+        except psycopg.OperationalError as error:  # the server ended the connection
+            self.detach()
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(error)
+            return
+        if waiter is not None and not waiter.done() and not pgconn.is_busy():
+            waiter.set_result(None)
 
 
 class PgLoopReader:
@@ -81,7 +118,7 @@ class PgLoopReader:
                     rows = await _execute(loop_conn, sql, params)
                 except psycopg.Error as error:
                     broken = conn.broken or conn.closed
-                    await conn.close()
+                    await loop_conn.close()
                     if broken and attempt == 1:
                         # The server dropped it, so it dropped its idle siblings too: once
                         # more, on a connection made now.
@@ -89,7 +126,7 @@ class PgLoopReader:
                         continue
                     raise _as_dbapi_error(sql, params, error) from error
                 except BaseException:  # cancelled mid-statement (a shutdown): not reused
-                    await conn.close()
+                    await loop_conn.close()
                     raise
                 self._idle.append(loop_conn)
                 return rows
@@ -105,6 +142,7 @@ class PgLoopReader:
             loop_conn = await self._connection()
             conn = loop_conn.conn
             results: list[Sequence[tuple[Any, ...]]] = []
+            loop_conn.detach()  # psycopg's waits take the socket's reader
             try:
                 async with conn.transaction():
                     for sql, params in statements:
@@ -114,13 +152,14 @@ class PgLoopReader:
                             break
             except psycopg.Error as error:
                 broken = conn.broken
-                await conn.close()
+                await loop_conn.close()
                 if broken:
                     await self.close()
                 raise _as_dbapi_error(statements[0][0], {}, error) from error
             except BaseException:  # cancelled mid-statement: the connection is not reused
-                await conn.close()
+                await loop_conn.close()
                 raise
+            loop_conn.attach()
             self._idle.append(loop_conn)
             return results
 
@@ -143,7 +182,7 @@ class PgLoopReader:
         ends them all, so none is worth a try)."""
         idle, self._idle = self._idle, []
         for loop_conn in idle:
-            await loop_conn.conn.close()
+            await loop_conn.close()
 
 
 _PARAMETER = re.compile(r"%\((\w+)\)s|%%")
@@ -197,12 +236,17 @@ async def _result(loop_conn: _LoopConnection) -> pq.abc.PGresult:
     carries, raised."""
     pgconn = loop_conn.conn.pgconn
     while pgconn.flush():
-        await _ready(pgconn.socket, write=True)
+        await _writable(pgconn.socket)
     last = None
     while True:  # until libpq has every result and the end of the command (never blocking)
         while pgconn.is_busy():
-            await _ready(pgconn.socket, write=False)
-            pgconn.consume_input()
+            if not loop_conn.attached:
+                raise psycopg.OperationalError("the connection was lost")
+            loop_conn.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await loop_conn.waiter  # its reader consumes the input (`_readable`)
+            finally:
+                loop_conn.waiter = None
         result = pgconn.get_result()
         if result is None:
             break
@@ -214,15 +258,15 @@ async def _result(loop_conn: _LoopConnection) -> pq.abc.PGresult:
     return last
 
 
-async def _ready(fileno: int, *, write: bool) -> None:
-    """Until `fileno` can be read (or written): one callback on the loop, removed after."""
+async def _writable(fileno: int) -> None:
+    """Until `fileno` can be written (a statement bigger than the socket's buffer)."""
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
-    (loop.add_writer if write else loop.add_reader)(fileno, _settle, ready)
+    loop.add_writer(fileno, _settle, ready)
     try:
         await ready
     finally:
-        (loop.remove_writer if write else loop.remove_reader)(fileno)
+        loop.remove_writer(fileno)
 
 
 def _settle(ready: asyncio.Future[None]) -> None:

@@ -38,7 +38,7 @@ MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 #: The head revision, kept here so that a start on a database already at head reads one row
 #: and never imports Alembic (a slow import for every server process, the desktop's bundled
 #: one included). A new revision changes it too (a test compares it with the scripts' head).
-HEAD_REVISION = "0007_no_content_statistics"
+HEAD_REVISION = "0008_session_index_items"
 #: The revision of the first released schema: what a pre-Alembic database is stamped.
 FIRST_REVISION = "0001_first_release"
 #: The tables of the first release (revision 0001): a pre-Alembic database has all of them.

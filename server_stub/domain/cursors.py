@@ -39,10 +39,13 @@ class CursorCodec:
     """Mints and verifies cursors with one key."""
 
     def __init__(self, key: bytes) -> None:
-        self._key = key
+        # Keyed once and copied per MAC: `hmac.digest` looks the hash up again at every call.
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
 
     def _mac(self, payload: str) -> str:
-        return _b64(hmac.digest(self._key, payload.encode("ascii"), hashlib.sha256))
+        mac = self._keyed.copy()
+        mac.update(payload.encode("ascii"))
+        return _b64(mac.digest())
 
     def encode(self, kind: str, tenant: str, principal: str, position: Position) -> str:
         """A cursor for the page after `position`."""
@@ -57,19 +60,18 @@ class CursorCodec:
             raise bad_request("invalid cursor")
         if not hmac.compare_digest(mac, self._mac(payload)):
             raise bad_request("invalid cursor")
-        invalid = bad_request("invalid cursor")
         try:
             raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
             if _b64(raw) != payload:
-                raise invalid
+                raise bad_request("invalid cursor")
             items = json.loads(raw.decode("utf-8"))
         except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
-            raise invalid from exc
+            raise bad_request("invalid cursor") from exc
         if (
             not isinstance(items, list)
             or len(items) != 5
             or not all(isinstance(x, str) for x in items)
             or items[:3] != [kind, tenant, principal]
         ):
-            raise invalid
+            raise bad_request("invalid cursor")
         return Position(timestamp=items[3], item_id=items[4])

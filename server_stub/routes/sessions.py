@@ -15,12 +15,10 @@ from sqlalchemy import (
     ClauseElement,
     Row,
     Select,
-    String,
     bindparam,
     literal_column,
     or_,
     select,
-    true,
 )
 from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 from sqlalchemy.dialects.sqlite.pysqlite import dialect as sqlite_dialect
@@ -337,32 +335,24 @@ _IndexRow = Row[str, str | None, str, str, str, str | None, str | None]
 #: None), and the version it is of (a walk's later pages: the one known, or 0).
 _Page = tuple[list[str], Position | None, int]
 
-# The loop's reads (`_pg_page`, `_sqlite_page`) have the database render each item's JSON,
+# The loop's reads (`_pg_page`, `_sqlite_page`) have the database give each item's JSON,
 # exactly the bytes `json.dumps` writes for a SessionView (`_json`: the key order, `null`,
 # the escapes of `"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and `\u00XX` for other controls,
 # every other character as it is in UTF-8), so that a page costs Python one join, not a dict
-# and an encoding per row. SQLite: `json_object`. PostgreSQL: `row_to_json` of a row of the
-# item's columns, named as its keys (a lateral subquery of the page's row), which joins its
-# members with `,` and `:` alone, in the row's order, for less work in the backend than a
-# `to_json` per value joined by `||` (`json_build_object` puts spaces in).
+# and an encoding per row. SQLite: `json_object`, as the page is read. PostgreSQL: the
+# stored `sessions.index_item`, written by every write of the row (`models.INDEX_ITEM_DDL`),
+# so that a page's statement writes no JSON at all.
 _SQLITE_ITEM_JSON = (
     "json_object('id', sessions.id, 'title', sessions.title,"
     " 'created_at', sessions.created_at, 'updated_at', sessions.updated_at,"
     " 'active_run_id', sessions.active_run_id, 'last_run_id', sessions.last_run_id)"
 )
-_PG_ITEM = (
-    select(*(column.label(column.key) for column in _INDEX_COLUMNS if column.key != "title_state"))
-    .correlate(SessionRow)
-    .lateral("item")
-)
+_ITEM_JSON = {"sqlite": _SQLITE_ITEM_JSON, "postgresql": "sessions.index_item"}
 
 
 def _rendered(stmt: Select[*tuple[Any, ...]], dialect: str) -> ClauseElement:
     """`stmt` reading (item JSON, title_state) instead of `_INDEX_COLUMNS`."""
-    if dialect == "sqlite":
-        return stmt.with_only_columns(literal_column(_SQLITE_ITEM_JSON), SessionRow.title_state)
-    item_json = literal_column("row_to_json(item)::text", String)
-    return stmt.with_only_columns(item_json, SessionRow.title_state).join(_PG_ITEM, true())
+    return stmt.with_only_columns(literal_column(_ITEM_JSON[dialect]), SessionRow.title_state)
 
 
 #: Rendered pages by "is it the first page".

@@ -1,10 +1,12 @@
 """The index's pages rendered by the database are the bytes Python's serializer writes.
 
-The loop's reads (`server_stub.routes.sessions`, `_rendered`) have SQLite's `json_object` or
-PostgreSQL's `row_to_json` write each item, and Python only joins them: every page, first or at
-a cursor, must be byte for byte what `JSONResponse` renders from the same rows, whatever a
-title holds. Titles are written straight into the database here, past the title rule, so
-that what no request could store is rendered too.
+The loop's reads (`server_stub.routes.sessions`, `_rendered`) have SQLite's `json_object`
+write each item, or read PostgreSQL's `sessions.index_item` (generated at every write of the
+row, `server_stub.db.models.INDEX_ITEM_DDL`), and Python only joins them: every page, first or
+at a cursor, must be byte for byte what `JSONResponse` renders from the same rows, whatever a
+title holds, and the stored item must follow every kind of write. Titles are written straight
+into the database here, past the title rule, so that what no request could store is rendered
+too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 from starlette.responses import JSONResponse
 
 from server_stub.db.models import SessionRow
@@ -23,7 +25,7 @@ from server_stub.routes import sessions
 from server_stub.state import AppState
 from tests.conftest import LiveServer, PostgresCluster, ServerFactory
 from tests.hostile_content import HOSTILE
-from tests.server.conftest import new_session
+from tests.server.conftest import new_session, run_to_end, start_run, wait_terminal
 
 TITLES: list[str | None] = [
     "\x01\x02\x07\x08\t\n\x0b\x0c\r\x1b\x1f\x7f\x80\x9f",  # C0 (escaped), DEL and C1 (not)
@@ -176,3 +178,38 @@ def test_postgresql_pages_are_joined_not_built_per_row(
 ) -> None:
     server = server_factory(backend="postgres", database_url=postgres_cluster.clean_database())
     _no_views_built(server, monkeypatch)
+
+
+def _stored_items(server: LiveServer) -> dict[str, tuple[str, str]]:
+    """Session id → (its stored item, the serializer's bytes for its row)."""
+    with _state(server).db.read() as s:
+        rows = s.execute(
+            text(
+                "SELECT index_item, id, title, created_at, updated_at, active_run_id,"
+                " last_run_id FROM sessions"
+            )
+        ).all()
+    keys = ("id", "title", "created_at", "updated_at", "active_run_id", "last_run_id")
+    return {row[1]: (row[0], sessions._json(dict(zip(keys, row[1:], strict=True)))) for row in rows}
+
+
+@pytest.mark.postgres
+def test_postgresql_stores_each_item_as_the_serializer_writes_it_after_every_write(
+    server_factory: ServerFactory, postgres_cluster: PostgresCluster
+) -> None:
+    """Created, titled by a run's start (active run), finished (last run), moved by a later
+    run, and written past every rule: each row's stored item is its view's bytes."""
+    server = server_factory(backend="postgres", database_url=postgres_cluster.clean_database())
+    client = server.client()
+    created = new_session(client)
+    titled = new_session(client)
+    run_to_end(client, titled, HOSTILE)
+    running = new_session(client)
+    wait_terminal(client, start_run(client, running, '\u2028 "quoted" \x01')["id"])
+    start_run(client, titled, "again")
+    _seed_hostile(server, TITLES)
+    stored = _stored_items(server)
+    assert {created, titled, running} <= stored.keys() and len(stored) == 3 + len(TITLES)
+    assert {sid: item for sid, (item, _) in stored.items()} == {
+        sid: expected for sid, (_, expected) in stored.items()
+    }

@@ -124,3 +124,41 @@ def test_the_loop_reader_answers_as_psycopgs_cursor(postgres_cluster: PostgresCl
             await reader.close()
 
     asyncio.run(scenario())
+
+
+def test_the_loop_reader_keeps_one_reader_per_connection(postgres_cluster: PostgresCluster) -> None:
+    """A read adds and removes no reader on the loop (each connection's stays for its life);
+    one the server ended while idle is dropped by its reader, not polled, and the next read
+    answers on a fresh connection; the lease's transaction (psycopg's own waits) gives the
+    socket back to the reader after it."""
+    reader = pgloop.PgLoopReader(postgres_cluster.new_database(), size=1)
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        registrations: list[int] = []
+        add_reader = loop.add_reader
+
+        def counted(fd: int, *args: object) -> None:
+            registrations.append(fd)
+            add_reader(fd, *args)  # type: ignore[arg-type]
+
+        try:
+            (pid,) = (await reader.fetch("SELECT pg_backend_pid()", {}))[0]
+            loop.add_reader = counted  # type: ignore[method-assign,assignment]
+            for n in range(20):
+                assert await reader.fetch("SELECT %(n)s::int", {"n": n}) == [(n,)]
+            assert registrations == []
+            lease = await reader.fetch_in_transaction([("SELECT true", {})], stop_unless_first=True)
+            assert lease == [[(True,)]]
+            assert await reader.fetch("SELECT 2", {}) == [(2,)]
+            admin_dsn = f"host=127.0.0.1 port={postgres_cluster.port} user=postgres"
+            with psycopg.connect(admin_dsn, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+            await asyncio.sleep(0.2)  # the goodbye reaches the idle connection's reader
+            assert [loop_conn.attached for loop_conn in reader._idle] == [False]
+            assert await reader.fetch("SELECT 3", {}) == [(3,)]
+        finally:
+            loop.add_reader = add_reader  # type: ignore[method-assign]
+            await reader.close()
+
+    asyncio.run(scenario())

@@ -8,6 +8,7 @@ own code (commit f22d25c, `fixtures/make_old_databases.py`), before there were r
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, inspect, text
 
 from server_stub.db.engine import Database
-from server_stub.db.models import Base, content_columns
+from server_stub.db.models import INDEX_ITEM_KEYS, Base, content_columns
 from server_stub.db.schema import (
     FIRST_RELEASE_TABLES,
     LOCK_KEY,
@@ -112,9 +113,14 @@ def _schema_diff(url: str) -> list[Any]:
     engine = _engine(url)
     try:
         with engine.connect() as conn:
-            return list(compare_metadata(MigrationContext.configure(conn), Base.metadata))
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     finally:
         engine.dispose()
+    # PostgreSQL's generated index item is no model column (`models.INDEX_ITEM_DDL`).
+    return [d for d in diff if d[0] != "remove_column" or (d[2], d[3].name) != _INDEX_ITEM]
+
+
+_INDEX_ITEM = ("sessions", "index_item")
 
 
 def _revision(url: str) -> str | None:
@@ -208,9 +214,30 @@ def test_an_upgraded_postgres_database_keeps_no_statistics_of_any_content_column
             }
     finally:
         db.dispose()
-    assert {column: targets[column] for column in content_columns()} == {
-        column: 0 for column in content_columns()
-    }
+    generated = [*content_columns(), _INDEX_ITEM]
+    assert {column: targets[column] for column in generated} == {column: 0 for column in generated}
+
+
+@pytest.mark.postgres
+def test_an_upgraded_postgres_database_stores_every_sessions_index_item(
+    tmp_path: Path, postgres_cluster: PostgresCluster
+) -> None:
+    """Revision 0008 fills `sessions.index_item` for every existing row: the bytes the
+    serializer writes for the row's view (`server_stub.db.models.INDEX_ITEM_DDL`)."""
+    url = _load_old("postgres", tmp_path, postgres_cluster)
+    db = Database(url)
+    try:
+        db.create_schema()
+        with db.engine.connect() as conn:
+            rows = conn.exec_driver_sql(
+                f"SELECT index_item, {', '.join(INDEX_ITEM_KEYS)} FROM sessions"
+            ).all()
+    finally:
+        db.dispose()
+    assert rows
+    for stored, *values in rows:
+        view = dict(zip(INDEX_ITEM_KEYS, values, strict=True))
+        assert stored == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
 
 
 @pytest.mark.postgres
