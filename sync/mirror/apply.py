@@ -13,6 +13,8 @@ cannot index a file for it (`sync.mirror.file_index`); forgetting it raises the 
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -36,14 +38,51 @@ from sync.wire.models import SessionView
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
 
-#: A row's parameters are its view's fields, in their order, then `synced_at` and
-#: `change_seq`: a view is a tuple, so a row is `view + (stamp, seq)`.
+#: The columns a row is written to: its view's fields, in their order, then these two.
 _UPSERT_COLUMNS = (*SessionView._fields, "synced_at", "change_seq")
-_UPSERT = (
-    f"INSERT INTO sessions ({', '.join(_UPSERT_COLUMNS)})"
-    f" VALUES ({', '.join('?' * len(_UPSERT_COLUMNS))}) ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in _UPSERT_COLUMNS[1:])
+#: The fields a view may leave None, by their place in it (`_upserts` reads them by name).
+_NULLABLE = tuple(
+    SessionView._fields.index(name) for name in ("title", "active_run_id", "last_run_id")
 )
+
+type _Nulls = tuple[bool, bool, bool]
+type _Row = tuple[str | float | int, ...]
+
+
+@functools.cache
+def _upsert(nulls: _Nulls) -> tuple[str, Callable[[SessionView], tuple[str, ...]]]:
+    """The upsert of a row whose `_NULLABLE` fields are None where `nulls` says, and what
+    takes the other fields out of its view. A None is spelled NULL in the statement, never
+    bound: the driver looks for an adapter for every parameter that is not a str, an int, a
+    float or bytes, and that costs more than the rest of the row's binding (a first sync's
+    rows have no run, two None a row)."""
+    null = {i for i, is_null in zip(_NULLABLE, nulls, strict=True) if is_null}
+    values = ["NULL" if i in null else "?" for i in range(len(SessionView._fields))]
+    sql = (
+        f"INSERT INTO sessions ({', '.join(_UPSERT_COLUMNS)}) VALUES ({', '.join(values)}, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET "
+        + ", ".join(f"{column} = excluded.{column}" for column in _UPSERT_COLUMNS[1:])
+    )
+    kept = [i for i in range(len(SessionView._fields)) if i not in null]
+    take = operator.itemgetter(*kept)  # at least id, created_at, updated_at: a tuple
+    return sql, take
+
+
+def _upserts(views: Sequence[SessionView], tail: tuple[float, int]) -> list[tuple[str, list[_Row]]]:
+    """The statements writing `views` (`_upsert`), each with its rows' parameters, the
+    fields of the view then `tail` (`synced_at`, `change_seq`); views alike share one."""
+    alike: dict[_Nulls, list[SessionView]] = {}
+    for view in views:
+        nulls = (view.title is None, view.active_run_id is None, view.last_run_id is None)
+        group = alike.get(nulls)
+        if group is None:
+            alike[nulls] = group = []
+        group.append(view)
+    out: list[tuple[str, list[_Row]]] = []
+    for nulls, group in alike.items():
+        sql, take = _upsert(nulls)
+        out.append((sql, [take(view) + tail for view in group]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +166,9 @@ def write_changes(
     # PITFALLS §8: rows go as executemany parameters. In chunks, inside this one
     # transaction: between two calls this worker thread gives the GIL back, so the UI
     # thread is not starved by one long call.
-    for start in range(0, len(written), UPSERT_CHUNK):
-        conn.executemany(_UPSERT, [v + tail for v in written[start : start + UPSERT_CHUNK]])
+    for sql, rows in _upserts(written, tail):
+        for start in range(0, len(rows), UPSERT_CHUNK):
+            conn.executemany(sql, rows[start : start + UPSERT_CHUNK])
     # The title index follows every new row and every changed title (decision 0124); many
     # new rows' entries are written after the pass (decision 0238).
     retitled = (
