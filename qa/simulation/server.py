@@ -17,7 +17,7 @@ import asyncio
 import json
 import random
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
@@ -108,7 +108,7 @@ class ModelServer:
                 "data": data,
             }
         )
-        self.sessions[sid] = replace(self.sessions[sid], updated_at=at)
+        self.sessions[sid] = self.sessions[sid]._replace(updated_at=at)
         self._bump()
 
     def open_session(self) -> SessionView:
@@ -128,7 +128,7 @@ class ModelServer:
             return None
         word = self.words[sid]
         if view.title is None:
-            self.sessions[sid] = replace(view, title=f"{text} {word}"[:64])
+            self.sessions[sid] = view._replace(title=f"{text} {word}"[:64])
         self._append(sid, None, "message.user", f"{text} {word}")
         self.start_run(sid)
         return self.runs[self.sessions[sid].active_run_id or ""]
@@ -145,7 +145,7 @@ class ModelServer:
         rid = self._next_id("run")
         at = self._now()
         self.runs[rid] = _Run(rid, sid, "running", at, at)
-        self.sessions[sid] = replace(view, active_run_id=rid, updated_at=at)
+        self.sessions[sid] = view._replace(active_run_id=rid, updated_at=at)
         self._bump()
 
     def finish_run(self, sid: str, status: str = "completed") -> None:
@@ -156,7 +156,7 @@ class ModelServer:
         run.status, run.completed_at = status, self._now()
         run.updated_at = run.completed_at
         self._append(sid, run.id, "message.assistant", f"reply on {self.words[sid]}")
-        self.sessions[sid] = replace(self.sessions[sid], active_run_id=None, last_run_id=run.id)
+        self.sessions[sid] = self.sessions[sid]._replace(active_run_id=None, last_run_id=run.id)
         self._bump()
 
     def delete(self, sid: str) -> int:

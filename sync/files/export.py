@@ -281,7 +281,7 @@ def _json_document(content: _Content) -> str:
     document = {
         "format": "converge.conversation",
         "version": FORMAT_VERSION,
-        "session": asdict(content.session),
+        "session": content.session.to_view_json(),
         "events": [asdict(e) for e in content.events],
         "artifacts": artifacts,
     }

@@ -13,6 +13,8 @@ cannot index a file for it (`sync.mirror.file_index`); forgetting it raises the 
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -36,14 +38,51 @@ from sync.wire.models import SessionView
 #: Rows per executemany call of `Mirror.apply` (all calls of one apply share a transaction).
 UPSERT_CHUNK = 2000
 
-_UPSERT = (
-    "INSERT INTO sessions (id, title, created_at, updated_at, active_run_id, last_run_id,"
-    " synced_at, change_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
-    " title = excluded.title, created_at = excluded.created_at,"
-    " updated_at = excluded.updated_at, active_run_id = excluded.active_run_id,"
-    " last_run_id = excluded.last_run_id, synced_at = excluded.synced_at,"
-    " change_seq = excluded.change_seq"
+#: The columns a row is written to: its view's fields, in their order, then these two.
+_UPSERT_COLUMNS = (*SessionView._fields, "synced_at", "change_seq")
+#: The fields a view may leave None, by their place in it (`_upserts` reads them by name).
+_NULLABLE = tuple(
+    SessionView._fields.index(name) for name in ("title", "active_run_id", "last_run_id")
 )
+
+type _Nulls = tuple[bool, bool, bool]
+type _Row = tuple[str | float | int, ...]
+
+
+@functools.cache
+def _upsert(nulls: _Nulls) -> tuple[str, Callable[[SessionView], tuple[str, ...]]]:
+    """The upsert of a row whose `_NULLABLE` fields are None where `nulls` says, and what
+    takes the other fields out of its view. A None is spelled NULL in the statement, never
+    bound: the driver looks for an adapter for every parameter that is not a str, an int, a
+    float or bytes, and that costs more than the rest of the row's binding (a first sync's
+    rows have no run, two None a row)."""
+    null = {i for i, is_null in zip(_NULLABLE, nulls, strict=True) if is_null}
+    values = ["NULL" if i in null else "?" for i in range(len(SessionView._fields))]
+    sql = (
+        f"INSERT INTO sessions ({', '.join(_UPSERT_COLUMNS)}) VALUES ({', '.join(values)}, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET "
+        + ", ".join(f"{column} = excluded.{column}" for column in _UPSERT_COLUMNS[1:])
+    )
+    kept = [i for i in range(len(SessionView._fields)) if i not in null]
+    take = operator.itemgetter(*kept)  # at least id, created_at, updated_at: a tuple
+    return sql, take
+
+
+def _upserts(views: Sequence[SessionView], tail: tuple[float, int]) -> list[tuple[str, list[_Row]]]:
+    """The statements writing `views` (`_upsert`), each with its rows' parameters, the
+    fields of the view then `tail` (`synced_at`, `change_seq`); views alike share one."""
+    alike: dict[_Nulls, list[SessionView]] = {}
+    for view in views:
+        nulls = (view.title is None, view.active_run_id is None, view.last_run_id is None)
+        group = alike.get(nulls)
+        if group is None:
+            alike[nulls] = group = []
+        group.append(view)
+    out: list[tuple[str, list[_Row]]] = []
+    for nulls, group in alike.items():
+        sql, take = _upsert(nulls)
+        out.append((sql, [take(view) + tail for view in group]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +147,12 @@ def write_changes(
     """Inside the caller's write transaction; see `Mirror.apply` for the arguments
     (`seen_at`: raise the `synced_at` of every upserted row to at least it; `end`: see
     `WalkEnd`)."""
-    wanted = [v for v in upserts if skip is None or not skip(v.id)]
+    wanted = list(upserts) if skip is None else [v for v in upserts if not skip(v.id)]
     current = rows_by_id(conn, [v.id for v in wanted]) if wanted else {}
-    inserted: list[str] = []
-    updated: list[str] = []
-    written: list[SessionView] = []
-    for view in wanted:
-        before = current.get(view.id)
-        if before is None:
-            inserted.append(view.id)
-        elif before.updated_at > view.updated_at:
-            # updated_at never goes back on the server (CONTRACT §2): this view is
-            # older than what a concurrent refresh already wrote. Keep the newer one.
-            continue
-        elif before != view:
-            updated.append(view.id)
-        else:
-            continue
-        written.append(view)
+    if current:
+        inserted, updated, written = _classify(wanted, current)
+    else:  # none of them is here yet (a first sync's page): all of them are written
+        inserted, updated, written = [v.id for v in wanted], [], wanted
     removing = list(dict.fromkeys(removals))
     held = rows_by_id(conn, removing) if removing else {}
     present = [sid for sid in removing if sid in held]
@@ -135,41 +162,33 @@ def write_changes(
     # A written row is seen by the walk too: its `synced_at` is raised to the walk's mark as
     # it is written, so the seen mark below has only the rows left as they were to touch.
     stamp = now if seen_at is None else max(now, seen_at)
+    tail = (stamp, seq)
     # PITFALLS §8: rows go as executemany parameters. In chunks, inside this one
     # transaction: between two calls this worker thread gives the GIL back, so the UI
     # thread is not starved by one long call.
-    for start in range(0, len(written), UPSERT_CHUNK):
-        conn.executemany(
-            _UPSERT,
-            [
-                (
-                    v.id,
-                    v.title,
-                    v.created_at,
-                    v.updated_at,
-                    v.active_run_id,
-                    v.last_run_id,
-                    stamp,
-                    seq,
-                )
-                for v in written[start : start + UPSERT_CHUNK]
-            ],
-        )
+    for sql, rows in _upserts(written, tail):
+        for start in range(0, len(rows), UPSERT_CHUNK):
+            conn.executemany(sql, rows[start : start + UPSERT_CHUNK])
     # The title index follows every new row and every changed title (decision 0124); many
     # new rows' entries are written after the pass (decision 0238).
-    retitled = {v.id for v in written if v.id in current and current[v.id].title != v.title}
+    retitled = (
+        {v.id for v in written if v.id in current and current[v.id].title != v.title}
+        if current
+        else set()
+    )
     title_index.remove(conn, [(sid, current[sid].title) for sid in retitled])
     pended = len(inserted) > title_index.INLINE_TITLES
     if pended:
         title_index.defer(conn, seq)
-    title_index.add(
-        conn,
-        (
-            (v.id, v.title)
-            for v in written
-            if v.id in retitled or (v.id not in current and not pended)
-        ),
-    )
+    if retitled or not pended:
+        title_index.add(
+            conn,
+            (
+                (v.id, v.title)
+                for v in written
+                if v.id in retitled or (v.id not in current and not pended)
+            ),
+        )
     if seen_at is not None and len(written) < len(wanted):
         # The index walk's seen mark (`sync.reconcile.walk`): every walked row, changed or not
         # (the written ones already carry it).
@@ -213,6 +232,30 @@ def write_changes(
     return ApplyResult(
         inserted, updated, present, files, seq if changed else 0, concluded, left, pended
     )
+
+
+def _classify(
+    wanted: Sequence[SessionView], current: dict[str, SessionView]
+) -> tuple[list[str], list[str], list[SessionView]]:
+    """(inserted ids, updated ids, views to write) of `wanted` against the rows `current`
+    holds; a view equal to its row, or older than it, is not written."""
+    inserted: list[str] = []
+    updated: list[str] = []
+    written: list[SessionView] = []
+    for view in wanted:
+        before = current.get(view.id)
+        if before is None:
+            inserted.append(view.id)
+        elif before.updated_at > view.updated_at:
+            # updated_at never goes back on the server (CONTRACT §2): this view is
+            # older than what a concurrent refresh already wrote. Keep the newer one.
+            continue
+        elif before != view:
+            updated.append(view.id)
+        else:
+            continue
+        written.append(view)
+    return inserted, updated, written
 
 
 def leftovers(conn: Connection, generation: float | None, epoch: float | None) -> Leftovers:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from sync.mirror import sqlite_driver, title_index
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 READ_CHUNK = 2000
 
 #: A row's columns are `SessionView`'s fields, in their order: `SessionView(*row)` is safe.
-ROW_SELECT = f"SELECT {', '.join(f.name for f in fields(SessionView))} FROM sessions"
+ROW_SELECT = f"SELECT {', '.join(SessionView._fields)} FROM sessions"
 # Candidates from the title index (`sync.mirror.title_index`), confirmed by the filter itself.
 # `instr`, not `LIKE`: a pattern's text ends at a NUL character, a needle's does not; the
 # title folded as UTF-8 bytes for the same reason (`sync.mirror.schema.sql_fold`), unless it

@@ -38,8 +38,12 @@ class WalkPlan:
 
 def dedupe_walk(walk: Iterable[SessionView]) -> dict[str, SessionView]:
     """One view per id; if a (misbehaving) walk repeats an id, the latest updated_at wins."""
+    views = walk if isinstance(walk, list) else list(walk)
+    by_id = {view.id: view for view in views}
+    if len(by_id) == len(views):  # no id repeats (every page of a server that behaves)
+        return by_id
     seen: dict[str, SessionView] = {}
-    for view in walk:
+    for view in views:
         prior = seen.get(view.id)
         if prior is None or view.updated_at >= prior.updated_at:
             seen[view.id] = view

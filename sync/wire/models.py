@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sync.api.bounds import JSON_DEPTH, json_depth_ok
 from sync.errors import UnexpectedResponse
@@ -38,15 +38,22 @@ def _int(obj: Mapping[str, Any], key: str) -> int:
     return value
 
 
+#: Builds a named tuple from its fields' tuple without the keyword parsing of its `__new__`.
+_new_tuple = tuple.__new__
+
+
 def _mapping(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise UnexpectedResponse(f"The server sent a malformed {what}.", status=200)
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class SessionView:
-    """One session as the server's index shows it."""
+class SessionView(NamedTuple):
+    """One session as the server's index shows it.
+
+    A named tuple: immutable, and built without the `object.__setattr__` a frozen dataclass
+    makes for each field; a walk of a big index, and a read of the whole mirror, build one
+    a row."""
 
     id: str
     title: str | None
@@ -64,13 +71,16 @@ class SessionView:
         if not (type(sid) is str and type(created) is str and type(updated) is str):
             sid, created, updated = (_str(obj, key) for key in ("id", "created_at", "updated_at"))
         title, active, last = get("title"), get("active_run_id"), get("last_run_id")
-        return cls(
-            sid,
-            title if isinstance(title, str) else None,
-            created,
-            updated,
-            active if isinstance(active, str) else None,
-            last if isinstance(last, str) else None,
+        return _new_tuple(
+            cls,
+            (
+                sid,
+                title if isinstance(title, str) else None,
+                created,
+                updated,
+                active if isinstance(active, str) else None,
+                last if isinstance(last, str) else None,
+            ),
         )
 
     def to_view_json(self) -> dict[str, str | None]:

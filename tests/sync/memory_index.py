@@ -76,7 +76,7 @@ class MemoryIndex:
     def turn(self, sid: str) -> None:
         """An event appended: the session's activity advances (it moves to the top)."""
         if sid in self.sessions:
-            self.sessions[sid] = replace(self.sessions[sid], updated_at=self.now())
+            self.sessions[sid] = self.sessions[sid]._replace(updated_at=self.now())
             self._changed()
 
     def start_run(self, sid: str) -> str | None:
@@ -86,7 +86,7 @@ class MemoryIndex:
         rid = f"run_{next(self._ids):06d}"
         at = self.now()
         self.runs[rid] = RunView(rid, sid, "running", at, at, None, False)
-        self.sessions[sid] = replace(view, active_run_id=rid, updated_at=at)
+        self.sessions[sid] = view._replace(active_run_id=rid, updated_at=at)
         self._changed()
         return rid
 
@@ -97,7 +97,7 @@ class MemoryIndex:
         at = self.now()
         rid = view.active_run_id
         self.runs[rid] = replace(self.runs[rid], status=status, completed_at=at)
-        self.sessions[sid] = replace(view, active_run_id=None, last_run_id=rid, updated_at=at)
+        self.sessions[sid] = view._replace(active_run_id=None, last_run_id=rid, updated_at=at)
         self._changed()
 
     # -- the routes -------------------------------------------------------------------------

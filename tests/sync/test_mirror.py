@@ -141,6 +141,52 @@ def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters_in_chunks(
         mirror.close()
 
 
+def test_an_upsert_binds_no_null_and_writes_every_mix_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A None is spelled NULL in the upsert's statement, never bound (the driver looks for
+    an adapter for each None it binds, a first sync's two a row): rows of every mix of
+    None title and run ids, new and updated, in one write, read back as they were sent."""
+    bound: list[tuple[object, ...]] = []
+
+    class Recording(sqlite_driver.DBAPI.Connection):  # type: ignore[misc,name-defined]
+        def executemany(self, sql: str, rows: object) -> object:
+            if sql.lstrip().upper().startswith("INSERT INTO SESSIONS"):
+                rows = list(rows)  # type: ignore[call-overload]
+                bound.extend(rows)  # type: ignore[arg-type]
+            return super().executemany(sql, rows)
+
+    connect = sqlite_driver.connect
+    monkeypatch.setattr(
+        sqlite_driver, "connect", lambda *a, **k: connect(*a, **k, factory=Recording)
+    )
+    mirror = Mirror.open(tmp_path / "m.sqlite3")
+    try:
+        at = "2026-01-01T00:00:00.000000Z"
+        mirror.apply([view("ses_old", at, None), view("ses_kept", at)])
+        later = "2026-01-02T00:00:00.000000Z"
+        views = [
+            SessionView(f"ses_{n}", title, at, later, active, last)
+            for n, (title, active, last) in enumerate(
+                (title, active, last)
+                for title in (None, "", "t")
+                for active in (None, "run_a")
+                for last in (None, "run_l")
+            )
+        ]
+        views.append(SessionView("ses_old", "now titled", at, later, "run_a", None))
+        result = mirror.apply(views)
+        assert sorted(result.inserted) == sorted(v.id for v in views[:-1])
+        assert result.updated == ["ses_old"]
+        assert all(None not in row for row in bound)
+        assert {r.id: r for r in mirror.rows()} == {
+            **{v.id: v for v in views},
+            "ses_kept": view("ses_kept", at),
+        }
+    finally:
+        mirror.close()
+
+
 def test_a_mirror_at_an_older_schema_is_migrated_forward_keeping_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

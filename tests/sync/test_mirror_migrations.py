@@ -7,7 +7,6 @@ migration step without a fixture of the version it migrates from fails here.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from contextlib import closing
 from pathlib import Path
@@ -129,7 +128,7 @@ def test_a_migrated_mirror_numbers_its_rows_and_goes_on_counting_after_reopen(
         assert {row.id for row in numbered.rows} == {row.id for row in mirror.rows()}
         assert numbered.removed == ["ses_removed_fixture"]
         assert mirror.changes_since(1).rows == []
-        renamed = dataclasses.replace(mirror.rows()[0], title="Renamed")
+        renamed = mirror.rows()[0]._replace(title="Renamed")
         assert mirror.apply([renamed]).seq == 2
     finally:
         mirror.close()
