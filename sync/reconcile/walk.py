@@ -61,9 +61,6 @@ log = logging.getLogger(__name__)
 
 #: Called after each page is fetched and written (tests interleave mutations here).
 PageHook = Callable[[int, SessionPage], Awaitable[None]]
-#: Pages fetched and waiting while the mirror writes one. With the one on its way, a slow
-#: answer does not hold the next write back, nor a slow write the next request.
-PAGES_WAITING = 1
 #: Told of each page's write right after it committed (the engine announces it).
 Announce = Callable[[ApplyResult], None]
 
@@ -218,46 +215,31 @@ class IndexWalk:
     async def _forward(self, cursor: str | None) -> None:
         """From `cursor` to the last page, each page written with the position after it.
 
-        The next pages are asked for while this one is written (`PAGES_WAITING`): the
-        server's answers and the mirror's writes overlap instead of adding up. Nothing else
-        changes: pages are written in order, every page fetched before a failure is written
-        before the failure is raised, and the position written with a page is still the one
-        to resume from. A page hook (tests changing the index between pages) gets the pages
-        one after the other, as before."""
+        The next page is asked for while this one is written: the server's answer and the
+        mirror's write overlap instead of adding up. Nothing else changes: a page is still
+        written before anything the next fetch raised is raised, and the position written
+        with it is still the one to resume from. A page hook (tests changing the index
+        between pages) gets the pages one after the other, as before."""
         if self.result.complete:
             return
-        if cursor and self.page_hook is not None:
-            while cursor:
-                page = await self._next_page(cursor)
-                await self._write(page, cursor=page.next_cursor, last=not page.next_cursor)
-                cursor = page.next_cursor
-        elif cursor:
-            pages: asyncio.Queue[SessionPage | Exception] = asyncio.Queue(PAGES_WAITING)
-            fetching = asyncio.ensure_future(self._fetch_ahead(cursor, pages))
+        if cursor:
+            page = await self._next_page(cursor)
+            ahead: asyncio.Future[SessionPage] | None = None
             try:
                 while True:
-                    got = await pages.get()
-                    if isinstance(got, Exception):
-                        raise got
-                    await self._write(got, cursor=got.next_cursor, last=not got.next_cursor)
-                    if not got.next_cursor:
+                    following = page.next_cursor
+                    if following and self.page_hook is None:
+                        ahead = asyncio.ensure_future(self._next_page(following))
+                    await self._write(page, cursor=following, last=not following)
+                    if not following:
                         break
+                    page = await (ahead if ahead is not None else self._next_page(following))
+                    ahead = None
             finally:
-                fetching.cancel()  # a write failed or the pass was cancelled
+                if ahead is not None:  # the write failed or the pass was cancelled
+                    ahead.cancel()
+                    ahead.add_done_callback(_forget)
         self.result.complete = True
-
-    async def _fetch_ahead(
-        self, cursor: str | None, pages: asyncio.Queue[SessionPage | Exception]
-    ) -> None:
-        """Fetch from `cursor` to the last page into `pages`; what a fetch raises goes
-        there too, after the pages before it, and ends the fetching."""
-        try:
-            while cursor:
-                page = await self._next_page(cursor)
-                await pages.put(page)
-                cursor = page.next_cursor
-        except Exception as exc:
-            await pages.put(exc)
 
     async def _next_page(self, cursor: str) -> SessionPage:
         self._guard.cursor(cursor)
@@ -320,6 +302,13 @@ class IndexWalk:
         result.updated.extend(applied.updated)
         if self.page_hook is not None:
             await self.page_hook(result.pages, page)
+
+
+def _forget(fetch: asyncio.Future[SessionPage]) -> None:
+    """A page fetched ahead and not used: what it raised was superseded by what ended the
+    walk, so it is read here, not logged as never retrieved."""
+    if not fetch.cancelled():
+        fetch.exception()
 
 
 def walk_abandoned(bounds: Bounds) -> WalkOutOfBounds:
