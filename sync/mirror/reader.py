@@ -246,6 +246,23 @@ def count_rows(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
 
+@dataclass(frozen=True, slots=True)
+class MirrorIds:
+    """Every row's id, and those whose delete was never answered (`sync.mirror.delete_marks`):
+    what a one-page walk compares its page with (`sync.reconcile.walk.DeferredPage`)."""
+
+    ids: frozenset[str]
+    marked: frozenset[str]
+
+
+def mirror_ids(conn: Connection) -> MirrorIds:
+    rows = conn.execute(
+        "SELECT s.id, u.session_id IS NOT NULL FROM sessions s"
+        " LEFT JOIN unconfirmed_deletes u ON u.session_id = s.id"
+    ).fetchall()
+    return MirrorIds(frozenset(r[0] for r in rows), frozenset(r[0] for r in rows if r[1]))
+
+
 def unseen_since(conn: Connection, generation: float) -> list[str]:
     """Ids of rows whose `synced_at` is below `generation`, in id order."""
     rows = conn.execute("SELECT id FROM sessions WHERE synced_at < ? ORDER BY id", (generation,))
