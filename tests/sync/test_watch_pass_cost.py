@@ -42,6 +42,17 @@ def _counted(mirror: Any) -> list[tuple[str, list[str]]]:
     return begun
 
 
+async def _watching_counted(engine: Any, live_server: Any) -> tuple[Any, list[Any]]:
+    """The device synced, its transcripts fetched, its watch held; then its mirror's
+    transactions counted (`_counted`)."""
+    await engine.reconcile(TriggerReason.CONNECT)
+    await engine.content.wait_idle()
+    engine.start_watch()
+    await _until(lambda: _held(live_server) == 1, "the watch to be held")
+    mirror: Any = engine.mirror
+    return mirror, _counted(mirror)
+
+
 def test_a_change_costs_a_watching_device_one_read_and_one_lean_write_of_its_mirror(
     live_server: Any, tmp_path: Path
 ) -> None:
@@ -54,12 +65,7 @@ def test_a_change_costs_a_watching_device_one_read_and_one_lean_write_of_its_mir
             for _ in range(3):
                 await server.create()
             async with device(live_server.url, tmp_path / "a") as (engine, _):
-                await engine.reconcile(TriggerReason.CONNECT)
-                await engine.content.wait_idle()
-                engine.start_watch()
-                await _until(lambda: _held(live_server) == 1, "the watch to be held")
-                mirror: Any = engine.mirror
-                begun = _counted(mirror)
+                mirror, begun = await _watching_counted(engine, live_server)
                 # The content phase is the pass's follower, counted by device_cost: held.
                 content_kick = engine.content.kick
                 engine.content.kick = lambda: None  # type: ignore[method-assign]
@@ -128,12 +134,7 @@ def test_a_delete_costs_a_watching_device_one_read_and_one_write_of_its_mirror(
         async with Server(live_server.url) as server:
             ids = [(await server.create("hi")).id for _ in range(3)]
             async with device(live_server.url, tmp_path / "a") as (engine, _):
-                await engine.reconcile(TriggerReason.CONNECT)
-                await engine.content.wait_idle()
-                engine.start_watch()
-                await _until(lambda: _held(live_server) == 1, "the watch to be held")
-                mirror: Any = engine.mirror
-                begun = _counted(mirror)
+                mirror, begun = await _watching_counted(engine, live_server)
                 phases: list[object] = []
                 content_kick = engine.content.kick
                 engine.content.kick = lambda: phases.append(content_kick())  # type: ignore[method-assign]
