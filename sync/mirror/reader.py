@@ -248,19 +248,20 @@ def count_rows(conn: Connection) -> int:
 
 @dataclass(frozen=True, slots=True)
 class MirrorIds:
-    """Every row's id, and those whose delete was never answered (`sync.mirror.delete_marks`):
-    what a one-page walk compares its page with (`sync.reconcile.walk.DeferredPage`)."""
+    """Every row's id with its `updated_at`, and those whose delete was never answered
+    (`sync.mirror.delete_marks`): what a one-page walk compares its page with
+    (`sync.reconcile.walk.DeferredPage`)."""
 
-    ids: frozenset[str]
+    updated: dict[str, str]
     marked: frozenset[str]
 
 
 def mirror_ids(conn: Connection) -> MirrorIds:
     rows = conn.execute(
-        "SELECT s.id, u.session_id IS NOT NULL FROM sessions s"
+        "SELECT s.id, s.updated_at, u.session_id IS NOT NULL FROM sessions s"
         " LEFT JOIN unconfirmed_deletes u ON u.session_id = s.id"
     ).fetchall()
-    return MirrorIds(frozenset(r[0] for r in rows), frozenset(r[0] for r in rows if r[1]))
+    return MirrorIds({r[0]: r[1] for r in rows}, frozenset(r[0] for r in rows if r[2]))
 
 
 def unseen_since(conn: Connection, generation: float) -> list[str]:

@@ -14,10 +14,11 @@ generation) point-read, and only a 404 prunes
 showed to exist since the walk began (any write sets `synced_at` to now) counts as seen: it
 is kept, and a later walk settles it. That errs towards keeping, never towards pruning.
 
-A walk whose first page is the whole index (a watching device's usual walk) and lacks rows
-the mirror holds is not written at once: the pass point-reads the missing rows first and
-writes the page, what the reads proved and the ETag in one transaction (`DeferredPage`),
-with no position to write and clear; a delete costs a watching device one write.
+A walk whose first page is the whole index (a watching device's usual walk), moves no row
+and lacks rows the mirror holds (a delete) is not written at once: the pass point-reads the
+missing rows first and writes the page, what the reads proved and the ETag in one
+transaction (`DeferredPage`), with no position to write and clear: a delete costs a
+watching device one write.
 
 Resuming: the first page is asked with the walk's ETag. 304: nothing changed, go on from the
 cursor. 200: keyset cursors stay valid, but sessions created or updated since sit at the top,
@@ -201,15 +202,19 @@ class IndexWalk:
         await self._forward(page.next_cursor)
 
     def _defer(self, page: SessionPage, extra: dict[str, str | None]) -> bool:
-        """Keep the first page for the pass's one write when it is the whole index and the
-        mirror holds rows it lacks (`DeferredPage`). A page hook (tests that change the
-        index between a page's write and what follows) gets its pages written."""
+        """Keep the first page for the pass's one write when it is the whole index, moves
+        no row the mirror holds and lacks some of them (`DeferredPage`): a page with a new
+        or moved row is written first, so that row is not held back by a point read. A
+        page hook (tests that change the index between a page's write and what follows)
+        gets its pages written."""
         held = self._held
         if page.next_cursor or held is None or self.page_hook is not None:
             return False
         views = list(dedupe_walk(page.items).values())
+        if any(held.updated.get(view.id) != view.updated_at for view in views):
+            return False
         listed = {view.id for view in views}
-        missing = held.ids.difference(listed)
+        missing = held.updated.keys() - listed
         if not missing:
             return False
         position = self._walked(page, None, extra)
