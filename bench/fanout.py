@@ -18,7 +18,9 @@ on the watch's first page; a delete: a row missing from it, point-read, pruned o
 
 It reports, per kind, `qa.latency`'s figures (the time until the slowest other device's
 mirror followed: p50/p95/p99/max) with the stage split at that device's watch answer, the
-server's and the worker processes' CPU per change, and the load before and after. Writes
+server's, the worker processes' and (`--postgres`) the cluster's CPU per change, and the
+load before and after. The server runs this checkout's code (`PYTHONPATH`, as `bench
+scale` does). Writes
 `bench/results/fanout[-NAME].json`.
 """
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import tempfile
 import time
@@ -67,7 +70,22 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _run(devices: int, args: argparse.Namespace, database: str | None) -> dict[str, Any]:
+def _cluster_cpu(postmaster: int | None) -> float:
+    """The throwaway cluster's CPU seconds: its postmaster's and its live backends' (they
+    serve the server's pooled connections for the whole run)."""
+    if postmaster is None:
+        return 0.0
+    children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
+    total = _cpu(postmaster)
+    for child in children:
+        with contextlib.suppress(FileNotFoundError):  # a backend ended between the reads
+            total += _cpu(int(child))
+    return total
+
+
+async def _run(
+    devices: int, args: argparse.Namespace, database: str | None, postmaster: int | None
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-fanout-"))
     server = ServerProcess(work, database_url=database)
     url = await server.start()
@@ -84,11 +102,11 @@ async def _run(devices: int, args: argparse.Namespace, database: str | None) -> 
         pids = [w.process.pid for w in fleet.workers]
         assert server._proc is not None
         server_pid = server._proc.pid
-        cpu: dict[str, list[float]] = {"delete": [0.0, 0.0, 0], "create": [0.0, 0.0, 0]}
+        cpu: dict[str, list[float]] = {"delete": [0.0, 0.0, 0, 0.0], "create": [0.0, 0.0, 0, 0.0]}
         changes: list[Change] = []
         before = _load()
         for k in range(args.changes):
-            s0, w0 = _cpu(server_pid), sum(_cpu(p) for p in pids)
+            s0, w0, d0 = _cpu(server_pid), sum(_cpu(p) for p in pids), _cluster_cpu(postmaster)
             if k % 2 == 0 and live:
                 kind, sid = "delete", live.pop(0)
                 done = await fleet.delete(0, sid)
@@ -102,6 +120,7 @@ async def _run(devices: int, args: argparse.Namespace, database: str | None) -> 
             cpu[kind][0] += _cpu(server_pid) - s0
             cpu[kind][1] += sum(_cpu(p) for p in pids) - w0
             cpu[kind][2] += 1
+            cpu[kind][3] += _cluster_cpu(postmaster) - d0
         after = _load()
         observations = await fleet.observations()
     finally:
@@ -114,8 +133,9 @@ async def _run(devices: int, args: argparse.Namespace, database: str | None) -> 
         kind: {
             "server_cpu_ms": round(server_cpu / max(1, count) * 1000),
             "devices_cpu_ms": round(devices_cpu / max(1, count) * 1000),
+            "database_cpu_ms": round(database_cpu / max(1, count) * 1000),
         }
-        for kind, (server_cpu, devices_cpu, count) in cpu.items()
+        for kind, (server_cpu, devices_cpu, count, database_cpu) in cpu.items()
     }
     row = {
         "devices": devices,
@@ -133,7 +153,8 @@ async def _run(devices: int, args: argparse.Namespace, database: str | None) -> 
         + "; ".join(
             f"{kind}s ({k['n']}) p50 {k['p50']} ms, p95 {k['p95']} ms, max {k['max']} ms, "
             f"server CPU {per_change[kind]['server_cpu_ms']} ms, "
-            f"devices' CPU {per_change[kind]['devices_cpu_ms']} ms"
+            f"devices' CPU {per_change[kind]['devices_cpu_ms']} ms, "
+            f"database CPU {per_change[kind]['database_cpu_ms']} ms"
             for kind, k in by_kind.items()
         )
         + f"; {latencies.missed} missed; load {before[0]:.2f} → {after[0]:.2f}",
@@ -144,8 +165,17 @@ async def _run(devices: int, args: argparse.Namespace, database: str | None) -> 
 
 def main(argv: list[str]) -> int:
     args = _parse(argv)
+    # The server is started by the installed console script, whose imports the editable
+    # install points at the main checkout: the path makes them this checkout's.
+    root = str(Path(__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))
     with _databases(args) as database:
-        rows = [asyncio.run(_run(devices, args, database())) for devices in args.devices]
+        cluster = getattr(database, "__self__", None)  # `--postgres`: the throwaway cluster's
+        pid_file = cluster.data / "postmaster.pid" if cluster is not None else None
+        postmaster = int(pid_file.read_text().split()[0]) if pid_file is not None else None
+        rows = [
+            asyncio.run(_run(devices, args, database(), postmaster)) for devices in args.devices
+        ]
     name = "fanout" + (f"-{args.name}" if args.name else "")
     report.save(
         name,

@@ -243,7 +243,9 @@ class SyncEngine:
             report = await self.reconciler.run_pass(reason)  # its IndexChanged is already out
         except MirrorError as exc:  # a read of the mirror failed (damaged): nothing written
             report = ReconcileReport(reason=reason, error=exc)
-        if report.error is None:  # the rows are committed: content follows, never before
+        # The rows are committed: content follows, never before. A pass that wrote no row
+        # (a 304, a prune) leaves no transcript behind: it starts no phase unless one is due.
+        if report.error is None and (report.inserted or report.updated or self.content.behind):
             self.content.kick()
         problem = report.problem
         if problem is None:

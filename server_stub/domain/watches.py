@@ -101,6 +101,8 @@ class IndexWatches:
         self.max_per_process = max_per_process
         self._admitted: dict[PrincipalKey, int] = {}
         self.admitted = 0  # watches admitted past the caps (held, or between two waits)
+        #: The reads in flight for the watches one wake-up woke (`read_once`).
+        self._reads: dict[tuple[asyncio.Event, int], asyncio.Future[Any]] = {}
 
     def admit(self, tenant: str, principal: str) -> str | None:
         """Count one more held watch of the principal; None when admitted, else the cap
@@ -195,6 +197,24 @@ class IndexWatches:
             self.held -= 1
             changed.cancel()
         return event.is_set() and not self._closing and not (gone is not None and gone.done())
+
+    async def read_once[T](
+        self, woken_by: asyncio.Event, limit: int, read: Callable[[], Awaitable[T]]
+    ) -> T:
+        """`read()` (the principal's version and first page of `limit` items), once for all
+        the watches that the same wake-up (`woken_by`, their principal's event) woke and
+        that ask while it is in flight. Every one of them was woken after the commit that
+        set the event, and the read began after the first of them woke, so it sees that
+        commit: one change of a principal watched by many devices costs this process one
+        read, not one per device (where versions are not remembered: the PostgreSQL fleet).
+        A caller that goes away leaves the read to the others."""
+        key = (woken_by, limit)
+        flight = self._reads.get(key)
+        if flight is None:
+            flight = asyncio.ensure_future(read())
+            self._reads[key] = flight
+            flight.add_done_callback(lambda _: self._reads.pop(key, None))
+        return await asyncio.shield(flight)
 
     def close(self) -> None:
         """Shutting down: answer every held watch now (304) and hold no new one. On the

@@ -444,11 +444,17 @@ async def _hold_while_unchanged(
     held = False
     admitted = False
     gone: asyncio.Future[None] | None = None
+    woken_by: asyncio.Event | None = None  # the wake-up that ended the last hold
     try:
         while True:
             wake = st.watches.subscribe(who.tenant, who.principal) if wait is not None else None
             try:
-                version, page = await _checked_version(st, who, limit)
+                if woken_by is None or st.pg_reader is None:
+                    version, page = await _checked_version(st, who, limit)
+                else:  # one read for all the watches this wake-up woke
+                    version, page = await st.watches.read_once(
+                        woken_by, limit, lambda: _checked_version(st, who, limit)
+                    )
                 etag = etag_for(st.epoch, who.tenant, who.principal, version)
                 if not _etag_matches(inm, etag):
                     return None, held, version, page
@@ -466,6 +472,7 @@ async def _hold_while_unchanged(
                     gone = asyncio.ensure_future(client_gone(request.receive))
                 if not await st.watches.hold(wake, remaining, gone):
                     return etag, held, version, None
+                woken_by = wake
             finally:
                 if wake is not None:
                     st.watches.unsubscribe(who.tenant, who.principal, wake)

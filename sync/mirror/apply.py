@@ -218,8 +218,12 @@ def write_changes(
     for chunk in chunks(list(dict.fromkeys(settle)), IN_CHUNK):
         clear_marks(conn, chunk)
     concluded = end is not None and seen_at is not None and not _any_unseen(conn, seen_at)
-    if concluded:  # the walk's position would be cleared below: it is not written
-        state = {key: value for key, value in (state or {}).items() if key not in WALK_KEYS}
+    if concluded:  # the walk's position and the ETag are written below: not here
+        state = {
+            key: value
+            for key, value in (state or {}).items()
+            if key not in WALK_KEYS and key != ETAG_KEY
+        }
     if state:
         set_states(conn, state)
     left: Leftovers | None = None

@@ -246,6 +246,24 @@ def count_rows(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
 
+@dataclass(frozen=True, slots=True)
+class MirrorIds:
+    """Every row's id with its `updated_at`, and those whose delete was never answered
+    (`sync.mirror.delete_marks`): what a one-page walk compares its page with
+    (`sync.reconcile.walk.DeferredPage`)."""
+
+    updated: dict[str, str]
+    marked: frozenset[str]
+
+
+def mirror_ids(conn: Connection) -> MirrorIds:
+    rows = conn.execute(
+        "SELECT s.id, s.updated_at, u.session_id IS NOT NULL FROM sessions s"
+        " LEFT JOIN unconfirmed_deletes u ON u.session_id = s.id"
+    ).fetchall()
+    return MirrorIds({r[0]: r[1] for r in rows}, frozenset(r[0] for r in rows if r[2]))
+
+
 def unseen_since(conn: Connection, generation: float) -> list[str]:
     """Ids of rows whose `synced_at` is below `generation`, in id order."""
     rows = conn.execute("SELECT id FROM sessions WHERE synced_at < ? ORDER BY id", (generation,))

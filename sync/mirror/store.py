@@ -43,7 +43,9 @@ from sync.mirror.file_index import CachedFile, forget_files_of, read_cached_file
 from sync.mirror.legacy import IDENTITY_KEY
 from sync.mirror.reader import (
     MirrorChanges,
+    MirrorIds,
     count_rows,
+    mirror_ids,
     query_changes,
     query_rows,
     rows_by_id,
@@ -305,11 +307,15 @@ class Mirror:
         with self._reading() as conn:
             return get_states(conn, keys)
 
-    def pass_start(self, keys: Sequence[str]) -> tuple[dict[str, str | None], int]:
+    def pass_start(
+        self, keys: Sequence[str], ids_up_to: int = 0
+    ) -> tuple[dict[str, str | None], int, MirrorIds | None]:
         """What a pass reads before its first request, in one read: the state `keys` (the
-        ETag and the walk's position) and the row count (a new walk's "about N")."""
+        ETag and the walk's position), the row count (a new walk's "about N") and, when
+        there are rows but no more than `ids_up_to`, their ids (`MirrorIds`)."""
         with self._reading() as conn:
-            return get_states(conn, keys), count_rows(conn)
+            state, rows = get_states(conn, keys), count_rows(conn)
+            return state, rows, mirror_ids(conn) if 0 < rows <= ids_up_to else None
 
     def unconfirmed_deletes(self) -> set[str]:
         """Ids of rows whose delete was sent but never answered."""

@@ -77,6 +77,9 @@ class ContentReport:
     requests: int = 0
     error: SyncError | None = None
     duration: float = 0.0
+    #: The phase fetched every stale conversation it found (no error, not cut short, none
+    #: evicted under its fetch): only a pass that writes rows makes another one stale.
+    drained: bool = False
 
 
 class ContentSync:
@@ -120,6 +123,13 @@ class ContentSync:
         self._evictions = 0  # evictions made so far
         self._over_budget = True  # a store found more held than the budget (at first: unknown)
         self._evicted_at: dict[str, int] = {}  # a conversation's last eviction's number
+        self._drained = False  # the last phase's `ContentReport.drained`
+
+    @property
+    def behind(self) -> bool:
+        """Whether a phase may find something to fetch that no pass's new or moved row will
+        announce: until a phase drained what it found (at first: unknown)."""
+        return not self._drained
 
     def kick(self) -> None:
         """Start a phase, or fold this request into one more after the running one."""
@@ -142,8 +152,10 @@ class ContentSync:
                     await asyncio.sleep(wait)
                 self._started = loop.time()
                 self._again = False
+                self._drained = False
                 try:
                     self.last_report = await self.run()
+                    self._drained = self.last_report.drained
                 except MirrorError as exc:
                     log.warning("content phase stopped: %s", loggable(exc))
                 if not self._again:
@@ -176,6 +188,7 @@ class ContentSync:
             with operation_deadline(ends - loop.time()):
                 async with asyncio.timeout_at(ends):
                     await self._phase(report)
+            report.drained = report.error is None and report.drained
         except TimeoutError:
             log.info("content phase at its time budget; the next pass goes on")
         if report.error is not None:
@@ -195,6 +208,7 @@ class ContentSync:
         refill = asyncio.Lock()
         drained = False  # the last read found every stale conversation
         stop = False
+        behind = False  # a conversation left for the next phase
 
         async def take() -> tuple[TranscriptState, int] | None:
             nonlocal drained
@@ -214,7 +228,7 @@ class ContentSync:
                 return queue.popleft() if queue and not stop else None
 
         async def worker() -> None:
-            nonlocal stop
+            nonlocal stop, behind
             try:
                 while (item := await take()) is not None:
                     state, seen = item
@@ -227,6 +241,7 @@ class ContentSync:
                         taken.discard(state.session_id)
                     if self._evicted_at.get(state.session_id, -1) >= seen:
                         skipped.add(state.session_id)  # evicted mid-fetch: the next phase's
+                        behind = True
                     if changed:
                         report.fetched.append(state.session_id)
                         self._on_changed((state.session_id,))
@@ -241,6 +256,7 @@ class ContentSync:
         async with asyncio.TaskGroup() as workers:
             for _ in range(self.concurrency):
                 workers.create_task(worker())
+        report.drained = not behind
 
     async def fetch(
         self,

@@ -41,7 +41,7 @@ from sync.api.client import PAGE_LIMIT
 from sync.errors import MirrorError, NotFound, SyncError, loggable
 from sync.events import TriggerReason
 from sync.files.cache import remove_cached_files
-from sync.mirror.apply import ApplyResult
+from sync.mirror.apply import ApplyResult, WalkEnd
 from sync.mirror.state import ETAG_KEY, WALK_KEYS, WALK_REFUSED
 from sync.mirror.store import Mirror
 from sync.reconcile.gc_pause import full_collections_deferred
@@ -158,7 +158,9 @@ class Reconciler:
     async def _lap(self, reason: TriggerReason, deadline: float) -> ReconcileReport:
         """One walk's share in this pass, and its conclusion when it reached the end."""
         started = time.monotonic()
-        state, rows = await asyncio.to_thread(self.mirror.pass_start, (ETAG_KEY, *WALK_KEYS))
+        state, rows, held = await asyncio.to_thread(
+            self.mirror.pass_start, (ETAG_KEY, *WALK_KEYS), self.page_limit
+        )
         if state.get(WALK_REFUSED) and reason in UNASKED:
             # An abandoned walk (an endless index) is said once; only the user or the next
             # start tries again.
@@ -177,7 +179,7 @@ class Reconciler:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    walk = await walker.run(etag, state, rows)
+                    walk = await walker.run(etag, state, rows, held)
             except TimeoutError:
                 part = walker.result
                 if part.generation:  # a walk is under way: its pages are kept
@@ -203,6 +205,11 @@ class Reconciler:
             )
             _log_pass(report)
             return report
+        if walk.deferred is not None:  # the whole index in one page, not written yet
+            plan = WalkPlan(point_reads=sorted(walk.deferred.missing))
+            return await self._conclude(
+                reason, walk, started, deadline, plan, write_page=walker.write_deferred
+            )
         # Deletes whose answer never came (CONTRACT §9.2): the walk settles the ones it lists
         # (they exist); the others are point-read like any row the walk lacks, even when the
         # index answered 304.
@@ -261,15 +268,24 @@ class Reconciler:
         settled: Sequence[str] = (),
         *,
         again: bool = False,
+        write_page: Callable[[], Awaitable[None]] | None = None,
     ) -> ReconcileReport:
         """Point-read (within the pass deadline: past it, nothing is written), then write
-        the plan and what the reads proved in one transaction."""
+        the plan and what the reads proved in one transaction, with the walk's page when
+        it was kept for this write (`WalkResult.deferred`): that write concludes the walk
+        when no row is left unseen, and stores its ETag then; past the deadline,
+        `write_page` writes that page alone."""
         try:
             async with asyncio.timeout_at(deadline):
                 results = await self._point_read_all(plan.point_reads)
         except TimeoutError:
             error = pass_too_slow(self.bounds.pass_seconds)
             log.warning("reconcile (%s): %s, nothing pruned", reason.value, loggable(error))
+            if write_page is not None:  # the walk's page, kept for this write: written alone
+                try:
+                    await write_page()
+                except MirrorError as exc:
+                    log.warning("reconcile (%s): page not written: %s", reason.value, loggable(exc))
             return _cut_short(reason, error, walk, started)
         prunes = plan_prunes(results)
         unconfirmed = most_telling(r.error for r in results if r.error is not None)
@@ -283,19 +299,28 @@ class Reconciler:
             keep = self.use_etag and not prunes.kept and not again
             stored = walk.etag if keep else None
             state = {**clear_walk(), ETAG_KEY: stored}
+        page, seen_at, end = walk.deferred, None, None
+        if page is not None:  # stored only if the write concludes the walk (`WalkEnd`)
+            state = {**clear_walk(), ETAG_KEY: None}
+            seen_at, end = walk.generation, WalkEnd(stored)
+            settled = [*settled, *page.seen_marked]
         try:
             applied = await asyncio.to_thread(
                 self.mirror.apply,
-                prunes.refreshes,
+                [*(page.views if page is not None else ()), *prunes.refreshes],
                 prunes.prunes,
                 state=state,
                 skip=self._skip,
                 settle=[*settled, *(view.id for view in prunes.refreshes)],
+                seen_at=seen_at,
+                end=end,
                 scrub=False,
             )
         except MirrorError as exc:  # locked by another process, disk full: the plan not written
             log.warning("reconcile (%s): mirror not written: %s", reason.value, loggable(exc))
             return _cut_short(reason, exc, walk, started)
+        if page is not None and not applied.concluded:
+            stored = None  # a row left unseen (kept, or written meanwhile): no ETag
         concluded = ReconcileReport(
             reason=reason,
             inserted=tuple(applied.inserted),

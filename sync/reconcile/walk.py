@@ -14,6 +14,12 @@ generation) point-read, and only a 404 prunes
 showed to exist since the walk began (any write sets `synced_at` to now) counts as seen: it
 is kept, and a later walk settles it. That errs towards keeping, never towards pruning.
 
+A walk whose first page is the whole index (a watching device's usual walk), moves no row
+and lacks rows the mirror holds (a delete) is not written at once: the pass point-reads the
+missing rows first and writes the page, what the reads proved and the ETag in one
+transaction (`DeferredPage`), with no position to write and clear: a delete costs a
+watching device one write.
+
 Resuming: the first page is asked with the walk's ETag. 304: nothing changed, go on from the
 cursor. 200: keyset cursors stay valid, but sessions created or updated since sit at the top,
 above the cursor; they are read from the top until a row not newer than the walk's top mark
@@ -40,6 +46,7 @@ from datetime import datetime
 from sync.api.bounds import Bounds, PassBudgetSpent, WalkGuard, walk_unfinished
 from sync.errors import BadCursor, WalkOutOfBounds
 from sync.mirror.apply import ApplyResult, Leftovers, WalkEnd
+from sync.mirror.reader import MirrorIds
 from sync.mirror.state import (
     WALK_BYTES,
     WALK_CURSOR,
@@ -87,8 +94,25 @@ class WalkResult:
     concluded: bool = False
     #: What the last page's write left to settle, read in its transaction (None: not read).
     leftovers: Leftovers | None = None
+    #: A one-page walk's page, not written: the pass writes it with its point reads.
+    deferred: DeferredPage | None = None
     inserted: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeferredPage:
+    """The first page of a fresh walk that is the whole index, not written yet because the
+    mirror holds rows it lacks (`missing`): they are point-read first, and the pass writes
+    the page with what the reads proved in one transaction (`Reconciler._conclude`)."""
+
+    page: SessionPage
+    views: list[SessionView]
+    missing: frozenset[str]
+    #: Rows on the page whose delete was never answered: seen, so settled.
+    seen_marked: frozenset[str]
+    #: The walk's position, written with the page if the pass cannot conclude.
+    position: dict[str, str | None]
 
 
 def newer_than(updated_at: str, mark: str) -> bool:
@@ -123,14 +147,22 @@ class IndexWalk:
         self.result = WalkResult(etag=None)
         self._guard: WalkGuard = bounds.index_walk()
         self._rows = 0  # the mirror's rows when the pass began
+        self._held: MirrorIds | None = None  # and their ids, when few
 
-    async def run(self, etag: str | None, state: dict[str, str | None], rows: int) -> WalkResult:
+    async def run(
+        self,
+        etag: str | None,
+        state: dict[str, str | None],
+        rows: int,
+        held: MirrorIds | None = None,
+    ) -> WalkResult:
         """Go on from `state` (the `WALK_KEYS` the pass read, with `rows`, the mirror's row
-        count, in `Mirror.pass_start`); `etag`: the stored first page's, None to ask
-        without one. Raises what the API raises (and `WalkOutOfBounds`); what was written
-        stays."""
+        count, and `held`, its ids when few, in `Mirror.pass_start`); `etag`: the stored
+        first page's, None to ask without one. Raises what the API raises (and
+        `WalkOutOfBounds`); what was written stays."""
         result = self.result
         self._rows = rows
+        self._held = held
         try:
             if state.get(WALK_CURSOR) is None:
                 await self._start(etag)
@@ -164,8 +196,33 @@ class IndexWalk:
             WALK_ESTIMATE: str(result.estimate),
             WALK_REFUSED: None,  # a walk the user asked for after one was abandoned
         }
+        if self._defer(page, fresh):
+            return
         await self._write(page, cursor=page.next_cursor, extra=fresh, last=not page.next_cursor)
         await self._forward(page.next_cursor)
+
+    def _defer(self, page: SessionPage, extra: dict[str, str | None]) -> bool:
+        """Keep the first page for the pass's one write when it is the whole index, moves
+        no row the mirror holds and lacks some of them (`DeferredPage`): a page with a new
+        or moved row is written first, so that row is not held back by a point read. A
+        page hook (tests that change the index between a page's write and what follows)
+        gets its pages written."""
+        held = self._held
+        if page.next_cursor or held is None or self.page_hook is not None:
+            return False
+        views = list(dedupe_walk(page.items).values())
+        if any(held.updated.get(view.id) != view.updated_at for view in views):
+            return False
+        listed = {view.id for view in views}
+        missing = held.updated.keys() - listed
+        if not missing:
+            return False
+        position = self._walked(page, None, extra)
+        self.result.complete = True
+        self.result.deferred = DeferredPage(
+            page, views, frozenset(missing), held.marked & listed, position
+        )
+        return True
 
     async def _resume(self, state: dict[str, str | None]) -> None:
         result = self.result
@@ -272,8 +329,24 @@ class IndexWalk:
     ) -> None:
         """The page's rows, their seen mark and the walk's position, in one transaction;
         the `last` page concludes the walk there when it leaves nothing to point-read."""
+        views = list(dedupe_walk(page.items).values())
+        await self._store(page, views, self._walked(page, cursor, extra), last=last)
+
+    async def write_deferred(self) -> None:
+        """Write the page kept for the pass's write (`DeferredPage`) as the walk would have,
+        with its position: the pass could not conclude (its point reads ran past the
+        deadline), and a walk keeps the pages it fetched, or a row that stalls its point
+        read would keep every new row out of the mirror too."""
+        kept = self.result.deferred
+        if kept is not None:
+            self.result.deferred = None
+            await self._store(kept.page, kept.views, kept.position, last=True)
+
+    def _walked(
+        self, page: SessionPage, cursor: str | None, extra: dict[str, str | None] | None
+    ) -> dict[str, str | None]:
+        """Count the page into the walk; the position to write with it."""
         result = self.result
-        views: list[SessionView] = list(dedupe_walk(page.items).values())
         result.walked += len(page.items)
         result.seen += len(page.items)
         result.nbytes += page.nbytes
@@ -283,7 +356,17 @@ class IndexWalk:
             WALK_BYTES: str(result.nbytes),
         }
         state.update(extra or {})
+        return state
 
+    async def _store(
+        self,
+        page: SessionPage,
+        views: list[SessionView],
+        state: dict[str, str | None],
+        *,
+        last: bool,
+    ) -> None:
+        result = self.result
         end = None
         if last:
             end = WalkEnd(result.etag if self.keep_etag else None, result.generation)
@@ -326,4 +409,12 @@ def clear_walk() -> dict[str, str | None]:
     return dict.fromkeys(WALK_KEYS)
 
 
-__all__ = ["IndexWalk", "PageHook", "WalkResult", "clear_walk", "newer_than", "walk_abandoned"]
+__all__ = [
+    "DeferredPage",
+    "IndexWalk",
+    "PageHook",
+    "WalkResult",
+    "clear_walk",
+    "newer_than",
+    "walk_abandoned",
+]

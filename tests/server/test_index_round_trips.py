@@ -162,3 +162,52 @@ def test_the_loop_reader_keeps_one_reader_per_connection(postgres_cluster: Postg
             await reader.close()
 
     asyncio.run(scenario())
+
+
+def test_the_watches_one_change_wakes_share_one_read_of_the_new_first_page(
+    postgres_cluster: PostgresCluster, server_factory: ServerFactory, tmp_path: Path
+) -> None:
+    """Two servers on one PostgreSQL (the fleet, where no process remembers versions): six
+    devices of one principal hold their watches on B; a session created through A wakes
+    them all (NOTIFY), and B reads the version and the new first page once for all six,
+    not once each. Every watch still answers 200 with that page and its new ETag."""
+    url = _logged_database(postgres_cluster)
+    a, b = (
+        server_factory(
+            backend="postgres",
+            database_url=url,
+            artifacts_dir=tmp_path / "objects",
+            index_lease=False,
+        )
+        for _ in range(2)
+    )
+    new_session(a.client())
+    log = postgres_cluster.root / "log"
+
+    async def watched_change() -> list[httpx.Response]:
+        async with httpx.AsyncClient(
+            base_url=b.url, headers={"Authorization": "Bearer dev-alice"}, timeout=30
+        ) as client:
+            etag = (await client.get("/v1/sessions")).headers["ETag"]
+            headers = {"If-None-Match": etag, "Prefer": "wait=30"}
+            watches = [
+                asyncio.ensure_future(client.get("/v1/sessions", headers=headers)) for _ in range(6)
+            ]
+            watch_state = b.thread.app.state.converge.watches
+            while watch_state.held < 6:
+                await asyncio.sleep(0.01)
+            start = log.stat().st_size
+            await asyncio.to_thread(new_session, a.client())
+            answers = await asyncio.gather(*watches)
+            with log.open("rb") as fh:
+                fh.seek(start)
+                logged = fh.read().decode("utf-8", "replace")
+            reads.append(logged.count("SELECT v.version, p.*"))
+            return answers
+
+    reads: list[int] = []
+    answers = asyncio.run(watched_change())
+    assert [r.status_code for r in answers] == [200] * 6
+    assert len({r.headers["ETag"] for r in answers}) == 1
+    assert {len(r.json()["items"]) for r in answers} == {2}
+    assert reads == [1]

@@ -72,7 +72,7 @@ def _walk(api: PagedIndex, mirror: Mirror) -> IndexWalk:
 
 def test_a_failed_fetch_ahead_is_raised_after_its_page_is_written(mirror: Mirror) -> None:
     api = PagedIndex(broken=2)
-    state, rows = mirror.pass_start(WALK_KEYS_AND_ETAG)
+    state, rows, _ = mirror.pass_start(WALK_KEYS_AND_ETAG)
     with pytest.raises(Unavailable):
         asyncio.run(_walk(api, mirror).run(None, state, rows))
     assert {row.id for row in mirror.rows()} == {_view(n).id for n in range(2 * LIMIT)}
@@ -82,7 +82,7 @@ def test_a_failed_fetch_ahead_is_raised_after_its_page_is_written(mirror: Mirror
 
 def test_a_walk_with_fetches_ahead_writes_every_page_once(mirror: Mirror) -> None:
     api = PagedIndex()
-    state, rows = mirror.pass_start(WALK_KEYS_AND_ETAG)
+    state, rows, _ = mirror.pass_start(WALK_KEYS_AND_ETAG)
     result = asyncio.run(_walk(api, mirror).run(None, state, rows))
     assert result.complete and result.pages == PAGES
     assert api.asked == [None, *(f"p{n}" for n in range(1, PAGES))]

@@ -9,7 +9,7 @@ from typing import Any
 
 from sync.events import TriggerReason
 from tests.sync.helpers import Server, device, run
-from tests.sync.test_watch_live import Inserts, _held, _until
+from tests.sync.test_watch_live import Inserts, _held, _removed, _until
 
 
 def _counted(mirror: Any) -> list[tuple[str, list[str]]]:
@@ -42,6 +42,17 @@ def _counted(mirror: Any) -> list[tuple[str, list[str]]]:
     return begun
 
 
+async def _watching_counted(engine: Any, live_server: Any) -> tuple[Any, list[Any]]:
+    """The device synced, its transcripts fetched, its watch held; then its mirror's
+    transactions counted (`_counted`)."""
+    await engine.reconcile(TriggerReason.CONNECT)
+    await engine.content.wait_idle()
+    engine.start_watch()
+    await _until(lambda: _held(live_server) == 1, "the watch to be held")
+    mirror: Any = engine.mirror
+    return mirror, _counted(mirror)
+
+
 def test_a_change_costs_a_watching_device_one_read_and_one_lean_write_of_its_mirror(
     live_server: Any, tmp_path: Path
 ) -> None:
@@ -54,12 +65,7 @@ def test_a_change_costs_a_watching_device_one_read_and_one_lean_write_of_its_mir
             for _ in range(3):
                 await server.create()
             async with device(live_server.url, tmp_path / "a") as (engine, _):
-                await engine.reconcile(TriggerReason.CONNECT)
-                await engine.content.wait_idle()
-                engine.start_watch()
-                await _until(lambda: _held(live_server) == 1, "the watch to be held")
-                mirror: Any = engine.mirror
-                begun = _counted(mirror)
+                mirror, begun = await _watching_counted(engine, live_server)
                 # The content phase is the pass's follower, counted by device_cost: held.
                 content_kick = engine.content.kick
                 engine.content.kick = lambda: None  # type: ignore[method-assign]
@@ -112,5 +118,40 @@ def test_a_conversation_fetched_under_the_budget_costs_one_read_and_one_write(
                 assert engine.content.last_report is not None
                 assert engine.content.last_report.fetched == [session.id]
                 assert [kind for kind, _ in begun] == ["read", "write"]
+
+    run(go())
+
+
+def test_a_delete_costs_a_watching_device_one_read_and_one_write_of_its_mirror(
+    live_server: Any, tmp_path: Path
+) -> None:
+    """A delete is a row missing from the watch's page: the pass point-reads it before it
+    writes, so the page, the prune and the ETag are one write, with no walk position
+    written to be cleared; and a pass that only pruned starts no content phase (nothing
+    it removed can leave a transcript behind)."""
+
+    async def go() -> None:
+        async with Server(live_server.url) as server:
+            ids = [(await server.create("hi")).id for _ in range(3)]
+            async with device(live_server.url, tmp_path / "a") as (engine, _):
+                mirror, begun = await _watching_counted(engine, live_server)
+                phases: list[object] = []
+                content_kick = engine.content.kick
+                engine.content.kick = lambda: phases.append(content_kick())  # type: ignore[method-assign]
+                gone = _removed(engine, ids[1])
+                try:
+                    await server.delete(ids[1])
+                    await gone
+                    await _until(lambda: _held(live_server) == 1, "the next watch to be held")
+                    await engine.content.wait_idle()
+                finally:
+                    del mirror._transaction
+                    engine.content.kick = content_kick  # type: ignore[method-assign]
+                writes = [statements for kind, statements in begun if kind == "write"]
+                assert [kind for kind, _ in begun] == ["read", "write"]
+                assert not any("walk_" in sql for sql in writes[0] if "INSERT" in sql)
+                assert phases == []
+                assert [r.id for r in await engine.rows()] == [ids[2], ids[0]]
+                assert (await engine.reconcile()).not_modified  # the ETag was stored
 
     run(go())
