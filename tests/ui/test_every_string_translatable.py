@@ -37,7 +37,7 @@ from ui.dialogs.settings import ConnectionSettings, SettingsDialog
 from ui.dialogs.trust_rows import token_storage_words
 from ui.sidebar.grouping import group_rows
 from ui.sidebar.model import SessionListModel
-from ui.sidebar.relative_time import relative_time
+from ui.sidebar.relative_time import forget_words, relative_time
 from ui.window.main_window import MainWindow
 
 OPEN = "⟦"
@@ -55,12 +55,16 @@ class PseudoTranslator(QTranslator):
 
 @pytest.fixture
 def pseudo(qapp: QApplication) -> Iterator[None]:
+    """The pseudo language installed as the app installs a language (`app.translations`):
+    the days already worded in another language are forgotten, on the way in and out."""
     translator = PseudoTranslator()
     QCoreApplication.installTranslator(translator)
+    forget_words()
     try:
         yield
     finally:
         QCoreApplication.removeTranslator(translator)
+        forget_words()
 
 
 def _texts(top: QWidget) -> list[tuple[str, str]]:
