@@ -74,10 +74,7 @@ def _upserts(views: Sequence[SessionView], tail: tuple[float, int]) -> list[tupl
     alike: dict[_Nulls, list[SessionView]] = {}
     for view in views:
         nulls = (view.title is None, view.active_run_id is None, view.last_run_id is None)
-        group = alike.get(nulls)
-        if group is None:
-            alike[nulls] = group = []
-        group.append(view)
+        alike.setdefault(nulls, []).append(view)
     out: list[tuple[str, list[_Row]]] = []
     for nulls, group in alike.items():
         sql, take = _upsert(nulls)

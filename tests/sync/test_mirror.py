@@ -108,6 +108,25 @@ def test_rows_are_in_sidebar_order_and_filter_by_title(tmp_path: Path) -> None:
         mirror.close()
 
 
+def _record_upserts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[tuple[object, ...]]]]:
+    """Every executemany of the sessions' upsert on the mirrors opened from now on: its
+    statement and its rows' parameters."""
+    upserts: list[tuple[str, list[tuple[object, ...]]]] = []
+
+    class Recording(sqlite_driver.DBAPI.Connection):  # type: ignore[misc,name-defined]
+        def executemany(self, sql: str, rows: object) -> object:
+            if sql.lstrip().upper().startswith("INSERT INTO SESSIONS"):
+                rows = list(rows)  # type: ignore[call-overload]
+                upserts.append((sql, rows))  # type: ignore[arg-type]
+            return super().executemany(sql, rows)
+
+    connect = sqlite_driver.connect
+    monkeypatch.setattr(
+        sqlite_driver, "connect", lambda *a, **k: connect(*a, **k, factory=Recording)
+    )
+    return upserts
+
+
 def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters_in_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -115,20 +134,7 @@ def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters_in_chunks(
     in chunks, so the worker thread gives the GIL back between them."""
     from sync.mirror.apply import UPSERT_CHUNK
 
-    inserts: list[int] = []  # rows in one executemany of the upsert
-
-    class Recording(sqlite_driver.DBAPI.Connection):  # type: ignore[misc,name-defined]
-        def executemany(self, sql: str, rows: object) -> object:
-            if sql.lstrip().upper().startswith("INSERT INTO SESSIONS"):
-                rows = list(rows)  # type: ignore[call-overload]
-                inserts.append(len(rows))  # type: ignore[arg-type]
-                assert sql.count("?") <= 16, "rows spelled into the statement itself"
-            return super().executemany(sql, rows)
-
-    connect = sqlite_driver.connect
-    monkeypatch.setattr(
-        sqlite_driver, "connect", lambda *a, **k: connect(*a, **k, factory=Recording)
-    )
+    upserts = _record_upserts(monkeypatch)
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     try:
         views = [
@@ -136,7 +142,8 @@ def test_a_bulk_upsert_sends_its_rows_as_executemany_parameters_in_chunks(
         ]
         result = mirror.apply(views)
         assert len(result.inserted) == 10_000
-        assert inserts == [UPSERT_CHUNK] * (10_000 // UPSERT_CHUNK)
+        assert all(sql.count("?") <= 16 for sql, _rows in upserts), "rows spelled into it"
+        assert [len(rows) for _sql, rows in upserts] == [UPSERT_CHUNK] * (10_000 // UPSERT_CHUNK)
     finally:
         mirror.close()
 
@@ -147,19 +154,7 @@ def test_an_upsert_binds_no_null_and_writes_every_mix_of_them(
     """A None is spelled NULL in the upsert's statement, never bound (the driver looks for
     an adapter for each None it binds, a first sync's two a row): rows of every mix of
     None title and run ids, new and updated, in one write, read back as they were sent."""
-    bound: list[tuple[object, ...]] = []
-
-    class Recording(sqlite_driver.DBAPI.Connection):  # type: ignore[misc,name-defined]
-        def executemany(self, sql: str, rows: object) -> object:
-            if sql.lstrip().upper().startswith("INSERT INTO SESSIONS"):
-                rows = list(rows)  # type: ignore[call-overload]
-                bound.extend(rows)  # type: ignore[arg-type]
-            return super().executemany(sql, rows)
-
-    connect = sqlite_driver.connect
-    monkeypatch.setattr(
-        sqlite_driver, "connect", lambda *a, **k: connect(*a, **k, factory=Recording)
-    )
+    upserts = _record_upserts(monkeypatch)
     mirror = Mirror.open(tmp_path / "m.sqlite3")
     try:
         at = "2026-01-01T00:00:00.000000Z"
@@ -178,7 +173,7 @@ def test_an_upsert_binds_no_null_and_writes_every_mix_of_them(
         result = mirror.apply(views)
         assert sorted(result.inserted) == sorted(v.id for v in views[:-1])
         assert result.updated == ["ses_old"]
-        assert all(None not in row for row in bound)
+        assert all(None not in row for _sql, rows in upserts for row in rows)
         assert {r.id: r for r in mirror.rows()} == {
             **{v.id: v for v in views},
             "ses_kept": view("ses_kept", at),
